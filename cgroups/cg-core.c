@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * struct cg and the public entry points: finding the hierarchies, creating and opening the
+ * container's directory in each, joining, killing, removing, and dispatching to the v1 or v2
+ * applier. Also the small file and tree helpers both appliers share.
+ */
+#include "cg-internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+
+bool cg_is_v2(void)
+{
+	struct statfs fs;
+	return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+int cg_read_at(int dirfd, const char *file, char **out, struct hutch_err *err)
+{
+	return hutch_read_file_at(dirfd, file, 1 << 22, out, NULL, err);
+}
+
+int cg_read_u64_at(int dirfd, const char *file, uint64_t *out)
+{
+	struct hutch_err e = { 0 };
+	_cleanup_free_ char *s = NULL;
+	int r = cg_read_at(dirfd, file, &s, &e);
+	if (r < 0)
+		return r;
+	s[strcspn(s, "\n")] = '\0';
+	if (strcmp(s, "max") == 0) {
+		*out = UINT64_MAX;
+		return 0;
+	}
+	return hutch_parse_u64(s, out);
+}
+
+int cg_read_key_at(int dirfd, const char *file, const char *key, uint64_t *out)
+{
+	struct hutch_err e = { 0 };
+	_cleanup_free_ char *s = NULL;
+	int r = cg_read_at(dirfd, file, &s, &e);
+	if (r < 0)
+		return r;
+	size_t kl = strlen(key);
+	for (char *l = s; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (strncmp(l, key, kl) == 0 && l[kl] == ' ') {
+			l[n] = '\0';
+			return hutch_parse_u64(l + kl + 1, out);
+		}
+		l += n + (l[n] == '\n');
+	}
+	return -ENOENT;
+}
+
+/* Calls fn(dirfd of child, name, data) for every sub-cgroup of dirfd. */
+static int for_each_child(int dirfd, int (*fn)(int parent, int child, const char *name, void *),
+			  void *data, struct hutch_err *err)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : hutch_fail_errno(err, errno, "open cgroup");
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return hutch_fail_errno(err, errno, "opendir cgroup");
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r >= 0 && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		_cleanup_close_ int child =
+			openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (child < 0 && errno == ENOENT)
+			continue;
+		if (child < 0)
+			r = hutch_fail_errno(err, errno, "open cgroup %s", de->d_name);
+		else
+			r = fn(dirfd, child, de->d_name, data);
+	}
+	closedir(d);
+	return r;
+}
+
+struct pidv {
+	pid_t **v;
+	size_t *n;
+	struct hutch_err *err;
+};
+
+static int collect_child(int parent, int child, const char *name, void *data)
+{
+	struct pidv *pv = data;
+	(void)parent;
+	int r = cg_collect_pids(child, pv->v, pv->n, pv->err);
+	return r < 0 ? hutch_err_prefix(pv->err, "%s: ", name) : 0;
+}
+
+int cg_collect_pids(int dirfd, pid_t **v, size_t *n, struct hutch_err *err)
+{
+	_cleanup_free_ char *s = NULL;
+	int r = cg_read_at(dirfd, "cgroup.procs", &s, err);
+	if (r == -ENOENT) /* removed under us: nothing left in it */
+		return 0;
+	if (r < 0)
+		return r;
+	for (char *l = s; *l;) {
+		size_t len = strcspn(l, "\n");
+		int64_t pid;
+		char c = l[len];
+		l[len] = '\0';
+		if (hutch_parse_i64(l, &pid) == 0 && pid > 0) {
+			*v = hutch_xrealloc(*v, (*n + 1) * sizeof(pid_t));
+			(*v)[(*n)++] = (pid_t)pid;
+		}
+		l += len + (c == '\n');
+	}
+	struct pidv pv = { v, n, err };
+	return for_each_child(dirfd, collect_child, &pv, err);
+}
+
+static int rmdir_child(int parent, int child, const char *name, void *data)
+{
+	struct hutch_err *err = data;
+	int r = cg_rmdir_children(child, err);
+	if (r < 0)
+		return r;
+	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return hutch_fail_errno(err, errno, "rmdir %s", name);
+	return 0;
+}
+
+int cg_rmdir_children(int dirfd, struct hutch_err *err)
+{
+	return for_each_child(dirfd, rmdir_child, err, err);
+}
+
+/* Reads both /proc files and locates the container's directory in every hierarchy. */
+static int load(const char *path, struct cg **out, struct hutch_err *err)
+{
+	_cleanup_free_ char *pc = NULL, *mi = NULL;
+	int r = hutch_read_file_at(AT_FDCWD, "/proc/self/cgroup", 1 << 20, &pc, NULL, err);
+	if (r == 0)
+		r = hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &mi, NULL, err);
+	if (r < 0)
+		return r;
+	struct cg *cg = hutch_xcalloc(1, sizeof(*cg));
+	cg->v2 = cg_is_v2();
+	r = cg_parse_hierarchies(pc, mi, cg->v2, &cg->h, &cg->n, err);
+	for (size_t i = 0; r == 0 && i < cg->n; i++)
+		r = cg_hier_dir(&cg->h[i], path, &cg->h[i].dir, err);
+	if (r < 0) {
+		cg_free(cg);
+		return r;
+	}
+	*out = cg;
+	return 0;
+}
+
+/* mkdir -p of h->dir below its mount, remembering what we made so destroy removes only that. */
+static int mkdir_p(struct cg_hier *h, struct hutch_err *err)
+{
+	size_t ml = strlen(h->mount), dl = strlen(h->dir);
+	_cleanup_free_ char *buf = hutch_xstrdup(h->dir);
+	for (size_t i = ml + 1; i <= dl; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) == 0) {
+			h->created =
+				hutch_xrealloc(h->created, (h->n_created + 2) * sizeof(char *));
+			h->created[h->n_created++] = hutch_xstrdup(buf);
+			h->created[h->n_created] = NULL;
+		} else if (errno != EEXIST) {
+			return hutch_fail_errno(err, errno, "mkdir %s", buf);
+		}
+		buf[i] = i < dl ? '/' : '\0';
+	}
+	h->fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->fd < 0)
+		return hutch_fail_errno(err, errno, "open %s", h->dir);
+	return 0;
+}
+
+static bool we_created(const struct cg_hier *h, const char *dir)
+{
+	return h->n_created && strcmp(h->created[h->n_created - 1], dir) == 0;
+}
+
+static int check_unused(struct cg_hier *h, struct hutch_err *err)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+	if (we_created(h, h->dir))
+		return 0;
+	int r = cg_collect_pids(h->fd, &pids, &n, err);
+	if (r < 0)
+		return r;
+	if (n)
+		return hutch_fail(err, EEXIST, "cgroup %s already exists and holds processes",
+				  h->dir);
+	return 0;
+}
+
+/* Removes the leaf (after its sub-cgroups) and the parents we created, deepest first. */
+static int remove_dirs(struct cg *cg, struct hutch_err *err)
+{
+	int ret = 0;
+	for (size_t i = 0; i < cg->n; i++) {
+		struct cg_hier *h = &cg->h[i];
+		if (h->fd >= 0) {
+			int r = cg_rmdir_children(h->fd, err);
+			close(h->fd);
+			h->fd = -1;
+			if (r == 0 && rmdir(h->dir) < 0 && errno != ENOENT)
+				r = hutch_fail_errno(err, errno, "rmdir %s", h->dir);
+			if (r < 0 && ret == 0)
+				ret = r;
+		}
+		/* A parent still holding someone else's cgroup stays: ENOTEMPTY is fine. */
+		for (size_t j = h->n_created; j-- > 0;)
+			if (strcmp(h->created[j], h->dir) != 0)
+				(void)rmdir(h->created[j]);
+	}
+	return ret;
+}
+
+int cg_create(const char *path, struct cg **out, struct hutch_err *err)
+{
+	struct cg *cg = NULL;
+	int r = load(path, &cg, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; r == 0 && i < cg->n; i++) {
+		r = mkdir_p(&cg->h[i], err);
+		if (r == 0)
+			r = check_unused(&cg->h[i], err);
+	}
+	if (r == 0)
+		r = cg->v2 ? cg_v2_create(cg, err) : cg_v1_create(cg, err);
+	if (r < 0)
+		goto rollback;
+	*out = cg;
+	return 0;
+
+rollback:
+	/* Only what we made goes: an existing cgroup that failed check_unused stays. */
+	for (size_t i = 0; i < cg->n; i++) {
+		struct cg_hier *h = &cg->h[i];
+		if (h->fd >= 0 && !we_created(h, h->dir)) {
+			close(h->fd);
+			h->fd = -1;
+		}
+	}
+	struct hutch_err ignored = { 0 };
+	remove_dirs(cg, &ignored);
+	cg_free(cg);
+	return r;
+}
+
+int cg_open(const char *path, struct cg **out, struct hutch_err *err)
+{
+	struct cg *cg = NULL;
+	int r = load(path, &cg, err);
+	if (r < 0)
+		return r;
+	size_t found = 0;
+	for (size_t i = 0; i < cg->n; i++) {
+		cg->h[i].fd = open(cg->h[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		found += cg->h[i].fd >= 0;
+	}
+	if (!found) {
+		r = hutch_fail(err, ENOENT, "cgroup %s does not exist", cg->h[0].dir);
+		cg_free(cg);
+		return r;
+	}
+	*out = cg;
+	return 0;
+}
+
+void cg_free(struct cg *cg)
+{
+	if (!cg)
+		return;
+	cg_hier_free(cg->h, cg->n);
+	free(cg);
+}
+
+int cg_dirfd(const struct cg *cg)
+{
+	return cg->v2 && cg->n ? cg->h[0].fd : -1;
+}
+
+int cg_enter(struct cg *cg, pid_t pid, struct hutch_err *err)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	for (size_t i = 0; i < cg->n; i++) {
+		if (cg->h[i].fd < 0)
+			continue;
+		int r = hutch_write_str_at(cg->h[i].fd, "cgroup.procs", buf, err);
+		if (r < 0)
+			return hutch_err_prefix(err, "join cgroup %s: ", cg->h[i].dir);
+	}
+	return 0;
+}
+
+int cg_apply(struct cg *cg, const struct cg_resources *res, struct hutch_err *err)
+{
+	_cleanup_free_ struct cg_write *w = NULL;
+	size_t n = 0;
+	int r = cg_plan(res, cg->v2, &w, &n, err);
+	if (r < 0)
+		return r;
+	r = cg->v2 ? cg_v2_apply(cg, w, n, err) : cg_v1_apply(cg, w, n, err);
+	if (r < 0 || !cg->v2 || !res->n_devices)
+		return r;
+	r = cg_devbpf_apply(cg->h[0].fd, res->devices, res->n_devices, err);
+	return r < 0 ? hutch_err_prefix(err, "linux.resources.devices: ") : 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int cg_pids(struct cg *cg, pid_t **out, size_t *n, struct hutch_err *err)
+{
+	pid_t *v = NULL;
+	size_t nv = 0;
+	for (size_t i = 0; i < cg->n; i++) {
+		if (cg->h[i].fd < 0)
+			continue;
+		int r = cg_collect_pids(cg->h[i].fd, &v, &nv, err);
+		if (r < 0) {
+			free(v);
+			return hutch_err_prefix(err, "%s: ", cg->h[i].dir);
+		}
+	}
+	/* v1: the same process shows in every hierarchy. */
+	qsort(v, nv, sizeof(pid_t), cmp_pid);
+	size_t u = 0;
+	for (size_t i = 0; i < nv; i++)
+		if (u == 0 || v[u - 1] != v[i])
+			v[u++] = v[i];
+	*out = v ? v : hutch_xcalloc(1, sizeof(pid_t));
+	*n = u;
+	return 0;
+}
+
+int cg_signal_all(struct cg *cg, int sig, struct hutch_err *err)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+	int r = cg_pids(cg, &pids, &n, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (kill(pids[i], sig) < 0 && errno != ESRCH)
+			return hutch_fail_errno(err, errno, "kill %d", (int)pids[i]);
+	return 0;
+}
+
+int cg_freeze(struct cg *cg, bool frozen, struct hutch_err *err)
+{
+	return cg->v2 ? cg_v2_freeze(cg, frozen, err) : cg_v1_freeze(cg, frozen, err);
+}
+
+int cg_get_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
+{
+	memset(st, 0, sizeof(*st));
+	return cg->v2 ? cg_v2_stats(cg, st, err) : cg_v1_stats(cg, st, err);
+}
+
+/* SIGKILL everything; frozen first where we can so nothing forks between listing and kill. */
+static int kill_all(struct cg *cg, struct hutch_err *err)
+{
+	struct hutch_err ignored = { 0 };
+	if (cg->v2) {
+		int r = cg_v2_kill(cg, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	bool frozen = cg_freeze(cg, true, &ignored) == 0;
+	int r = cg_signal_all(cg, SIGKILL, err);
+	if (frozen)
+		(void)cg_freeze(cg, false, &ignored);
+	return r;
+}
+
+/* Waits (up to ~5 s) for the kernel to empty the cgroup. We reap nothing: the runtime reaps
+ * its own children, and zombies no longer count as members. */
+static int wait_empty(struct cg *cg, struct hutch_err *err)
+{
+	long step_us = 1000;
+	for (long waited = 0; waited < 5000000; waited += step_us) {
+		_cleanup_free_ pid_t *pids = NULL;
+		size_t n = 0;
+		int r = cg_pids(cg, &pids, &n, err);
+		if (r < 0)
+			return r;
+		if (n == 0)
+			return 0;
+		/* Without a freezer a process may have forked after the kill: kill again. */
+		for (size_t i = 0; i < n; i++)
+			(void)kill(pids[i], SIGKILL);
+		struct timespec ts = { 0, step_us * 1000 };
+		nanosleep(&ts, NULL);
+		if (step_us < 10000)
+			step_us *= 2;
+	}
+	return hutch_fail(err, EBUSY, "cgroup %s: processes still present 5 s after SIGKILL",
+			  cg->h[0].dir);
+}
+
+int cg_destroy(struct cg *cg, struct hutch_err *err)
+{
+	int r = kill_all(cg, err);
+	if (r == 0)
+		r = wait_empty(cg, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "destroy cgroup: ");
+	return remove_dirs(cg, err);
+}

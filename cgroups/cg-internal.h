@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the cgroups/ files share and the unit test reaches into: the hierarchy table, the pure
+ * /proc parsers, the v1/v2 appliers and the device BPF program builder. Not for runtime/.
+ */
+#ifndef HUTCH_CG_INTERNAL_H
+#define HUTCH_CG_INTERNAL_H
+
+#include "cg.h"
+
+#include <linux/bpf.h>
+
+/* One hierarchy: the single cgroup2 one, or one v1 hierarchy (possibly co-mounted). */
+struct cg_hier {
+	char *name;	/* controllers as /proc/self/cgroup lists them: "cpu,cpuacct", "" on v2 */
+	char *mount;	/* where it is mounted */
+	char *root;	/* which cgroup of the hierarchy the mount shows (mountinfo field 4) */
+	char *own;	/* our own cgroup in it, as /proc/self/cgroup says */
+	char *dir;	/* absolute directory of the container's cgroup */
+	int fd;		/* O_DIRECTORY fd of dir, -1 when missing */
+	char **created; /* directories cg_create made here, outermost first (strv) */
+	size_t n_created;
+};
+
+struct cg {
+	bool v2;
+	struct cg_hier *h;
+	size_t n;
+};
+
+/* Pure: the hierarchies from the texts of /proc/self/cgroup and /proc/self/mountinfo. On a
+ * v2 host (v2=true) only the cgroup2 mount is kept; otherwise only v1 ones. dir and fd are
+ * left unset. */
+int cg_parse_hierarchies(const char *proc_cgroup, const char *mountinfo, bool v2,
+			 struct cg_hier **out, size_t *n, struct hutch_err *err);
+/* Pure: the container directory for the normalized path (cg_resolve_path) in h. */
+int cg_hier_dir(const struct cg_hier *h, const char *path, char **out, struct hutch_err *err);
+void cg_hier_free(struct cg_hier *h, size_t n);
+/* The hierarchy whose controller list holds controller, or NULL. */
+struct cg_hier *cg_find_hier(struct cg *cg, const char *controller);
+
+/* Small file helpers on a cgroup dir fd. */
+int cg_read_at(int dirfd, const char *file, char **out, struct hutch_err *err);
+int cg_read_u64_at(int dirfd, const char *file, uint64_t *out);
+/* The value of "key N" in a flat keyed file (memory.events, cpu.stat). */
+int cg_read_key_at(int dirfd, const char *file, const char *key, uint64_t *out);
+/* Pids listed in cgroup.procs of dirfd and all its sub-cgroups, appended to *v. */
+int cg_collect_pids(int dirfd, pid_t **v, size_t *n, struct hutch_err *err);
+/* rmdir every sub-cgroup of dirfd, deepest first. */
+int cg_rmdir_children(int dirfd, struct hutch_err *err);
+
+/* Appliers. */
+int cg_v1_create(struct cg *cg, struct hutch_err *err);
+int cg_v1_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_err *err);
+int cg_v1_freeze(struct cg *cg, bool frozen, struct hutch_err *err);
+int cg_v1_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err);
+int cg_v2_create(struct cg *cg, struct hutch_err *err);
+int cg_v2_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_err *err);
+int cg_v2_freeze(struct cg *cg, bool frozen, struct hutch_err *err);
+int cg_v2_kill(struct cg *cg, struct hutch_err *err);
+int cg_v2_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err);
+
+/* Pure: the BPF_PROG_TYPE_CGROUP_DEVICE program for rules (last match wins, default deny). */
+int cg_devbpf_build(const struct cg_device_rule *rules, size_t n, struct bpf_insn **out,
+		    size_t *n_insns, struct hutch_err *err);
+/* Loads the program and attaches it to the cgroup2 directory fd, replacing what an earlier
+ * call attached there. */
+int cg_devbpf_apply(int cgroup_fd, const struct cg_device_rule *rules, size_t n,
+		    struct hutch_err *err);
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cgroups/: placing a container in a cgroup and limiting it, on a pure cgroup v2 host and on
+ * a v1 or hybrid one (v1 controllers at /sys/fs/cgroup/<ctrl>, cgroup2 at .../unified).
+ * cg-plan.c turns resources into a list of (controller, file, value) writes without touching
+ * the kernel; cg-v2.c and cg-v1.c apply them.
+ */
+#ifndef HUTCH_CG_H
+#define HUTCH_CG_H
+
+#include "hutch-base.h"
+
+#include <stdint.h>
+
+struct cg_device_rule {
+	bool allow;
+	char type;             /* 'a', 'c' or 'b' */
+	int64_t major, minor;  /* -1 = any */
+	char access[4];        /* subset of "rwm" */
+};
+
+/* An optional value: set is false when the spec did not give it. */
+struct cg_i64 {
+	bool set;
+	int64_t v;
+};
+
+struct cg_kv {
+	char *key, *value;
+};
+
+struct cg_resources {
+	const struct cg_device_rule *devices;
+	size_t n_devices;
+	struct cg_i64 mem_limit, mem_reservation, mem_swap, mem_swappiness;
+	bool mem_disable_oom_killer;
+	struct cg_i64 cpu_shares, cpu_quota, cpu_period, cpu_burst, cpu_idle;
+	struct cg_i64 cpu_rt_runtime, cpu_rt_period;
+	const char *cpus, *mems;      /* cpuset lists, NULL when unset */
+	struct cg_i64 pids_limit;     /* -1 or 0 = max */
+	struct cg_i64 blkio_weight;
+	const struct cg_kv *unified;  /* linux.resources.unified: v2 only */
+	size_t n_unified;
+	bool has_hugetlb, has_network, has_rdma, has_blkio_devices; /* refused: not supported */
+};
+
+struct cg_write {
+	const char *controller; /* "memory", "cpu", ... ("" = the v2 cgroup itself) */
+	char file[64];
+	char value[256];
+};
+
+/* Pure: the writes for resources on a v2 (v2=true) or v1 host, in order. Values are
+ * validated (negative memory, cpu quota without period, unknown unified keys with '/').
+ * *out is malloc'd. */
+int cg_plan(const struct cg_resources *res, bool v2, struct cg_write **out, size_t *n,
+	    struct hutch_err *err);
+
+struct cg;
+
+/* Pure: the cgroup path for the container. cgroups_path as in linux.cgroupsPath: absolute is
+ * taken as is; relative is under the caller's own cgroup; empty means <own>/hutch-<id>. */
+int cg_resolve_path(const char *cgroups_path, const char *id, char **out, struct hutch_err *err);
+
+/* mkdir the cgroup in every hierarchy (v1: each controller's; v2: the one), enabling the
+ * v2 controllers it needs. Fails with EEXIST if it already exists and holds processes. */
+int cg_create(const char *path, struct cg **out, struct hutch_err *err);
+/* Re-opens an existing container cgroup (for kill, delete, pause, stats). */
+int cg_open(const char *path, struct cg **out, struct hutch_err *err);
+void cg_free(struct cg *cg);
+/* v2 only: an O_DIRECTORY fd of the cgroup for clone3(CLONE_INTO_CGROUP); -1 on v1. */
+int cg_dirfd(const struct cg *cg);
+int cg_enter(struct cg *cg, pid_t pid, struct hutch_err *err);
+int cg_apply(struct cg *cg, const struct cg_resources *res, struct hutch_err *err);
+/* Kills everything in the cgroup (cgroup.kill on v2, SIGKILL of every pid otherwise), waits
+ * until it is empty, and removes it everywhere. Missing cgroups are not an error. */
+int cg_destroy(struct cg *cg, struct hutch_err *err);
+/* Pids in the cgroup and its sub-cgroups. *out malloc'd. */
+int cg_pids(struct cg *cg, pid_t **out, size_t *n, struct hutch_err *err);
+int cg_signal_all(struct cg *cg, int sig, struct hutch_err *err);
+int cg_freeze(struct cg *cg, bool frozen, struct hutch_err *err);
+
+struct cg_stats {
+	uint64_t mem_usage, mem_max_usage, mem_limit, oom_kills;
+	uint64_t pids_current, pids_limit;
+	uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
+};
+int cg_get_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err);
+
+/* True on a pure cgroup v2 host (cgroup2 mounted at /sys/fs/cgroup). */
+bool cg_is_v2(void);
+
+#endif

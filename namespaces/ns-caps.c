@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Capabilities: our own name table (libcap's depends on the version it was built with),
+ * dropping the bounding set, setting effective/permitted/inheritable through libcap, the
+ * ambient set, and no_new_privs.
+ */
+#include "ns-internal.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#define CAP_LAST_KNOWN 40
+
+static const char *const cap_names[CAP_LAST_KNOWN + 1] = {
+	"CAP_CHOWN",
+	"CAP_DAC_OVERRIDE",
+	"CAP_DAC_READ_SEARCH",
+	"CAP_FOWNER",
+	"CAP_FSETID",
+	"CAP_KILL",
+	"CAP_SETGID",
+	"CAP_SETUID",
+	"CAP_SETPCAP",
+	"CAP_LINUX_IMMUTABLE",
+	"CAP_NET_BIND_SERVICE",
+	"CAP_NET_BROADCAST",
+	"CAP_NET_ADMIN",
+	"CAP_NET_RAW",
+	"CAP_IPC_LOCK",
+	"CAP_IPC_OWNER",
+	"CAP_SYS_MODULE",
+	"CAP_SYS_RAWIO",
+	"CAP_SYS_CHROOT",
+	"CAP_SYS_PTRACE",
+	"CAP_SYS_PACCT",
+	"CAP_SYS_ADMIN",
+	"CAP_SYS_BOOT",
+	"CAP_SYS_NICE",
+	"CAP_SYS_RESOURCE",
+	"CAP_SYS_TIME",
+	"CAP_SYS_TTY_CONFIG",
+	"CAP_MKNOD",
+	"CAP_LEASE",
+	"CAP_AUDIT_WRITE",
+	"CAP_AUDIT_CONTROL",
+	"CAP_SETFCAP",
+	"CAP_MAC_OVERRIDE",
+	"CAP_MAC_ADMIN",
+	"CAP_SYSLOG",
+	"CAP_WAKE_ALARM",
+	"CAP_BLOCK_SUSPEND",
+	"CAP_AUDIT_READ",
+	"CAP_PERFMON",
+	"CAP_BPF",
+	"CAP_CHECKPOINT_RESTORE",
+};
+
+int ns_cap_from_name(const char *name)
+{
+	for (int i = 0; i <= CAP_LAST_KNOWN; i++)
+		if (strcasecmp(cap_names[i], name) == 0)
+			return i;
+	return -EINVAL;
+}
+
+const char *ns_cap_name(int cap)
+{
+	return cap >= 0 && cap <= CAP_LAST_KNOWN ? cap_names[cap] : NULL;
+}
+
+int ns_cap_last(void)
+{
+	char buf[16];
+	_cleanup_close_ int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return CAP_LAST_KNOWN;
+	ssize_t n = hutch_read_all(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return CAP_LAST_KNOWN;
+	buf[n] = '\0';
+	int64_t v;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (hutch_parse_i64(buf, &v) < 0 || v < 0 || v > 63)
+		return CAP_LAST_KNOWN;
+	return (int)v;
+}
+
+static void cap_freep(cap_t *c)
+{
+	if (*c)
+		cap_free(*c);
+}
+
+/* Capabilities set in mask that this kernel knows, as a libcap value list. */
+static int mask_to_list(uint64_t mask, int last, cap_value_t *list)
+{
+	int n = 0;
+	for (int i = 0; i <= last && i < 64; i++)
+		if (mask & (1ULL << i))
+			list[n++] = i;
+	return n;
+}
+
+static int set_flag(cap_t c, cap_flag_t flag, uint64_t mask, int last)
+{
+	cap_value_t list[64];
+	int n = mask_to_list(mask, last, list);
+	if (n > 0 && cap_set_flag(c, flag, n, list, CAP_SET) < 0)
+		return -errno;
+	return 0;
+}
+
+/* After a switch to a non-root uid the effective set is empty: raise it to the permitted
+ * set so CAP_SETPCAP is available for the bounding set drop. Best effort. */
+static void raise_effective(int last)
+{
+	_cleanup_(cap_freep) cap_t c = cap_get_proc();
+	if (!c)
+		return;
+	for (cap_value_t i = 0; i <= last; i++) {
+		cap_flag_value_t v = CAP_CLEAR;
+		if (cap_get_flag(c, i, CAP_PERMITTED, &v) == 0 && v == CAP_SET)
+			cap_set_flag(c, CAP_EFFECTIVE, 1, &i, CAP_SET);
+	}
+	cap_set_proc(c);
+}
+
+static int drop_bounding(uint64_t keep, int last, struct hutch_err *err)
+{
+	for (int i = 0; i <= last; i++) {
+		if (i < 64 && (keep & (1ULL << i)))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, i, 0, 0, 0) < 0 && errno != EINVAL)
+			return hutch_fail_errno(err, errno, "drop %s from the bounding set",
+						ns_cap_name(i) ? ns_cap_name(i) : "capability");
+	}
+	return 0;
+}
+
+static int set_ambient(uint64_t ambient, int last, struct hutch_err *err)
+{
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return hutch_fail_errno(err, errno, "clear ambient capabilities");
+	for (int i = 0; i <= last && i < 64; i++) {
+		if (!(ambient & (1ULL << i)))
+			continue;
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, i, 0, 0) < 0)
+			return hutch_fail_errno(err, errno, "raise ambient %s",
+						ns_cap_name(i) ? ns_cap_name(i) : "capability");
+	}
+	return 0;
+}
+
+int ns_apply_caps(const struct ns_caps *caps, struct hutch_err *err)
+{
+	/* Capabilities above cap_last_cap do not exist on this kernel and are skipped. */
+	int last = ns_cap_last();
+	raise_effective(last);
+	int r = drop_bounding(caps->bounding, last, err);
+	if (r < 0)
+		return r;
+	_cleanup_(cap_freep) cap_t c = cap_init();
+	if (!c)
+		return hutch_fail_errno(err, errno, "cap_init");
+	if ((r = set_flag(c, CAP_EFFECTIVE, caps->effective, last)) < 0 ||
+	    (r = set_flag(c, CAP_PERMITTED, caps->permitted, last)) < 0 ||
+	    (r = set_flag(c, CAP_INHERITABLE, caps->inheritable, last)) < 0)
+		return hutch_fail_errno(err, r, "cap_set_flag");
+	if (cap_set_proc(c) < 0)
+		return hutch_fail_errno(err, errno, "set capabilities");
+	/* Ambient capabilities must be in both permitted and inheritable: after cap_set_proc. */
+	return set_ambient(caps->ambient, last, err);
+}
+
+int ns_set_no_new_privs(struct hutch_err *err)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return hutch_fail_errno(err, errno, "set no_new_privs");
+	return 0;
+}

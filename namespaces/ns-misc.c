@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The rest of a process's environment: rlimits, hostname and domainname, sysctls (checked
+ * against the namespaces the container owns, as runc does), oom_score_adj, and joining
+ * existing namespaces by path.
+ */
+#include "ns-internal.h"
+
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static const struct {
+	const char *name;
+	int resource;
+} rlimits[] = {
+	{ "RLIMIT_AS", RLIMIT_AS },
+	{ "RLIMIT_CORE", RLIMIT_CORE },
+	{ "RLIMIT_CPU", RLIMIT_CPU },
+	{ "RLIMIT_DATA", RLIMIT_DATA },
+	{ "RLIMIT_FSIZE", RLIMIT_FSIZE },
+	{ "RLIMIT_LOCKS", RLIMIT_LOCKS },
+	{ "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK },
+	{ "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+	{ "RLIMIT_NICE", RLIMIT_NICE },
+	{ "RLIMIT_NOFILE", RLIMIT_NOFILE },
+	{ "RLIMIT_NPROC", RLIMIT_NPROC },
+	{ "RLIMIT_RSS", RLIMIT_RSS },
+	{ "RLIMIT_RTPRIO", RLIMIT_RTPRIO },
+	{ "RLIMIT_RTTIME", RLIMIT_RTTIME },
+	{ "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+	{ "RLIMIT_STACK", RLIMIT_STACK },
+};
+
+int ns_rlimit_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rlimits); i++)
+		if (strcmp(rlimits[i].name, name) == 0)
+			return rlimits[i].resource;
+	return -EINVAL;
+}
+
+static const char *rlimit_name(int resource)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rlimits); i++)
+		if (rlimits[i].resource == resource)
+			return rlimits[i].name;
+	return "RLIMIT_?";
+}
+
+int ns_set_rlimits(const struct ns_rlimit *v, size_t n, struct hutch_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rlimit rl = { .rlim_cur = v[i].soft, .rlim_max = v[i].hard };
+		if (setrlimit(v[i].resource, &rl) < 0)
+			return hutch_fail_errno(err, errno, "%s", rlimit_name(v[i].resource));
+	}
+	return 0;
+}
+
+int ns_set_hostname(const char *hostname, const char *domainname, struct hutch_err *err)
+{
+	if (hostname && *hostname && sethostname(hostname, strlen(hostname)) < 0)
+		return hutch_fail_errno(err, errno, "sethostname %s", hostname);
+	if (domainname && *domainname && setdomainname(domainname, strlen(domainname)) < 0)
+		return hutch_fail_errno(err, errno, "setdomainname %s", domainname);
+	return 0;
+}
+
+/* The kernel.* keys that belong to the IPC namespace (runc's list). */
+static const char *const ipc_sysctls[] = {
+	"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+	"kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced",
+};
+
+int ns_check_sysctl(const char *key, bool new_net, bool new_ipc, bool new_uts,
+		    struct hutch_err *err)
+{
+	bool ipc = hutch_str_has_prefix(key, "fs.mqueue.");
+	for (size_t i = 0; i < ARRAY_SIZE(ipc_sysctls); i++)
+		ipc = ipc || strcmp(key, ipc_sysctls[i]) == 0;
+	if (ipc) {
+		if (new_ipc)
+			return 0;
+		return hutch_fail(err, EINVAL, "sysctl %s needs a new ipc namespace", key);
+	}
+	if (hutch_str_has_prefix(key, "net.")) {
+		if (new_net)
+			return 0;
+		return hutch_fail(err, EINVAL, "sysctl %s needs a new network namespace", key);
+	}
+	if (strcmp(key, "kernel.hostname") == 0 || strcmp(key, "kernel.domainname") == 0) {
+		if (new_uts)
+			return 0;
+		return hutch_fail(err, EINVAL, "sysctl %s needs a new uts namespace", key);
+	}
+	return hutch_fail(err, EINVAL, "sysctl %s is not namespaced, not allowed", key);
+}
+
+static int write_sysctl(const struct ns_sysctl *s, struct hutch_err *err)
+{
+	const char *k = s->key;
+	if (!k || !*k || *k == '.' || strchr(k, '/') || strstr(k, ".."))
+		return hutch_fail(err, EINVAL, "invalid sysctl key \"%s\"", k ? k : "");
+	_cleanup_free_ char *path = hutch_xasprintf("/proc/sys/%s", k);
+	for (char *p = path + strlen("/proc/sys/"); *p; p++)
+		if (*p == '.')
+			*p = '/';
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "sysctl %s: open %s", k, path);
+	/* Something mounted over /proc/sys could redirect the write (CVE-2025-52881). */
+	int r = ns_check_procfs(fd, path, err);
+	if (r < 0)
+		return r;
+	r = hutch_write_all(fd, s->value ? s->value : "", s->value ? strlen(s->value) : 0);
+	if (r < 0)
+		return hutch_fail_errno(err, r, "sysctl %s: write", k);
+	return 0;
+}
+
+int ns_write_sysctls(const struct ns_sysctl *v, size_t n, struct hutch_err *err)
+{
+	if (n == 0)
+		return 0;
+	int r = ns_check_procfs(-1, "/proc", err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		r = write_sysctl(&v[i], err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int ns_set_oom_score_adj(pid_t pid, int adj, struct hutch_err *err)
+{
+	char path[64], buf[16];
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+	snprintf(buf, sizeof(buf), "%d", adj);
+	return hutch_write_str_at(AT_FDCWD, path, buf, err);
+}
+
+static const struct {
+	const char *name;
+	int flag;
+} ns_types[] = {
+	{ "pid", CLONE_NEWPID },       { "network", CLONE_NEWNET }, { "mount", CLONE_NEWNS },
+	{ "ipc", CLONE_NEWIPC },       { "uts", CLONE_NEWUTS },	    { "user", CLONE_NEWUSER },
+	{ "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
+};
+
+int ns_type_flag(const char *type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++)
+		if (strcmp(ns_types[i].name, type) == 0)
+			return ns_types[i].flag;
+	return -EINVAL;
+}
+
+static const char *type_name(int flag)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++)
+		if (ns_types[i].flag == flag)
+			return ns_types[i].name;
+	return "?";
+}
+
+int ns_join(const char *path, int clone_flag, struct hutch_err *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open %s", path);
+	int type = ioctl(fd, NS_GET_NSTYPE);
+	if (type < 0 && errno == ENOTTY)
+		return hutch_fail(err, EINVAL, "%s is not a namespace file", path);
+	if (type < 0)
+		return hutch_fail_errno(err, errno, "%s: NS_GET_NSTYPE", path);
+	if (type != clone_flag)
+		return hutch_fail(err, EINVAL, "%s is not a %s namespace", path,
+				  type_name(clone_flag));
+	if (setns(fd, clone_flag) < 0)
+		return hutch_fail_errno(err, errno, "setns %s", path);
+	return 0;
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Networking inside a new network namespace: bringing the loopback interface up with a
+ * single rtnetlink RTM_NEWLINK request, built by hand (no libmnl for one message).
+ */
+#include "ns-internal.h"
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <string.h>
+#include <sys/socket.h>
+
+struct link_req {
+	struct nlmsghdr nh;
+	struct ifinfomsg ifi;
+};
+
+static int read_ack(int fd, uint32_t seq, struct hutch_err *err)
+{
+	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return hutch_fail_errno(err, errno, "netlink recv");
+		size_t len = (size_t)n;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
+		     h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_seq != seq || h->nlmsg_type != NLMSG_ERROR)
+				continue;
+			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+				return hutch_fail(err, EBADMSG, "netlink: truncated ack");
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+			if (e->error < 0)
+				return hutch_fail_errno(err, -e->error, "RTM_NEWLINK lo up");
+			return 0;
+		}
+	}
+}
+
+int ns_loopback_up(struct hutch_err *err)
+{
+	unsigned idx = if_nametoindex("lo");
+	if (idx == 0)
+		idx = 1; /* lo is always the first interface of a network namespace */
+	_cleanup_close_ int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "netlink socket");
+	struct link_req req;
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	req.nh.nlmsg_type = RTM_NEWLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.nh.nlmsg_seq = 1;
+	req.ifi.ifi_family = AF_UNSPEC;
+	req.ifi.ifi_index = (int)idx;
+	req.ifi.ifi_flags = IFF_UP;
+	req.ifi.ifi_change = IFF_UP;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return hutch_fail_errno(err, errno, "netlink send");
+	return read_ack(fd, req.nh.nlmsg_seq, err);
+}

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * fd-relative file helpers. Everything that touches a container's rootfs goes through
+ * hutch_open_in_root / hutch_mkdir_in_root, so a symlink planted in an image is resolved
+ * as if the rootfs were / and can never lead hutch to a host path.
+ */
+#include "hutch-base.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+int hutch_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t hutch_read_all(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int hutch_write_file_at(int dirfd, const char *path, const void *buf, size_t len,
+			struct hutch_err *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open %s", path);
+	int r = hutch_write_all(fd, buf, len);
+	if (r < 0)
+		return hutch_fail_errno(err, r, "write %s", path);
+	return 0;
+}
+
+int hutch_write_str_at(int dirfd, const char *path, const char *s, struct hutch_err *err)
+{
+	return hutch_write_file_at(dirfd, path, s, strlen(s), err);
+}
+
+int hutch_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len,
+		       struct hutch_err *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open %s", path);
+	size_t cap = 4096, used = 0;
+	_cleanup_free_ char *buf = hutch_xmalloc(cap + 1);
+	for (;;) {
+		if (used == cap) {
+			if (cap >= max)
+				return hutch_fail(err, EFBIG, "%s: larger than %zu bytes", path, max);
+			cap = cap * 2 > max ? max : cap * 2;
+			buf = hutch_xrealloc(buf, cap + 1);
+		}
+		ssize_t n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return hutch_fail_errno(err, errno, "read %s", path);
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	buf[used] = '\0';
+	if (len)
+		*len = used;
+	*out = steal_ptr(buf);
+	return 0;
+}
+
+int hutch_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+			  struct hutch_err *err)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid());
+	_cleanup_close_ int fd =
+		openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "create %s", tmp);
+	int r = hutch_write_all(fd, buf, len);
+	if (r < 0) {
+		unlinkat(dirfd, tmp, 0);
+		return hutch_fail_errno(err, r, "write %s", name);
+	}
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		r = -errno;
+		unlinkat(dirfd, tmp, 0);
+		return hutch_fail_errno(err, r, "rename %s", name);
+	}
+	return 0;
+}
+
+int hutch_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
+		       struct hutch_err *err)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	while (*path == '/')
+		path++;
+	if (!*path)
+		path = ".";
+	int fd;
+	do
+		fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open /%s in rootfs", path);
+	return fd;
+}
+
+/* Lexically cleans an absolute path inside a root: "." dropped, ".." clamped at "/". */
+static void clean_in_root(const char *in, char *out, size_t cap)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	while (*in) {
+		while (*in == '/')
+			in++;
+		const char *e = strchrnul(in, '/');
+		size_t n = (size_t)(e - in);
+		if (n == 0 || (n == 1 && in[0] == '.')) {
+			/* skip */
+		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+			out[o] = '\0';
+		} else if (o + n + 2 < cap) {
+			out[o++] = '/';
+			memcpy(out + o, in, n);
+			o += n;
+			out[o] = '\0';
+		}
+		in = e;
+	}
+	if (o == 0)
+		snprintf(out, cap, "/");
+}
+
+/* One component at a time, each re-resolved from the root. A symlinked component is
+ * followed as the container would see it (its target created inside the root if missing,
+ * as runc's MkdirAllInRoot does), never out of the root. */
+static int mkdir_walk(int rootfd, const char *path, mode_t mode, int depth, struct hutch_err *err)
+{
+	char buf[PATH_MAX], done[PATH_MAX] = "";
+	if (depth > 40)
+		return hutch_fail(err, ELOOP, "mkdir %s: too many symlinks", path);
+	clean_in_root(path, buf, sizeof(buf));
+	_cleanup_close_ int cur = hutch_open_in_root(rootfd, "/", O_PATH | O_DIRECTORY, 0, err);
+	if (cur < 0)
+		return cur;
+	for (char *c = buf + 1; *c;) {
+		char *slash = strchr(c, '/');
+		if (slash)
+			*slash = '\0';
+		if (mkdirat(cur, c, mode) < 0 && errno != EEXIST)
+			return hutch_fail_errno(err, errno, "mkdir %s", path);
+		size_t l = strlen(done);
+		snprintf(done + l, sizeof(done) - l, "/%s", c);
+		int next = hutch_open_in_root(rootfd, done, O_PATH | O_DIRECTORY, 0, err);
+		if (next == -ENOENT) {
+			/* A dangling symlink: create its target (inside the root), then go on. */
+			char target[PATH_MAX], joined[PATH_MAX * 2];
+			ssize_t n = readlinkat(cur, c, target, sizeof(target) - 1);
+			if (n < 0)
+				return next;
+			target[n] = '\0';
+			done[l] = '\0';
+			snprintf(joined, sizeof(joined), "%s/%s/%s", target[0] == '/' ? "" : done,
+				 target, slash ? slash + 1 : "");
+			return mkdir_walk(rootfd, joined, mode, depth + 1, err);
+		}
+		if (next < 0)
+			return next;
+		close(cur);
+		cur = next;
+		c = slash ? slash + 1 : c + strlen(c);
+	}
+	return steal_fd(cur);
+}
+
+int hutch_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct hutch_err *err)
+{
+	if (strlen(path) >= PATH_MAX)
+		return hutch_fail(err, ENAMETOOLONG, "path too long: %s", path);
+	/* ".." in a path we are asked to create is a config error, not something to clamp. */
+	for (const char *p = path; (p = strstr(p, "..")); p += 2)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+			return hutch_fail(err, EINVAL, "path %s: '..' is not allowed", path);
+	return mkdir_walk(rootfd, path, mode, 0, err);
+}
+
+const char *hutch_fd_path(int fd, char buf[HUTCH_FD_PATH_MAX])
+{
+	snprintf(buf, HUTCH_FD_PATH_MAX, "/proc/self/fd/%d", fd);
+	return buf;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+int hutch_close_fds_from(int from, const int *keep, size_t n_keep)
+{
+	int sorted[64];
+	size_t n = 0;
+	for (size_t i = 0; i < n_keep && n < ARRAY_SIZE(sorted); i++)
+		if (keep[i] >= from)
+			sorted[n++] = keep[i];
+	qsort(sorted, n, sizeof(int), cmp_int);
+	unsigned int lo = (unsigned int)from;
+	for (size_t i = 0; i <= n; i++) {
+		unsigned int hi = i < n ? (unsigned int)sorted[i] - 1 : ~0U;
+		if (i < n && (unsigned int)sorted[i] < lo) /* duplicate keep entry */
+			continue;
+		if (hi >= lo && syscall(SYS_close_range, lo, hi, 0) < 0)
+			return -errno;
+		if (i < n)
+			lo = (unsigned int)sorted[i] + 1;
+	}
+	return 0;
+}
+
+int hutch_proc_stat(pid_t pid, uint64_t *start_time, char *state)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = hutch_read_all(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: fields start after the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -EINVAL;
+	p += 2;
+	if (state)
+		*state = *p;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -EINVAL;
+		p++;
+	}
+	if (start_time)
+		*start_time = strtoull(p, NULL, 10);
+	return 0;
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Entry point: global options (runc's, before the verb), logging setup, verb dispatch.
+ * The only place that prints an error: one line, or a JSON object under --log-format json.
+ */
+#include "rt.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Returns the value of --name=value / --name value at argv[*i], advancing *i. */
+static const char *global_value(int argc, char **argv, int *i, const char *name, bool *bad)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i] + 2;
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		*bad = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int parse_globals(int argc, char **argv, struct rt_global *g, int *verb_at,
+			 struct hutch_err *err)
+{
+	const char *v;
+	int i;
+	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2]; i++) {
+		bool bad = false;
+		if ((v = global_value(argc, argv, &i, "root", &bad)))
+			g->root = v;
+		else if ((v = global_value(argc, argv, &i, "log", &bad)))
+			g->log = v;
+		else if ((v = global_value(argc, argv, &i, "log-format", &bad))) {
+			if (strcmp(v, "json") && strcmp(v, "text"))
+				return hutch_fail(err, EINVAL, "--log-format: expected text or json, got %s", v);
+			g->log_json = strcmp(v, "json") == 0;
+		} else if ((v = global_value(argc, argv, &i, "criu", &bad)) ||
+			   (v = global_value(argc, argv, &i, "rootless", &bad)))
+			; /* accepted for runc compatibility; nothing of ours depends on them */
+		else if (bad)
+			return hutch_fail(err, EINVAL, "%s: requires a value", argv[i]);
+		else if (!strcmp(argv[i], "--debug"))
+			g->debug = true;
+		else if (!strcmp(argv[i], "--systemd-cgroup"))
+			g->systemd_cgroup = true;
+		else if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "--help"))
+			break;
+		else
+			return hutch_fail(err, EINVAL, "unknown global option %s", argv[i]);
+	}
+	*verb_at = i;
+	return 0;
+}
+
+static void print_version(void)
+{
+	printf("hutch version %s\nspec: 1.2.0\n", HUTCH_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+	struct rt_global g = { .root = RT_DEFAULT_ROOT };
+	struct hutch_err err = { 0 };
+	int at = 0, log_fd = -1;
+
+	int r = parse_globals(argc, argv, &g, &at, &err);
+	if (r >= 0 && g.log) {
+		log_fd = open(g.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (log_fd < 0)
+			r = hutch_fail_errno(&err, errno, "--log %s", g.log);
+	}
+	hutch_log_setup(log_fd, g.log_json, g.debug);
+	if (r < 0)
+		goto fail;
+	if (at >= argc || !strcmp(argv[at], "--help") || !strcmp(argv[at], "-h")) {
+		rt_main_help(at >= argc ? 2 : 1);
+		return at >= argc ? 1 : 0;
+	}
+	if (!strcmp(argv[at], "--version") || !strcmp(argv[at], "-v") ||
+	    !strcmp(argv[at], "version")) {
+		print_version();
+		return 0;
+	}
+	if (g.systemd_cgroup) {
+		r = hutch_fail(&err, ENOTSUP, "--systemd-cgroup: not supported (use cgroupfs paths)");
+		goto fail;
+	}
+	const struct rt_verb *v = rt_verb_find(argv[at]);
+	if (!v) {
+		r = hutch_fail(&err, EINVAL, "unknown command %s (see hutch --help)", argv[at]);
+		goto fail;
+	}
+	bool help = false;
+	int first = rt_parse_opts(argc - at, argv + at, v->opts, v->n_opts, &help, &err);
+	if (first < 0) {
+		r = first;
+		goto fail;
+	}
+	if (help) {
+		rt_verb_help(v, 1);
+		return 0;
+	}
+	r = v->run(&g, argc - at, argv + at, first, v->opts, &err);
+	if (r >= 0)
+		return r;
+fail:
+	hutch_log(HUTCH_LOG_ERROR, "%s", err.msg[0] ? err.msg : strerror(-r));
+	return 1;
+}

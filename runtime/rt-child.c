@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The container's first process, from clone to execve: the child half of the recipe. It
+ * tells the parent why it failed over the sync socket, stays non-dumpable until execve (so
+ * nothing in the container can open /proc/<pid>/exe of hutch), and blocks on exec.fifo
+ * until `hutch start`.
+ */
+#include "rt.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/keyctl.h>
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static bool is_new(const struct rt_child *c, int flag)
+{
+	return (c->new_ns & (uint32_t)flag) != 0;
+}
+
+/* Namespaces given by path: user first (it owns the others), then the rest; namespaces to
+ * create that clone could not (because the user namespace was joined) are unshared after. */
+static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
+{
+	const struct rt_spec *s = c->spec;
+	const struct rt_namespace *u = rt_spec_ns(s, CLONE_NEWUSER);
+	if (u && u->path)
+		TRY(ns_join(u->path, CLONE_NEWUSER, err));
+	for (size_t i = 0; i < s->n_namespaces; i++) {
+		const struct rt_namespace *n = &s->namespaces[i];
+		if (n->path && n->flag != CLONE_NEWUSER && n->flag != CLONE_NEWPID)
+			TRY(ns_join(n->path, n->flag, err));
+	}
+	if (u && u->path) {
+		uint32_t later = c->new_ns & ~(uint32_t)(CLONE_NEWUSER | CLONE_NEWPID);
+		if (later && unshare((int)later) < 0)
+			return hutch_fail_errno(err, errno, "unshare namespaces");
+	}
+	if (rt_spec_ns(s, CLONE_NEWUSER)) {
+		/* Become root of the user namespace now that the parent wrote the maps. */
+		if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+			return hutch_fail_errno(err, errno, "become root in the user namespace");
+	}
+	return 0;
+}
+
+static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
+{
+	const struct rt_spec *s = c->spec;
+	struct ns_rootfs cfg = {
+		.rootfs = s->rootfs,
+		.readonly = s->root_readonly,
+		.propagation = s->rootfs_propagation,
+		.mounts = s->mounts,
+		.n_mounts = s->n_mounts,
+		.devices = s->devices,
+		.n_devices = s->n_devices,
+		.in_userns = rt_spec_ns(s, CLONE_NEWUSER) != NULL,
+		.new_mount_ns = is_new(c, CLONE_NEWNS),
+	};
+	return ns_mount_rootfs(&cfg, err);
+}
+
+/* Runs hooks that execute inside the container's namespaces (createContainer before pivot,
+ * startContainer after start); the parent sent the state document after GO. */
+static int child_hooks(const struct rt_child *c, enum rt_hook_kind kind, const char *state,
+		       struct hutch_err *err)
+{
+	static const char *const names[RT_HOOK_COUNT] = {
+		[RT_HOOK_CREATE_CONTAINER] = "createContainer",
+		[RT_HOOK_START_CONTAINER] = "startContainer",
+	};
+	if (c->spec->hooks[kind].n == 0)
+		return 0;
+	return rt_hooks_run(&c->spec->hooks[kind], names[kind], state ? state : "{}", err);
+}
+
+static int parent_hooks(const struct rt_child *c, struct hutch_err *err)
+{
+	if (!c->hooks_sync)
+		return 0;
+	TRY(rt_sync_send(c->sync_fd, RT_SYNC_HOOKS, NULL, err));
+	return rt_sync_expect(c->sync_fd, RT_SYNC_HOOKS_DONE, err);
+}
+
+static int setup_terminal(const struct rt_child *c, struct hutch_err *err)
+{
+	const struct rt_process *p = &c->spec->process;
+	if (!p->terminal)
+		return 0;
+	_cleanup_close_ int master = ns_setup_pty(p->console_height, p->console_width, err);
+	if (master < 0)
+		return master;
+	if (c->console_fd >= 0)
+		return ns_send_fd(c->console_fd, master, "/dev/console", err);
+	TRY(rt_sync_send(c->sync_fd, RT_SYNC_PTY, NULL, err));
+	return ns_send_fd(c->sync_fd, master, "/dev/console", err);
+}
+
+/* Closes every fd but stdio, the preserved ones and those the rest of setup needs, so that
+ * nothing of hutch's reaches the container (nor a cwd through /proc/self/fd). */
+static int close_fds(const struct rt_child *c, struct hutch_err *err)
+{
+	int keep[] = { c->sync_fd, c->fifo_fd };
+	int r = hutch_close_fds_from(3 + c->opts->preserve_fds, keep, ARRAY_SIZE(keep));
+	if (r < 0)
+		return hutch_fail_errno(err, r, "close inherited fds");
+	if (c->console_fd >= 0)
+		close(c->console_fd);
+	return 0;
+}
+
+static int enter_cwd(const char *cwd, struct hutch_err *err)
+{
+	char buf[PATH_MAX];
+	if (chdir(cwd) < 0)
+		return hutch_fail_errno(err, errno, "process.cwd %s", cwd);
+	/* getcwd() says "(unreachable)" for a directory outside our root: a leaked host fd. */
+	if (!getcwd(buf, sizeof(buf)) || buf[0] != '/')
+		return hutch_fail(err, EPERM, "process.cwd %s: resolves outside the container", cwd);
+	return 0;
+}
+
+static int new_session_keyring(const struct rt_child *c, struct hutch_err *err)
+{
+	if (c->opts->no_new_keyring)
+		return 0;
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		return hutch_fail_errno(err, errno, "join a new session keyring");
+	return 0;
+}
+
+static const char *env_path(char *const *env)
+{
+	for (; env && *env; env++)
+		if (hutch_str_has_prefix(*env, "PATH="))
+			return *env + 5;
+	return DEFAULT_PATH;
+}
+
+/* Finds args[0] as execve will: the error texts are the ones podman and containerd map to
+ * exit codes 127 and 126, so a bad binary fails at create, not at start. */
+static int find_executable(const struct rt_process *p, char *out, size_t len,
+			   struct hutch_err *err)
+{
+	const char *name = p->args[0];
+	int saw_eacces = 0;
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		if (access(out, X_OK) == 0)
+			return 0;
+		saw_eacces = errno == EACCES;
+	} else {
+		_cleanup_free_ char *path = hutch_xstrdup(env_path(p->env));
+		char *save = NULL;
+		for (char *d = strtok_r(path, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			struct stat st;
+			snprintf(out, len, "%s/%s", *d ? d : ".", name);
+			if (stat(out, &st) < 0 || S_ISDIR(st.st_mode))
+				continue;
+			if (access(out, X_OK) == 0)
+				return 0;
+			saw_eacces = 1;
+		}
+	}
+	struct hutch_err *e = err;
+	int r = saw_eacces ? hutch_fail(e, EACCES, "exec %s: permission denied", name)
+			   : hutch_fail(e, ENOENT, "exec %s: no such file or directory", name);
+	err->status = saw_eacces ? 126 : 127;
+	return r;
+}
+
+/* seccomp needs CAP_SYS_ADMIN unless no_new_privs is set, so without noNewPrivileges it is
+ * loaded before the capability drop; with it, as late as possible. */
+static int drop_privileges(const struct rt_child *c, struct hutch_err *err)
+{
+	const struct rt_process *p = &c->spec->process;
+	TRY(ns_switch_user(&p->user, err));
+	if (c->filter && !p->no_new_privs)
+		TRY(sc_load(c->filter, err));
+	if (p->has_caps)
+		TRY(ns_apply_caps(&p->caps, err));
+	if (p->no_new_privs)
+		TRY(ns_set_no_new_privs(err));
+	if (c->filter && p->no_new_privs)
+		TRY(sc_load(c->filter, err));
+	return 0;
+}
+
+/* Blocks until `hutch start` opens exec.fifo, runs startContainer hooks, then answers. */
+static int wait_for_start(const struct rt_child *c, const char *state, struct hutch_err *err)
+{
+	char path[HUTCH_FD_PATH_MAX];
+	int fd = open(hutch_fd_path(c->fifo_fd, path), O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open exec.fifo");
+	close(c->fifo_fd);
+	struct hutch_err herr = { 0 };
+	int r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &herr);
+	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = herr };
+	hutch_write_all(fd, &m, sizeof(m));
+	close(fd);
+	if (r < 0) {
+		*err = herr;
+		return r;
+	}
+	return 0;
+}
+
+static void reset_signals(void)
+{
+	sigset_t all;
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+}
+
+static char **with_listen_fds(const struct rt_child *c)
+{
+	char *const *env = c->spec->process.env;
+	size_t n = 0;
+	while (env && env[n])
+		n++;
+	if (c->opts->preserve_fds <= 0)
+		return (char **)env;
+	char **out = hutch_xcalloc(n + 3, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		out[i] = env[i];
+	out[n] = hutch_xasprintf("LISTEN_FDS=%d", c->opts->preserve_fds);
+	out[n + 1] = hutch_xasprintf("LISTEN_PID=%d", (int)getpid());
+	return out;
+}
+
+/* Everything the child does between clone and execve. Keep it a list. */
+static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_len,
+		       struct hutch_err *err)
+{
+	const struct rt_spec *s = c->spec;
+	const struct rt_process *p = &s->process;
+	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err)); /* id maps written, cgroup joined */
+	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n || c->spec->hooks[RT_HOOK_START_CONTAINER].n)
+		TRY(recv(c->sync_fd, state, 65536, 0) < 0 ? -errno : 0);
+	TRY(join_namespaces(c, err));
+	if (is_new(c, CLONE_NEWUTS))
+		TRY(ns_set_hostname(s->hostname, s->domainname, err));
+	if (is_new(c, CLONE_NEWNET))
+		TRY(ns_loopback_up(err));
+	TRY(setup_rootfs(c, err));                                  /* host paths: before pivot */
+	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err));  /* still sees host paths */
+	TRY(parent_hooks(c, err));                                  /* prestart, createRuntime */
+	TRY(ns_pivot_root(s->rootfs, c->opts->no_pivot, err));
+	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err));      /* needs the new /proc */
+	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
+	TRY(ns_readonly_paths(s->readonly_paths, s->n_readonly_paths, err));
+	TRY(setup_terminal(c, err));                                /* binds /dev/console */
+	TRY(ns_finish_rootfs(s->root_readonly, s->rootfs_propagation, err));
+	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err));        /* may need CAP_SYS_RESOURCE */
+	TRY(new_session_keyring(c, err));
+	TRY(close_fds(c, err));                                     /* before cwd: no fd to escape */
+	TRY(enter_cwd(p->cwd, err));
+	TRY(drop_privileges(c, err));
+	TRY(find_executable(p, exe, exe_len, err));                 /* as the final user */
+	return 0;
+}
+
+void rt_child_main(struct rt_child *c)
+{
+	struct hutch_err err = { 0 };
+	char exe[PATH_MAX];
+	_cleanup_free_ char *state = hutch_xcalloc(1, 65537);
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (child_setup(c, state, exe, sizeof(exe), &err) < 0)
+		goto fail;
+	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0); /* create exits once we are ready */
+	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
+		_exit(1);
+	close(c->sync_fd);
+	c->sync_fd = -1;
+	if (wait_for_start(c, state, &err) < 0) {
+		dprintf(2, "hutch: error: %s\n", err.msg);
+		_exit(1);
+	}
+	char **env = with_listen_fds(c);
+	reset_signals();
+	execve(exe, c->spec->process.args, env);
+	dprintf(2, "hutch: error: exec %s: %s\n", exe, strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+fail:
+	if (c->sync_fd >= 0)
+		rt_sync_send(c->sync_fd, RT_SYNC_ERROR, &err, &err);
+	_exit(1);
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The parent half of the recipe: `create` (state dir, cgroup, seccomp compile, clone, id
+ * maps, hooks, pid file), `start` (exec.fifo) and `delete`. A failure at any step rolls back
+ * everything before it: no state dir, cgroup, mount or process is left behind.
+ */
+#include "rt.h"
+#include "img.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+struct create_ctx {
+	struct rt_global *g;
+	const struct rt_create_opts *o;
+	struct rt_spec *spec;
+	int dirfd;
+	struct rt_state st;
+	struct cg *cg;
+	struct sc_filter *filter;
+	int sync[2];
+	int console_fd;
+	int fifo_fd;
+	pid_t pid;
+	int pidfd;
+	int pty_master;
+	uint32_t new_ns;
+};
+
+static const char *const hook_names[RT_HOOK_COUNT] = {
+	"prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
+};
+
+static char *now_rfc3339(void)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[64];
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	return hutch_xasprintf("%s.%09ldZ", buf, ts.tv_nsec);
+}
+
+static int check_options(const struct create_ctx *x, struct hutch_err *err)
+{
+	const struct rt_spec *s = x->spec;
+	if (!s->process.args)
+		return hutch_fail(err, EINVAL, "process: required to create a container");
+	if (!rt_spec_new_ns(s, CLONE_NEWNS) && !rt_spec_ns(s, CLONE_NEWNS))
+		return hutch_fail(err, EINVAL, "linux.namespaces: a mount namespace is required");
+	if (s->process.terminal && !x->o->console_socket && !x->o->foreground)
+		return hutch_fail(err, EINVAL,
+				  "process.terminal: a detached container needs --console-socket");
+	if (!s->process.terminal && x->o->console_socket)
+		return hutch_fail(err, EINVAL,
+				  "--console-socket: only valid with process.terminal true");
+	if (s->process.apparmor_profile && *s->process.apparmor_profile &&
+	    access("/sys/kernel/security/apparmor", F_OK) < 0)
+		return hutch_fail(err, ENOTSUP,
+				  "process.apparmorProfile: AppArmor is not enabled on this host");
+	if (s->process.selinux_label && *s->process.selinux_label &&
+	    access("/sys/fs/selinux/enforce", F_OK) < 0)
+		return hutch_fail(err, ENOTSUP,
+				  "process.selinuxLabel: SELinux is not enabled on this host");
+	return 0;
+}
+
+static int connect_console(const char *path, struct hutch_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return hutch_fail(err, ENAMETOOLONG, "--console-socket %s: path too long", path);
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "--console-socket: socket");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		close(fd);
+		return hutch_fail_errno(err, e, "--console-socket %s", path);
+	}
+	return fd;
+}
+
+/* State dir, cgroup, seccomp program, console and fifo: everything made before clone. */
+static int prepare(struct create_ctx *x, struct hutch_err *err)
+{
+	TRY(check_options(x, err));
+	TRY(rt_state_create_dir(x->g->root, x->o->id, &x->dirfd, err));
+	x->st.id = hutch_xstrdup(x->o->id);
+	x->st.bundle = hutch_xstrdup(x->spec->bundle);
+	x->st.rootfs = hutch_xstrdup(x->spec->rootfs);
+	x->st.created = now_rfc3339();
+	x->st.owner = hutch_xstrdup("");
+	x->st.creating = true;
+	x->st.poststop = x->spec->hooks[RT_HOOK_POSTSTOP].n > 0;
+	/* Borrowed from the spec for the state document; ctx_free gives them back. */
+	x->st.annotations = x->spec->annotations;
+	x->st.n_annotations = x->spec->n_annotations;
+	TRY(cg_resolve_path(x->spec->cgroups_path, x->o->id, &x->st.cgroup_path, err));
+	TRY(cg_create(x->st.cgroup_path, &x->cg, err));
+	if (x->spec->has_resources)
+		TRY(cg_apply(x->cg, &x->spec->resources, err));
+	if (x->spec->has_seccomp)
+		TRY(sc_compile(&x->spec->seccomp, &x->filter, err));
+	if (x->o->console_socket) {
+		x->console_fd = connect_console(x->o->console_socket, err);
+		if (x->console_fd < 0)
+			return x->console_fd;
+	}
+	if (mkfifoat(x->dirfd, "exec.fifo", 0600) < 0)
+		return hutch_fail_errno(err, errno, "create exec.fifo");
+	x->fifo_fd = openat(x->dirfd, "exec.fifo", O_PATH | O_CLOEXEC);
+	if (x->fifo_fd < 0)
+		return hutch_fail_errno(err, errno, "open exec.fifo");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sync) < 0)
+		return hutch_fail_errno(err, errno, "sync socketpair");
+	return 0;
+}
+
+/* Namespaces clone creates directly. A joined user namespace must own the new ones, so in
+ * that case the child unshares them after setns (only pid and user go through clone). */
+static uint64_t clone_flags(struct create_ctx *x)
+{
+	static const int all[] = { CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC,
+				   CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, CLONE_NEWTIME };
+	uint64_t flags = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (rt_spec_new_ns(x->spec, all[i]))
+			x->new_ns |= (uint32_t)all[i];
+	const struct rt_namespace *u = rt_spec_ns(x->spec, CLONE_NEWUSER);
+	if (u && u->path)
+		flags = x->new_ns & CLONE_NEWPID;
+	else
+		flags = x->new_ns;
+	return flags;
+}
+
+/* Joining a pid namespace only changes where children go, so the parent joins it for the
+ * clone and returns to its own right after. */
+static int enter_pid_ns(const struct rt_spec *s, int *own, struct hutch_err *err)
+{
+	const struct rt_namespace *p = rt_spec_ns(s, CLONE_NEWPID);
+	*own = -1;
+	if (!p || !p->path)
+		return 0;
+	*own = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+	if (*own < 0)
+		return hutch_fail_errno(err, errno, "open own pid namespace");
+	return ns_join(p->path, CLONE_NEWPID, err);
+}
+
+static int spawn(struct create_ctx *x, struct hutch_err *err)
+{
+	struct clone_args args = {
+		.flags = clone_flags(x) | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&x->pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	int cgfd = cg_dirfd(x->cg);
+	if (cgfd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cgfd;
+	}
+	_cleanup_close_ int own_pid_ns = -1;
+	TRY(enter_pid_ns(x->spec, &own_pid_ns, err));
+	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	int e = errno;
+	if (own_pid_ns >= 0)
+		setns(own_pid_ns, CLONE_NEWPID);
+	if (pid < 0)
+		return hutch_fail_errno(err, e, "clone");
+	if (pid == 0) {
+		close(x->sync[0]);
+		struct rt_child c = {
+			.spec = x->spec,
+			.opts = x->o,
+			.sync_fd = x->sync[1],
+			.fifo_fd = x->fifo_fd,
+			.console_fd = x->console_fd,
+			.filter = x->filter,
+			.send_pty = x->o->foreground && x->spec->process.terminal,
+			.hooks_sync = x->spec->hooks[RT_HOOK_PRESTART].n ||
+				      x->spec->hooks[RT_HOOK_CREATE_RUNTIME].n,
+			.new_ns = x->new_ns,
+		};
+		rt_child_main(&c);
+	}
+	x->pid = pid;
+	close(x->sync[1]);
+	x->sync[1] = -1;
+	return 0;
+}
+
+static int run_parent_hooks(struct create_ctx *x, enum rt_hook_kind a, enum rt_hook_kind b,
+			    struct hutch_err *err)
+{
+	size_t len;
+	_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
+	TRY(rt_hooks_run(&x->spec->hooks[a], hook_names[a], state, err));
+	return rt_hooks_run(&x->spec->hooks[b], hook_names[b], state, err);
+}
+
+/* The parent's side of the conversation with the child, until it is ready to exec. */
+static int converse(struct create_ctx *x, struct hutch_err *err)
+{
+	const struct rt_spec *s = x->spec;
+	if (x->new_ns & CLONE_NEWUSER)
+		TRY(ns_write_idmaps(x->pid, s->uid_mappings, s->n_uid_mappings, s->gid_mappings,
+				    s->n_gid_mappings, err));
+	if (cg_dirfd(x->cg) < 0)
+		TRY(cg_enter(x->cg, x->pid, err));
+	if (s->process.has_oom_score_adj)
+		TRY(ns_set_oom_score_adj(x->pid, s->process.oom_score_adj, err));
+	TRY(hutch_proc_stat(x->pid, &x->st.start_time, NULL));
+	x->st.pid = x->pid;
+	TRY(rt_state_save(x->dirfd, &x->st, err)); /* a killed create can now be cleaned up */
+	TRY(rt_sync_send(x->sync[0], RT_SYNC_GO, NULL, err));
+	if (s->hooks[RT_HOOK_CREATE_CONTAINER].n || s->hooks[RT_HOOK_START_CONTAINER].n) {
+		size_t len;
+		_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
+		if (send(x->sync[0], state, len + 1, MSG_NOSIGNAL) < 0)
+			return hutch_fail_errno(err, errno, "sync: send state");
+	}
+	for (;;) {
+		struct rt_sync_msg m;
+		TRY(rt_sync_recv(x->sync[0], &m, err));
+		switch (m.type) {
+		case RT_SYNC_HOOKS:
+			TRY(run_parent_hooks(x, RT_HOOK_PRESTART, RT_HOOK_CREATE_RUNTIME, err));
+			TRY(rt_sync_send(x->sync[0], RT_SYNC_HOOKS_DONE, NULL, err));
+			break;
+		case RT_SYNC_PTY:
+			x->pty_master = ns_recv_fd(x->sync[0], err);
+			if (x->pty_master < 0)
+				return x->pty_master;
+			break;
+		case RT_SYNC_READY:
+			return 0;
+		case RT_SYNC_ERROR:
+			*err = m.err;
+			return -(m.err.code ? m.err.code : EINVAL);
+		default:
+			return hutch_fail(err, EPROTO, "sync: unexpected message %u", m.type);
+		}
+	}
+}
+
+static int write_pid_file(const char *path, pid_t pid, struct hutch_err *err)
+{
+	char buf[32], dir[4096];
+	int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	const char *name = slash ? slash + 1 : dir;
+	if (slash == dir)
+		strcpy(dir, "/");
+	else if (slash)
+		*slash = '\0';
+	_cleanup_close_ int dfd = open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return hutch_fail_errno(err, errno, "--pid-file %s", path);
+	int r = hutch_write_atomic_at(dfd, name, buf, (size_t)n, 0644, err);
+	return r < 0 ? hutch_err_prefix(err, "--pid-file: ") : 0;
+}
+
+static void rollback(struct create_ctx *x)
+{
+	struct hutch_err ignored = { 0 };
+	if (x->pid > 0) {
+		kill(x->pid, SIGKILL);
+		waitpid(x->pid, NULL, 0);
+	}
+	if (x->cg)
+		cg_destroy(x->cg, &ignored);
+	if (x->dirfd >= 0)
+		rt_state_remove(x->g->root, x->o->id, x->dirfd, &ignored);
+}
+
+static void ctx_free(struct create_ctx *x)
+{
+	x->st.annotations = NULL; /* borrowed from the spec */
+	x->st.n_annotations = 0;
+	rt_state_clear(&x->st);
+	cg_free(x->cg);
+	sc_filter_free(x->filter);
+	rt_spec_free(x->spec);
+	int fds[] = { x->dirfd, x->sync[0], x->sync[1], x->console_fd, x->fifo_fd };
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+int rt_container_create(struct rt_global *g, const struct rt_create_opts *o,
+			struct rt_created *out, struct hutch_err *err)
+{
+	struct create_ctx x = { .g = g, .o = o, .dirfd = -1, .sync = { -1, -1 }, .console_fd = -1,
+				.fifo_fd = -1, .pidfd = -1, .pty_master = -1 };
+	int r = rt_spec_load(o->bundle, &x.spec, err);
+	if (r < 0)
+		return r;
+	if ((r = prepare(&x, err)) < 0 || (r = spawn(&x, err)) < 0 ||
+	    (r = converse(&x, err)) < 0 ||
+	    (o->pid_file && (r = write_pid_file(o->pid_file, x.pid, err)) < 0))
+		goto fail;
+	x.st.creating = false;
+	if ((r = rt_state_save(x.dirfd, &x.st, err)) < 0)
+		goto fail;
+	out->pid = x.pid;
+	out->pidfd = steal_fd(x.pidfd);
+	out->pty_master = steal_fd(x.pty_master);
+	ctx_free(&x);
+	return 0;
+fail:
+	rollback(&x);
+	if (x.pidfd >= 0)
+		close(x.pidfd);
+	if (x.pty_master >= 0)
+		close(x.pty_master);
+	ctx_free(&x);
+	return r;
+}

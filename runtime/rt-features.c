@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `features`: the OCI features document. It lists only what this build really does, so a
+ * client never sends a field hutch would refuse or ignore.
+ */
+#include "rt.h"
+#include "rt-json.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+static void gen_list(yajl_gen g, const char *key, const char *const *v, size_t n)
+{
+	rt_gen_str(g, key);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++)
+		rt_gen_str(g, v[i]);
+	yajl_gen_array_close(g);
+}
+
+static void gen_enabled(yajl_gen g, const char *key, bool on)
+{
+	rt_gen_str(g, key);
+	yajl_gen_map_open(g);
+	rt_gen_str(g, "enabled");
+	yajl_gen_bool(g, on);
+	yajl_gen_map_close(g);
+}
+
+static void gen_caps(yajl_gen g)
+{
+	rt_gen_str(g, "capabilities");
+	yajl_gen_array_open(g);
+	for (int c = 0; c <= ns_cap_last(); c++)
+		if (ns_cap_name(c))
+			rt_gen_str(g, ns_cap_name(c));
+	yajl_gen_array_close(g);
+}
+
+static void gen_seccomp(yajl_gen g)
+{
+	static const char *const actions[] = {
+		"SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS",
+		"SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG", "SCMP_ACT_TRACE", "SCMP_ACT_TRAP",
+	};
+	static const char *const ops[] = { "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",
+					   "SCMP_CMP_LE", "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ",
+					   "SCMP_CMP_NE" };
+	static const char *const archs[] = { "SCMP_ARCH_X86", "SCMP_ARCH_X86_64",
+					     "SCMP_ARCH_X32" };
+	static const char *const flags[] = { "SECCOMP_FILTER_FLAG_LOG",
+					     "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
+					     "SECCOMP_FILTER_FLAG_TSYNC" };
+	rt_gen_str(g, "seccomp");
+	yajl_gen_map_open(g);
+	rt_gen_str(g, "enabled");
+	yajl_gen_bool(g, 1);
+	gen_list(g, "actions", actions, ARRAY_SIZE(actions));
+	gen_list(g, "operators", ops, ARRAY_SIZE(ops));
+	gen_list(g, "archs", archs, ARRAY_SIZE(archs));
+	gen_list(g, "knownFlags", flags, ARRAY_SIZE(flags));
+	gen_list(g, "supportedFlags", flags, ARRAY_SIZE(flags));
+	yajl_gen_map_close(g);
+}
+
+static void gen_linux(yajl_gen g)
+{
+	static const char *const ns[] = { "cgroup", "ipc", "mount", "network", "pid",
+					  "time", "user", "uts" };
+	rt_gen_str(g, "linux");
+	yajl_gen_map_open(g);
+	gen_list(g, "namespaces", ns, ARRAY_SIZE(ns));
+	gen_caps(g);
+	rt_gen_str(g, "cgroup");
+	yajl_gen_map_open(g);
+	const char *const keys[] = { "v1", "v2", "systemd", "systemdUser", "rdma" };
+	const bool vals[] = { true, true, false, false, false };
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		rt_gen_str(g, keys[i]);
+		yajl_gen_bool(g, vals[i]);
+	}
+	yajl_gen_map_close(g);
+	gen_seccomp(g);
+	gen_enabled(g, "apparmor", false);
+	gen_enabled(g, "selinux", false);
+	gen_enabled(g, "intelRdt", false);
+	rt_gen_str(g, "mountExtensions");
+	yajl_gen_map_open(g);
+	gen_enabled(g, "idmap", false);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+}
+
+RT_VERB_FN(features)
+{
+	static const char *const hooks[] = { "prestart", "createRuntime", "createContainer",
+					     "startContainer", "poststart", "poststop" };
+	static const char *const mount_opts[] = {
+		"async", "atime", "bind", "defaults", "dev", "diratime", "dirsync", "exec",
+		"mand", "noatime", "nodev", "nodiratime", "noexec", "nomand", "norelatime",
+		"nostrictatime", "nosuid", "private", "rbind", "relatime", "remount", "ro",
+		"rprivate", "rshared", "rslave", "runbindable", "rw", "shared", "slave",
+		"strictatime", "suid", "sync", "tmpcopyup", "unbindable",
+	};
+	(void)g, (void)argv, (void)opts;
+	if (argc - first != 0)
+		return hutch_fail(err, EINVAL, "features: takes no arguments");
+	_cleanup_gen_ yajl_gen j = yajl_gen_alloc(NULL);
+	yajl_gen_config(j, yajl_gen_beautify, 1);
+	yajl_gen_map_open(j);
+	rt_gen_kv(j, "ociVersionMin", "1.0.0");
+	rt_gen_kv(j, "ociVersionMax", "1.2.0");
+	gen_list(j, "hooks", hooks, ARRAY_SIZE(hooks));
+	gen_list(j, "mountOptions", mount_opts, ARRAY_SIZE(mount_opts));
+	gen_linux(j);
+	yajl_gen_map_close(j);
+	size_t len;
+	_cleanup_free_ char *out = rt_gen_finish(j, &len);
+	fwrite(out, 1, len, stdout);
+	printf("\n");
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The parts of the spec parser that live in their own files (one per OCI section). */
+#ifndef HUTCH_RT_SPEC_INTERNAL_H
+#define HUTCH_RT_SPEC_INTERNAL_H
+
+#include "rt-json.h"
+#include "rt-spec.h"
+
+int rt_spec_parse_process(yajl_val process, struct rt_process *out, struct hutch_err *err);
+int rt_spec_parse_mounts(yajl_val mounts, struct rt_spec *spec, struct hutch_err *err);
+int rt_spec_parse_linux(yajl_val linux_obj, struct rt_spec *spec, struct hutch_err *err);
+void rt_spec_free_mounts(struct rt_spec *spec);
+void rt_spec_free_linux(struct rt_spec *spec);
+/* Shared checks: "<field>: must be an absolute path", "<field>[i]: expected KEY=VALUE". */
+int rt_spec_check_abs(const char *path, const char *field, struct hutch_err *err);
+int rt_spec_check_env(char *const *env, const char *field, struct hutch_err *err);
+/* linux.resources -> spec->resources (+ device_rules, unified). */
+int rt_spec_parse_resources(yajl_val resources, struct rt_spec *spec, struct hutch_err *err);
+void rt_spec_free_resources(struct rt_spec *spec);
+/* linux.seccomp -> *out. */
+int rt_spec_parse_seccomp(yajl_val seccomp, struct sc_config *out, struct hutch_err *err);
+void rt_spec_free_seccomp(struct sc_config *cfg);
+
+#endif

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * linux.resources -> struct cg_resources. Numbers come from tables (one line per field);
+ * range checks that depend on the cgroup version are left to cg_plan, which names the same
+ * fields. Sections hutch cannot enforce are flagged so cg_plan refuses them, never ignored.
+ */
+#include "rt-spec-internal.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+struct num_field {
+	const char *key;
+	int64_t min;
+	size_t off; /* of a struct cg_i64 in struct cg_resources */
+};
+
+#define RES(f) offsetof(struct cg_resources, f)
+
+static const struct num_field memory_fields[] = {
+	{ "limit", INT64_MIN, RES(mem_limit) },
+	{ "reservation", INT64_MIN, RES(mem_reservation) },
+	{ "swap", INT64_MIN, RES(mem_swap) },
+	{ "swappiness", -1, RES(mem_swappiness) },
+};
+
+static const struct num_field cpu_fields[] = {
+	{ "shares", 0, RES(cpu_shares) },
+	{ "quota", INT64_MIN, RES(cpu_quota) },
+	{ "burst", 0, RES(cpu_burst) },
+	{ "period", 0, RES(cpu_period) },
+	{ "realtimeRuntime", INT64_MIN, RES(cpu_rt_runtime) },
+	{ "realtimePeriod", 0, RES(cpu_rt_period) },
+	{ "idle", INT64_MIN, RES(cpu_idle) },
+};
+
+static const struct num_field pids_fields[] = {
+	{ "limit", INT64_MIN, RES(pids_limit) },
+};
+
+static const struct num_field blkio_fields[] = {
+	{ "weight", 0, RES(blkio_weight) },
+};
+
+static int parse_nums(yajl_val obj, const char *section, const struct num_field *f, size_t n,
+		      struct cg_resources *res, struct hutch_err *err)
+{
+	char field[RT_FIELD_MAX];
+	for (size_t i = 0; i < n; i++) {
+		struct cg_i64 *v = (struct cg_i64 *)((char *)res + f[i].off);
+		rt_field(field, "linux.resources.%s.%s", section, f[i].key);
+		int r = rt_json_int(obj, f[i].key, field, f[i].min, INT64_MAX, &v->set, &v->v, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Present with something in it: null, [] and {} ask for nothing. */
+static bool nonempty(yajl_val v)
+{
+	if (!v)
+		return false;
+	if (YAJL_IS_ARRAY(v))
+		return v->u.array.len > 0;
+	if (YAJL_IS_OBJECT(v))
+		return v->u.object.len > 0;
+	return true;
+}
+
+static int parse_device(yajl_val d, size_t i, struct cg_device_rule *out, struct hutch_err *err)
+{
+	char field[RT_FIELD_MAX];
+	_cleanup_free_ char *type = NULL, *access = NULL;
+	bool present;
+	int64_t maj = -1, min = -1;
+
+	rt_field(field, "linux.resources.devices[%zu]", i);
+	if (!YAJL_IS_OBJECT(d))
+		return hutch_fail(err, EINVAL, "%s: expected an object", field);
+	if (!rt_json_get(d, "allow"))
+		return hutch_fail(err, EINVAL, "%s.allow: required", field);
+	int r = rt_json_bool(d, "allow", rt_field(field, "linux.resources.devices[%zu].allow", i),
+			     &out->allow, err);
+	if (r == 0)
+		r = rt_json_string(d, "type",
+				   rt_field(field, "linux.resources.devices[%zu].type", i), false,
+				   &type, err);
+	if (r == 0 && type && (strlen(type) != 1 || !strchr("abc", type[0])))
+		r = hutch_fail(err, EINVAL, "%s: \"%s\": expected \"a\", \"b\" or \"c\"", field,
+			       type);
+	if (r == 0)
+		r = rt_json_int(d, "major",
+				rt_field(field, "linux.resources.devices[%zu].major", i), -1,
+				UINT32_MAX, &present, &maj, err);
+	if (r == 0)
+		r = rt_json_int(d, "minor",
+				rt_field(field, "linux.resources.devices[%zu].minor", i), -1,
+				UINT32_MAX, &present, &min, err);
+	if (r == 0)
+		r = rt_json_string(d, "access",
+				   rt_field(field, "linux.resources.devices[%zu].access", i), false,
+				   &access, err);
+	if (r == 0 && access &&
+	    (strlen(access) >= sizeof(out->access) || strspn(access, "rwm") != strlen(access)))
+		r = hutch_fail(err, EINVAL, "%s: \"%s\": expected letters from \"rwm\"", field,
+			       access);
+	if (r < 0)
+		return r;
+	out->type = type ? type[0] : 'a';
+	out->major = maj;
+	out->minor = min;
+	/* Absent or empty access means all of it, as in runc's generated configs. */
+	snprintf(out->access, sizeof(out->access), "%s", access && *access ? access : "rwm");
+	return 0;
+}
+
+static int parse_devices(yajl_val res, struct rt_spec *spec, struct hutch_err *err)
+{
+	yajl_val arr;
+	int r = rt_json_array(res, "devices", "linux.resources.devices", &arr, err);
+	if (r < 0 || !arr)
+		return r;
+	spec->device_rules = hutch_xcalloc(arr->u.array.len + 1, sizeof(struct cg_device_rule));
+	spec->resources.devices = spec->device_rules;
+	for (size_t i = 0; i < arr->u.array.len; i++) {
+		r = parse_device(arr->u.array.values[i], i, &spec->device_rules[i], err);
+		if (r < 0)
+			return r;
+		spec->resources.n_devices = i + 1;
+	}
+	return 0;
+}
+
+static int parse_memory(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+{
+	static const char *const refused[] = { "kernelTCP", NULL };
+	yajl_val m;
+	int r = rt_json_object(res, "memory", "linux.resources.memory", &m, err);
+	if (r < 0 || !m)
+		return r;
+	r = parse_nums(m, "memory", memory_fields, ARRAY_SIZE(memory_fields), out, err);
+	if (r == 0)
+		r = rt_json_bool(m, "disableOOMKiller", "linux.resources.memory.disableOOMKiller",
+				 &out->mem_disable_oom_killer, err);
+	if (r == 0)
+		r = rt_json_refuse(m, refused, "linux.resources.memory", err);
+	/* memory.kernel is deprecated and ignored by runc and the kernel (5.16+): so here. */
+	if (out->mem_swappiness.set && out->mem_swappiness.v == -1)
+		out->mem_swappiness.set = false; /* runc's "unset" */
+	return r;
+}
+
+static int parse_cpu(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+{
+	yajl_val c;
+	char *s = NULL;
+	int r = rt_json_object(res, "cpu", "linux.resources.cpu", &c, err);
+	if (r < 0 || !c)
+		return r;
+	r = parse_nums(c, "cpu", cpu_fields, ARRAY_SIZE(cpu_fields), out, err);
+	if (r == 0)
+		r = rt_json_string(c, "cpus", "linux.resources.cpu.cpus", false, &s, err);
+	out->cpus = s; /* owned here; freed by rt_spec_free_resources */
+	s = NULL;
+	if (r == 0)
+		r = rt_json_string(c, "mems", "linux.resources.cpu.mems", false, &s, err);
+	out->mems = s;
+	return r;
+}
+
+static int parse_blkio(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+{
+	static const char *const per_device[] = {
+		"leafWeight",
+		"weightDevice",
+		"throttleReadBpsDevice",
+		"throttleWriteBpsDevice",
+		"throttleReadIOPSDevice",
+		"throttleWriteIOPSDevice",
+	};
+	yajl_val b;
+	int r = rt_json_object(res, "blockIO", "linux.resources.blockIO", &b, err);
+	if (r < 0 || !b)
+		return r;
+	r = parse_nums(b, "blockIO", blkio_fields, ARRAY_SIZE(blkio_fields), out, err);
+	for (size_t i = 0; i < ARRAY_SIZE(per_device); i++)
+		out->has_blkio_devices |= nonempty(rt_json_get(b, per_device[i]));
+	return r;
+}
+
+static int parse_unified(yajl_val res, struct rt_spec *spec, struct hutch_err *err)
+{
+	yajl_val u;
+	int r = rt_json_object(res, "unified", "linux.resources.unified", &u, err);
+	if (r < 0 || !u)
+		return r;
+	r = rt_json_kv(u, "linux.resources.unified", &spec->unified, &spec->resources.n_unified,
+		       err);
+	spec->resources.unified = spec->unified;
+	return r;
+}
+
+int rt_spec_parse_resources(yajl_val resources, struct rt_spec *spec, struct hutch_err *err)
+{
+	struct cg_resources *res = &spec->resources;
+	yajl_val pids;
+	int r = parse_devices(resources, spec, err);
+	if (r == 0)
+		r = parse_memory(resources, res, err);
+	if (r == 0)
+		r = parse_cpu(resources, res, err);
+	if (r == 0)
+		r = rt_json_object(resources, "pids", "linux.resources.pids", &pids, err);
+	if (r == 0 && pids)
+		r = parse_nums(pids, "pids", pids_fields, ARRAY_SIZE(pids_fields), res, err);
+	if (r == 0)
+		r = parse_blkio(resources, res, err);
+	if (r == 0)
+		r = parse_unified(resources, spec, err);
+	if (r < 0)
+		return r;
+	/* Recorded, not dropped: cg_plan refuses them with the field's name. */
+	res->has_hugetlb = nonempty(rt_json_get(resources, "hugepageLimits"));
+	res->has_network = nonempty(rt_json_get(resources, "network"));
+	res->has_rdma = nonempty(rt_json_get(resources, "rdma"));
+	spec->has_resources = true;
+	return 0;
+}
+
+void rt_spec_free_resources(struct rt_spec *spec)
+{
+	free(spec->device_rules);
+	spec->device_rules = NULL;
+	for (size_t i = 0; spec->unified && i < spec->resources.n_unified; i++) {
+		free(spec->unified[i].key);
+		free(spec->unified[i].value);
+	}
+	free(spec->unified);
+	spec->unified = NULL;
+	/* cpus and mems are the only strings the struct points at that the spec owns. */
+	free((char *)spec->resources.cpus);
+	free((char *)spec->resources.mems);
+	memset(&spec->resources, 0, sizeof(spec->resources));
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Container state: one directory per container under --root, holding state.json (written
+ * atomically) and exec.fifo while the container is created but not started. The directory
+ * itself is the lock (flock) that serialises operations on one id.
+ */
+#include "rt.h"
+#include "rt-json.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+const char *rt_status_name(enum rt_status s)
+{
+	static const char *const names[] = { "creating", "created", "running", "paused",
+					     "stopped" };
+	return names[s];
+}
+
+static int lock_dir(int dirfd, const char *id, struct hutch_err *err)
+{
+	if (flock(dirfd, LOCK_EX) < 0)
+		return hutch_fail_errno(err, errno, "lock container %s", id);
+	return 0;
+}
+
+int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hutch_err *err)
+{
+	if (mkdir(root, 0711) < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "create state root %s", root);
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return hutch_fail_errno(err, errno, "open state root %s", root);
+	if (mkdirat(rootfd, id, 0700) < 0) {
+		if (errno == EEXIST)
+			return hutch_fail(err, EEXIST, "container %s already exists", id);
+		return hutch_fail_errno(err, errno, "create state dir %s/%s", root, id);
+	}
+	int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open state dir %s/%s", root, id);
+	int r = lock_dir(fd, id, err);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*dirfd = fd;
+	return 0;
+}
+
+int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", root, id);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return hutch_fail(err, ENOENT, "container %s does not exist", id);
+		return hutch_fail_errno(err, errno, "open state dir %s", path);
+	}
+	int r = lock_dir(fd, id, err);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	/* A concurrent delete may have removed it while we waited for the lock. */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_nlink == 0) {
+		close(fd);
+		return hutch_fail(err, ENOENT, "container %s does not exist", id);
+	}
+	*dirfd = fd;
+	return 0;
+}
+
+static void gen_annotations(yajl_gen g, const struct rt_state *st)
+{
+	rt_gen_str(g, "annotations");
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < st->n_annotations; i++)
+		rt_gen_kv(g, st->annotations[i].key, st->annotations[i].value);
+	yajl_gen_map_close(g);
+}
+
+/* The OCI state fields, then runc's extras; private fields go only into state.json. */
+static char *gen_state(const struct rt_state *st, const char *status, bool priv, size_t *len)
+{
+	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	rt_gen_kv(g, "ociVersion", "1.2.0");
+	rt_gen_kv(g, "id", st->id);
+	rt_gen_kv(g, "status", status);
+	rt_gen_str(g, "pid");
+	yajl_gen_integer(g, st->pid);
+	rt_gen_kv(g, "bundle", st->bundle);
+	rt_gen_kv(g, "rootfs", st->rootfs);
+	rt_gen_kv(g, "created", st->created);
+	rt_gen_kv(g, "owner", st->owner ? st->owner : "");
+	gen_annotations(g, st);
+	if (priv) {
+		rt_gen_str(g, "hutch_start_time");
+		yajl_gen_integer(g, (long long)st->start_time);
+		rt_gen_kv(g, "hutch_cgroup_path", st->cgroup_path);
+		rt_gen_str(g, "hutch_poststop");
+		yajl_gen_bool(g, st->poststop);
+		rt_gen_str(g, "hutch_creating");
+		yajl_gen_bool(g, st->creating);
+	}
+	yajl_gen_map_close(g);
+	return rt_gen_finish(g, len);
+}
+
+char *rt_state_json(const struct rt_state *st, enum rt_status status, size_t *len)
+{
+	return gen_state(st, rt_status_name(status), false, len);
+}
+
+int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err)
+{
+	size_t len = 0;
+	_cleanup_free_ char *json = gen_state(st, "created", true, &len);
+	return hutch_write_atomic_at(dirfd, "state.json", json, len, 0600, err);
+}
+
+static int load_annotations(yajl_val doc, struct rt_state *st)
+{
+	yajl_val a = rt_json_get(doc, "annotations");
+	if (!YAJL_IS_OBJECT(a))
+		return 0;
+	size_t n = a->u.object.len;
+	st->annotations = hutch_xcalloc(n, sizeof(*st->annotations));
+	for (size_t i = 0; i < n; i++) {
+		yajl_val v = a->u.object.values[i];
+		if (!YAJL_IS_STRING(v))
+			continue;
+		st->annotations[st->n_annotations].key = hutch_xstrdup(a->u.object.keys[i]);
+		st->annotations[st->n_annotations++].value = hutch_xstrdup(YAJL_GET_STRING(v));
+	}
+	return 0;
+}
+
+int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_json_ yajl_val doc = NULL;
+	int64_t pid = 0;
+	uint64_t start = 0;
+	int r = hutch_read_file_at(dirfd, "state.json", 1 << 20, &text, NULL, err);
+	if (r == -ENOENT)
+		return hutch_fail(err, ENOENT, "container %s does not exist (no state)", id);
+	if (r < 0)
+		return r;
+	r = rt_json_parse(text, "state.json", &doc, err);
+	if (r < 0)
+		return r;
+	memset(st, 0, sizeof(*st));
+	st->id = hutch_xstrdup(id);
+	if ((r = rt_json_string(doc, "bundle", "bundle", true, &st->bundle, err)) < 0 ||
+	    (r = rt_json_string(doc, "rootfs", "rootfs", false, &st->rootfs, err)) < 0 ||
+	    (r = rt_json_string(doc, "created", "created", false, &st->created, err)) < 0 ||
+	    (r = rt_json_string(doc, "owner", "owner", false, &st->owner, err)) < 0 ||
+	    (r = rt_json_string(doc, "hutch_cgroup_path", "hutch_cgroup_path", false,
+				&st->cgroup_path, err)) < 0 ||
+	    (r = rt_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, err)) < 0 ||
+	    (r = rt_json_uint64(doc, "hutch_start_time", "hutch_start_time", NULL, &start,
+				err)) < 0 ||
+	    (r = rt_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) < 0 ||
+	    (r = rt_json_bool(doc, "hutch_creating", "hutch_creating", &st->creating, err)) < 0) {
+		rt_state_clear(st);
+		return hutch_err_prefix(err, "state.json of %s: ", id);
+	}
+	st->pid = (pid_t)pid;
+	st->start_time = start;
+	return load_annotations(doc, st);
+}
+
+void rt_state_clear(struct rt_state *st)
+{
+	free(st->id);
+	free(st->bundle);
+	free(st->rootfs);
+	free(st->created);
+	free(st->owner);
+	free(st->cgroup_path);
+	for (size_t i = 0; i < st->n_annotations; i++) {
+		free(st->annotations[i].key);
+		free(st->annotations[i].value);
+	}
+	free(st->annotations);
+	memset(st, 0, sizeof(*st));
+}
+
+int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_err *err)
+{
+	_cleanup_(hutch_closedirp) DIR *d = NULL;
+	int fd = dup(dirfd);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return hutch_fail_errno(err, errno, "read state dir of %s", id);
+	}
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd, de->d_name, 0);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", root, id);
+	if (rmdir(path) < 0 && errno != ENOENT)
+		return hutch_fail_errno(err, errno, "remove state dir %s", path);
+	return 0;
+}
+
+bool rt_pid_alive(pid_t pid, uint64_t start_time)
+{
+	uint64_t st = 0;
+	char state = 0;
+	if (pid <= 0 || hutch_proc_stat(pid, &st, &state) < 0)
+		return false;
+	/* A zombie has exited; a different start time means the pid was reused. */
+	return state != 'Z' && state != 'X' && (start_time == 0 || st == start_time);
+}
+
+enum rt_status rt_state_status(int dirfd, const struct rt_state *st)
+{
+	if (st->creating)
+		return rt_pid_alive(st->pid, st->start_time) ? RT_CREATING : RT_STOPPED;
+	if (!rt_pid_alive(st->pid, st->start_time))
+		return RT_STOPPED;
+	if (faccessat(dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return RT_CREATED;
+	return RT_RUNNING;
+}
+
+int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err)
+{
+	_cleanup_(hutch_closedirp) DIR *d = opendir(root);
+	size_t n = 0;
+	*ids = hutch_xcalloc(1, sizeof(char *));
+	if (!d)
+		return errno == ENOENT ? 0 : hutch_fail_errno(err, errno, "open %s", root);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		*ids = hutch_xrealloc(*ids, (n + 2) * sizeof(char *));
+		(*ids)[n++] = hutch_xstrdup(de->d_name);
+		(*ids)[n] = NULL;
+	}
+	return (int)n;
+}

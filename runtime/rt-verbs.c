@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The lifecycle verbs after create: start (exec.fifo), state, kill and delete, with runc's
+ * messages and exit codes, which podman, containerd's shim and Docker depend on.
+ */
+#include "rt.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+struct locked {
+	int dirfd;
+	struct rt_state st;
+};
+
+static void locked_free(struct locked *l)
+{
+	if (l->dirfd >= 0)
+		close(l->dirfd);
+	rt_state_clear(&l->st);
+}
+
+static int open_locked(struct rt_global *g, const char *id, struct locked *l,
+		       struct hutch_err *err)
+{
+	l->dirfd = -1;
+	memset(&l->st, 0, sizeof(l->st));
+	TRY(rt_validate_id(id, err));
+	TRY(rt_state_open(g->root, id, &l->dirfd, err));
+	return rt_state_load(l->dirfd, id, &l->st, err);
+}
+
+/* Opens exec.fifo without blocking, then waits for the child's answer or its death. */
+static int release_child(struct locked *l, struct hutch_err *err)
+{
+	_cleanup_close_ int fifo = openat(l->dirfd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fifo < 0)
+		return hutch_fail_errno(err, errno, "open exec.fifo");
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, l->st.pid, 0);
+	struct pollfd p[2] = { { .fd = fifo, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+	for (;;) {
+		int n = poll(p, pidfd >= 0 ? 2 : 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return hutch_fail_errno(err, errno, "wait for container start");
+		if (p[0].revents & POLLIN)
+			break;
+		if (p[1].revents & POLLIN)
+			return hutch_fail(err, ESRCH, "container init exited before start");
+		if (p[0].revents & POLLHUP) /* writer not there yet: keep waiting */
+			usleep(1000);
+	}
+	struct rt_sync_msg m;
+	ssize_t got = hutch_read_all(fifo, &m, sizeof(m));
+	unlinkat(l->dirfd, "exec.fifo", 0);
+	if (got != (ssize_t)sizeof(m))
+		return hutch_fail(err, EPIPE, "container init exited before start");
+	if (m.type == RT_SYNC_ERROR) {
+		*err = m.err;
+		return -(m.err.code ? m.err.code : EINVAL);
+	}
+	return 0;
+}
+
+static void poststart(struct locked *l)
+{
+	struct rt_spec *spec = NULL;
+	struct hutch_err e = { 0 };
+	if (rt_spec_load(l->st.bundle, &spec, &e) < 0)
+		return;
+	if (spec->hooks[RT_HOOK_POSTSTART].n) {
+		size_t len;
+		_cleanup_free_ char *json = rt_state_json(&l->st, RT_RUNNING, &len);
+		if (rt_hooks_run(&spec->hooks[RT_HOOK_POSTSTART], "poststart", json, &e) < 0)
+			hutch_warn("%s", e.msg); /* the spec: log a warning and go on */
+	}
+	rt_spec_free(spec);
+}
+
+int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *err)
+{
+	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
+	TRY(open_locked(g, id, &l, err));
+	enum rt_status s = rt_state_status(l.dirfd, &l.st);
+	if (s != RT_CREATED)
+		return hutch_fail(err, EINVAL, "cannot start a container that is %s (%s)",
+				  rt_status_name(s), id);
+	TRY(release_child(&l, err));
+	poststart(&l);
+	return 0;
+}
+
+int rt_verb_start(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
+		      struct hutch_err *err)
+{
+	const char *id;
+	(void)o;
+	TRY(rt_one_id(argc, argv, first, &id, err));
+	TRY(rt_container_start(g, id, err));
+	return 0;
+}
+
+int rt_verb_state(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
+		      struct hutch_err *err)
+{
+	const char *id;
+	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
+	(void)o;
+	TRY(rt_one_id(argc, argv, first, &id, err));
+	TRY(open_locked(g, id, &l, err));
+	enum rt_status s = rt_state_status(l.dirfd, &l.st);
+	if (s == RT_STOPPED)
+		l.st.pid = 0;
+	size_t len;
+	_cleanup_free_ char *json = rt_state_json(&l.st, s, &len);
+	printf("%s\n", json);
+	return 0;
+}
+
+static int parse_signal(const char *s, struct hutch_err *err)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} sigs[] = {
+		{ "HUP", SIGHUP },   { "INT", SIGINT },   { "QUIT", SIGQUIT }, { "ILL", SIGILL },
+		{ "TRAP", SIGTRAP }, { "ABRT", SIGABRT }, { "IOT", SIGIOT },   { "BUS", SIGBUS },
+		{ "FPE", SIGFPE },   { "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "SEGV", SIGSEGV },
+		{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+		{ "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD }, { "CONT", SIGCONT },
+		{ "STOP", SIGSTOP }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+		{ "URG", SIGURG },   { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
+		{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "POLL", SIGPOLL },
+		{ "PWR", SIGPWR },   { "SYS", SIGSYS },
+	};
+	int64_t n;
+	if (hutch_parse_i64(s, &n) == 0) {
+		if (n <= 0 || n >= NSIG)
+			return hutch_fail(err, EINVAL, "invalid signal %s", s);
+		return (int)n;
+	}
+	const char *name = hutch_str_has_prefix(s, "SIG") ? s + 3 : s;
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		if (!strcasecmp(sigs[i].name, name))
+			return sigs[i].sig;
+	if (!strncasecmp(name, "RTMIN", 5) || !strncasecmp(name, "RTMAX", 5)) {
+		int64_t off = 0;
+		if (name[5] && hutch_parse_i64(name + 5, &off) < 0)
+			return hutch_fail(err, EINVAL, "invalid signal %s", s);
+		int sig = (toupper(name[3]) == 'I' ? SIGRTMIN : SIGRTMAX) + (int)off;
+		if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+			return sig;
+	}
+	return hutch_fail(err, EINVAL, "invalid signal %s", s);
+}
+
+int rt_verb_kill(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
+		     struct hutch_err *err)
+{
+	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
+	int n = argc - first;
+	if (n < 1 || n > 2)
+		return hutch_fail(err, EINVAL, "kill: usage: hutch kill [--all] ID [SIGNAL]");
+	int sig = n == 2 ? parse_signal(argv[first + 1], err) : SIGTERM;
+	if (sig < 0)
+		return sig;
+	TRY(open_locked(g, argv[first], &l, err));
+	enum rt_status s = rt_state_status(l.dirfd, &l.st);
+	bool all = rt_opt(o, 1, "all") != NULL;
+	if (all && l.st.cgroup_path) {
+		struct cg *cg = NULL;
+		TRY(cg_open(l.st.cgroup_path, &cg, err));
+		int r = cg_signal_all(cg, sig, err);
+		cg_free(cg);
+		return r < 0 ? r : 0;
+	}
+	if (s == RT_STOPPED)
+		return hutch_fail(err, ESRCH, "container not running");
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, l.st.pid, 0);
+	/* The start time was checked by the status above; the pidfd pins that process. */
+	if (pidfd < 0 || !rt_pid_alive(l.st.pid, l.st.start_time))
+		return hutch_fail(err, ESRCH, "container not running");
+	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+		return hutch_fail_errno(err, errno, "kill container %s", l.st.id);
+	return 0;
+}
+
+static void poststop(const struct rt_state *st)
+{
+	struct rt_spec *spec = NULL;
+	struct hutch_err e = { 0 };
+	if (!st->poststop || rt_spec_load(st->bundle, &spec, &e) < 0)
+		return;
+	size_t len;
+	_cleanup_free_ char *json = rt_state_json(st, RT_STOPPED, &len);
+	if (rt_hooks_run(&spec->hooks[RT_HOOK_POSTSTOP], "poststop", json, &e) < 0)
+		hutch_warn("%s", e.msg);
+	rt_spec_free(spec);
+}
+
+int rt_container_delete(struct rt_global *g, const char *id, bool force, struct hutch_err *err)
+{
+	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
+	int r = open_locked(g, id, &l, err);
+	if (r == -ENOENT && force)
+		return 0;
+	if (r < 0)
+		return r;
+	enum rt_status s = rt_state_status(l.dirfd, &l.st);
+	if (s != RT_STOPPED && s != RT_CREATED && !force)
+		return hutch_fail(err, EBUSY, "cannot delete container %s that is %s (use --force)",
+				  id, rt_status_name(s));
+	if (s != RT_STOPPED && rt_pid_alive(l.st.pid, l.st.start_time))
+		kill(l.st.pid, SIGKILL);
+	if (l.st.cgroup_path) {
+		struct cg *cg = NULL;
+		if (cg_open(l.st.cgroup_path, &cg, err) >= 0) {
+			r = cg_destroy(cg, err);
+			cg_free(cg);
+			if (r < 0)
+				return r;
+		}
+	}
+	/* Our own child (a foreground run): reap it so no zombie is left. */
+	waitpid(l.st.pid, NULL, WNOHANG);
+	poststop(&l.st);
+	return rt_state_remove(g->root, id, l.dirfd, err);
+}
+
+int rt_verb_delete(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
+		       struct hutch_err *err)
+{
+	const char *id;
+	TRY(rt_one_id(argc, argv, first, &id, err));
+	return rt_container_delete(g, id, rt_opt(o, 1, "force") != NULL, err);
+}
+

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * runtime/: the CLI, container state and the setup recipe. This header is shared by the
+ * runtime's own files only; the modules never include it.
+ */
+#ifndef HUTCH_RT_H
+#define HUTCH_RT_H
+
+#include "hutch-base.h"
+#include "rt-spec.h"
+
+#include <stdint.h>
+
+#define RT_DEFAULT_ROOT "/run/hutch"
+
+struct rt_global {
+	const char *root;
+	const char *log;
+	bool log_json;
+	bool debug;
+	bool systemd_cgroup;
+};
+
+/* ---- command line (rt-cli.c) ---- */
+
+struct rt_opt {
+	const char *name; /* long name without "--" */
+	char short_name;  /* 0 = none */
+	bool has_arg;
+	const char *help;
+	const char *value; /* filled by rt_parse_opts: the argument, or "" for a flag */
+};
+
+/* Parses argv (argv[0] is the verb) into opts; returns the index of the first positional
+ * argument. "--help"/"-h" set *help. Errors name the flag. */
+int rt_parse_opts(int argc, char **argv, struct rt_opt *opts, size_t n_opts, bool *help,
+		  struct hutch_err *err);
+const char *rt_opt(const struct rt_opt *opts, size_t n, const char *name);
+/* Exactly one positional: the container id, validated. */
+int rt_one_id(int argc, char **argv, int first, const char **id, struct hutch_err *err);
+
+struct rt_verb {
+	const char *name;
+	const char *summary;
+	const char *usage; /* after "hutch VERB " */
+	struct rt_opt *opts;
+	size_t n_opts;
+	int (*run)(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *opts,
+		   struct hutch_err *err);
+};
+const struct rt_verb *rt_verb_find(const char *name);
+void rt_verb_help(const struct rt_verb *v, int fd);
+void rt_main_help(int fd);
+#define RT_VERB_FN(name)                                                                           \
+	int rt_verb_##name(struct rt_global *g, int argc, char **argv, int first,              \
+			   struct rt_opt *opts, struct hutch_err *err)
+RT_VERB_FN(spec);
+RT_VERB_FN(create);
+RT_VERB_FN(run);
+RT_VERB_FN(start);
+RT_VERB_FN(state);
+RT_VERB_FN(kill);
+RT_VERB_FN(delete);
+RT_VERB_FN(list);
+RT_VERB_FN(features);
+extern const struct rt_verb rt_verbs[];
+extern const size_t rt_n_verbs;
+
+/* ---- state (rt-state.c) ---- */
+
+enum rt_status { RT_CREATING, RT_CREATED, RT_RUNNING, RT_PAUSED, RT_STOPPED };
+const char *rt_status_name(enum rt_status s);
+
+struct rt_state {
+	char *id;
+	char *bundle, *rootfs, *created, *owner;
+	pid_t pid;
+	uint64_t start_time;
+	char *cgroup_path; /* as given to cg_create */
+	bool poststop;     /* the bundle has poststop hooks */
+	bool creating;     /* create has not finished */
+	struct cg_kv *annotations;
+	size_t n_annotations;
+};
+
+int rt_validate_id(const char *id, struct hutch_err *err);
+/* Creates <root>/<id> (EEXIST: "container ID already exists") and returns it locked. */
+int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hutch_err *err);
+/* Opens and locks <root>/<id> (ENOENT: "container ID does not exist"). */
+int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err);
+int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err);
+int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err);
+void rt_state_clear(struct rt_state *st);
+/* Removes the state directory's content and the directory itself. */
+int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_err *err);
+/* Live status: pid liveness (start time guards pid reuse; zombies are stopped) and exec.fifo
+ * (created vs running). */
+enum rt_status rt_state_status(int dirfd, const struct rt_state *st);
+bool rt_pid_alive(pid_t pid, uint64_t start_time);
+/* The OCI state document. */
+char *rt_state_json(const struct rt_state *st, enum rt_status status, size_t *len);
+int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err);
+
+/* ---- hooks (rt-hooks.c) ---- */
+
+int rt_hooks_run(const struct rt_hooks *hooks, const char *name, const char *state_json,
+		 struct hutch_err *err);
+
+/* ---- create / start / delete (rt-create.c, rt-child.c) ---- */
+
+struct rt_create_opts {
+	const char *id;
+	const char *bundle;
+	const char *pid_file;
+	const char *console_socket;
+	int preserve_fds;
+	bool no_pivot;
+	bool no_new_keyring;
+	bool foreground; /* `run` without -d: the caller relays the terminal and waits */
+};
+
+struct rt_created {
+	pid_t pid;
+	int pidfd;
+	int pty_master; /* foreground run with terminal: the master to relay, else -1 */
+};
+
+int rt_container_create(struct rt_global *g, const struct rt_create_opts *o,
+			struct rt_created *out, struct hutch_err *err);
+int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *err);
+int rt_container_delete(struct rt_global *g, const char *id, bool force,
+			struct hutch_err *err);
+
+/* ---- the child (rt-child.c): runs between clone and execve ---- */
+
+struct rt_child {
+	const struct rt_spec *spec;
+	const struct rt_create_opts *opts;
+	int sync_fd;
+	int fifo_fd;        /* O_PATH of exec.fifo: opening it for writing blocks until start */
+	int console_fd;     /* connected --console-socket, or -1 */
+	const struct sc_filter *filter;
+	bool send_pty;      /* foreground run: send the pty master to the parent */
+	bool hooks_sync;    /* parent runs prestart/createRuntime hooks mid-setup */
+	uint32_t new_ns;    /* CLONE_NEW* created for this container */
+};
+__attribute__((noreturn)) void rt_child_main(struct rt_child *c);
+
+/* ---- parent/child sync (rt-sync.c) ---- */
+
+enum rt_sync_type {
+	RT_SYNC_GO = 1, /* parent -> child: id maps written, cgroup joined */
+	RT_SYNC_HOOKS,  /* child -> parent: mounts done; run prestart/createRuntime */
+	RT_SYNC_HOOKS_DONE,
+	RT_SYNC_PTY,   /* child -> parent: the pty master follows as SCM_RIGHTS */
+	RT_SYNC_READY, /* child -> parent: set up, waiting for start */
+	RT_SYNC_ERROR, /* child -> parent: err follows */
+};
+
+struct rt_sync_msg {
+	uint32_t type;
+	struct hutch_err err;
+};
+
+int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e,
+		 struct hutch_err *err);
+int rt_sync_recv(int fd, struct rt_sync_msg *msg, struct hutch_err *err);
+int rt_sync_expect(int fd, enum rt_sync_type type, struct hutch_err *err);
+
+/* ---- waiting and the terminal (rt-console.c) ---- */
+
+/* Relays stdin/stdout <-> master until the container exits; returns its exit code. */
+int rt_relay_and_wait(int master, int pidfd, pid_t pid, struct hutch_err *err);
+/* Waits for pid; returns the exit code or 128+signal. Forwards SIGINT/SIGTERM/... to it. */
+int rt_wait_forward(int pidfd, pid_t pid, struct hutch_err *err);
+
+#endif

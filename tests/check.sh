@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The whole test suite, as CI runs it (README's second command). Run as root on Debian 12:
+# installs what is missing, checks formatting, builds, runs the unit tests, the integration
+# tests (bats, real containers), the cgroup v2 VM lane and a sanitizer build's unit tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+build=${HUTCH_BUILD:-build}
+
+.ci/install-deps.sh
+
+echo "== format"
+git ls-files '*.c' '*.h' | xargs clang-format --dry-run -Werror
+
+echo "== build"
+[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
+ninja -C "$build"
+
+failed=0
+echo "== unit + integration"
+meson test -C "$build" --print-errorlogs --suite unit --suite integration || failed=1
+
+echo "== sanitizers (ASan + UBSan, unit tests)"
+[ -f build-asan/build.ninja ] ||
+	meson setup build-asan -Dstatic=false -Dintegration=false -Db_sanitize=address,undefined \
+		-Dbuildtype=debug >/dev/null
+ninja -C build-asan >/dev/null
+meson test -C build-asan --print-errorlogs --suite unit || failed=1
+
+if [ -x tests/vm/run.sh ]; then
+	echo "== cgroup v2 lane (VM)"
+	tests/vm/run.sh "$top/$build" || failed=1
+fi
+
+# One closing line for CI: the TAP results of every test program and bats test.
+log=$build/meson-logs/testlog.txt
+pass=$(grep -cE '^ok ' "$log" build-asan/meson-logs/testlog.txt | awk -F: '{s+=$2} END {print s+0}')
+fail=$(grep -cE '^not ok ' "$log" build-asan/meson-logs/testlog.txt | awk -F: '{s+=$2} END {print s+0}')
+echo "tests: $pass passed, $fail failed"
+[ "$failed" = 0 ] && [ "$fail" = 0 ]

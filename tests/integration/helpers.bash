@@ -1,0 +1,335 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# Shared by every .bats file: a busybox bundle per test, the `hutch` wrapper, waiting for
+# container states, and a teardown that deletes the test's containers and then fails the
+# test if anything leaked: a state dir, a mount, a cgroup, a process, an fd, a netns.
+# Everything a test makes lives in its own $TEST_DIR under $BATS_TMPDIR (or /tmp).
+
+INTEGRATION_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${HUTCH:?set HUTCH to the hutch binary (run the suite with run.sh or meson test)}"
+BUSYBOX=${HUTCH_IT_BUSYBOX:-/bin/busybox}
+# Every hutch command gets this long; a hang fails the command instead of the whole suite.
+HUTCH_CMD_TIMEOUT=${HUTCH_CMD_TIMEOUT:-30}
+
+# The binary under test, with the test's private state root.
+hutch() {
+	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "$HUTCH" --root "$HUTCH_ROOT" "$@"
+}
+
+# Where the compiled helpers (recvtty, reaper) live: run.sh builds them once per run; when
+# bats is run by hand they are built here, on first use, into bats' per-run temp dir.
+helper_bin() {
+	local name=$1 dir=${HUTCH_HELPERS_BIN:-${BATS_RUN_TMPDIR:?}/bin}
+	if [ ! -x "$dir/$name" ]; then
+		mkdir -p "$dir"
+		cc -O2 -Wall -o "$dir/$name.tmp.$$" "$INTEGRATION_ROOT/helpers/$name.c" >&2 || return 1
+		mv "$dir/$name.tmp.$$" "$dir/$name"
+	fi
+	echo "$dir/$name"
+}
+
+# A busybox rootfs, built once per run and copied into every bundle.
+rootfs_template() {
+	local dir=${HUTCH_HELPERS_BIN:-${BATS_RUN_TMPDIR:?}/bin}/rootfs applet
+	if [ -d "$dir" ]; then
+		echo "$dir"
+		return
+	fi
+	mkdir -p "${dir%/*}"
+	local tmp
+	tmp=$(mktemp -d "$dir.XXXXXX")
+	mkdir -p "$tmp"/{bin,dev,etc,home/user,mnt,proc,root,run,sys,tmp,usr/bin,var}
+	chmod 1777 "$tmp/tmp"
+	chmod 0700 "$tmp/root"
+	cp "$BUSYBOX" "$tmp/bin/busybox"
+	for applet in $("$BUSYBOX" --list); do
+		[ -e "$tmp/bin/$applet" ] || ln -s busybox "$tmp/bin/$applet"
+	done
+	cat >"$tmp/etc/passwd" <<-'EOF'
+		root:x:0:0:root:/root:/bin/sh
+		user:x:1000:1000:user:/home/user:/bin/sh
+		nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+	EOF
+	cat >"$tmp/etc/group" <<-'EOF'
+		root:x:0:
+		user:x:1000:
+		nogroup:x:65534:
+	EOF
+	chown 1000:1000 "$tmp/home/user"
+	# Another test file may have won the race; either copy is fine.
+	mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
+	echo "$dir"
+}
+
+# make_bundle DIR: DIR/rootfs from busybox, DIR/config.json from `hutch spec`, then the
+# suite's defaults: no terminal, `true` as the process, a cgroupsPath unique to this test and
+# bundle (relative: hutch puts it beneath our own cgroup), and a tag in the environment by
+# which teardown finds leaked container processes.
+make_bundle() {
+	local dir=$1 cg=$TAG
+	[ "$(basename "$dir")" = bundle ] || cg=$TAG-$(basename "$dir")
+	mkdir -p "$dir"
+	cp -a "$(rootfs_template)" "$dir/rootfs"
+	(cd "$dir" && hutch spec) || {
+		echo "make_bundle: hutch spec failed" >&2
+		return 1
+	}
+	update_config_in "$dir" '.process.terminal = false
+		| .process.args = ["true"]
+		| .linux.cgroupsPath = $cg
+		| .process.env += ["HUTCH_IT_TAG=" + $tag]' --arg cg "$cg" --arg tag "$TAG"
+}
+
+# update_config FILTER [JQ_ARGS...]: edits $BUNDLE/config.json with jq.
+update_config() {
+	update_config_in "$BUNDLE" "$@"
+}
+
+update_config_in() {
+	local dir=$1 filter=$2
+	shift 2
+	jq "$@" "$filter" "$dir/config.json" >"$dir/config.json.new" &&
+		mv "$dir/config.json.new" "$dir/config.json"
+}
+
+# Sets process.args: `set_args sh -c 'echo hi'`.
+set_args() {
+	update_config '.process.args = $ARGS.positional' --args "$@"
+}
+
+# run_bg ARGS...: like `run hutch ARGS...` for a command that leaves a container behind
+# (create, run -d). The container inherits hutch's stdio, so it must not get `run`'s pipe
+# (bats would wait for it to close) nor bats' fd 3: both go to $TEST_DIR/<id>.out, the last
+# argument being the id. Sets status, output and lines as `run` does.
+run_bg() {
+	local id=${!#}
+	local log=$TEST_DIR/$id.out
+	status=0
+	hutch "$@" </dev/null >>"$log" 2>&1 3>&- || status=$?
+	output=$(cat "$log")
+	mapfile -t lines <<<"$output"
+	echo "# hutch $* -> $status: $output" >&2
+}
+
+# Everything the container <id> started with run_bg has printed so far.
+ctr_output() {
+	cat "$TEST_DIR/$1.out"
+}
+
+# wait_for_state ID STATUS [SECONDS]: polls `hutch state` (every 50ms, 10s by default).
+wait_for_state() {
+	local id=$1 want=$2 tries=$((${3:-10} * 20)) got=
+	while [ "$tries" -gt 0 ]; do
+		got=$(hutch state "$id" 2>/dev/null | jq -r .status 2>/dev/null) || true
+		[ "$got" = "$want" ] && return 0
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	echo "wait_for_state: $id is '${got:-<no state>}', not '$want'" >&2
+	hutch state "$id" >&2 || true
+	return 1
+}
+
+# The state's field for a container: `state_field ID .pid`.
+state_field() {
+	hutch state "$1" | jq -r "$2"
+}
+
+# Keeps `run`'s caller honest: prints the output of a failed command in the test log.
+check_status() {
+	local want=$1
+	if [ "$status" -ne "$want" ]; then
+		echo "expected status $want, got $status; output:" >&2
+		printf '%s\n' "$output" >&2
+		return 1
+	fi
+}
+
+# Runs the bundle's process in the foreground as container $ID and expects exit 0.
+run_ok() {
+	run hutch run "${@:-$ID}"
+	check_status 0
+}
+
+# A host mount the test made under $TEST_DIR, for teardown to unmount before its checks.
+track_mount() {
+	HOST_MOUNTS+=("$1")
+}
+
+# A netns the test added with `ip netns add`, for teardown to delete.
+track_netns() {
+	NETNS_NAMES+=("$1")
+}
+
+# A background helper process (recvtty, a hutch run in the background) to kill in teardown.
+track_pid() {
+	BG_PIDS+=("$1")
+}
+
+requires_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+}
+
+# The directory of this shell's own cgroup in every mounted hierarchy (v1 and v2).
+own_cgroup_dirs() {
+	awk '
+	FNR == NR {
+		i = index($0, ":"); rest = substr($0, i + 1)
+		j = index(rest, ":"); ctl = substr(rest, 1, j - 1)
+		path[ctl] = substr(rest, j + 1)
+		next
+	}
+	{
+		for (i = 7; $i != "-"; i++) {}
+		fstype = $(i + 1); split($(i + 3), opts, ",")
+		root = $4; mp = $5
+		if (fstype == "cgroup2" && ("" in path))
+			print mp rel(path[""], root)
+		if (fstype != "cgroup")
+			next
+		for (c in path) {
+			if (c == "")
+				continue
+			split(c, first, ",")
+			for (k in opts)
+				if (opts[k] == first[1])
+					print mp rel(path[c], root)
+		}
+	}
+	function rel(p, root) {
+		if (root != "/" && index(p, root) == 1)
+			p = substr(p, length(root) + 1)
+		return p == "/" ? "" : p
+	}' /proc/self/cgroup /proc/self/mountinfo | sort -u
+}
+
+# Where the container's cgroup is expected in hierarchy DIR (from own_cgroup_dirs).
+own_cgroup_dir() {
+	local ctl=$1
+	own_cgroup_dirs | grep -E "^/sys/fs/cgroup/([^/]*,)?$ctl(,[^/]*)?(/|$)" | head -n1
+}
+
+setup_bundle() {
+	requires_root
+	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
+	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hutch-it.XXXXXX")
+	chmod 755 "$TEST_DIR" # user-namespaced containers must reach their rootfs
+	TAG=$(basename "$TEST_DIR")
+	HUTCH_ROOT=$TEST_DIR/state
+	BUNDLE=$TEST_DIR/bundle
+	ID=test-$BATS_TEST_NUMBER
+	ORIG_HUTCH=$HUTCH
+	HOST_MOUNTS=()
+	NETNS_NAMES=()
+	BG_PIDS=()
+	local fds=(/proc/$BASHPID/fd/*)
+	FDS_BEFORE=" ${fds[*]##*/} "
+	make_bundle "$BUNDLE"
+	cd "$BUNDLE"
+}
+
+# Processes that belong to this test: a cwd or root inside $TEST_DIR, or the tag in their
+# command line (hutch's --root, hooks' arguments) or environment (container processes).
+# The regex puts the tag's '.' in brackets so that grep does not match its own command line.
+# $1: the pid of the calling shell, which is never counted.
+test_processes() {
+	local me=$1 re=${TAG/./[.]} p
+	{
+		find /proc/[0-9]*/cwd /proc/[0-9]*/root -maxdepth 0 -printf '%p %l\n' 2>/dev/null |
+			awk -v d="$TEST_DIR" 'index($2, d) == 1 { split($1, a, "/"); print a[3] }'
+		grep -l -s -a -E "$re" /proc/[0-9]*/environ /proc/[0-9]*/cmdline |
+			awk -F/ '{ print $3 }'
+	} | sort -u | while read -r p; do
+		# Not this shell, nor zombies (reaped by our subreaper or by us).
+		if [ "$p" = "$me" ] || [ "$p" = "$$" ] || grep -qs '^State:.*Z' "/proc/$p/status"; then
+			continue
+		fi
+		if [ -e "/proc/$p" ]; then echo "$p"; fi
+	done
+}
+
+teardown_bundle() {
+	local - failures=() p d m cgdirs me=$BASHPID
+	set +e # every check runs; failures are collected and reported at the end
+	[ -n "${TEST_DIR:-}" ] || return 0
+	cd /
+	HUTCH=$ORIG_HUTCH
+
+	for p in "${BG_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	if [ -d "$HUTCH_ROOT" ]; then
+		for d in "$HUTCH_ROOT"/*; do
+			[ -e "$d" ] || continue
+			hutch delete --force "$(basename "$d")" >/dev/null 2>&1 ||
+				failures+=("delete --force $(basename "$d") failed")
+		done
+	fi
+	for m in "${HOST_MOUNTS[@]}"; do
+		umount -l "$m" 2>/dev/null || true
+	done
+	for p in "${NETNS_NAMES[@]}"; do
+		ip netns del "$p" 2>/dev/null || failures+=("ip netns del $p failed")
+	done
+
+	# 1. state
+	if [ -d "$HUTCH_ROOT" ] && [ -n "$(ls -A "$HUTCH_ROOT")" ]; then
+		failures+=("state left under $HUTCH_ROOT: $(ls -A "$HUTCH_ROOT" | tr '\n' ' ')")
+	fi
+	# 2. processes (killed, so that they don't hold mounts or cgroups below)
+	local procs
+	procs=$(test_processes "$me")
+	if [ -n "$procs" ]; then
+		for p in $procs; do
+			failures+=("process left: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)")
+			kill -9 "$p" 2>/dev/null || true
+		done
+		sleep 0.2
+	fi
+	# 3. mounts
+	m=$(grep -F "$TEST_DIR" /proc/self/mountinfo || true)
+	if [ -n "$m" ]; then
+		failures+=("mounts left: $m")
+		awk '{ print $5 }' <<<"$m" | sort -r | while read -r d; do
+			umount -l "$d" 2>/dev/null || true
+		done
+	fi
+	# 4. cgroups
+	cgdirs=$(own_cgroup_dirs | while read -r d; do
+		find "$d" -maxdepth 3 -type d -name "$TAG*" 2>/dev/null
+	done)
+	if [ -n "$cgdirs" ]; then
+		failures+=("cgroups left: $(tr '\n' ' ' <<<"$cgdirs")")
+		for d in $cgdirs; do
+			find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+		done
+	fi
+	# 5. fds in this shell
+	local fds=(/proc/$me/fd/*) fd
+	for fd in "${fds[@]##*/}"; do
+		[[ $FDS_BEFORE == *" $fd "* ]] ||
+			failures+=("fd $fd left open in the test shell: $(readlink "/proc/$me/fd/$fd")")
+	done
+
+	# Only ever rm what is provably ours: no mount may remain below $TEST_DIR.
+	if grep -qF "$TEST_DIR" /proc/self/mountinfo; then
+		failures+=("$TEST_DIR kept: mounts remain below it")
+	else
+		rm -rf --one-file-system "$TEST_DIR"
+	fi
+	if [ ${#failures[@]} -gt 0 ]; then
+		printf 'LEAK: %s\n' "${failures[@]}" >&2
+		return 1
+	fi
+}
+
+# The defaults for a test file; files with extra needs define their own and call these.
+setup() {
+	setup_bundle
+}
+
+teardown() {
+	teardown_bundle
+}

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Runs the bats integration suite: `run.sh [BATS]` with HUTCH=<path to the hutch binary>.
+# Compiles the C helpers into a temp dir and runs bats under helpers/reaper, a child
+# subreaper, because PID 1 on the test hosts does not reap orphaned (detached) containers.
+#   HUTCH_TESTS=<glob>     run only the .bats files whose name matches (e.g. 'kill*', 'tty')
+#   HUTCH_TESTS_FILTER=<r> run only the tests whose name matches the regex (bats --filter)
+set -euo pipefail
+
+bats=${1:-bats}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+if [ -z "${HUTCH:-}" ]; then
+	echo "run.sh: set HUTCH to the hutch binary" >&2
+	exit 2
+fi
+if [ ! -x "$HUTCH" ]; then
+	echo "run.sh: $HUTCH is not an executable" >&2
+	exit 2
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "run.sh: the integration tests need root, skipping" >&2
+	exit 77 # meson's "skipped"
+fi
+
+bin=$(mktemp -d "${TMPDIR:-/tmp}/hutch-it-bin.XXXXXX")
+trap 'rm -rf "$bin"' EXIT
+for h in reaper recvtty; do
+	cc -O2 -Wall -Wextra -o "$bin/$h" "$here/helpers/$h.c"
+done
+
+files=()
+glob=${HUTCH_TESTS:-*}
+glob=${glob%.bats}
+for f in "$here"/*.bats; do
+	# shellcheck disable=SC2053 # the glob is meant to match
+	[[ $(basename "$f" .bats) == $glob ]] && files+=("$f")
+done
+if [ ${#files[@]} -eq 0 ]; then
+	echo "run.sh: no test file matches HUTCH_TESTS=$HUTCH_TESTS" >&2
+	exit 2
+fi
+
+args=(--tap)
+[ -n "${HUTCH_TESTS_FILTER:-}" ] && args+=(--filter "$HUTCH_TESTS_FILTER")
+
+export HUTCH=$(readlink -f "$HUTCH")
+export HUTCH_HELPERS_BIN=$bin
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-90}
+cd "$here"
+status=0
+"$bin/reaper" "$bats" "${args[@]}" "${files[@]}" </dev/null || status=$?
+exit "$status"

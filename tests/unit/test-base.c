@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * runtime/base: the error convention, the fd helpers that keep rootfs paths inside the
+ * root (a planted symlink must never reach the host), atomic writes and fd closing.
+ */
+#include "hutch-base.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void test_errors(void)
+{
+	struct hutch_err err = { 0 };
+	int r = hutch_fail(&err, ENOENT, "open %s", "x");
+	ok(r == -ENOENT && err.code == ENOENT, "hutch_fail returns -errno and sets code");
+	hutch_err_prefix(&err, "mount /proc: ");
+	is_str(err.msg, "mount /proc: open x", "prefix adds context");
+	r = hutch_fail_errno(&err, -EACCES, "exec %s", "y");
+	ok(r == -EACCES, "negative codes are accepted");
+	is_str(err.msg, "exec y: Permission denied", "strerror appended");
+	char big[1000];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	hutch_fail(&err, EINVAL, "%s", big);
+	hutch_err_prefix(&err, "ctx: ");
+	ok(strlen(err.msg) == sizeof(err.msg) - 1, "long messages are truncated, not overflowed");
+}
+
+static void test_parse(void)
+{
+	uint64_t u;
+	int64_t i;
+	ok(hutch_parse_u64("42", &u) == 0 && u == 42, "parse u64");
+	ok(hutch_parse_u64("-1", &u) < 0, "u64 rejects negatives");
+	ok(hutch_parse_u64("4x", &u) < 0, "u64 rejects trailing junk");
+	ok(hutch_parse_u64("", &u) < 0, "u64 rejects empty");
+	ok(hutch_parse_i64("-7", &i) == 0 && i == -7, "parse i64");
+	ok(hutch_parse_u64("99999999999999999999999", &u) < 0, "u64 rejects overflow");
+}
+
+static void test_in_root(const char *tmp)
+{
+	struct hutch_err err = { 0 };
+	char root[256], host[256], path[1024];
+	snprintf(root, sizeof(root), "%s/root", tmp);
+	snprintf(host, sizeof(host), "%s/host", tmp);
+	mkdir(root, 0755);
+	mkdir(host, 0755);
+	snprintf(path, sizeof(path), "%s/evil", root);
+	ok(symlink(host, path) == 0, "plant an absolute symlink to a host dir");
+	snprintf(path, sizeof(path), "%s/up", root);
+	ok(symlink("../../..", path) == 0, "plant a ../ symlink");
+
+	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = hutch_mkdir_in_root(rfd, "/evil/x", 0755, &err);
+	ok(fd >= 0, "mkdir through the symlink succeeds inside the root");
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/x", host);
+	ok(access(path, F_OK) < 0, "nothing was created in the host dir");
+	snprintf(path, sizeof(path), "%s%s/x", root, host);
+	ok(access(path, F_OK) == 0, "the directory landed under the root instead");
+
+	fd = hutch_open_in_root(rfd, "/up/etc/hostname", O_RDONLY, 0, &err);
+	ok(fd < 0, "../ symlinks cannot climb out of the root");
+	fd = hutch_open_in_root(rfd, "/f", O_WRONLY | O_CREAT, 0644, &err);
+	ok(fd >= 0, "create a file in the root");
+	if (fd >= 0)
+		close(fd);
+	fd = hutch_mkdir_in_root(rfd, "/a/../b", 0755, &err);
+	ok(fd < 0 && strstr(err.msg, ".."), "'..' in a path to create is refused");
+}
+
+static void test_files(const char *tmp)
+{
+	struct hutch_err err = { 0 };
+	_cleanup_close_ int dfd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ok(hutch_write_atomic_at(dfd, "s.json", "{}", 2, 0600, &err) == 0, "atomic write");
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	ok(hutch_read_file_at(dfd, "s.json", 100, &buf, &len, &err) == 0 && len == 2 &&
+		   !strcmp(buf, "{}"),
+	   "read it back");
+	free(buf);
+	buf = NULL;
+	ok(hutch_read_file_at(dfd, "missing", 100, &buf, &len, &err) == -ENOENT &&
+		   strstr(err.msg, "missing"),
+	   "missing file error names it");
+}
+
+static void test_close_fds(void)
+{
+	int a = open("/dev/null", O_RDONLY), b = open("/dev/null", O_RDONLY);
+	int c = open("/dev/null", O_RDONLY);
+	int keep[] = { b };
+	ok(hutch_close_fds_from(a, keep, 1) == 0, "close_fds_from");
+	ok(fcntl(a, F_GETFD) < 0 && fcntl(c, F_GETFD) < 0, "others closed");
+	ok(fcntl(b, F_GETFD) >= 0, "kept fd stays open");
+	close(b);
+}
+
+static void test_proc_stat(void)
+{
+	uint64_t start = 0;
+	char state = 0;
+	ok(hutch_proc_stat(getpid(), &start, &state) == 0 && start > 0 && state == 'R',
+	   "own /proc stat: running with a start time");
+}
+
+int main(void)
+{
+	char tmp[] = "/tmp/hutch-test-base-XXXXXX";
+	if (!mkdtemp(tmp))
+		return 1;
+	test_errors();
+	test_parse();
+	test_in_root(tmp);
+	test_files(tmp);
+	test_close_fds();
+	test_proc_stat();
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	(void)!system(cmd);
+	return tap_done();
+}

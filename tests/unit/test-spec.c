@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The config.json parser: `hutch spec`'s default document (and its rootless variant) read
+ * back field by field, errors that name their field, unknown fields ignored, and root.path
+ * resolved against a bundle. Pure parsing and temp dirs only: no root needed.
+ */
+#include "tap.h"
+#include "rt-spec.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#define HEAD "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+#define PROC "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"}"
+/* A valid spec with extra top-level members x. */
+#define SPEC(x) HEAD PROC "," x "}"
+#define WITH_PROC(p) HEAD "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"," p "}}"
+#define WITH_LINUX(l) SPEC("\"linux\":{" l "}")
+
+static char bundle[PATH_MAX];
+
+static struct rt_spec *parse(const char *json, const char *b, struct hutch_err *err)
+{
+	struct rt_spec *spec = NULL;
+	hutch_err_clear(err);
+	if (rt_spec_parse(json, b, &spec, err) < 0)
+		return NULL;
+	return spec;
+}
+
+static void make_bundle(void)
+{
+	char path[PATH_MAX + 16];
+	strcpy(bundle, "/tmp/test-spec-XXXXXX");
+	if (!mkdtemp(bundle))
+		abort();
+	snprintf(path, sizeof(path), "%s/rootfs", bundle);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/afile", bundle);
+	close(open(path, O_CREAT | O_WRONLY, 0644));
+}
+
+static void remove_bundle(void)
+{
+	char path[PATH_MAX + 16];
+	const char *names[] = { "rootfs", "afile", "config.json" };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(path, sizeof(path), "%s/%s", bundle, names[i]);
+		if (remove(path) < 0 && errno != ENOENT)
+			printf("# cannot remove %s\n", path);
+	}
+	rmdir(bundle);
+}
+
+static const struct ns_mount *find_mount(const struct rt_spec *s, const char *dest)
+{
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (strcmp(s->mounts[i].destination, dest) == 0)
+			return &s->mounts[i];
+	return NULL;
+}
+
+static bool strv_has(char **v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcmp(*v, s) == 0)
+			return true;
+	return false;
+}
+
+static void check_default_process(const struct rt_process *p)
+{
+	const uint64_t caps = (UINT64_C(1) << CAP_AUDIT_WRITE) | (UINT64_C(1) << CAP_KILL) |
+			      (UINT64_C(1) << CAP_NET_BIND_SERVICE);
+
+	ok(p->terminal, "default: terminal");
+	ok(p->user.uid == 0 && p->user.gid == 0 && !p->user.has_umask, "default: user 0:0");
+	ok(p->args && strcmp(p->args[0], "sh") == 0 && !p->args[1], "default: args [sh]");
+	ok(p->env && strv_has(p->env, "TERM=xterm") &&
+		   strv_has(p->env,
+			    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") &&
+		   !p->env[2],
+	   "default: env PATH and TERM");
+	is_str(p->cwd, "/", "default: cwd /");
+	ok(p->has_caps, "default: has capabilities");
+	ok(p->caps.bounding == caps && p->caps.effective == caps && p->caps.permitted == caps,
+	   "default: bounding/effective/permitted = AUDIT_WRITE KILL NET_BIND_SERVICE");
+	ok(p->caps.inheritable == 0 && p->caps.ambient == 0, "default: no inheritable/ambient");
+	ok(p->n_rlimits == 1 && p->rlimits[0].resource == RLIMIT_NOFILE &&
+		   p->rlimits[0].soft == 1024 && p->rlimits[0].hard == 1024,
+	   "default: RLIMIT_NOFILE 1024/1024");
+	ok(p->no_new_privs, "default: noNewPrivileges");
+	ok(!p->has_oom_score_adj, "default: no oomScoreAdj");
+}
+
+static void check_default_mounts(const struct rt_spec *s, bool rootless)
+{
+	const struct ns_mount *m;
+
+	ok(s->n_mounts == 7, "%s: 7 mounts (%zu)", rootless ? "rootless" : "default", s->n_mounts);
+	m = find_mount(s, "/proc");
+	ok(m && strcmp(m->type, "proc") == 0 && m->flags == 0 && !m->bind, "mount /proc");
+	m = find_mount(s, "/dev");
+	ok(m && strcmp(m->type, "tmpfs") == 0 && m->flags == (MS_NOSUID | MS_STRICTATIME) &&
+		   m->data && strcmp(m->data, "mode=755,size=65536k") == 0,
+	   "mount /dev: tmpfs nosuid,strictatime mode=755,size=65536k");
+	m = find_mount(s, "/dev/pts");
+	ok(m && m->flags == (MS_NOSUID | MS_NOEXEC) && m->data && strstr(m->data, "newinstance") &&
+		   strstr(m->data, "ptmxmode=0666") && strstr(m->data, "mode=0620") &&
+		   !strstr(m->data, "gid=5") == rootless,
+	   "mount /dev/pts: devpts nosuid,noexec %s gid=5", rootless ? "without" : "with");
+	m = find_mount(s, "/dev/shm");
+	ok(m && m->flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV) && strcmp(m->source, "shm") == 0,
+	   "mount /dev/shm");
+	m = find_mount(s, "/dev/mqueue");
+	ok(m && strcmp(m->type, "mqueue") == 0 && m->flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV),
+	   "mount /dev/mqueue");
+	m = find_mount(s, "/sys");
+	if (rootless)
+		ok(m && m->bind && m->recursive && strcmp(m->type, "bind") == 0 &&
+			   strcmp(m->source, "/sys") == 0 &&
+			   m->flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RDONLY),
+		   "rootless: /sys is an rbind of /sys, ro");
+	else
+		ok(m && !m->bind && strcmp(m->type, "sysfs") == 0 &&
+			   m->flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RDONLY),
+		   "mount /sys: sysfs ro");
+	m = find_mount(s, "/sys/fs/cgroup");
+	ok(m && strcmp(m->type, "cgroup") == 0 &&
+		   m->flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RELATIME | MS_RDONLY),
+	   "mount /sys/fs/cgroup: cgroup ro,relatime");
+}
+
+static void check_default_linux(const struct rt_spec *s, bool rootless)
+{
+	const char *what = rootless ? "rootless" : "default";
+
+	ok(s->n_masked_paths == 11 && strv_has(s->masked_paths, "/proc/kcore") &&
+		   strv_has(s->masked_paths, "/sys/devices/virtual/powercap"),
+	   "%s: 11 masked paths", what);
+	ok(s->n_readonly_paths == 5 && strv_has(s->readonly_paths, "/proc/sysrq-trigger"),
+	   "%s: 5 read-only paths", what);
+	ok(rt_spec_new_ns(s, CLONE_NEWPID) && rt_spec_new_ns(s, CLONE_NEWIPC) &&
+		   rt_spec_new_ns(s, CLONE_NEWUTS) && rt_spec_new_ns(s, CLONE_NEWNS) &&
+		   rt_spec_new_ns(s, CLONE_NEWCGROUP),
+	   "%s: new pid ipc uts mount cgroup namespaces", what);
+	ok(s->n_namespaces == 6, "%s: 6 namespaces", what);
+	ok(rt_spec_new_ns(s, CLONE_NEWNET) == !rootless, "%s: network namespace %s", what,
+	   rootless ? "absent" : "new");
+	ok(rt_spec_new_ns(s, CLONE_NEWUSER) == rootless, "%s: user namespace %s", what,
+	   rootless ? "new" : "absent");
+	ok(s->n_devices == 0 && s->rootfs_propagation == 0 && !s->has_seccomp,
+	   "%s: no devices, default propagation, no seccomp", what);
+	is_str(s->hostname, "hutch", "%s: hostname hutch", what);
+}
+
+static void test_default(void)
+{
+	struct hutch_err err;
+	char expect[PATH_MAX + 16];
+	_cleanup_free_ char *json = rt_spec_default_json(false);
+
+	ok(json != NULL, "default spec generated");
+	struct rt_spec *s = parse(json, bundle, &err);
+	ok(s != NULL, "default spec parses: %s", err.msg);
+	if (!s)
+		return;
+	is_str(s->oci_version, "1.2.0", "default: ociVersion");
+	snprintf(expect, sizeof(expect), "%s/rootfs", bundle);
+	is_str(s->rootfs, expect, "default: rootfs resolved in the bundle");
+	ok(s->root_readonly, "default: root read-only");
+	check_default_process(&s->process);
+	check_default_mounts(s, false);
+	check_default_linux(s, false);
+	ok(s->has_resources, "default: has resources");
+	ok(s->resources.n_devices == 1 && !s->resources.devices[0].allow &&
+		   strcmp(s->resources.devices[0].access, "rwm") == 0 &&
+		   s->resources.devices[0].type == 'a',
+	   "default: device rule deny a *:* rwm");
+	rt_spec_free(s);
+}
+
+static void test_rootless(void)
+{
+	struct hutch_err err;
+	_cleanup_free_ char *json = rt_spec_default_json(true);
+
+	struct rt_spec *s = parse(json, bundle, &err);
+	ok(s != NULL, "rootless spec parses: %s", err.msg);
+	if (!s)
+		return;
+	check_default_process(&s->process);
+	check_default_mounts(s, true);
+	check_default_linux(s, true);
+	ok(s->n_uid_mappings == 1 && s->uid_mappings[0].container_id == 0 &&
+		   s->uid_mappings[0].host_id == geteuid() && s->uid_mappings[0].size == 1,
+	   "rootless: uid map 0 -> euid, size 1");
+	ok(s->n_gid_mappings == 1 && s->gid_mappings[0].host_id == getegid(),
+	   "rootless: gid map 0 -> egid");
+	ok(!s->has_resources, "rootless: no resources");
+	rt_spec_free(s);
+}
+
+static const struct {
+	const char *json, *expect;
+} errors[] = {
+	{ "{", "config.json: invalid JSON: " },
+	{ "[1]", "config.json: expected a JSON object" },
+	{ "{\"root\":{\"path\":\"r\"}," PROC "}", "ociVersion: required" },
+	{ "{\"ociVersion\":1,\"root\":{\"path\":\"r\"}," PROC "}",
+	  "ociVersion: expected a string" },
+	{ "{\"ociVersion\":\"1.2.0\"," PROC "}", "root: required" },
+	{ "{\"ociVersion\":\"1.2.0\",\"root\":{}," PROC "}", "root.path: required" },
+	{ "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\",\"readonly\":1}," PROC "}",
+	  "root.readonly: expected true or false" },
+	{ HEAD "\"hostname\":\"x\"}", "process: required" },
+	{ HEAD "\"process\":{\"cwd\":\"/\"}}", "process.args: required" },
+	{ HEAD "\"process\":{\"args\":[],\"cwd\":\"/\"}}", "process.args: " },
+	{ HEAD "\"process\":{\"args\":[\"sh\",2],\"cwd\":\"/\"}}",
+	  "process.args[1]: expected a string" },
+	{ HEAD "\"process\":{\"args\":[\"sh\"]}}", "process.cwd: required" },
+	{ HEAD "\"process\":{\"args\":[\"sh\"],\"cwd\":\"tmp\"}}", "process.cwd: tmp: must be" },
+	{ WITH_PROC("\"env\":[\"A=1\",\"B\"]"), "process.env[1]: B: expected KEY=VALUE" },
+	{ WITH_PROC("\"terminal\":\"yes\""), "process.terminal: expected true or false" },
+	{ WITH_PROC("\"user\":{\"uid\":\"0\"}"), "process.user.uid: expected an integer" },
+	{ WITH_PROC("\"user\":{\"uid\":-1}"), "process.user.uid: -1 out of range" },
+	{ WITH_PROC("\"user\":{\"gid\":4294967295}"), "process.user.gid: 4294967295 out of range" },
+	{ WITH_PROC("\"user\":{\"uid\":1.5}"), "process.user.uid: 1.5: expected an integer" },
+	{ WITH_PROC("\"user\":{\"umask\":512}"), "process.user.umask: 512 out of range" },
+	{ WITH_PROC("\"user\":{\"additionalGids\":[1,\"x\"]}"),
+	  "process.user.additionalGids[1]: expected an integer" },
+	{ WITH_PROC("\"consoleSize\":{\"height\":70000}"), "process.consoleSize.height: 70000" },
+	{ WITH_PROC("\"capabilities\":{\"bounding\":[\"CAP_KILL\",\"CAP_FOO\"]}"),
+	  "process.capabilities.bounding: unknown capability CAP_FOO" },
+	{ WITH_PROC("\"capabilities\":{\"ambient\":\"CAP_KILL\"}"),
+	  "process.capabilities.ambient: expected an array" },
+	{ WITH_PROC("\"rlimits\":[{\"type\":\"RLIMIT_FOO\",\"soft\":1,\"hard\":1}]"),
+	  "process.rlimits[0].type: unknown rlimit RLIMIT_FOO" },
+	{ WITH_PROC("\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":2,\"hard\":1}]"),
+	  "process.rlimits[0]: soft limit 2 above hard limit 1" },
+	{ WITH_PROC("\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1}]"),
+	  "process.rlimits[0].soft: required" },
+	{ WITH_PROC("\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":-1,\"hard\":1}]"),
+	  "process.rlimits[0].soft: -1: expected an unsigned" },
+	{ WITH_PROC("\"rlimits\":[{\"type\":\"RLIMIT_CORE\",\"soft\":1,\"hard\":1},"
+		    "{\"type\":\"RLIMIT_CORE\",\"soft\":1,\"hard\":1}]"),
+	  "process.rlimits[1].type: duplicate RLIMIT_CORE" },
+	{ WITH_PROC("\"oomScoreAdj\":1001"), "process.oomScoreAdj: 1001 out of range" },
+	{ WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_IDLE\"}"),
+	  "process.ioPriority: not supported" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_FIFO\"}"),
+	  "process.scheduler: not supported" },
+	{ WITH_PROC("\"execCPUAffinity\":{\"initial\":\"0\"}"),
+	  "process.execCPUAffinity: not supported" },
+	{ SPEC("\"mounts\":{}"), "mounts: expected an array" },
+	{ SPEC("\"mounts\":[{\"type\":\"tmpfs\"}]"), "mounts[0].destination: required" },
+	{ SPEC("\"mounts\":[{\"destination\":\"/a\"},{\"destination\":\"/b\",\"options\":"
+	       "[\"ro\",\"rro\"]}]"),
+	  "mounts[1].options: " },
+	{ SPEC("\"mounts\":[{\"destination\":\"/a\",\"options\":[1]}]"),
+	  "mounts[0].options[0]: expected a string" },
+	{ SPEC("\"mounts\":[{\"destination\":\"/a\",\"uidMappings\":[{\"containerID\":0}]}]"),
+	  "mounts[0].uidMappings: not supported" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"foo\"}]"),
+	  "linux.namespaces[1].type: unknown namespace type foo" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"pid\"}]"),
+	  "linux.namespaces[1].type: duplicate namespace type pid" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"network\",\"path\":\"proc/1/ns/net\"}]"),
+	  "linux.namespaces[0].path: proc/1/ns/net: must be" },
+	{ WITH_LINUX("\"namespaces\":[{\"path\":\"/x\"}]"), "linux.namespaces[0].type: required" },
+	{ WITH_LINUX("\"namespaces\":{}"), "linux.namespaces: expected an array" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"user\"}]"), "linux.uidMappings: required" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"user\"}],"
+		     "\"uidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":1}]"),
+	  "linux.gidMappings: required" },
+	{ WITH_LINUX("\"uidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":1}]"),
+	  "linux.uidMappings: given without a user namespace" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"user\"}],"
+		     "\"uidMappings\":[{\"containerID\":0,\"hostID\":1000}]"),
+	  "linux.uidMappings[0].size: required" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"user\"}],"
+		     "\"gidMappings\":[{\"containerID\":0,\"hostID\":-5,\"size\":1}]"),
+	  "linux.gidMappings[0].hostID: -5 out of range" },
+	{ WITH_LINUX("\"sysctl\":{\"kernel.msgmax\":8192}"),
+	  "linux.sysctl.kernel.msgmax: expected a string" },
+	{ WITH_LINUX("\"sysctl\":{\"net.ipv4.ip_forward\":\"1\"}"), "linux.sysctl: " },
+	{ WITH_LINUX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"x\",\"major\":1,\"minor\":1}]"),
+	  "linux.devices[0].type: unknown device type x" },
+	{ WITH_LINUX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"c\",\"minor\":1}]"),
+	  "linux.devices[0].major: required" },
+	{ WITH_LINUX("\"devices\":[{\"path\":\"dev/x\",\"type\":\"p\"}]"),
+	  "linux.devices[0].path: dev/x: must be" },
+	{ WITH_LINUX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"p\",\"fileMode\":65536}]"),
+	  "linux.devices[0].fileMode: 65536 out of range" },
+	{ WITH_LINUX("\"rootfsPropagation\":\"sideways\""),
+	  "linux.rootfsPropagation: unknown propagation sideways" },
+	{ WITH_LINUX("\"maskedPaths\":[\"/proc/kcore\",\"proc/keys\"]"),
+	  "linux.maskedPaths[1]: proc/keys: must be" },
+	{ WITH_LINUX("\"readonlyPaths\":\"/proc/sys\""), "linux.readonlyPaths: expected an array" },
+	{ WITH_LINUX("\"cgroupsPath\":5"), "linux.cgroupsPath: expected a string" },
+	{ WITH_LINUX("\"mountLabel\":\"system_u:object_r:container_file_t:s0\""),
+	  "linux.mountLabel: not supported" },
+	{ WITH_LINUX("\"intelRdt\":{\"closID\":\"x\"}"), "linux.intelRdt: not supported" },
+	{ WITH_LINUX("\"personality\":{\"domain\":\"LINUX32\"}"),
+	  "linux.personality: not supported" },
+	{ WITH_LINUX("\"timeOffsets\":{\"monotonic\":{\"secs\":1}}"),
+	  "linux.timeOffsets: not supported" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\"}"),
+	  "linux.memoryPolicy: not supported" },
+	{ WITH_LINUX("\"netDevices\":{\"eth0\":{}}"), "linux.netDevices: not supported" },
+	{ WITH_LINUX("\"resources\":[]"), "linux.resources: expected an object" },
+	{ SPEC("\"linux\":[]"), "linux: expected an object" },
+	{ SPEC("\"hooks\":{\"prestart\":[{\"args\":[\"x\"]}]}"),
+	  "hooks.prestart[0].path: required" },
+	{ SPEC("\"hooks\":{\"createRuntime\":[{\"path\":\"bin/true\"}]}"),
+	  "hooks.createRuntime[0].path: bin/true: must be" },
+	{ SPEC("\"hooks\":{\"poststop\":[{\"path\":\"/a\"},{\"path\":\"/b\",\"timeout\":0}]}"),
+	  "hooks.poststop[1].timeout: 0 out of range" },
+	{ SPEC("\"hooks\":{\"startContainer\":[{\"path\":\"/a\",\"env\":[\"X\"]}]}"),
+	  "hooks.startContainer[0].env[0]: X: expected KEY=VALUE" },
+	{ SPEC("\"hooks\":{\"poststart\":{}}"), "hooks.poststart: expected an array" },
+	{ SPEC("\"annotations\":{\"a\":\"1\",\"b\":2}"), "annotations.b: expected a string" },
+	{ SPEC("\"hostname\":\"box\""), "hostname: needs a UTS namespace" },
+	{ SPEC("\"domainname\":[]"), "domainname: expected a string" },
+};
+
+static void test_errors(void)
+{
+	struct hutch_err err;
+
+	for (size_t i = 0; i < ARRAY_SIZE(errors); i++) {
+		struct rt_spec *s = parse(errors[i].json, NULL, &err);
+		ok(!s && err.code > 0 && strstr(err.msg, errors[i].expect) &&
+			   !strchr(err.msg, '\n'),
+		   "error %zu: \"%s\" (got \"%s\")", i, errors[i].expect, err.msg);
+		rt_spec_free(s);
+	}
+}
+
+static void test_root_path(void)
+{
+	struct hutch_err err;
+	char expect[PATH_MAX + 16];
+	struct rt_spec *s;
+
+	s = parse("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"nope\"}," PROC "}", bundle, &err);
+	snprintf(expect, sizeof(expect), "root.path: %s/nope: No such file or directory", bundle);
+	ok(!s && strcmp(err.msg, expect) == 0, "missing root.path named: %s", err.msg);
+	rt_spec_free(s);
+	s = parse("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"afile\"}," PROC "}", bundle,
+		  &err);
+	ok(!s && strstr(err.msg, "root.path: ") && strstr(err.msg, "Not a directory"),
+	   "root.path that is a file: %s", err.msg);
+	rt_spec_free(s);
+
+	/* Relative: against the bundle, not the cwd; absolute: as is. */
+	snprintf(expect, sizeof(expect), "%s/rootfs", bundle);
+	s = parse(SPEC("\"x\":1"), bundle, &err);
+	ok(s && strcmp(s->rootfs, expect) == 0 && strcmp(s->root_path, "rootfs") == 0,
+	   "relative root.path resolved against the bundle");
+	ok(s && strcmp(s->bundle, bundle) == 0 && !s->root_readonly, "bundle kept absolute");
+	rt_spec_free(s);
+}
+
+static void test_load(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s = NULL;
+	char path[PATH_MAX + 16];
+	_cleanup_free_ char *json = rt_spec_default_json(false);
+
+	snprintf(path, sizeof(path), "%s/config.json", bundle);
+	ok(hutch_write_str_at(AT_FDCWD, path, json, &err) == 0, "config.json written");
+	ok(rt_spec_load(bundle, &s, &err) == 0 && s && s->n_mounts == 7,
+	   "rt_spec_load reads <bundle>/config.json: %s", err.msg);
+	rt_spec_free(s);
+	s = NULL;
+	ok(rt_spec_load("/nonexistent-bundle", &s, &err) < 0 && strstr(err.msg, "config.json"),
+	   "rt_spec_load of a missing bundle names config.json: %s", err.msg);
+}
+
+static void test_unknown_ignored(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s =
+		parse("{\"ociVersion\":\"1.2.0\",\"future\":{\"a\":[1]},\"root\":{\"path\":\"r\","
+		      "\"z\":1},"
+		      "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"shiny\":true,"
+		      "\"user\":{\"uid\":1,\"username\":\"w\"},\"commandLine\":\"x\"},"
+		      "\"mounts\":[{\"destination\":\"/a\",\"type\":\"tmpfs\",\"extra\":2}],"
+		      "\"linux\":{\"newThing\":{},\"namespaces\":[{\"type\":\"uts\",\"x\":1}],"
+		      "\"personality\":null,\"intelRdt\":{},\"netDevices\":{},\"mountLabel\":\"\"},"
+		      "\"windows\":{\"layerFolders\":[]},\"vm\":{}}",
+		      NULL, &err);
+	ok(s != NULL, "unknown fields ignored, null/empty unsupported ones pass: %s", err.msg);
+	ok(s && s->process.user.uid == 1 && s->n_mounts == 1 && s->n_namespaces == 1 && !s->rootfs,
+	   "known fields read beside unknown ones; no bundle, no rootfs resolution");
+	rt_spec_free(s);
+}
+
+static void test_values(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s = parse(
+		HEAD
+		"\"process\":{\"args\":[\"sh\",\"-c\",\"x\"],\"cwd\":\"/w\",\"terminal\":false,"
+		"\"consoleSize\":{\"height\":24,\"width\":80},\"oomScoreAdj\":-1000,"
+		"\"user\":{\"uid\":1000,\"gid\":4294967294,\"umask\":18,"
+		"\"additionalGids\":[5,6]},\"apparmorProfile\":\"p\",\"selinuxLabel\":\"\","
+		"\"capabilities\":{\"ambient\":[\"CAP_SYS_ADMIN\"],\"inheritable\":[]},"
+		"\"rlimits\":[{\"type\":\"RLIMIT_CORE\",\"soft\":18446744073709551615,"
+		"\"hard\":18446744073709551615}]},"
+		"\"hostname\":\"box\",\"domainname\":\"example\","
+		"\"mounts\":[{\"destination\":\"data\",\"type\":\"none\",\"source\":\"src\","
+		"\"options\":[\"rbind\",\"ro\"]},{\"destination\":\"/b\",\"type\":\"bind\","
+		"\"source\":\"/tmp\"}],"
+		"\"linux\":{\"namespaces\":[{\"type\":\"uts\"},{\"type\":\"network\","
+		"\"path\":\"/proc/1/ns/net\"},{\"type\":\"user\",\"path\":\"\"}],"
+		"\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
+		"\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
+		"\"devices\":[{\"path\":\"/dev/fuse\",\"type\":\"c\",\"major\":10,"
+		"\"minor\":229,\"fileMode\":438,\"uid\":0,\"gid\":0},"
+		"{\"path\":\"/dev/fifo\",\"type\":\"p\"}],"
+		"\"rootfsPropagation\":\"rslave\",\"cgroupsPath\":\"/a/b\"},"
+		"\"hooks\":{\"prestart\":[{\"path\":\"/bin/true\",\"args\":[\"true\"],"
+		"\"env\":[\"A=b\"],\"timeout\":5}],\"poststop\":[{\"path\":\"/bin/x\"}]},"
+		"\"annotations\":{\"org.example\":\"v\"}}",
+		bundle, &err);
+	ok(s != NULL, "full spec parses: %s", err.msg);
+	if (!s)
+		return;
+	const struct rt_process *p = &s->process;
+	ok(!p->terminal && p->console_height == 24 && p->console_width == 80, "console size");
+	ok(p->user.uid == 1000 && p->user.gid == 4294967294u && p->user.has_umask &&
+		   p->user.umask == 022,
+	   "user uid/gid/umask");
+	ok(p->user.n_additional_gids == 2 && p->user.additional_gids[1] == 6, "additionalGids");
+	ok(p->has_oom_score_adj && p->oom_score_adj == -1000, "oomScoreAdj -1000");
+	ok(p->caps.ambient == (UINT64_C(1) << CAP_SYS_ADMIN) && p->caps.bounding == 0,
+	   "capabilities: ambient only");
+	ok(p->n_rlimits == 1 && p->rlimits[0].soft == UINT64_MAX &&
+		   p->rlimits[0].hard == UINT64_MAX,
+	   "rlimit of 2^64-1 (RLIM_INFINITY)");
+	is_str(p->apparmor_profile, "p", "apparmorProfile kept");
+	is_str(s->mounts[0].destination, "/data", "relative mount destination made absolute");
+	char src[PATH_MAX + 16];
+	snprintf(src, sizeof(src), "%s/src", bundle);
+	ok(s->mounts[0].bind && s->mounts[0].recursive && strcmp(s->mounts[0].type, "bind") == 0 &&
+		   strcmp(s->mounts[0].source, src) == 0 && (s->mounts[0].flags & MS_RDONLY),
+	   "rbind: type bind, relative source under the bundle");
+	ok(s->mounts[1].bind && !s->mounts[1].recursive, "type bind alone is a bind mount");
+	ok(rt_spec_new_ns(s, CLONE_NEWUTS) && !rt_spec_new_ns(s, CLONE_NEWNET) &&
+		   rt_spec_ns(s, CLONE_NEWNET) &&
+		   strcmp(rt_spec_ns(s, CLONE_NEWNET)->path, "/proc/1/ns/net") == 0 &&
+		   rt_spec_new_ns(s, CLONE_NEWUSER),
+	   "namespaces: new uts, joined net, empty path = new user");
+	ok(s->n_uid_mappings == 1 && s->uid_mappings[0].host_id == 100000 &&
+		   s->uid_mappings[0].size == 65536,
+	   "uid mappings");
+	ok(s->n_devices == 2 && s->devices[0].type == 'c' && s->devices[0].major == 10 &&
+		   s->devices[0].minor == 229 && s->devices[0].file_mode == 0666 &&
+		   s->devices[1].type == 'p' && s->devices[1].file_mode == 0666,
+	   "devices (fifo without numbers, fileMode default 0666)");
+	ok(s->rootfs_propagation == (MS_SLAVE | MS_REC), "rootfsPropagation rslave");
+	is_str(s->cgroups_path, "/a/b", "cgroupsPath");
+	const struct rt_hooks *h = &s->hooks[RT_HOOK_PRESTART];
+	ok(h->n == 1 && strcmp(h->v[0].path, "/bin/true") == 0 && h->v[0].timeout == 5 &&
+		   strcmp(h->v[0].env[0], "A=b") == 0 && strcmp(h->v[0].args[0], "true") == 0,
+	   "prestart hook");
+	ok(s->hooks[RT_HOOK_POSTSTOP].n == 1 && s->hooks[RT_HOOK_POSTSTOP].v[0].timeout == 0 &&
+		   s->hooks[RT_HOOK_CREATE_RUNTIME].n == 0,
+	   "poststop hook, no createRuntime");
+	ok(s->n_annotations == 1 && strcmp(s->annotations[0].key, "org.example") == 0 &&
+		   strcmp(s->annotations[0].value, "v") == 0,
+	   "annotations");
+	is_str(s->domainname, "example", "domainname");
+	rt_spec_free(s);
+}
+
+static void test_process_alone(void)
+{
+	struct hutch_err err;
+	struct rt_process p;
+
+	hutch_err_clear(&err);
+	ok(rt_process_parse("{\"args\":[\"ls\"],\"cwd\":\"/\",\"env\":[\"A=1\"]}", &p, &err) == 0 &&
+		   strcmp(p.args[0], "ls") == 0 && strcmp(p.env[0], "A=1") == 0,
+	   "rt_process_parse: %s", err.msg);
+	rt_process_free(&p);
+	ok(rt_process_parse("{\"args\":[\"ls\"],\"cwd\":\"/\"}", &p, &err) == 0 && p.env &&
+		   !p.env[0],
+	   "absent env is an empty list");
+	rt_process_free(&p);
+	ok(rt_process_parse("{\"args\":", &p, &err) < 0 &&
+		   strstr(err.msg, "process: invalid JSON: "),
+	   "rt_process_parse syntax error: %s", err.msg);
+	ok(rt_process_parse("{\"args\":[\"ls\"]}", &p, &err) < 0 &&
+		   strcmp(err.msg, "process.cwd: required") == 0,
+	   "rt_process_parse names process.cwd");
+}
+
+int main(void)
+{
+	make_bundle();
+	test_default();
+	test_rootless();
+	test_errors();
+	test_root_path();
+	test_load();
+	test_unknown_ignored();
+	test_values();
+	test_process_alone();
+	remove_bundle();
+	return tap_done();
+}

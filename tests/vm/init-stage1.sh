@@ -1,0 +1,36 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: Apache-2.0
+# Stage 1 of the VM lane's guest: /init of the initramfs that setup.sh builds (busybox only).
+# Loads the virtio, 9p and overlayfs modules, makes the root (the host's / read-only over 9p
+# under a tmpfs upper layer) and switch_roots into it: containers need a real root, because
+# pivot_root refuses the initramfs. Any failure powers off; the runner prints the console log.
+B=/bin/busybox
+$B mount -t devtmpfs dev /dev
+exec </dev/console >/dev/console 2>&1
+# Bare applet names re-exec busybox through /proc/self/exe, so they work from here on.
+$B mount -t proc proc /proc
+export PATH=/bin
+fail() {
+	echo "hutch-vm stage 1: $*"
+	reboot -f
+}
+
+# Named NN-name.ko by setup.sh, so the glob gives the dependency order.
+for m in /lib/modules/*.ko; do
+	insmod "$m" || fail "insmod $m failed"
+done
+
+O=trans=virtio,version=9p2000.L,msize=512000
+mount -t 9p -o $O,ro,cache=loose hostroot /lower || fail "mount of the host's / failed"
+mount -t tmpfs -o mode=755 upper /upper || fail "tmpfs failed"
+mkdir -p /upper/u /upper/w
+mount -t overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w root /newroot ||
+	fail "overlay root failed"
+
+# Stage 2 and its busybox must survive switch_root, which frees the initramfs.
+mkdir -p /newroot/.hutch
+cp /bin/busybox /stage2 /newroot/.hutch/ || fail "cannot populate /.hutch"
+# Bare applet names need /proc/self/exe: full paths from here.
+$B umount /proc
+$B mount --move /dev /newroot/dev
+exec $B switch_root /newroot /.hutch/busybox sh /.hutch/stage2

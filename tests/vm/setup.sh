@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Prepares the VM lane (see run-in-vm.sh): qemu, Debian's stock 6.1 kernel as an uncompressed
+# vmlinux (qemu boots it through PVH, skipping the slow bzImage decompressor under TCG) and a
+# busybox initramfs holding the 10 modules 9p and overlayfs need. The kernel package is fetched
+# with `apt-get download` and unpacked into the cache, never installed. Everything lives in
+# $HUTCH_VM_CACHE (default /var/cache/hutch-vm); a warm run only checks it. Idempotent.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE=${HUTCH_VM_CACHE:-/var/cache/hutch-vm}
+PKGS=(qemu-system-x86 busybox-static xz-utils jq)
+# In load order: each one needs those before it. The -cloud kernel flavour lacks 9p.
+MODULES=(drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_mmio
+	 drivers/char/virtio_console fs/netfs/netfs fs/fscache/fscache net/9p/9pnet
+	 net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay)
+
+say() { echo "vm-setup: $*" >&2; }
+die() {
+	say "error: $*"
+	exit 1
+}
+
+install_packages() {
+	local missing=() p status
+	status=" $(dpkg-query -W -f='${Package}=${db:Status-Status} ' "${PKGS[@]}" 2>/dev/null || true)"
+	for p in "${PKGS[@]}"; do
+		[[ $status == *" $p=installed "* ]] || missing+=("$p")
+	done
+	[ ${#missing[@]} = 0 ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing packages, run as root: ${missing[*]}"
+	say "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+}
+
+# The versioned package (linux-image-6.1.0-N-amd64) that linux-image-amd64 points to.
+kernel_package() {
+	local pkg
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+	if [ -z "$pkg" ]; then
+		apt-get update -qq >&2
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+	fi
+	[ -n "$pkg" ] || die "apt knows no linux-image-amd64 (is a Debian 12 mirror configured?)"
+	echo "$pkg"
+}
+
+# An installed stock kernel with 9p (so not -cloud) under $1, newest first; prints its version.
+installed_kernel() {
+	local v
+	for v in $(ls -1 "$1/boot" 2>/dev/null | sed -n 's/^vmlinuz-\(.*-amd64\)$/\1/p' | sort -rV); do
+		[ -e "$1/lib/modules/$v/kernel/fs/9p/9p.ko" ] && { echo "$v"; return 0; }
+	done
+	return 1
+}
+
+# Unpacks only vmlinuz and the modules we need from the package, into $2.
+fetch_kernel() {
+	local pkg=$1 root=$2 tmp m want=('./boot/vmlinuz-*')
+	say "fetching $pkg with apt-get download (once)"
+	tmp=$(mktemp -d "$CACHE/.fetch.XXXXXX")
+	# The _apt sandbox user cannot write into a 0700 temp dir.
+	if ! (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" >&2); then
+		rm -rf "$tmp"
+		die "apt-get download $pkg failed"
+	fi
+	for m in "${MODULES[@]}"; do
+		want+=("./lib/modules/*/kernel/$m.ko*")
+	done
+	mkdir -p "$root"
+	dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -x -C "$root" --wildcards "${want[@]}"
+	rm -rf "$tmp"
+}
+
+# The ELF vmlinux inside a bzImage: the xz payload that starts at one of the xz magics.
+extract_vmlinux() {
+	local bz=$1 out=$2 off
+	for off in $(LC_ALL=C grep -abo $'\xfd7zXZ' "$bz" | cut -d: -f1); do
+		# xz stops after its stream, so tail may die of SIGPIPE: only the result counts.
+		tail -c +$((off + 1)) "$bz" | xz -dc --single-stream >"$out.tmp" 2>/dev/null || true
+		if [ "$(head -c 4 "$out.tmp")" = $'\x7fELF' ]; then
+			mv "$out.tmp" "$out"
+			return 0
+		fi
+	done
+	rm -f "$out.tmp"
+	return 1
+}
+
+# vmlinux and the flat module dir for kernel $kver from root $1, into $CACHE/$kver.
+prepare_kernel() {
+	local root=$1 kver=$2 dir=$CACHE/$2 m src
+	mkdir -p "$dir/modules"
+	for m in "${MODULES[@]}"; do
+		src=$root/lib/modules/$kver/kernel/$m.ko
+		if [ -e "$src" ]; then
+			cp "$src" "$dir/modules/"
+		elif [ -e "$src.xz" ]; then
+			xz -dc "$src.xz" >"$dir/modules/${m##*/}.ko"
+		else
+			die "kernel $kver has no $m module"
+		fi
+	done
+	extract_vmlinux "$root/boot/vmlinuz-$kver" "$dir/vmlinux" ||
+		die "no xz-compressed vmlinux found in $root/boot/vmlinuz-$kver"
+}
+
+# The kernel version to use, made ready in the cache: one already there, else the host's
+# installed one, else the package linux-image-amd64 points to.
+ensure_kernel() {
+	local kver pkg
+	for kver in $(ls -1 "$CACHE" | sort -rV); do
+		[ -s "$CACHE/$kver/vmlinux" ] && [ -d "$CACHE/$kver/modules" ] && { echo "$kver"; return; }
+	done
+	if kver=$(installed_kernel ""); then
+		say "using the installed kernel $kver"
+		prepare_kernel "" "$kver"
+	else
+		pkg=$(kernel_package)
+		kver=${pkg#linux-image-}
+		fetch_kernel "$pkg" "$CACHE/.kroot"
+		prepare_kernel "$CACHE/.kroot" "$kver"
+		rm -rf "$CACHE/.kroot"
+	fi
+	echo "$kver"
+}
+
+# The stage scripts' checksum names the initramfs, so editing them rebuilds it.
+stages_sum() { cat "$here/init-stage1.sh" "$here/init-stage2.sh" | md5sum | cut -c1-12; }
+
+build_initramfs() {
+	local kver=$1 out=$2 t i=10 m
+	say "building $out"
+	t=$(mktemp -d)
+	mkdir -p "$t"/{bin,dev,proc,sys,lower,upper,newroot,lib/modules}
+	cp /bin/busybox "$t/bin/"
+	ln -s busybox "$t/bin/sh"
+	for m in "${MODULES[@]}"; do
+		cp "$CACHE/$kver/modules/${m##*/}.ko" "$t/lib/modules/$i-${m##*/}.ko"
+		i=$((i + 1))
+	done
+	install -m 755 "$here/init-stage1.sh" "$t/init"
+	install -m 644 "$here/init-stage2.sh" "$t/stage2"
+	# Uncompressed: the kernel unpacks it faster than it would gunzip it under TCG.
+	(cd "$t" && find . | busybox cpio -o -H newc 2>/dev/null) >"$out.tmp"
+	rm -rf "$t"
+	mv "$out.tmp" "$out"
+}
+
+main() {
+	local kver sum initrd
+	install_packages
+	[[ $(ldd /bin/busybox 2>&1) == *"not a dynamic"* ]] ||
+		die "/bin/busybox is not static: apt-get install busybox-static"
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/.lock"
+	flock 9 # two lanes at once share one cache
+	kver=$(ensure_kernel)
+	sum=$(stages_sum)
+	initrd=$CACHE/initramfs-$kver-$sum.cpio
+	if [ ! -s "$initrd" ]; then
+		rm -f "$CACHE"/initramfs-*.cpio
+		build_initramfs "$kver" "$initrd"
+	fi
+	cat >"$CACHE/vm.env.tmp" <<-EOF
+		HUTCH_VM_KVER=$kver
+		HUTCH_VM_KERNEL=$CACHE/$kver/vmlinux
+		HUTCH_VM_INITRD=$initrd
+		HUTCH_VM_STAGES_SUM=$sum
+	EOF
+	mv "$CACHE/vm.env.tmp" "$CACHE/vm.env"
+	say "ready: kernel $kver, cache $CACHE"
+}
+
+main "$@"
