@@ -349,7 +349,8 @@ int cg_pids(struct cg *cg, pid_t **out, size_t *n, struct hutch_err *err)
 		}
 	}
 	/* v1: the same process shows in every hierarchy. */
-	qsort(v, nv, sizeof(pid_t), cmp_pid);
+	if (nv > 1)
+		qsort(v, nv, sizeof(pid_t), cmp_pid);
 	size_t u = 0;
 	for (size_t i = 0; i < nv; i++)
 		if (u == 0 || v[u - 1] != v[i])

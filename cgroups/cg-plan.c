@@ -251,8 +251,11 @@ static void plan_v1_devices(struct plan *p, const struct cg_resources *res)
 {
 	if (!res->n_devices)
 		return;
-	/* Start from nothing, then replay the rules in order: the last one wins, as in OCI. */
-	add(p, "devices", "devices.deny", "a");
+	/* Start from nothing, then replay the rules in order: the last one wins, as in OCI.
+	 * (Specs usually open with that same "deny all": no need to write it twice.) */
+	const struct cg_device_rule *first = &res->devices[0];
+	if (first->allow || first->type != 'a')
+		add(p, "devices", "devices.deny", "a");
 	for (size_t i = 0; i < res->n_devices; i++) {
 		const struct cg_device_rule *d = &res->devices[i];
 		const char *file = d->allow ? "devices.allow" : "devices.deny";

@@ -99,7 +99,13 @@ static int set_memory(int fd, const struct cg_write *limit, const struct cg_writ
 			if (r < 0 && r != -ENOENT)
 				return r;
 		}
-		return set_one(fd, limit, err);
+		int r = set_one(fd, limit, err);
+		if (r == -EINVAL)
+			return hutch_fail(err, EINVAL,
+					  "set %s to %s: above the current memory+swap "
+					  "limit (give linux.resources.memory.swap too)",
+					  limit->file, limit->value);
+		return r;
 	}
 	if (hutch_parse_i64(swap->value, &want_swap) < 0 ||
 	    cg_read_u64_at(fd, "memory.limit_in_bytes", &cur) < 0)

@@ -179,11 +179,11 @@ static int find_executable(const struct rt_process *p, char *out, size_t len,
 }
 
 /* seccomp needs CAP_SYS_ADMIN unless no_new_privs is set, so without noNewPrivileges it is
- * loaded before the capability drop; with it, as late as possible. */
+ * loaded before the capability drop; with it, as late as possible. The user was switched
+ * at create (keeping capabilities), so the executable was checked as that user. */
 static int drop_privileges(const struct rt_child *c, struct hutch_err *err)
 {
 	const struct rt_process *p = &c->spec->process;
-	TRY(ns_switch_user(&p->user, err));
 	if (c->filter && !p->no_new_privs)
 		TRY(sc_load(c->filter, err));
 	if (p->has_caps)
@@ -195,7 +195,9 @@ static int drop_privileges(const struct rt_child *c, struct hutch_err *err)
 	return 0;
 }
 
-/* Blocks until `hutch start` opens exec.fifo, runs startContainer hooks, then answers. */
+/* Blocks until `hutch start` opens exec.fifo, runs startContainer hooks, drops the last
+ * privileges, then answers start: what fails here is reported by start. The seccomp filter
+ * is loaded by now, so only write, close and execve follow. */
 static int wait_for_start(const struct rt_child *c, const char *state, struct hutch_err *err)
 {
 	char path[HUTCH_FD_PATH_MAX];
@@ -203,13 +205,15 @@ static int wait_for_start(const struct rt_child *c, const char *state, struct hu
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
 	close(c->fifo_fd);
-	struct hutch_err herr = { 0 };
-	int r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &herr);
-	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = herr };
+	struct hutch_err e = { 0 };
+	int r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &e);
+	if (r >= 0)
+		r = drop_privileges(c, &e);
+	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = e };
 	hutch_write_all(fd, &m, sizeof(m));
 	close(fd);
 	if (r < 0) {
-		*err = herr;
+		*err = e;
 		return r;
 	}
 	return 0;
@@ -268,7 +272,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(new_session_keyring(c, err));
 	TRY(close_fds(c, err));                                     /* before cwd: no fd to escape */
 	TRY(enter_cwd(p->cwd, err));
-	TRY(drop_privileges(c, err));
+	TRY(ns_switch_user(&p->user, err));                         /* keeps capabilities */
 	TRY(find_executable(p, exe, exe_len, err));                 /* as the final user */
 	return 0;
 }

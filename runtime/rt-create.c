@@ -105,6 +105,7 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	x->st.created = now_rfc3339();
 	x->st.owner = hutch_xstrdup("");
 	x->st.creating = true;
+	x->st.poststart = x->spec->hooks[RT_HOOK_POSTSTART].n > 0;
 	x->st.poststop = x->spec->hooks[RT_HOOK_POSTSTOP].n > 0;
 	/* Borrowed from the spec for the state document; ctx_free gives them back. */
 	x->st.annotations = x->spec->annotations;

@@ -209,7 +209,8 @@ char *rt_spec_default_json(bool rootless)
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_config(g, yajl_gen_indent_string, "\t");
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "ociVersion", "1.2.0");
+	/* What runc 1.1 writes: crun 1.8 refuses newer versions, and bundles are shared. */
+	rt_gen_kv(g, "ociVersion", "1.0.2-dev");
 	gen_process(g);
 	rt_gen_str(g, "root");
 	yajl_gen_map_open(g);

@@ -105,6 +105,8 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 		rt_gen_str(g, "hutch_start_time");
 		yajl_gen_integer(g, (long long)st->start_time);
 		rt_gen_kv(g, "hutch_cgroup_path", st->cgroup_path);
+		rt_gen_str(g, "hutch_poststart");
+		yajl_gen_bool(g, st->poststart);
 		rt_gen_str(g, "hutch_poststop");
 		yajl_gen_bool(g, st->poststop);
 		rt_gen_str(g, "hutch_creating");
@@ -168,6 +170,7 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	    (r = rt_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, err)) < 0 ||
 	    (r = rt_json_uint64(doc, "hutch_start_time", "hutch_start_time", NULL, &start,
 				err)) < 0 ||
+	    (r = rt_json_bool(doc, "hutch_poststart", "hutch_poststart", &st->poststart, err)) < 0 ||
 	    (r = rt_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) < 0 ||
 	    (r = rt_json_bool(doc, "hutch_creating", "hutch_creating", &st->creating, err)) < 0) {
 		rt_state_clear(st);

@@ -73,9 +73,9 @@ static void poststart(struct locked *l)
 {
 	struct rt_spec *spec = NULL;
 	struct hutch_err e = { 0 };
-	if (rt_spec_load(l->st.bundle, &spec, &e) < 0)
+	if (!l->st.poststart || rt_spec_load(l->st.bundle, &spec, &e) < 0)
 		return;
-	if (spec->hooks[RT_HOOK_POSTSTART].n) {
+	{
 		size_t len;
 		_cleanup_free_ char *json = rt_state_json(&l->st, RT_RUNNING, &len);
 		if (rt_hooks_run(&spec->hooks[RT_HOOK_POSTSTART], "poststart", json, &e) < 0)

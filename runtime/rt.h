@@ -77,6 +77,7 @@ struct rt_state {
 	pid_t pid;
 	uint64_t start_time;
 	char *cgroup_path; /* as given to cg_create */
+	bool poststart;    /* the bundle has poststart hooks (start re-reads it only then) */
 	bool poststop;     /* the bundle has poststop hooks */
 	bool creating;     /* create has not finished */
 	struct cg_kv *annotations;

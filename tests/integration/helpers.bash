@@ -135,6 +135,46 @@ state_field() {
 	hutch state "$1" | jq -r "$2"
 }
 
+# wait_for_output ID TEXT [SECONDS]: waits until container ID has printed TEXT.
+wait_for_output() {
+	local id=$1 text=$2 tries=$((${3:-10} * 20))
+	while [ "$tries" -gt 0 ]; do
+		grep -qF -- "$text" "$TEST_DIR/$id.out" 2>/dev/null && return 0
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	echo "wait_for_output: $id never printed '$text'; it printed:" >&2
+	cat "$TEST_DIR/$id.out" >&2 || true
+	return 1
+}
+
+# True when PID has exited (it may stay a zombie until its parent, maybe PID 1, reaps it).
+pid_gone() {
+	[ ! -e "/proc/$1" ] || grep -qs '^State:.*Z' "/proc/$1/status"
+}
+
+# add_shared_mount [BUNDLE_DIR]: bind-mounts $TEST_DIR/shared (world-writable) at /shared,
+# the way a test and its container exchange files.
+add_shared_mount() {
+	mkdir -p "$TEST_DIR/shared"
+	chmod 1777 "$TEST_DIR/shared"
+	update_config_in "${1:-$BUNDLE}" '.mounts += [{destination: "/shared", type: "bind",
+		source: $src, options: ["rbind", "rw"]}]' --arg src "$TEST_DIR/shared"
+}
+
+# Adds a fresh tmpfs at DEST: `add_tmpfs /scratch nosuid nodev`.
+add_tmpfs() {
+	local dest=$1
+	shift
+	update_config '.mounts += [{destination: $d, type: "tmpfs", source: "tmpfs",
+		options: $ARGS.positional}]' --arg d "$dest" --args "$@"
+}
+
+# Removes namespace TYPE from linux.namespaces.
+remove_ns() {
+	update_config '.linux.namespaces |= map(select(.type != $t))' --arg t "$1"
+}
+
 # Keeps `run`'s caller honest: prints the output of a failed command in the test log.
 check_status() {
 	local want=$1
@@ -209,9 +249,9 @@ own_cgroup_dir() {
 	own_cgroup_dirs | grep -E "^/sys/fs/cgroup/([^/]*,)?$ctl(,[^/]*)?(/|$)" | head -n1
 }
 
-setup_bundle() {
+# The per-test temp dir, state root and leak-check baseline, without a bundle (help.bats).
+setup_tmp() {
 	requires_root
-	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
 	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hutch-it.XXXXXX")
 	chmod 755 "$TEST_DIR" # user-namespaced containers must reach their rootfs
 	TAG=$(basename "$TEST_DIR")
@@ -224,8 +264,39 @@ setup_bundle() {
 	BG_PIDS=()
 	local fds=(/proc/$BASHPID/fd/*)
 	FDS_BEFORE=" ${fds[*]##*/} "
+}
+
+setup_bundle() {
+	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
+	setup_tmp
 	make_bundle "$BUNDLE"
 	cd "$BUNDLE"
+}
+
+# Fails, saying what, if anything of the test's containers exists: state, mounts, cgroups,
+# processes. For tests that check a failed command cleaned up after itself.
+assert_no_leftovers() {
+	local bad=0 d
+	if [ -d "$HUTCH_ROOT" ] && [ -n "$(ls -A "$HUTCH_ROOT")" ]; then
+		echo "state left: $(ls -A "$HUTCH_ROOT")" >&2
+		bad=1
+	fi
+	if grep -F "$TEST_DIR" /proc/self/mountinfo >&2; then
+		echo "^ mounts left" >&2
+		bad=1
+	fi
+	d=$(own_cgroup_dirs | while read -r d; do find "$d" -maxdepth 3 -type d -name "$TAG*"; done)
+	if [ -n "$d" ]; then
+		echo "cgroups left: $d" >&2
+		bad=1
+	fi
+	d=$(test_processes "$BASHPID")
+	if [ -n "$d" ]; then
+		echo "processes left: $d" >&2
+		ps -o pid,ppid,args -p "$(echo $d | tr ' ' ,)" >&2 || true
+		bad=1
+	fi
+	return $bad
 }
 
 # Processes that belong to this test: a cwd or root inside $TEST_DIR, or the tag in their

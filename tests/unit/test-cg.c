@@ -1,1 +1,624 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * cgroups/: planning (v1 and v2 conversions, validation), path resolution and /proc parsing
+ * from literal texts, the device BPF program (run through a tiny interpreter here, and through
+ * the kernel's verifier and hook as root), and, as root, a real cgroup beneath our own one.
+ */
+#include "cg-internal.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static const struct cg_write *find(const struct cg_write *w, size_t n, const char *file)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(w[i].file, file) == 0)
+			return &w[i];
+	return NULL;
+}
+
+static const char *val(const struct cg_write *w, size_t n, const char *file)
+{
+	const struct cg_write *x = find(w, n, file);
+	return x ? x->value : "(absent)";
+}
+
+static struct cg_i64 I(int64_t v) {
+	return (struct cg_i64){ true, v };
+}
+
+/* Plans res and returns the error message ("" on success). */
+static const char *
+plan_err(const struct cg_resources *res, bool v2)
+{
+	static struct hutch_err err;
+	struct cg_write *w = NULL;
+	size_t n = 0;
+	hutch_err_clear(&err);
+	if (cg_plan(res, v2, &w, &n, &err) == 0)
+		err.msg[0] = '\0';
+	free(w);
+	return err.msg;
+}
+
+static void test_plan_v2(void)
+{
+	struct hutch_err err = { 0 };
+	struct cg_kv uni[] = { { "memory.high", "123456" } };
+	struct cg_resources res = {
+		.mem_limit = I(1048576),
+		.mem_swap = I(2097152),
+		.mem_reservation = I(524288),
+		.cpu_shares = I(1024),
+		.cpu_quota = I(50000),
+		.cpu_idle = I(1),
+		.cpus = "0-1",
+		.mems = "0",
+		.pids_limit = I(0),
+		.blkio_weight = I(500),
+		.unified = uni,
+		.n_unified = 1,
+	};
+	struct cg_write *w = NULL;
+	size_t n = 0;
+	ok(cg_plan(&res, true, &w, &n, &err) == 0, "v2 plan: %s", err.msg);
+	is_str(val(w, n, "memory.max"), "1048576", "v2 memory.max");
+	is_str(val(w, n, "memory.low"), "524288", "v2 memory.low from reservation");
+	is_str(val(w, n, "memory.swap.max"), "1048576", "v2 memory.swap.max = swap - limit");
+	is_str(val(w, n, "cpu.weight"), "39", "v2 cpu.weight from 1024 shares (runc: 39)");
+	is_str(val(w, n, "cpu.max"), "50000 100000", "v2 cpu.max with default period");
+	is_str(val(w, n, "cpu.idle"), "1", "v2 cpu.idle");
+	is_str(val(w, n, "cpuset.cpus"), "0-1", "v2 cpuset.cpus");
+	is_str(val(w, n, "pids.max"), "max", "v2 pids.max: 0 -> max");
+	is_str(val(w, n, "io.weight"), "4950", "v2 io.weight from blkio weight 500");
+	ok(n > 0 && strcmp(w[n - 1].file, "memory.high") == 0 && !strcmp(w[n - 1].value, "123456"),
+	   "v2 unified entries come last, verbatim");
+	ok(!find(w, n, "devices.deny"), "v2 devices are not files");
+	free(w);
+
+	struct cg_resources unl = {
+		.mem_limit = I(-1), .cpu_quota = I(-1), .cpu_period = I(200000), .pids_limit = I(7)
+	};
+	ok(cg_plan(&unl, true, &w, &n, &err) == 0, "v2 unlimited plan");
+	is_str(val(w, n, "memory.max"), "max", "v2 memory -1 -> max");
+	is_str(val(w, n, "memory.swap.max"), "max", "v2 swap follows unlimited memory");
+	is_str(val(w, n, "cpu.max"), "max 200000", "v2 quota -1 -> max");
+	is_str(val(w, n, "pids.max"), "7", "v2 pids.max");
+	free(w);
+
+	struct cg_resources e = { .mem_limit = I(1000), .mem_swap = I(10) };
+	ok(strstr(plan_err(&e, true), "linux.resources.memory.swap"), "swap < limit: %s",
+	   plan_err(&e, true));
+	e = (struct cg_resources){ .mem_limit = I(-5) };
+	ok(strstr(plan_err(&e, true), "linux.resources.memory.limit"), "limit -5: %s",
+	   plan_err(&e, true));
+	e = (struct cg_resources){ .cpu_rt_runtime = I(1000) };
+	ok(strstr(plan_err(&e, true), "realtimeRuntime: not supported"), "rt on v2: %s",
+	   plan_err(&e, true));
+	struct cg_kv bad[] = { { "../memory.max", "1" } };
+	e = (struct cg_resources){ .unified = bad, .n_unified = 1 };
+	ok(strstr(plan_err(&e, true), "linux.resources.unified"), "unified '..': %s",
+	   plan_err(&e, true));
+	e = (struct cg_resources){ .has_hugetlb = true };
+	is_str(plan_err(&e, true), "linux.resources.hugepageLimits: not supported", "hugetlb");
+	e = (struct cg_resources){ .has_network = true };
+	is_str(plan_err(&e, false), "linux.resources.network: not supported", "network");
+	e = (struct cg_resources){ .has_rdma = true };
+	is_str(plan_err(&e, true), "linux.resources.rdma: not supported", "rdma");
+	e = (struct cg_resources){ .has_blkio_devices = true };
+	ok(strstr(plan_err(&e, true), "linux.resources.blockIO"), "blkio devices refused");
+	e = (struct cg_resources){ .blkio_weight = I(5) };
+	ok(strstr(plan_err(&e, true), "blockIO.weight"), "blkio weight 5 refused");
+	e = (struct cg_resources){ .cpus = "0-1\nx" };
+	ok(strstr(plan_err(&e, true), "linux.resources.cpu.cpus"), "bad cpuset refused");
+}
+
+static void test_plan_v1(void)
+{
+	struct hutch_err err = { 0 };
+	struct cg_device_rule devs[] = {
+		{ false, 'a', -1, -1, "rwm" },
+		{ true, 'c', 1, 3, "rwm" },
+		{ true, 'b', 8, -1, "r" },
+		{ false, 'c', -1, -1, "m" },
+	};
+	struct cg_resources res = {
+		.devices = devs,
+		.n_devices = 4,
+		.mem_limit = I(67108864),
+		.mem_swap = I(134217728),
+		.mem_swappiness = I(10),
+		.mem_disable_oom_killer = true,
+		.cpu_shares = I(512),
+		.cpu_quota = I(20000),
+		.cpu_period = I(100000),
+		.cpu_rt_runtime = I(950000),
+		.cpu_rt_period = I(1000000),
+		.pids_limit = I(-1),
+		.blkio_weight = I(300),
+	};
+	struct cg_write *w = NULL;
+	size_t n = 0;
+	ok(cg_plan(&res, false, &w, &n, &err) == 0, "v1 plan: %s", err.msg);
+	is_str(val(w, n, "memory.limit_in_bytes"), "67108864", "v1 memory limit");
+	is_str(val(w, n, "memory.memsw.limit_in_bytes"), "134217728", "v1 memsw as given");
+	ok(find(w, n, "memory.memsw.limit_in_bytes") == find(w, n, "memory.limit_in_bytes") + 1,
+	   "v1 limit and memsw adjacent");
+	is_str(val(w, n, "memory.swappiness"), "10", "v1 swappiness");
+	is_str(val(w, n, "memory.oom_control"), "1", "v1 disableOOMKiller");
+	is_str(val(w, n, "cpu.shares"), "512", "v1 cpu.shares");
+	ok(find(w, n, "cpu.cfs_period_us") < find(w, n, "cpu.cfs_quota_us"), "v1 period first");
+	ok(find(w, n, "cpu.rt_period_us") < find(w, n, "cpu.rt_runtime_us"), "v1 rt period first");
+	is_str(val(w, n, "pids.max"), "max", "v1 pids -1 -> max");
+	is_str(val(w, n, "blkio.weight"), "300", "v1 blkio.weight");
+	const struct cg_write *d = find(w, n, "devices.deny");
+	ok(d && !strcmp(d->value, "a") && !strcmp(d->controller, "devices"), "v1 deny a first");
+	ok(d && d + 3 < w + n, "v1 device rules follow");
+	if (d && d + 3 < w + n) {
+		ok(!strcmp(d[1].file, "devices.allow") && !strcmp(d[1].value, "c 1:3 rwm"),
+		   "v1 rule 1: allow c 1:3 rwm (rule 0, deny a, not written twice)");
+		is_str(d[2].value, "b 8:* r", "v1 rule 2: wildcard minor");
+		ok(!strcmp(d[3].file, "devices.deny") && !strcmp(d[3].value, "c *:* m"),
+		   "v1 rule 3: deny c *:* m");
+	}
+	free(w);
+
+	struct cg_kv uni[] = { { "memory.high", "1" } };
+	struct cg_resources e = { .unified = uni, .n_unified = 1 };
+	is_str(plan_err(&e, false), "linux.resources.unified: requires cgroup v2", "v1 unified");
+	struct cg_device_rule badd[] = { { true, 'x', 1, 1, "rwm" } };
+	e = (struct cg_resources){ .devices = badd, .n_devices = 1 };
+	ok(strstr(plan_err(&e, false), "linux.resources.devices[0].type"), "bad device type");
+	e = (struct cg_resources){ .mem_swappiness = I(101) };
+	ok(strstr(plan_err(&e, false), "swappiness"), "swappiness 101 refused");
+	struct cg_resources empty = { 0 };
+	ok(cg_plan(&empty, false, &w, &n, &err) == 0 && n == 0, "empty resources: no writes");
+	free(w);
+}
+
+static void test_resolve(void)
+{
+	struct hutch_err err = { 0 };
+	char *p = NULL;
+	ok(cg_resolve_path("", "abc", &p, &err) == 0 && !strcmp(p, "hutch-abc"),
+	   "empty -> hutch-id");
+	free(p);
+	ok(cg_resolve_path(NULL, "abc", &p, &err) == 0 && !strcmp(p, "hutch-abc"),
+	   "NULL -> hutch-id");
+	free(p);
+	ok(cg_resolve_path("/a//b/./c/", "x", &p, &err) == 0 && !strcmp(p, "/a/b/c"),
+	   "absolute normalized");
+	free(p);
+	ok(cg_resolve_path("a/b", "x", &p, &err) == 0 && !strcmp(p, "a/b"), "relative kept");
+	free(p);
+	ok(cg_resolve_path("a/../b", "x", &p, &err) == -EINVAL && strstr(err.msg, ".."),
+	   "'..' refused: %s", err.msg);
+	ok(cg_resolve_path("/", "x", &p, &err) == -EINVAL, "root refused");
+	ok(cg_resolve_path("", "../x", &p, &err) == -EINVAL, "bad id refused");
+}
+
+static const char hybrid_cgroup[] = "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/abc\n"
+				    "3:cpuset:/\n2:cpu,cpuacct:/\n0::/\n";
+static const char hybrid_mi[] =
+	"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+	"32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n"
+	"34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+	"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+	"39 31 0:36 / /sys/fs/cgroup/pids rw,relatime shared:5 - cgroup cgroup rw,pids\n"
+	"40 31 0:37 / /sys/fs/cgroup/sys\\040temd rw,relatime - cgroup cgroup rw,name=systemd\n"
+	"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+static const char *dir_of(struct cg_hier *h, size_t n, const char *name, const char *path)
+{
+	static char buf[512];
+	static struct hutch_err err;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(h[i].name, name) != 0)
+			continue;
+		char *d = NULL;
+		if (cg_hier_dir(&h[i], path, &d, &err) < 0)
+			return err.msg;
+		snprintf(buf, sizeof(buf), "%s", d);
+		free(d);
+		return buf;
+	}
+	return "(no such hierarchy)";
+}
+
+static void test_hierarchies(void)
+{
+	struct hutch_err err = { 0 };
+	struct cg_hier *h = NULL;
+	size_t n = 0;
+	ok(cg_parse_hierarchies(hybrid_cgroup, hybrid_mi, false, &h, &n, &err) == 0 && n == 5,
+	   "hybrid: 5 v1 hierarchies (%zu) %s", n, err.msg);
+	is_str(dir_of(h, n, "memory", "hutch-x"), "/sys/fs/cgroup/memory/process_api/abc/hutch-x",
+	       "relative path under our own memory cgroup");
+	is_str(dir_of(h, n, "cpu,cpuacct", "hutch-x"), "/sys/fs/cgroup/cpu,cpuacct/hutch-x",
+	       "co-mounted cpu,cpuacct");
+	is_str(dir_of(h, n, "name=systemd", "/a/b"), "/sys/fs/cgroup/sys temd/a/b",
+	       "absolute path, escaped mount point");
+	is_str(dir_of(h, n, "memory", "/a/b"), "/sys/fs/cgroup/memory/a/b", "absolute as is");
+	struct cg cg = { false, h, n };
+	ok(cg_find_hier(&cg, "cpuacct") &&
+		   !strcmp(cg_find_hier(&cg, "cpuacct")->name, "cpu,cpuacct"),
+	   "cpuacct found in co-mount");
+	ok(!cg_find_hier(&cg, "freezer"), "unmounted controller not found");
+	cg_hier_free(h, n);
+
+	ok(cg_parse_hierarchies(hybrid_cgroup, hybrid_mi, true, &h, &n, &err) == 0 && n == 1,
+	   "hybrid as v2: the unified mount");
+	is_str(dir_of(h, n, "", "x"), "/sys/fs/cgroup/unified/x", "unified dir");
+	cg_hier_free(h, n);
+
+	/* A cgroup namespace: the mount shows /docker/c1, we sit in /docker/c1/init. */
+	const char *pc = "0::/docker/c1/init\n";
+	const char *mi =
+		"25 20 0:26 /docker/c1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n";
+	ok(cg_parse_hierarchies(pc, mi, true, &h, &n, &err) == 0 && n == 1, "v2 with mount root");
+	is_str(dir_of(h, n, "", "ctr"), "/sys/fs/cgroup/init/ctr", "own path below mount root");
+	is_str(dir_of(h, n, "", "/docker/c1/x"), "/sys/fs/cgroup/x", "absolute under mount root");
+	ok(strstr(dir_of(h, n, "", "/other"), "outside"), "absolute outside the mount refused");
+	cg_hier_free(h, n);
+
+	ok(cg_parse_hierarchies("0::/\n", hybrid_mi, false, &h, &n, &err) == -ENOENT,
+	   "no v1 hierarchy: %s", err.msg);
+}
+
+/* A tiny interpreter for the instructions cg-devbpf.c emits. */
+static int run_prog(const struct bpf_insn *p, size_t n, int type, int acc, uint32_t maj,
+		    uint32_t min)
+{
+	uint32_t ctx[3] = { ((uint32_t)acc << 16) | (uint32_t)type, maj, min };
+	uint64_t r[11] = { 0 };
+	for (size_t pc = 0; pc < n; pc++) {
+		const struct bpf_insn *i = &p[pc];
+		uint8_t cls = BPF_CLASS(i->code), op = BPF_OP(i->code);
+		uint32_t s = BPF_SRC(i->code) == BPF_X ? (uint32_t)r[i->src_reg] : (uint32_t)i->imm;
+		uint32_t d = (uint32_t)r[i->dst_reg];
+		if (cls == BPF_LDX)
+			r[i->dst_reg] = ctx[i->off / 4];
+		else if (cls == BPF_ALU)
+			r[i->dst_reg] = op == BPF_AND ? (d & s) : op == BPF_RSH ? (d >> s) : s;
+		else if (cls == BPF_JMP32 &&
+			 ((op == BPF_JNE && d != s) || (op == BPF_JEQ && d == s)))
+			pc += (size_t)i->off;
+		else if (cls == BPF_JMP && op == BPF_EXIT)
+			return (int)r[0];
+	}
+	return -1;
+}
+
+static void test_devbpf(void)
+{
+	struct hutch_err err = { 0 };
+	const int C = BPF_DEVCG_DEV_CHAR, B = BPF_DEVCG_DEV_BLOCK;
+	const int R = BPF_DEVCG_ACC_READ, W = BPF_DEVCG_ACC_WRITE, M = BPF_DEVCG_ACC_MKNOD;
+	struct cg_device_rule rules[] = {
+		{ false, 'a', -1, -1, "rwm" }, { true, 'c', 1, 3, "rwm" }, { true, 'c', 1, 5, "r" },
+		{ false, 'c', 1, 3, "w" },     { true, 'b', -1, -1, "m" },
+	};
+	struct bpf_insn *p = NULL;
+	size_t n = 0;
+	ok(cg_devbpf_build(rules, 5, &p, &n, &err) == 0, "device program built (%zu insns)", n);
+	ok(run_prog(p, n, C, R, 1, 3) == 1, "c 1:3 r allowed");
+	ok(run_prog(p, n, C, W, 1, 3) == 0, "c 1:3 w denied: the later deny wins");
+	ok(run_prog(p, n, C, R | W, 1, 3) == 0, "c 1:3 rw denied: deny of any bit applies");
+	ok(run_prog(p, n, C, R, 1, 5) == 1, "c 1:5 r allowed");
+	ok(run_prog(p, n, C, R | W, 1, 5) == 0, "c 1:5 rw denied: allow must cover all bits");
+	ok(run_prog(p, n, C, R, 1, 7) == 0, "c 1:7 denied by default");
+	ok(run_prog(p, n, B, M, 8, 0) == 1, "b 8:0 m allowed by wildcard");
+	ok(run_prog(p, n, B, R, 8, 0) == 0, "b 8:0 r denied");
+	free(p);
+	struct cg_device_rule all[] = { { true, 'a', -1, -1, "rwm" }, { false, 'c', 10, 200, "" } };
+	ok(cg_devbpf_build(all, 2, &p, &n, &err) == 0, "allow-all program");
+	ok(run_prog(p, n, B, R | W, 259, 1) == 1, "allow all: b 259:1 rw");
+	ok(run_prog(p, n, C, R, 10, 200) == 0, "empty access means rwm: c 10:200 denied");
+	free(p);
+	ok(cg_devbpf_build(NULL, 0, &p, &n, &err) == 0 && run_prog(p, n, C, R, 1, 3) == 0,
+	   "no rules: default deny");
+	free(p);
+}
+
+/* ---- as root, against the real kernel ---- */
+
+static bool file_is(const char *dir, const char *file, const char *want)
+{
+	struct hutch_err err = { 0 };
+	_cleanup_free_ char *path = hutch_xasprintf("%s/%s", dir, file), *s = NULL;
+	if (hutch_read_file_at(AT_FDCWD, path, 1 << 16, &s, NULL, &err) < 0)
+		return false;
+	s[strcspn(s, "\n")] = '\0';
+	if (strcmp(s, want) != 0)
+		printf("#   %s is \"%s\", want \"%s\"\n", path, s, want);
+	return strcmp(s, want) == 0;
+}
+
+static bool has_word(const char *dir, const char *file, const char *word)
+{
+	struct hutch_err err = { 0 };
+	_cleanup_free_ char *path = hutch_xasprintf("%s/%s", dir, file), *s = NULL;
+	if (hutch_read_file_at(AT_FDCWD, path, 1 << 16, &s, NULL, &err) < 0)
+		return false;
+	for (char *t = strtok(s, " \n"); t; t = strtok(NULL, " \n"))
+		if (strcmp(t, word) == 0)
+			return true;
+	return false;
+}
+
+static pid_t spawn_sleeper(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/* A child that waits to be placed in the cgroup, then reports: bit 0 /dev/null opened,
+ * bit 1 /dev/zero refused with EPERM. */
+static int probe_devices(struct cg *cg)
+{
+	struct hutch_err err = { 0 };
+	int pfd[2];
+	if (pipe(pfd) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		close(pfd[1]);
+		if (read(pfd[0], &c, 1) != 1)
+			_exit(100);
+		int a = open("/dev/null", O_RDWR);
+		int b = open("/dev/zero", O_RDONLY);
+		_exit((a >= 0 ? 1 : 0) | (b < 0 && errno == EPERM ? 2 : 0));
+	}
+	close(pfd[0]);
+	int r = cg_enter(cg, pid, &err);
+	if (r < 0)
+		printf("#   enter probe: %s\n", err.msg);
+	(void)!write(pfd[1], "x", 1);
+	close(pfd[1]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return r < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *path_in(const char *dir, const char *file)
+{
+	static char buf[512];
+	snprintf(buf, sizeof(buf), "%s/%s", dir, file);
+	return buf;
+}
+
+/* v1: memsw must stay >= memory at every step, whichever way the limits move. */
+static void check_swap_order(struct cg *cg, const char *dir)
+{
+	struct hutch_err err = { 0 };
+	static const int64_t steps[][2] = { { 64 << 20, 128 << 20 },
+					    { 256 << 20, 512 << 20 },
+					    { 32 << 20, 48 << 20 } };
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		struct cg_resources res = { .mem_limit = I(steps[i][0]),
+					    .mem_swap = I(steps[i][1]) };
+		char want[32];
+		snprintf(want, sizeof(want), "%lld", (long long)steps[i][1]);
+		ok(cg_apply(cg, &res, &err) == 0 &&
+			   file_is(dir, "memory.memsw.limit_in_bytes", want),
+		   "v1 memory+swap %lld/%lld applied in a valid order: %s", (long long)steps[i][0],
+		   (long long)steps[i][1], err.msg);
+	}
+	struct cg_resources alone = { .mem_limit = I(64 << 20) };
+	ok(cg_apply(cg, &alone, &err) == -EINVAL && strstr(err.msg, "memory.swap"),
+	   "v1 memory alone above memsw: %s", err.msg);
+	struct cg_resources back = { .mem_limit = I(64 << 20), .mem_swap = I(-1) };
+	hutch_err_clear(&err);
+	ok(cg_apply(cg, &back, &err) == 0 && file_is(dir, "memory.limit_in_bytes", "67108864"),
+	   "v1 memory back to 64M, swap unlimited: %s", err.msg);
+}
+
+static void check_limits(struct cg *cg, bool v2, bool mem, bool pids)
+{
+	struct hutch_err err = { 0 };
+	struct cg_device_rule devs[] = { { false, 'a', -1, -1, "rwm" },
+					 { true, 'c', 1, 3, "rwm" } };
+	struct cg_resources res = { .devices = devs, .n_devices = 2 };
+	if (mem)
+		res.mem_limit = I(64 << 20);
+	if (pids)
+		res.pids_limit = I(5);
+	int r = cg_apply(cg, &res, &err);
+	ok(r == 0, "cg_apply: %s", err.msg);
+	struct cg_hier *h = cg_find_hier(cg, "pids");
+	if (pids)
+		ok(h && file_is(h->dir, "pids.max", "5"), "pids.max reads back 5");
+	h = cg_find_hier(cg, "memory");
+	if (mem)
+		ok(h && file_is(h->dir, v2 ? "memory.max" : "memory.limit_in_bytes", "67108864"),
+		   "memory limit reads back 64M");
+	if (!v2 && h && access(path_in(h->dir, "memory.memsw.limit_in_bytes"), F_OK) == 0)
+		check_swap_order(cg, h->dir);
+	if (!v2) {
+		h = cg_find_hier(cg, "devices");
+		ok(h && file_is(h->dir, "devices.list", "c 1:3 rwm"), "devices.list is c 1:3 rwm");
+	}
+	ok(probe_devices(cg) == 3, "inside: /dev/null opens, /dev/zero is EPERM");
+}
+
+static uint64_t frozen_key(int fd)
+{
+	uint64_t v = 2;
+	(void)cg_read_key_at(fd, "cgroup.events", "frozen", &v);
+	return v;
+}
+
+static void check_freeze_stats(struct cg *cg, bool v2, pid_t child, bool mem, bool pids)
+{
+	struct hutch_err err = { 0 };
+	struct cg_hier *fz = cg_find_hier(cg, v2 ? "" : "freezer");
+	ok(cg_freeze(cg, true, &err) == 0, "freeze: %s", err.msg);
+	if (fz)
+		ok(v2 ? frozen_key(fz->fd) == 1 && file_is(fz->dir, "cgroup.freeze", "1")
+		      : file_is(fz->dir, "freezer.state", "FROZEN"),
+		   "frozen state reads back");
+	ok(cg_freeze(cg, false, &err) == 0, "thaw: %s", err.msg);
+	if (fz)
+		ok(v2 ? file_is(fz->dir, "cgroup.freeze", "0")
+		      : file_is(fz->dir, "freezer.state", "THAWED"),
+		   "thawed state reads back");
+	ok(kill(child, 0) == 0, "child alive after thaw");
+
+	struct cg_stats st;
+	ok(cg_get_stats(cg, &st, &err) == 0, "stats: %s", err.msg);
+	if (pids)
+		ok(st.pids_current >= 1 && st.pids_limit == 5, "stats pids %llu/%llu",
+		   (unsigned long long)st.pids_current, (unsigned long long)st.pids_limit);
+	if (mem)
+		ok(st.mem_limit == 64 << 20 && st.mem_usage > 0, "stats memory %llu of %llu",
+		   (unsigned long long)st.mem_usage, (unsigned long long)st.mem_limit);
+}
+
+/* Moves child into a sub-cgroup (as a nested container manager would) in one hierarchy. */
+static void nest_child(struct cg *cg, bool v2, pid_t child)
+{
+	struct hutch_err err = { 0 };
+	struct cg_hier *h = cg_find_hier(cg, v2 ? "" : "pids");
+	if (!h)
+		return;
+	_cleanup_free_ char *sub = hutch_xasprintf("%s/sub", h->dir);
+	_cleanup_free_ char *procs = hutch_xasprintf("%s/cgroup.procs", sub);
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%d", (int)child);
+	ok(mkdir(sub, 0755) == 0 && hutch_write_str_at(AT_FDCWD, procs, buf, &err) == 0,
+	   "child moved into a sub-cgroup: %s", err.msg);
+}
+
+static void test_root_lifecycle(void)
+{
+	struct hutch_err err = { 0 };
+	bool v2 = cg_is_v2();
+	char id[64];
+	snprintf(id, sizeof(id), "hutch-unit-%d", (int)getpid());
+	_cleanup_free_ char *path = NULL;
+	struct cg *cg = NULL;
+	ok(cg_resolve_path(id, "unused", &path, &err) == 0, "resolve %s", id);
+	int r = cg_create(path, &cg, &err);
+	ok(r == 0, "cg_create %s (%s): %s", path, v2 ? "v2" : "v1", err.msg);
+	if (r < 0)
+		return;
+	char *dirs[32];
+	size_t nd = 0;
+	for (size_t i = 0; i < cg->n && nd < 32; i++)
+		dirs[nd++] = hutch_xstrdup(cg->h[i].dir);
+	ok(v2 == (cg_dirfd(cg) >= 0), "cg_dirfd only on v2");
+	bool mem = !v2 || has_word(cg->h[0].dir, "cgroup.controllers", "memory");
+	bool pids = !v2 || has_word(cg->h[0].dir, "cgroup.controllers", "pids");
+	if (!mem || !pids)
+		printf("# v2: memory or pids controller not delegated here; those checks "
+		       "skipped\n");
+
+	pid_t child = spawn_sleeper();
+	ok(cg_enter(cg, child, &err) == 0, "cg_enter child: %s", err.msg);
+	check_limits(cg, v2, mem, pids);
+	nest_child(cg, v2, child);
+
+	pid_t *pids_v = NULL;
+	size_t np = 0;
+	ok(cg_pids(cg, &pids_v, &np, &err) == 0 && np == 1 && pids_v[0] == child,
+	   "cg_pids lists the child (n=%zu) %s", np, err.msg);
+	free(pids_v);
+	struct cg *again = NULL;
+	r = cg_create(path, &again, &err);
+	ok(r == -EEXIST, "cg_create on a populated cgroup: EEXIST (%s)", err.msg);
+	if (r == 0)
+		cg_free(again);
+	check_freeze_stats(cg, v2, child, mem, pids);
+	struct cg *other = NULL;
+	ok(cg_open(path, &other, &err) == 0 && cg_pids(other, &pids_v, &np, &err) == 0 && np == 1 &&
+		   pids_v[0] == child,
+	   "cg_open finds it and the child: %s", err.msg);
+	free(pids_v);
+	cg_free(other);
+
+	/* Cleanup runs whatever the checks above said. */
+	hutch_err_clear(&err);
+	r = cg_destroy(cg, &err);
+	ok(r == 0, "cg_destroy: %s", err.msg);
+	int st = 0;
+	ok(waitpid(child, &st, 0) == child && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+	   "child was SIGKILLed");
+	bool gone = true;
+	for (size_t i = 0; i < nd; i++) {
+		if (access(dirs[i], F_OK) == 0) {
+			printf("#   left behind: %s\n", dirs[i]);
+			gone = false;
+			_cleanup_close_ int fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (fd >= 0)
+				(void)cg_rmdir_children(fd, &err);
+			(void)rmdir(dirs[i]);
+		}
+		free(dirs[i]);
+	}
+	ok(gone, "every directory removed");
+	ok(cg_open(path, &other, &err) == -ENOENT, "cg_open after destroy: ENOENT");
+	if (r < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, WNOHANG);
+	}
+	cg_free(cg);
+}
+
+/* On a hybrid host the cgroup2 hierarchy has no controllers but runs device programs all the
+ * same: test the kernel side of cg-devbpf.c there (on v2 the lifecycle test covers it). */
+static void test_devbpf_kernel(void)
+{
+	struct hutch_err err = { 0 };
+	_cleanup_free_ char *pc = NULL, *mi = NULL;
+	struct cg_hier *h = NULL;
+	size_t n = 0;
+	if (hutch_read_file_at(AT_FDCWD, "/proc/self/cgroup", 1 << 20, &pc, NULL, &err) < 0 ||
+	    hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &mi, NULL, &err) < 0 ||
+	    cg_parse_hierarchies(pc, mi, true, &h, &n, &err) < 0) {
+		printf("ok %d - # SKIP no cgroup2 hierarchy for the BPF test\n", ++tap_n);
+		return;
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "hutch-unit-%d-dev", (int)getpid());
+	struct cg cg = { true, h, n };
+	ok(cg_hier_dir(&h[0], name, &h[0].dir, &err) == 0 && mkdir(h[0].dir, 0755) == 0, "mkdir %s",
+	   h[0].dir ? h[0].dir : name);
+	h[0].fd = open(h[0].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct cg_device_rule devs[] = { { true, 'c', 1, 3, "rwm" }, { true, 'c', 1, 5, "rwm" } };
+	ok(cg_devbpf_apply(h[0].fd, devs, 2, &err) == 0, "attach program 1: %s", err.msg);
+	/* Replacing: the second program alone must be in force (not the intersection). */
+	ok(cg_devbpf_apply(h[0].fd, devs, 1, &err) == 0, "attach program 2: %s", err.msg);
+	ok(probe_devices(&cg) == 3, "kernel hook: /dev/null allowed, /dev/zero EPERM");
+	ok(cg_devbpf_apply(h[0].fd, devs, 2, &err) == 0, "attach program 3 (widen): %s", err.msg);
+	ok(probe_devices(&cg) == 1, "after widening, /dev/zero opens again");
+	ok(rmdir(h[0].dir) == 0, "rmdir %s", h[0].dir);
+	cg_hier_free(h, n);
+}
+
+int main(void)
+{
+	test_plan_v2();
+	test_plan_v1();
+	test_resolve();
+	test_hierarchies();
+	test_devbpf();
+	if (geteuid() != 0) {
+		printf("ok %d - # SKIP not root: no real cgroups\n", ++tap_n);
+		return tap_done();
+	}
+	setvbuf(stdout, NULL, _IONBF, 0); /* children must not flush our buffer again */
+	test_root_lifecycle();
+	if (!cg_is_v2())
+		test_devbpf_kernel();
+	return tap_done();
+}

@@ -162,7 +162,7 @@ static void check_default_linux(const struct rt_spec *s, bool rootless)
 static void test_default(void)
 {
 	struct hutch_err err;
-	char expect[PATH_MAX + 16];
+	_cleanup_free_ char *expect = hutch_xasprintf("%s/rootfs", bundle);
 	_cleanup_free_ char *json = rt_spec_default_json(false);
 
 	ok(json != NULL, "default spec generated");
@@ -170,8 +170,7 @@ static void test_default(void)
 	ok(s != NULL, "default spec parses: %s", err.msg);
 	if (!s)
 		return;
-	is_str(s->oci_version, "1.2.0", "default: ociVersion");
-	snprintf(expect, sizeof(expect), "%s/rootfs", bundle);
+	is_str(s->oci_version, "1.0.2-dev", "default: ociVersion");
 	is_str(s->rootfs, expect, "default: rootfs resolved in the bundle");
 	ok(s->root_readonly, "default: root read-only");
 	check_default_process(&s->process);
@@ -345,12 +344,13 @@ static void test_errors(void)
 static void test_root_path(void)
 {
 	struct hutch_err err;
-	char expect[PATH_MAX + 16];
+	_cleanup_free_ char *missing =
+		hutch_xasprintf("root.path: %s/nope: No such file or directory", bundle);
+	_cleanup_free_ char *expect = hutch_xasprintf("%s/rootfs", bundle);
 	struct rt_spec *s;
 
 	s = parse("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"nope\"}," PROC "}", bundle, &err);
-	snprintf(expect, sizeof(expect), "root.path: %s/nope: No such file or directory", bundle);
-	ok(!s && strcmp(err.msg, expect) == 0, "missing root.path named: %s", err.msg);
+	ok(!s && strcmp(err.msg, missing) == 0, "missing root.path named: %s", err.msg);
 	rt_spec_free(s);
 	s = parse("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"afile\"}," PROC "}", bundle,
 		  &err);
@@ -359,7 +359,6 @@ static void test_root_path(void)
 	rt_spec_free(s);
 
 	/* Relative: against the bundle, not the cwd; absolute: as is. */
-	snprintf(expect, sizeof(expect), "%s/rootfs", bundle);
 	s = parse(SPEC("\"x\":1"), bundle, &err);
 	ok(s && strcmp(s->rootfs, expect) == 0 && strcmp(s->root_path, "rootfs") == 0,
 	   "relative root.path resolved against the bundle");
@@ -375,7 +374,8 @@ static void test_load(void)
 	_cleanup_free_ char *json = rt_spec_default_json(false);
 
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
-	ok(hutch_write_str_at(AT_FDCWD, path, json, &err) == 0, "config.json written");
+	FILE *f = fopen(path, "w");
+	ok(f && fputs(json, f) >= 0 && fclose(f) == 0, "config.json written");
 	ok(rt_spec_load(bundle, &s, &err) == 0 && s && s->n_mounts == 7,
 	   "rt_spec_load reads <bundle>/config.json: %s", err.msg);
 	rt_spec_free(s);

@@ -15,10 +15,9 @@ fail() {
 	reboot -f
 }
 
-# Named NN-name.ko by setup.sh, so the glob gives the dependency order.
-for m in /lib/modules/*.ko; do
-	insmod "$m" || fail "insmod $m failed"
-done
+# One modprobe loads them all with their dependencies (modules.dep from setup.sh): an exec
+# per insmod would cost ~30 ms each under TCG.
+modprobe -a virtio_mmio virtio_console 9pnet_virtio 9p overlay || fail "modprobe failed"
 
 O=trans=virtio,version=9p2000.L,msize=512000
 mount -t 9p -o $O,ro,cache=loose hostroot /lower || fail "mount of the host's / failed"

@@ -10,7 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${HUTCH_VM_CACHE:-/var/cache/hutch-vm}
 PKGS=(qemu-system-x86 busybox-static xz-utils jq)
-# In load order: each one needs those before it. The -cloud kernel flavour lacks 9p.
+# What 9p and overlayfs need (the -cloud kernel flavour lacks 9p).
 MODULES=(drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_mmio
 	 drivers/char/virtio_console fs/netfs/netfs fs/fscache/fscache net/9p/9pnet
 	 net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay)
@@ -135,16 +135,14 @@ ensure_kernel() {
 stages_sum() { cat "$here/init-stage1.sh" "$here/init-stage2.sh" | md5sum | cut -c1-12; }
 
 build_initramfs() {
-	local kver=$1 out=$2 t i=10 m
+	local kver=$1 out=$2 t
 	say "building $out"
 	t=$(mktemp -d)
 	mkdir -p "$t"/{bin,dev,proc,sys,lower,upper,newroot,lib/modules}
 	cp /bin/busybox "$t/bin/"
 	ln -s busybox "$t/bin/sh"
-	for m in "${MODULES[@]}"; do
-		cp "$CACHE/$kver/modules/${m##*/}.ko" "$t/lib/modules/$i-${m##*/}.ko"
-		i=$((i + 1))
-	done
+	cp -r "$CACHE/$kver/modules" "$t/lib/modules/$kver"
+	busybox depmod -b "$t" "$kver" # for the guest's single modprobe
 	install -m 755 "$here/init-stage1.sh" "$t/init"
 	install -m 644 "$here/init-stage2.sh" "$t/stage2"
 	# Uncompressed: the kernel unpacks it faster than it would gunzip it under TCG.
