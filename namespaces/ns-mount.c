@@ -579,6 +579,8 @@ static int mount_one(int rootfd, const struct ns_mount *m, struct hutch_err *err
 			return top;
 		return set_propagation(top, m->propagation, err);
 	}
+	if (!m->type || !*m->type)
+		return hutch_fail(err, EINVAL, "mount without a type");
 	if (type_is(m, "cgroup") || type_is(m, "cgroup2"))
 		return mount_cgroup(rootfd, m, err);
 	int r = mount_fs(rootfd, m, err);

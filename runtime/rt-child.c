@@ -39,11 +39,12 @@ static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
 		if (n->path && n->flag != CLONE_NEWUSER && n->flag != CLONE_NEWPID)
 			TRY(ns_join(n->path, n->flag, err));
 	}
-	if (u && u->path) {
-		uint32_t later = c->new_ns & ~(uint32_t)(CLONE_NEWUSER | CLONE_NEWPID);
-		if (later && unshare((int)later) < 0)
-			return hutch_fail_errno(err, errno, "unshare namespaces");
-	}
+	/* Unshared here, not by clone: see clone_flags() in rt-create.c. */
+	uint32_t later = c->new_ns & CLONE_NEWCGROUP;
+	if (u && u->path)
+		later = c->new_ns & ~(uint32_t)(CLONE_NEWUSER | CLONE_NEWPID);
+	if (later && unshare((int)later) < 0)
+		return hutch_fail_errno(err, errno, "unshare namespaces");
 	if (rt_spec_ns(s, CLONE_NEWUSER)) {
 		/* Become root of the user namespace now that the parent wrote the maps. */
 		if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
@@ -118,7 +119,7 @@ static int close_fds(const struct rt_child *c, struct hutch_err *err)
 	return 0;
 }
 
-static int enter_cwd(const char *cwd, struct hutch_err *err)
+int rt_enter_cwd(const char *cwd, struct hutch_err *err)
 {
 	char buf[PATH_MAX];
 	if (chdir(cwd) < 0)
@@ -148,8 +149,8 @@ static const char *env_path(char *const *env)
 
 /* Finds args[0] as execve will: the error texts are the ones podman and containerd map to
  * exit codes 127 and 126, so a bad binary fails at create, not at start. */
-static int find_executable(const struct rt_process *p, char *out, size_t len,
-			   struct hutch_err *err)
+int rt_find_executable(const struct rt_process *p, char *out, size_t len,
+		       struct hutch_err *err)
 {
 	const char *name = p->args[0];
 	int saw_eacces = 0;
@@ -181,17 +182,17 @@ static int find_executable(const struct rt_process *p, char *out, size_t len,
 /* seccomp needs CAP_SYS_ADMIN unless no_new_privs is set, so without noNewPrivileges it is
  * loaded before the capability drop; with it, as late as possible. The user was switched
  * at create (keeping capabilities), so the executable was checked as that user. */
-static int drop_privileges(const struct rt_child *c, struct hutch_err *err)
+int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
+		       struct hutch_err *err)
 {
-	const struct rt_process *p = &c->spec->process;
-	if (c->filter && !p->no_new_privs)
-		TRY(sc_load(c->filter, err));
+	if (filter && !p->no_new_privs)
+		TRY(sc_load(filter, err));
 	if (p->has_caps)
 		TRY(ns_apply_caps(&p->caps, err));
 	if (p->no_new_privs)
 		TRY(ns_set_no_new_privs(err));
-	if (c->filter && p->no_new_privs)
-		TRY(sc_load(c->filter, err));
+	if (filter && p->no_new_privs)
+		TRY(sc_load(filter, err));
 	return 0;
 }
 
@@ -208,7 +209,7 @@ static int wait_for_start(const struct rt_child *c, const char *state, struct hu
 	struct hutch_err e = { 0 };
 	int r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &e);
 	if (r >= 0)
-		r = drop_privileges(c, &e);
+		r = rt_drop_privileges(&c->spec->process, c->filter, &e);
 	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = e };
 	hutch_write_all(fd, &m, sizeof(m));
 	close(fd);
@@ -219,7 +220,7 @@ static int wait_for_start(const struct rt_child *c, const char *state, struct hu
 	return 0;
 }
 
-static void reset_signals(void)
+void rt_reset_signals(void)
 {
 	sigset_t all;
 	sigemptyset(&all);
@@ -271,9 +272,9 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err));        /* may need CAP_SYS_RESOURCE */
 	TRY(new_session_keyring(c, err));
 	TRY(close_fds(c, err));                                     /* before cwd: no fd to escape */
-	TRY(enter_cwd(p->cwd, err));
+	TRY(rt_enter_cwd(p->cwd, err));
 	TRY(ns_switch_user(&p->user, err));                         /* keeps capabilities */
-	TRY(find_executable(p, exe, exe_len, err));                 /* as the final user */
+	TRY(rt_find_executable(p, exe, exe_len, err));                 /* as the final user */
 	return 0;
 }
 
@@ -297,7 +298,7 @@ void rt_child_main(struct rt_child *c)
 		_exit(1);
 	}
 	char **env = with_listen_fds(c);
-	reset_signals();
+	rt_reset_signals();
 	execve(exe, c->spec->process.args, env);
 	dprintf(2, "hutch: error: exec %s: %s\n", exe, strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);

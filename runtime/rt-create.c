@@ -132,21 +132,20 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 }
 
 /* Namespaces clone creates directly. A joined user namespace must own the new ones, so in
- * that case the child unshares them after setns (only pid and user go through clone). */
+ * that case the child unshares them after setns (only pid and user go through clone). The
+ * cgroup namespace is always unshared by the child once it is in its cgroup: clone3 makes
+ * namespaces before CLONE_INTO_CGROUP moves it, which would root the namespace too high. */
 static uint64_t clone_flags(struct create_ctx *x)
 {
 	static const int all[] = { CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC,
 				   CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, CLONE_NEWTIME };
-	uint64_t flags = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		if (rt_spec_new_ns(x->spec, all[i]))
 			x->new_ns |= (uint32_t)all[i];
 	const struct rt_namespace *u = rt_spec_ns(x->spec, CLONE_NEWUSER);
 	if (u && u->path)
-		flags = x->new_ns & CLONE_NEWPID;
-	else
-		flags = x->new_ns;
-	return flags;
+		return x->new_ns & CLONE_NEWPID;
+	return x->new_ns & ~(uint64_t)CLONE_NEWCGROUP;
 }
 
 /* Joining a pid namespace only changes where children go, so the parent joins it for the

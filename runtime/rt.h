@@ -146,6 +146,16 @@ struct rt_child {
 	uint32_t new_ns;    /* CLONE_NEW* created for this container */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
+/* Pieces of the child's setup that `exec` shares. */
+int rt_enter_cwd(const char *cwd, struct hutch_err *err);
+/* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)
+ * or "permission denied" (126), the texts container clients map to exit codes. */
+int rt_find_executable(const struct rt_process *p, char *out, size_t len,
+		       struct hutch_err *err);
+/* seccomp, capabilities and no_new_privs in the order that lets each one work. */
+int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
+		       struct hutch_err *err);
+void rt_reset_signals(void);
 
 /* ---- parent/child sync (rt-sync.c) ---- */
 

@@ -189,14 +189,16 @@ static int mkdir_walk(int rootfd, const char *path, mode_t mode, int depth, stru
 		int next = hutch_open_in_root(rootfd, done, O_PATH | O_DIRECTORY, 0, err);
 		if (next == -ENOENT) {
 			/* A dangling symlink: create its target (inside the root), then go on. */
-			char target[PATH_MAX], joined[PATH_MAX * 2];
+			char target[PATH_MAX], joined[PATH_MAX * 3 + 8];
 			ssize_t n = readlinkat(cur, c, target, sizeof(target) - 1);
 			if (n < 0)
 				return next;
 			target[n] = '\0';
 			done[l] = '\0';
-			snprintf(joined, sizeof(joined), "%s/%s/%s", target[0] == '/' ? "" : done,
-				 target, slash ? slash + 1 : "");
+			int w = snprintf(joined, sizeof(joined), "%s/%s/%s",
+					 target[0] == '/' ? "" : done, target, slash ? slash + 1 : "");
+			if (w < 0 || (size_t)w >= PATH_MAX)
+				return hutch_fail(err, ENAMETOOLONG, "mkdir %s: path too long", path);
 			return mkdir_walk(rootfd, joined, mode, depth + 1, err);
 		}
 		if (next < 0)

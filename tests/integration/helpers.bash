@@ -92,9 +92,20 @@ update_config_in() {
 		mv "$dir/config.json.new" "$dir/config.json"
 }
 
+# A JSON array of the arguments, in one jq run (jq 1.6's --args would take "-c" for its own
+# option, and its raw input stops at NUL).
+json_array() {
+	local a i=0 named=()
+	for a; do
+		named+=(--arg "$(printf 'a%04d' $i)" "$a")
+		i=$((i + 1))
+	done
+	jq -nc "${named[@]}" '[$ARGS.named | to_entries | sort_by(.key)[] | .value]'
+}
+
 # Sets process.args: `set_args sh -c 'echo hi'`.
 set_args() {
-	update_config '.process.args = $ARGS.positional' --args "$@"
+	update_config '.process.args = $a' --argjson a "$(json_array "$@")"
 }
 
 # run_bg ARGS...: like `run hutch ARGS...` for a command that leaves a container behind
@@ -167,7 +178,7 @@ add_tmpfs() {
 	local dest=$1
 	shift
 	update_config '.mounts += [{destination: $d, type: "tmpfs", source: "tmpfs",
-		options: $ARGS.positional}]' --arg d "$dest" --args "$@"
+		options: $o}]' --arg d "$dest" --argjson o "$(json_array "$@")"
 }
 
 # Removes namespace TYPE from linux.namespaces.
@@ -351,6 +362,10 @@ teardown_bundle() {
 	# 2. processes (killed, so that they don't hold mounts or cgroups below)
 	local procs
 	procs=$(test_processes "$me")
+	if [ -n "$procs" ]; then
+		sleep 0.5 # one that is dying as we look is no leak
+		procs=$(test_processes "$me")
+	fi
 	if [ -n "$procs" ]; then
 		for p in $procs; do
 			failures+=("process left: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)")

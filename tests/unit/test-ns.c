@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -281,6 +282,7 @@ struct fixture {
 	char base[64], host[64], host2[128];
 	char rootfs[128], rootfs2[128], rootfs3[128];
 	char robind[128], hostfile[128];
+	bool host_v1; /* cgroup v1 controllers at /sys/fs/cgroup/<name> */
 };
 
 static void mkdirf(const char *fmt, const char *a, const char *b)
@@ -302,6 +304,8 @@ static bool setup_fixture(struct fixture *fx)
 	snprintf(fx->rootfs3, sizeof(fx->rootfs3), "%s/rootfs3", fx->base);
 	snprintf(fx->robind, sizeof(fx->robind), "%s/robind", fx->base);
 	snprintf(fx->hostfile, sizeof(fx->hostfile), "%s/hostfile", fx->base);
+	fx->host_v1 = !fs_is("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC) &&
+		      fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC);
 	const char *r = fx->rootfs;
 	const char *dirs[] = { "",    "/proc", "/dev",	   "/etc", "/etc/secret",
 			       "/rw", "/opt",  "/opt/sub", "/tmp" };
@@ -388,27 +392,36 @@ static void check_erofs(const char *path)
 		close(fd);
 }
 
-/* sysfs and the cgroup tree, whichever way they had to be mounted. */
-static void check_sys(void)
+static bool is_rdonly(const char *path)
 {
-	check(fs_is("/sys", SYSFS_MAGIC), "/sys is a sysfs");
-	check_erofs("/sys/kernel/x");
-	bool v2 = fs_is("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC);
-	check(v2 || fs_is("/sys/fs/cgroup", TMPFS_MAGIC), "/sys/fs/cgroup is a tmpfs or cgroup2");
-	if (!v2 && access("/proc/self/cgroup", F_OK) == 0) {
-		check(fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC),
-		      "/sys/fs/cgroup/memory is a cgroup v1 hierarchy");
-		check(fs_is("/sys/fs/cgroup/systemd", CGROUP_SUPER_MAGIC),
-		      "/sys/fs/cgroup/systemd is the name=systemd hierarchy");
-		check(access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0,
-		      "memory controller files visible");
-	}
-	check(mkdir("/sys/fs/cgroup/x", 0755) < 0 && errno == EROFS, "cgroup root is read-only");
-	check(mkdir("/sys/fs/cgroup/memory/hutch-x", 0755) < 0, "cgroup hierarchy is read-only");
+	struct statvfs sv;
+	return statvfs(path, &sv) == 0 && (sv.f_flag & ST_RDONLY);
 }
 
-static void check_after_pivot(void)
+/* sysfs and the cgroup tree, whichever way they had to be mounted. Never writes to a
+ * cgroup hierarchy: read-only-ness is checked with statvfs. */
+static void check_sys(bool host_v1)
 {
+	check(fs_is("/sys", SYSFS_MAGIC), "/sys is a sysfs");
+	check(is_rdonly("/sys"), "/sys is read-only");
+	bool v2 = fs_is("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC);
+	check(v2 || fs_is("/sys/fs/cgroup", TMPFS_MAGIC), "/sys/fs/cgroup is a tmpfs or cgroup2");
+	check(is_rdonly("/sys/fs/cgroup"), "/sys/fs/cgroup is read-only");
+	if (!host_v1)
+		return;
+	check(fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC),
+	      "/sys/fs/cgroup/memory is a cgroup v1 hierarchy");
+	check(fs_is("/sys/fs/cgroup/systemd", CGROUP_SUPER_MAGIC),
+	      "/sys/fs/cgroup/systemd is the name=systemd hierarchy");
+	check(access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0,
+	      "memory controller files visible");
+	check(is_rdonly("/sys/fs/cgroup/memory") && is_rdonly("/sys/fs/cgroup/systemd"),
+	      "cgroup hierarchies are read-only");
+}
+
+static void check_after_pivot(bool host_v1)
+{
+	check_sys(host_v1);
 	struct stat st;
 	check(fs_is("/proc", PROC_SUPER_MAGIC), "/proc is a procfs");
 	check(fs_is("/dev", TMPFS_MAGIC), "/dev is a tmpfs");
@@ -434,7 +447,6 @@ static void check_after_pivot(void)
 		      st.st_gid == 456,
 	      "tmpcopyup kept mode and owner");
 	check_link("/opt/sub/l", "../a");
-	check_sys();
 	int fd = open("/opt/new", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	check(fd >= 0, "tmpcopyup tmpfs is writable");
 	if (fd >= 0)
@@ -539,7 +551,7 @@ static int rootfs_child(void *arg)
 	if (r < 0)
 		return r;
 	check(access(fx->base, F_OK) < 0, "host tree no longer reachable");
-	check_after_pivot();
+	check_after_pivot(fx->host_v1);
 	check_mask_and_readonly();
 	r = ns_finish_rootfs(true, MS_PRIVATE | MS_REC, &err);
 	check(r == 0, "ns_finish_rootfs: %s", err.msg);
@@ -583,7 +595,88 @@ static int dangling_child(void *arg)
 	int r = ns_mount_rootfs(&cfg, &err);
 	check(access(fx->host2, F_OK) < 0, "dangling symlink: nothing created on the host (%s)",
 	      r < 0 ? err.msg : "mounted");
+	if (r < 0)
+		return 0;
+	char inside[PATH_MAX];
+	snprintf(inside, sizeof(inside), "%s%s/x", fx->rootfs3, fx->host2);
+	check(fs_is(inside, TMPFS_MAGIC), "dangling symlink resolved inside the rootfs");
+	hutch_err_clear(&err);
+	/* --no-pivot: MS_MOVE + chroot. */
+	r = ns_pivot_root(fx->rootfs3, true, &err);
+	check(r == 0, "ns_pivot_root no_pivot: %s", err.msg);
+	check(access(fx->base, F_OK) < 0 && access("/evil/x", F_OK) == 0,
+	      "no_pivot: inside the rootfs");
 	return 0;
+}
+
+/* In a user namespace: no mknod (host nodes are bound), sysfs and cgroup fall back to
+ * binds, and remounts must keep the flags the kernel locked. */
+struct userns_arg {
+	struct fixture *fx;
+	int ready[2], go[2];
+};
+
+static void write_maps_hook(pid_t pid, void *arg)
+{
+	struct userns_arg *u = arg;
+	struct hutch_err err = { 0 };
+	struct ns_idmap id = { 0, 0, 65536 };
+	char c;
+	int r = read(u->ready[0], &c, 1) == 1 ? ns_write_idmaps(pid, &id, 1, &id, 1, &err) : -1;
+	ok(r == 0, "userns rootfs: id maps written %s", err.msg);
+	(void)!write(u->go[1], "g", 1);
+}
+
+static int userns_rootfs_child(void *arg)
+{
+	struct userns_arg *u = arg;
+	struct hutch_err err = { 0 };
+	char c;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return -errno;
+	if (write(u->ready[1], "r", 1) != 1 || read(u->go[0], &c, 1) != 1)
+		return -EIO;
+	struct ns_mount m[5];
+	add_mount(&m[0], "/dev", "tmpfs", "tmpfs", opts_dev, 4);
+	add_mount(&m[1], "/dev/pts", "devpts", "devpts", opts_pts, 5);
+	add_mount(&m[2], "/data", "bind", u->fx->robind, opts_ro_bind, 2);
+	add_mount(&m[3], "/sys", "sysfs", "sysfs", opts_sys, 4);
+	add_mount(&m[4], "/sys/fs/cgroup", "cgroup", "cgroup", opts_sys, 4);
+	struct ns_rootfs cfg = { .rootfs = u->fx->rootfs,
+				 .mounts = m,
+				 .n_mounts = 5,
+				 .in_userns = true,
+				 .new_mount_ns = true };
+	int r = ns_mount_rootfs(&cfg, &err);
+	check(r == 0, "ns_mount_rootfs: %s", err.msg);
+	if (r < 0)
+		return r;
+	r = ns_pivot_root(u->fx->rootfs, false, &err);
+	check(r == 0, "ns_pivot_root: %s", err.msg);
+	if (r < 0)
+		return r;
+	check_node("/dev/null", S_IFCHR, 1, 3, 0666);
+	check_node("/dev/tty", S_IFCHR, 5, 0, 0666);
+	check_link("/dev/ptmx", "pts/ptmx");
+	check_content("/data/f", "f");
+	check_erofs("/data/new");
+	check_sys(u->fx->host_v1);
+	r = ns_finish_rootfs(true, 0, &err);
+	check(r == 0, "ns_finish_rootfs (locked flags kept): %s", err.msg);
+	check_erofs("/newfile");
+	return 0;
+}
+
+static void test_userns_rootfs(struct fixture *fx)
+{
+	struct userns_arg u = { .fx = fx };
+	if (pipe2(u.ready, O_CLOEXEC) < 0 || pipe2(u.go, O_CLOEXEC) < 0) {
+		ok(0, "userns rootfs: pipes");
+		return;
+	}
+	run_child_hook("userns rootfs", userns_rootfs_child, &u, write_maps_hook, &u);
+	for (int i = 0; i < 2; i++)
+		close(u.ready[i]), close(u.go[i]);
 }
 
 /* ---- as root: identity, sysctls, network ---- */
@@ -749,6 +842,7 @@ static void test_as_root(void)
 		char p[PATH_MAX];
 		snprintf(p, sizeof(p), "%s/x", fx.host);
 		ok(access(p, F_OK) < 0, "nothing created in the host's symlink target");
+		test_userns_rootfs(&fx);
 		run_child("symlinked /proc", symlink_proc_child, &fx);
 		run_child("dangling symlink", dangling_child, &fx);
 		ok(access(fx.host2, F_OK) < 0, "dangling symlink target absent on the host");
