@@ -370,6 +370,10 @@ int cg_signal_all(struct cg *cg, int sig, struct hutch_err *err)
 	for (size_t i = 0; i < n; i++)
 		if (kill(pids[i], sig) < 0 && errno != ESRCH)
 			return hutch_fail_errno(err, errno, "kill %d", (int)pids[i]);
+	/* A task frozen by the v1 freezer acts on SIGKILL only once thawed: thaw so that it
+	 * dies (as runc does). On v2 a fatal signal gets through, and thawing does no harm. */
+	if (sig == SIGKILL && cg_is_frozen(cg))
+		return cg_freeze(cg, false, err);
 	return 0;
 }
 

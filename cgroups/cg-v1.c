@@ -215,5 +215,6 @@ int cg_v1_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
 			st->cpu_system_ns = sys * (1000000000ULL / (uint64_t)hz);
 		}
 	}
+	cg_v1_stats_extra(cg, st);
 	return 0;
 }

@@ -141,5 +141,6 @@ int cg_v2_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
 		st->cpu_user_ns = usec * 1000;
 	if (cg_read_key_at(fd, "cpu.stat", "system_usec", &usec) == 0)
 		st->cpu_system_ns = usec * 1000;
+	cg_v2_stats_extra(cg, st);
 	return 0;
 }

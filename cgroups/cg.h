@@ -80,10 +80,45 @@ int cg_pids(struct cg *cg, pid_t **out, size_t *n, struct hutch_err *err);
 int cg_signal_all(struct cg *cg, int sig, struct hutch_err *err);
 int cg_freeze(struct cg *cg, bool frozen, struct hutch_err *err);
 
+/* True when the container's cgroup is frozen (v2 cgroup.events "frozen 1", v1 freezer.state
+ * FROZEN). A missing freezer reads as not frozen. */
+bool cg_is_frozen(struct cg *cg);
+
+/* Fixed-size so that stats need no freeing and copy as a value. */
+#define CG_STATS_MAX_CPUS 256
+#define CG_STATS_MAX_RAW 96
+#define CG_STATS_MAX_IO 32
+
+struct cg_stat_kv {
+	char key[48];
+	uint64_t v;
+};
+
+struct cg_io_entry {
+	uint64_t major, minor;
+	char op[12]; /* "Read", "Write", "Sync", "Async", "Discard", "Total" */
+	uint64_t value;
+};
+
+struct cg_mem_entry {
+	uint64_t usage, max_usage, limit, failcnt;
+};
+
 struct cg_stats {
 	uint64_t mem_usage, mem_max_usage, mem_limit, oom_kills;
 	uint64_t pids_current, pids_limit;
 	uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
+	/* The rest is what `events --stats` reports, in runc's terms. 0 when unknown. */
+	uint64_t mem_failcnt, mem_cache;
+	struct cg_mem_entry swap; /* v1: memory+swap (memsw), as runc reports it */
+	struct cg_mem_entry kmem; /* v1 only */
+	uint64_t cpu_periods, cpu_throttled_periods, cpu_throttled_ns;
+	uint64_t cpu_percpu_ns[CG_STATS_MAX_CPUS];
+	size_t n_percpu;
+	struct cg_stat_kv mem_raw[CG_STATS_MAX_RAW]; /* memory.stat */
+	size_t n_mem_raw;
+	struct cg_io_entry io_bytes[CG_STATS_MAX_IO], io_ops[CG_STATS_MAX_IO];
+	size_t n_io_bytes, n_io_ops;
 };
 int cg_get_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err);
 

@@ -116,20 +116,34 @@ static int parse_device(yajl_val d, size_t i, struct cg_device_rule *out, struct
 	return 0;
 }
 
+/* What every container may use whatever its rules say, appended after them (the last
+ * matching rule wins), as runc does: podman sends only "deny all" and expects these. */
+static const struct cg_device_rule default_allowed[] = {
+	{ true, 'c', -1, -1, "m" },  { true, 'b', -1, -1, "m" },   /* mknod, not open */
+	{ true, 'c', 1, 3, "rwm" },  { true, 'c', 1, 5, "rwm" },   /* null, zero */
+	{ true, 'c', 1, 7, "rwm" },  { true, 'c', 1, 8, "rwm" },   /* full, random */
+	{ true, 'c', 1, 9, "rwm" },  { true, 'c', 5, 0, "rwm" },   /* urandom, tty */
+	{ true, 'c', 5, 1, "rwm" },  { true, 'c', 5, 2, "rwm" },   /* console, ptmx */
+	{ true, 'c', 136, -1, "rwm" },                              /* pts */
+};
+
 static int parse_devices(yajl_val res, struct rt_spec *spec, struct hutch_err *err)
 {
 	yajl_val arr;
 	int r = rt_json_array(res, "devices", "linux.resources.devices", &arr, err);
 	if (r < 0 || !arr)
 		return r;
-	spec->device_rules = hutch_xcalloc(arr->u.array.len + 1, sizeof(struct cg_device_rule));
+	size_t n = arr->u.array.len, nd = ARRAY_SIZE(default_allowed);
+	spec->device_rules = hutch_xcalloc(n + nd + 1, sizeof(struct cg_device_rule));
 	spec->resources.devices = spec->device_rules;
-	for (size_t i = 0; i < arr->u.array.len; i++) {
+	for (size_t i = 0; i < n; i++) {
 		r = parse_device(arr->u.array.values[i], i, &spec->device_rules[i], err);
 		if (r < 0)
 			return r;
 		spec->resources.n_devices = i + 1;
 	}
+	memcpy(&spec->device_rules[n], default_allowed, sizeof(default_allowed));
+	spec->resources.n_devices = n + nd;
 	return 0;
 }
 

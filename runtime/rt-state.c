@@ -227,12 +227,27 @@ bool rt_pid_alive(pid_t pid, uint64_t start_time)
 	return state != 'Z' && state != 'X' && (start_time == 0 || st == start_time);
 }
 
+/* Only asked of a live container, so stopped ones cost no cgroup lookup. */
+static bool frozen(const struct rt_state *st)
+{
+	struct hutch_err ignored = { 0 };
+	struct cg *cg = NULL;
+	if (!st->cgroup_path || cg_open(st->cgroup_path, &cg, &ignored) < 0)
+		return false;
+	bool f = cg_is_frozen(cg);
+	cg_free(cg);
+	return f;
+}
+
 enum rt_status rt_state_status(int dirfd, const struct rt_state *st)
 {
 	if (st->creating)
 		return rt_pid_alive(st->pid, st->start_time) ? RT_CREATING : RT_STOPPED;
 	if (!rt_pid_alive(st->pid, st->start_time))
 		return RT_STOPPED;
+	/* Before exec.fifo: a created container can be paused too (as runc). */
+	if (frozen(st))
+		return RT_PAUSED;
 	if (faccessat(dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return RT_CREATED;
 	return RT_RUNNING;

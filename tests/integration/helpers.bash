@@ -103,6 +103,11 @@ json_array() {
 	jq -nc "${named[@]}" '[$ARGS.named | to_entries | sort_by(.key)[] | .value]'
 }
 
+# Gives the next container from $BUNDLE its own cgroup: `set_cgroup a` -> $TAG-a.
+set_cgroup() {
+	update_config '.linux.cgroupsPath = $c' --arg c "$TAG-$1"
+}
+
 # Sets process.args: `set_args sh -c 'echo hi'`.
 set_args() {
 	update_config '.process.args = $a' --argjson a "$(json_array "$@")"
@@ -282,6 +287,21 @@ setup_bundle() {
 	setup_tmp
 	make_bundle "$BUNDLE"
 	cd "$BUNDLE"
+}
+
+# Fails, listing them, if processes of this test are still alive (waits up to a second for
+# ones that are dying).
+assert_no_test_processes() {
+	local p tries=10
+	while [ "$tries" -gt 0 ]; do
+		p=$(test_processes "$BASHPID")
+		[ -z "$p" ] && return 0
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	echo "processes left:" >&2
+	ps -o pid,ppid,stat,args -p "$(echo $p | tr ' ' ,)" >&2 || true
+	return 1
 }
 
 # Fails, saying what, if anything of the test's containers exists: state, mounts, cgroups,

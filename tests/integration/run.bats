@@ -101,7 +101,7 @@ load helpers
 @test "run --bundle, -b, --bundle=DIR: from another directory" {
 	set_args echo ok
 	cd /
-	run hutch run --bundle "$BUNDLE" "$ID-a"
+	run hutch run --bundle "$BUNDLE" "$ID-a" # one after the other: the cgroup is free again
 	check_status 0
 	[ "$output" = ok ]
 	run hutch run -b "$BUNDLE" "$ID-b"

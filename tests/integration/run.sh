@@ -4,7 +4,8 @@
 # Runs the bats integration suite: `run.sh [BATS]` with HUTCH=<path to the hutch binary>.
 # Compiles the C helpers into a temp dir and runs bats under helpers/reaper, a child
 # subreaper, because PID 1 on the test hosts does not reap orphaned (detached) containers.
-#   HUTCH_TESTS=<glob>     run only the .bats files whose name matches (e.g. 'kill*', 'tty')
+#   HUTCH_TESTS=<globs>    run only the .bats files whose name matches one of the globs
+#                          (separated by commas or spaces, e.g. 'kill*', 'tty,hooks')
 #   HUTCH_TESTS_FILTER=<r> run only the tests whose name matches the regex (bats --filter)
 set -euo pipefail
 
@@ -31,11 +32,15 @@ for h in reaper recvtty; do
 done
 
 files=()
-glob=${HUTCH_TESTS:-*}
-glob=${glob%.bats}
+IFS=', ' read -r -a globs <<<"${HUTCH_TESTS:-*}"
 for f in "$here"/*.bats; do
-	# shellcheck disable=SC2053 # the glob is meant to match
-	[[ $(basename "$f" .bats) == $glob ]] && files+=("$f")
+	for g in "${globs[@]}"; do
+		# shellcheck disable=SC2053 # the glob is meant to match
+		if [[ $(basename "$f" .bats) == ${g%.bats} ]]; then
+			files+=("$f")
+			break
+		fi
+	done
 done
 if [ ${#files[@]} -eq 0 ]; then
 	echo "run.sh: no test file matches HUTCH_TESTS=$HUTCH_TESTS" >&2

@@ -177,10 +177,13 @@ static void test_default(void)
 	check_default_mounts(s, false);
 	check_default_linux(s, false);
 	ok(s->has_resources, "default: has resources");
-	ok(s->resources.n_devices == 1 && !s->resources.devices[0].allow &&
+	ok(s->resources.n_devices > 1 && !s->resources.devices[0].allow &&
 		   strcmp(s->resources.devices[0].access, "rwm") == 0 &&
 		   s->resources.devices[0].type == 'a',
 	   "default: device rule deny a *:* rwm");
+	const struct cg_device_rule *last = &s->resources.devices[s->resources.n_devices - 1];
+	ok(last->allow && last->type == 'c' && last->major == 136,
+	   "default: runc's standard devices are allowed after the spec's rules");
 	rt_spec_free(s);
 }
 

@@ -36,10 +36,9 @@ check() {
 }
 # read_into VAR FILE: the file's first line, or "" when it cannot be read.
 read_into() {
-	local -n var_=$1
-	var_=
-	IFS= read -r var_ <"$2" 2>/dev/null
-	return 0
+	local line_=''
+	IFS= read -r line_ <"$2" 2>/dev/null
+	printf -v "$1" '%s' "$line_"
 }
 in_list() {
 	local w=$1
@@ -48,9 +47,9 @@ in_list() {
 }
 
 check_pure_v2() {
-	local src mnt type rest v2= v1=() ctrls sub own c kernel
+	local mnt type v2='' v1=() ctrls sub own c kernel
 	read_into kernel /proc/sys/kernel/osrelease
-	while read -r src mnt type rest; do
+	while read -r _ mnt type _; do
 		case $type in
 		cgroup) v1+=("$mnt") ;;
 		cgroup2) [ "$mnt" = $CG ] && v2=y ;;
@@ -63,7 +62,7 @@ check_pure_v2() {
 	check "cgroup2 is mounted at $CG" [ -n "$v2" ]
 	check "no cgroup v1 hierarchy is mounted (${v1[*]:-none})" [ ${#v1[@]} = 0 ]
 	for c in cpuset cpu io memory pids; do
-		check "controller $c is available" in_list $c $ctrls
+		check "controller $c is available" in_list "$c" "$ctrls"
 	done
 	check "the root's subtree_control enables every controller ($sub)" [ "$sub" = "$ctrls" ]
 	check "the lane runs in the root cgroup ($own)" [ "$own" = 0::/ ]
@@ -71,7 +70,7 @@ check_pure_v2() {
 
 # The cgroups unit test as root on pure v2: its TAP goes through indented, as it comes.
 run_unit_test() {
-	local t=$BUILD/tests/unit/test-cg line rc=none plan= nok=0 nnot=0 nskipped=0
+	local t=$BUILD/tests/unit/test-cg line rc=none plan='' nok=0 nnot=0 nskipped=0
 	if [ ! -x "$t" ]; then
 		fail "test-cg: $t is not built (ninja -C $BUILD tests/unit/test-cg)"
 		return
@@ -102,6 +101,7 @@ run_unit_test() {
 # What runs in the containers (busybox sh): KEY=VALUE lines for the checks below. 4:64 is
 # ttyS0, present in the guest and not in the default device list: the device filter must refuse
 # the mknod or the open (the spec grants CAP_MKNOD, so a refusal is the filter's).
+# shellcheck disable=SC2016 # expanded in the container
 PROBE='v=; read -r v </sys/fs/cgroup/memory.max; echo "MEM=$v"
 v=; read -r v </sys/fs/cgroup/pids.max; echo "PIDS=$v"
 if echo x >/dev/null && cat /dev/null; then echo NULL=ok; else echo NULL=failed; fi
@@ -144,7 +144,7 @@ make_rootfs() {
 
 # `hutch run` in the foreground: limits and devices as the container sees them.
 check_run() {
-	local out rc=0 line mem= pids= null= dev=
+	local out rc=0 line mem='' pids='' null='' dev=''
 	out=$(cd "$WORK/run" && timeout -k 5 30 "$HUTCH" --root $STATE run --bundle "$WORK/run" \
 		hutch-vm-run 2>&1) || rc=$?
 	while IFS= read -r line; do
@@ -170,7 +170,7 @@ check_run() {
 
 # hutch create, then delete: the cgroup is there with its limits, then gone.
 check_delete() {
-	local rc=0 mem= pids=
+	local rc=0 mem='' pids=''
 	timeout -k 5 30 "$HUTCH" --root $STATE create --bundle "$WORK/create" hutch-vm-create \
 		</dev/null >"$WORK/create.log" 2>&1 || rc=$?
 	[ $rc = 0 ] || echo "    [create] $(<"$WORK/create.log")"
@@ -191,7 +191,7 @@ check_delete() {
 check_no_leaks() {
 	local left=()
 	shopt -s nullglob
-	left=($CG/hutch-vm-* $STATE/*)
+	left=("$CG"/hutch-vm-* "$STATE"/*)
 	shopt -u nullglob
 	check "nothing left behind (${left[*]:-no cgroup, no state})" [ ${#left[@]} = 0 ]
 }

@@ -19,6 +19,11 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=none ctl $C ||
 	fail "mount of the control dir failed"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts /dev/pts
 ln -sf pts/ptmx /dev/ptmx
+# What udev would add: bash's process substitution needs /dev/fd.
+ln -s /proc/self/fd /dev/fd
+ln -s fd/0 /dev/stdin
+ln -s fd/1 /dev/stdout
+ln -s fd/2 /dev/stderr
 mount -t tmpfs -o mode=1777 shm /dev/shm
 mount -t tmpfs -o mode=1777 tmp /tmp
 mount -t tmpfs -o mode=755 run /run

@@ -9,7 +9,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${HUTCH_VM_CACHE:-/var/cache/hutch-vm}
-MEM=1G SMP=2 TIMEOUT=0 ENVS=() CMD=() CTL= QPID= R1= R2=
+MEM=1G SMP=2 TIMEOUT=0 ENVS=() CMD=() CTL='' QPID='' R1='' R2=''
 
 die() {
 	echo "run-in-vm: $*" >&2
@@ -44,7 +44,9 @@ load_cache() {
 	fi
 	# shellcheck source=/dev/null
 	. "$CACHE/vm.env"
-	[ -s "$HUTCH_VM_KERNEL" ] && [ -s "$HUTCH_VM_INITRD" ] || die "cache $CACHE is incomplete"
+	if [ ! -s "$HUTCH_VM_KERNEL" ] || [ ! -s "$HUTCH_VM_INITRD" ]; then
+		die "cache $CACHE is incomplete: remove it and run tests/vm/setup.sh"
+	fi
 }
 
 # Under TCG the guest reads the host's TSC, but calibrating it against the emulated PIT is
@@ -76,13 +78,14 @@ write_cmd() {
 	[ "$PWD" = / ] || printf '%s\n' "$PWD" >"$CTL/cwd"
 }
 
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
 	local rc=$?
 	set +e
 	[ -n "$QPID" ] && kill "$QPID" 2>/dev/null
 	[ -n "$R1" ] && kill "$R1" "$R2" 2>/dev/null
 	[ -n "$CTL" ] && [ -z "${HUTCH_VM_KEEP:-}" ] && rm -rf "$CTL"
-	exit $rc
+	exit "$rc"
 }
 
 run_qemu() {
@@ -92,7 +95,7 @@ run_qemu() {
 	# passthrough keeps the host's owners and modes, but needs root on the host.
 	[ "$(id -u)" = 0 ] || sm=none
 	[ "$PWD" = / ] || fs=(-fsdev "local,id=wk,path=$PWD,security_model=$sm,multidevs=remap"
-		-device virtio-9p-device,fsdev=wk,mount_tag=work)
+		-device "virtio-9p-device,fsdev=wk,mount_tag=work")
 	[ "$TIMEOUT" = 0 ] || to=(timeout -k 5 "$TIMEOUT")
 	${to[@]+"${to[@]}"} qemu-system-x86_64 -M microvm -accel tcg,thread=multi -cpu max \
 		-m "$MEM" -smp "$SMP" -nodefaults -no-user-config -display none -no-reboot \

@@ -53,8 +53,9 @@ kernel_package() {
 
 # An installed stock kernel with 9p (so not -cloud) under $1, newest first; prints its version.
 installed_kernel() {
-	local v
-	for v in $(ls -1 "$1/boot" 2>/dev/null | sed -n 's/^vmlinuz-\(.*-amd64\)$/\1/p' | sort -rV); do
+	local f v
+	for f in $(printf '%s\n' "$1"/boot/vmlinuz-*-amd64 | sort -rV); do
+		v=${f##*/vmlinuz-}
 		[ -e "$1/lib/modules/$v/kernel/fs/9p/9p.ko" ] && { echo "$v"; return 0; }
 	done
 	return 1
@@ -81,6 +82,7 @@ fetch_kernel() {
 # The ELF vmlinux inside a bzImage: the xz payload that starts at one of the xz magics.
 extract_vmlinux() {
 	local bz=$1 out=$2 off
+	# shellcheck disable=SC2013 # one offset per line
 	for off in $(LC_ALL=C grep -abo $'\xfd7zXZ' "$bz" | cut -d: -f1); do
 		# xz stops after its stream, so tail may die of SIGPIPE: only the result counts.
 		tail -c +$((off + 1)) "$bz" | xz -dc --single-stream >"$out.tmp" 2>/dev/null || true
@@ -115,7 +117,8 @@ prepare_kernel() {
 # installed one, else the package linux-image-amd64 points to.
 ensure_kernel() {
 	local kver pkg
-	for kver in $(ls -1 "$CACHE" | sort -rV); do
+	for kver in $(cd "$CACHE" && printf '%s\n' */vmlinux | sort -rV); do
+		kver=${kver%/vmlinux}
 		[ -s "$CACHE/$kver/vmlinux" ] && [ -d "$CACHE/$kver/modules" ] && { echo "$kver"; return; }
 	done
 	if kver=$(installed_kernel ""); then

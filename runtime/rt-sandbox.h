@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `hutch sandbox`: one command in a short-lived, locked-down sandbox. The options come from
+ * flags and a JSON profile through one table of setters; the sandbox is an OCI spec built in
+ * memory and run through the same create/start path as `run`, or handed to another runtime.
+ */
+#ifndef HUTCH_RT_SANDBOX_H
+#define HUTCH_RT_SANDBOX_H
+
+#include "rt.h"
+
+#define RT_SB_EXIT_FAIL 125    /* hutch could not start the sandbox */
+#define RT_SB_EXIT_TIMEOUT 124 /* as timeout(1) */
+#define RT_SB_ROOT RT_DEFAULT_ROOT "/sandbox"
+#define RT_SB_LOCKS RT_DEFAULT_ROOT "/locks"
+
+struct rt_sb_bind {
+	char *src, *dst;
+	bool ro;
+};
+
+struct rt_sb_tmpfs {
+	char *path;
+	uint64_t size;
+};
+
+enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST };
+
+struct rt_sb_opts {
+	char *image, *workspace, *cwd, *hostname;
+	struct rt_sb_bind *binds;
+	size_t n_binds;
+	struct rt_sb_tmpfs *tmpfs;
+	size_t n_tmpfs;
+	char **env; /* K=V, in order; later ones win */
+	size_t n_env;
+	bool has_user, as_root, tty;
+	uid_t uid;
+	gid_t gid;
+	uint64_t memory; /* bytes, 0 = unlimited */
+	double cpus;     /* 0 = unlimited */
+	int64_t pids;    /* 0 = unlimited */
+	double timeout, grace; /* seconds, 0 = none */
+	enum rt_sb_network network;
+	char *lock;
+	bool no_wait;
+	double lock_timeout; /* < 0: wait without limit */
+	char *runtime;       /* NULL or "native" */
+	char *report;
+	int report_fd;
+	char **command; /* NULL-terminated */
+	size_t n_command;
+};
+
+/* rt-sandbox-opts.c: defaults, then profile, then flags (lists append, values replace). */
+void rt_sb_opts_init(struct rt_sb_opts *o);
+void rt_sb_opts_free(struct rt_sb_opts *o);
+int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_err *err);
+int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err *err);
+int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err);
+int rt_sb_parse_size(const char *s, uint64_t *out);
+
+/* rt-sandbox-spec.c: the OCI config for these options. */
+struct rt_sb_plan {
+	char *rootfs;       /* what root.path points at (the image, or an overlay on it) */
+	uid_t host_uid;     /* the host id the sandbox user maps to */
+	gid_t host_gid;
+	uint32_t other_ids; /* host start of the range every other id maps to */
+	bool layered;       /* a throw-away layer over the image */
+	bool with_init;     /* PID 1 is hutch's init (native runs) */
+	bool userns;
+};
+char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *id,
+		      size_t *len);
+
+/* rt-sandbox-report.c */
+struct rt_sb_result {
+	int exit_code;
+	int signal; /* 0 = none */
+	bool timed_out, oom_killed;
+	double wall_ms;
+	bool has_stats;
+	struct cg_stats stats;
+	const char *runtime;
+	const char *error;
+};
+int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+		       const struct rt_sb_result *r, struct hutch_err *err);
+
+/* rt-sandbox-lock.c */
+int rt_sb_lock(const struct rt_sb_opts *o, int *fd, struct hutch_err *err);
+
+/* rt-sandbox-init.c: PID 1 of a native sandbox; sync_fd reports the command's wait status. */
+__attribute__((noreturn)) void rt_sb_init(const char *exe, char *const *argv, char *const *envp,
+					  int sync_fd);
+
+/* rt-sandbox.c */
+RT_VERB_FN(sandbox);
+
+#endif
