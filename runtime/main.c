@@ -69,8 +69,9 @@ int main(int argc, char **argv)
 {
 	struct rt_global g = { .root = RT_DEFAULT_ROOT };
 	struct hutch_err err = { 0 };
-	int at = 0, log_fd = -1;
+	int at = 0, log_fd = -1, fail_status = 1;
 
+	hutch_proctitle_init(argc, argv);
 	int r = parse_globals(argc, argv, &g, &at, &err);
 	if (r >= 0 && g.log) {
 		log_fd = open(g.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -99,12 +100,15 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	bool help = false;
-	int first = rt_parse_opts(argc - at, argv + at, v->opts, v->n_opts, &help, &err);
+	fail_status = v->fail_status ? v->fail_status : 1;
+	int first = v->raw_args ? 1 : rt_parse_opts(argc - at, argv + at, v->opts, v->n_opts,
+						       &help, &err);
 	if (first < 0) {
 		r = first;
 		goto fail;
 	}
-	if (help) {
+	if (help || (v->raw_args && argc - at == 2 &&
+		     (!strcmp(argv[at + 1], "--help") || !strcmp(argv[at + 1], "-h")))) {
 		rt_verb_help(v, 1);
 		return 0;
 	}
@@ -113,5 +117,6 @@ int main(int argc, char **argv)
 		return r;
 fail:
 	hutch_log(HUTCH_LOG_ERROR, "%s", err.msg[0] ? err.msg : strerror(-r));
-	return 1;
+	/* 126/127 (the command could not run / was not found) mean the same everywhere. */
+	return fail_status != 1 && err.status ? err.status : fail_status;
 }

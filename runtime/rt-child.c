@@ -6,6 +6,7 @@
  * until `hutch start`.
  */
 #include "rt.h"
+#include "rt-sandbox.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -110,7 +111,7 @@ static int setup_terminal(const struct rt_child *c, struct hutch_err *err)
  * nothing of hutch's reaches the container (nor a cwd through /proc/self/fd). */
 static int close_fds(const struct rt_child *c, struct hutch_err *err)
 {
-	int keep[] = { c->sync_fd, c->fifo_fd };
+	int keep[] = { c->sync_fd, c->fifo_fd, c->opts->init_fd };
 	int r = hutch_close_fds_from(3 + c->opts->preserve_fds, keep, ARRAY_SIZE(keep));
 	if (r < 0)
 		return hutch_fail_errno(err, r, "close inherited fds");
@@ -298,6 +299,8 @@ void rt_child_main(struct rt_child *c)
 		_exit(1);
 	}
 	char **env = with_listen_fds(c);
+	if (c->opts->init_fd >= 0)
+		rt_sb_init(exe, c->spec->process.args, env, c->opts->init_fd);
 	rt_reset_signals();
 	execve(exe, c->spec->process.args, env);
 	dprintf(2, "hutch: error: exec %s: %s\n", exe, strerror(errno));

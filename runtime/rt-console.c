@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH,
 				 SIGCONT, SIGTSTP };
@@ -31,12 +32,13 @@ static int block_signals(sigset_t *old, struct hutch_err *err)
 	return fd;
 }
 
-static int reap(pid_t pid, struct hutch_err *err)
+static int reap(pid_t pid, int *raw, struct hutch_err *err)
 {
-	int status;
+	int status = 0;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return hutch_fail_errno(err, errno, "wait for container");
+	*raw = status;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -61,25 +63,6 @@ static void forward(int sfd, int pidfd, int master)
 	}
 }
 
-int rt_wait_forward(int pidfd, pid_t pid, struct hutch_err *err)
-{
-	sigset_t old;
-	_cleanup_close_ int sfd = block_signals(&old, err);
-	if (sfd < 0)
-		return sfd;
-	struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
-	for (;;) {
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (p[1].revents)
-			forward(sfd, pidfd, -1);
-		if (p[0].revents)
-			break;
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return reap(pid, err);
-}
-
 /* Copies what is readable from in to out; false at EOF or error. */
 static bool pump(int in, int out)
 {
@@ -90,41 +73,95 @@ static bool pump(int in, int out)
 	return hutch_write_all(out, buf, (size_t)n) == 0;
 }
 
-int rt_relay_and_wait(int master, int pidfd, pid_t pid, struct hutch_err *err)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The next deadline, or -1: the timeout sends SIGTERM, the grace after it kills the tree. */
+static int poll_timeout(struct rt_waiter *w, int64_t start)
+{
+	int64_t deadline = -1;
+	if (w->timeout_ms > 0 && !w->timed_out)
+		deadline = start + w->timeout_ms;
+	else if (w->timed_out && w->grace_ms >= 0 && !w->killed)
+		deadline = w->term_at + w->grace_ms;
+	if (deadline < 0)
+		return -1;
+	int64_t left = deadline - now_ms();
+	return left < 0 ? 0 : (int)(left > INT32_MAX ? INT32_MAX : left);
+}
+
+static void on_deadline(struct rt_waiter *w)
+{
+	if (!w->timed_out) {
+		w->timed_out = true;
+		w->term_at = now_ms();
+		syscall(SYS_pidfd_send_signal, w->pidfd, SIGTERM, NULL, 0);
+		return;
+	}
+	w->killed = true;
+	if (w->kill_tree)
+		w->kill_tree(w->kill_arg);
+	else
+		syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+}
+
+int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 {
 	struct termios saved, raw;
-	bool tty = tcgetattr(0, &saved) == 0;
+	bool tty = w->master >= 0 && tcgetattr(0, &saved) == 0;
 	if (tty) {
 		raw = saved;
 		cfmakeraw(&raw);
 		tcsetattr(0, TCSANOW, &raw);
-		copy_winsize(master);
+		copy_winsize(w->master);
 	}
 	sigset_t old;
 	_cleanup_close_ int sfd = block_signals(&old, err);
 	if (sfd < 0)
 		return sfd;
-	struct pollfd p[4] = { { .fd = pidfd, .events = POLLIN },
+	struct pollfd p[4] = { { .fd = w->pidfd, .events = POLLIN },
 			       { .fd = sfd, .events = POLLIN },
-			       { .fd = master, .events = POLLIN },
-			       { .fd = 0, .events = POLLIN } };
-	bool exited = false;
-	while (!exited) {
-		if (poll(p, 4, -1) < 0 && errno != EINTR)
+			       { .fd = w->master, .events = POLLIN },
+			       { .fd = w->master >= 0 ? 0 : -1, .events = POLLIN } };
+	int64_t start = now_ms();
+	for (;;) {
+		int n = poll(p, 4, poll_timeout(w, start));
+		if (n < 0 && errno != EINTR)
 			break;
+		if (n == 0) {
+			on_deadline(w);
+			continue;
+		}
 		if (p[1].revents)
-			forward(sfd, pidfd, master);
-		if ((p[2].revents & (POLLIN | POLLHUP)) && !pump(master, 1))
+			forward(sfd, w->pidfd, w->master);
+		if ((p[2].revents & (POLLIN | POLLHUP)) && !pump(w->master, 1))
 			p[2].fd = -1;
-		if ((p[3].revents & (POLLIN | POLLHUP)) && !pump(0, master))
+		if ((p[3].revents & (POLLIN | POLLHUP)) && !pump(0, w->master))
 			p[3].fd = -1;
-		exited = p[0].revents != 0;
+		if (p[0].revents)
+			break;
 	}
 	/* Drain what the container wrote before exiting. */
-	while (p[2].fd >= 0 && poll(&p[2], 1, 0) > 0 && (p[2].revents & POLLIN) && pump(master, 1))
+	while (p[2].fd >= 0 && poll(&p[2], 1, 0) > 0 && (p[2].revents & POLLIN) && pump(w->master, 1))
 		;
 	if (tty)
 		tcsetattr(0, TCSANOW, &saved);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	return reap(pid, err);
+	return reap(w->pid, &w->status, err);
+}
+
+int rt_wait_forward(int pidfd, pid_t pid, struct hutch_err *err)
+{
+	struct rt_waiter w = { .pidfd = pidfd, .pid = pid, .master = -1, .grace_ms = -1 };
+	return rt_wait_container(&w, err);
+}
+
+int rt_relay_and_wait(int master, int pidfd, pid_t pid, struct hutch_err *err)
+{
+	struct rt_waiter w = { .pidfd = pidfd, .pid = pid, .master = master, .grace_ms = -1 };
+	return rt_wait_container(&w, err);
 }

@@ -296,7 +296,8 @@ static void ctx_free(struct create_ctx *x)
 	rt_state_clear(&x->st);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
-	rt_spec_free(x->spec);
+	if (!x->o->spec)
+		rt_spec_free(x->spec);
 	int fds[] = { x->dirfd, x->sync[0], x->sync[1], x->console_fd, x->fifo_fd };
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
@@ -308,9 +309,11 @@ int rt_container_create(struct rt_global *g, const struct rt_create_opts *o,
 {
 	struct create_ctx x = { .g = g, .o = o, .dirfd = -1, .sync = { -1, -1 }, .console_fd = -1,
 				.fifo_fd = -1, .pidfd = -1, .pty_master = -1 };
-	int r = rt_spec_load(o->bundle, &x.spec, err);
+	int r = o->spec ? 0 : rt_spec_load(o->bundle, &x.spec, err);
 	if (r < 0)
 		return r;
+	if (o->spec)
+		x.spec = o->spec;
 	if ((r = prepare(&x, err)) < 0 || (r = spawn(&x, err)) < 0 ||
 	    (r = converse(&x, err)) < 0 ||
 	    (o->pid_file && (r = write_pid_file(o->pid_file, x.pid, err)) < 0))

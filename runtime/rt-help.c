@@ -4,6 +4,7 @@
  * `hutch help VERB` and `hutch VERB --help` all come from one place.
  */
 #include "rt.h"
+#include "rt-sandbox.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,9 +38,56 @@ static struct rt_opt kill_opts[] = {
 static struct rt_opt delete_opts[] = {
 	{ "force", 'f', false, "kill a running container first", NULL },
 };
+static struct rt_opt ps_opts[] = {
+	{ "format", 'f', true, "table (ps's own output, default) or json (the host pids)", NULL },
+};
+static struct rt_opt events_opts[] = {
+	{ "stats", 0, false, "print the container's statistics once, then exit", NULL },
+	{ "interval", 0, true, "how often to print statistics (default 5s)", NULL },
+};
+static struct rt_opt update_opts[] = {
+	{ "resources", 'r', true, "linux.resources JSON from FILE, or - for stdin", NULL },
+	{ "memory", 0, true, "memory limit in bytes (k, m, g suffixes; -1 = unlimited)", NULL },
+	{ "memory-reservation", 0, true, "memory soft limit in bytes", NULL },
+	{ "memory-swap", 0, true, "memory+swap limit in bytes (-1 = unlimited)", NULL },
+	{ "kernel-memory", 0, true, "obsolete, ignored", NULL },
+	{ "kernel-memory-tcp", 0, true, "obsolete, ignored", NULL },
+	{ "cpu-share", 0, true, "CPU shares (relative weight)", NULL },
+	{ "cpu-shares", 0, true, "the same as --cpu-share", NULL },
+	{ "cpu-period", 0, true, "CFS period in microseconds", NULL },
+	{ "cpu-quota", 0, true, "CFS quota in microseconds per period (-1 = none)", NULL },
+	{ "cpu-burst", 0, true, "CFS burst in microseconds", NULL },
+	{ "cpu-rt-period", 0, true, "realtime period in microseconds (cgroup v1)", NULL },
+	{ "cpu-rt-runtime", 0, true, "realtime runtime in microseconds (cgroup v1)", NULL },
+	{ "cpu-idle", 0, true, "1 = SCHED_IDLE for the cgroup, 0 = normal", NULL },
+	{ "cpuset-cpus", 0, true, "CPUs the container may use (\"0-2,4\")", NULL },
+	{ "cpuset-mems", 0, true, "memory nodes the container may use", NULL },
+	{ "pids-limit", 0, true, "maximum number of pids (-1 = unlimited)", NULL },
+	{ "blkio-weight", 0, true, "block I/O weight, 10 to 1000", NULL },
+	{ "l3-cache-schema", 0, true, "Intel RDT L3 cache schema (not supported)", NULL },
+	{ "mem-bw-schema", 0, true, "Intel RDT memory bandwidth schema (not supported)", NULL },
+};
 static struct rt_opt list_opts[] = {
 	{ "format", 'f', true, "table or json", NULL },
 	{ "quiet", 'q', false, "print only the ids", NULL },
+};
+
+static struct rt_opt exec_opts[] = {
+	{ "process", 'p', true, "an OCI process JSON file to run instead of COMMAND", NULL },
+	{ "cwd", 0, true, "working directory inside the container", NULL },
+	{ "env", 'e', true, "set KEY=VALUE in the environment (repeatable)", NULL },
+	{ "user", 'u', true, "run as UID[:GID] (numbers)", NULL },
+	{ "additional-gids", 'g', true, "add a supplementary group id (repeatable)", NULL },
+	{ "cap", 'c', true, "add a capability (repeatable)", NULL },
+	{ "no-new-privs", 0, false, "set no_new_privs for the process", NULL },
+	{ "tty", 't', false, "allocate a pseudo-terminal", NULL },
+	{ "console-socket", 0, true, "unix socket that receives the pty master fd", NULL },
+	{ "detach", 'd', false, "return once the process runs", NULL },
+	{ "pid-file", 0, true, "write the process's pid to this file", NULL },
+	{ "preserve-fds", 0, true, "pass N more fds (3..3+N-1) to the process", NULL },
+	{ "apparmor", 0, true, "AppArmor profile (not supported)", NULL },
+	{ "process-label", 0, true, "SELinux label (not supported)", NULL },
+	{ "ignore-paused", 0, false, "allow exec in a paused container", NULL },
 };
 
 static int verb_unsupported(struct rt_global *g, int argc, char **argv, int first,
@@ -67,16 +115,22 @@ const struct rt_verb rt_verbs[] = {
 	{ "list", "list containers", "[--format table|json] [-q]", list_opts,
 	  ARRAY_SIZE(list_opts), rt_verb_list },
 	{ "features", "print the OCI features document", "", no_opts, 0, rt_verb_features },
-	{ "exec", "run a process in a container (not supported yet)", "ID COMMAND", no_opts, 0,
-	  verb_unsupported },
-	{ "ps", "list a container's processes (not supported yet)", "ID", no_opts, 0,
-	  verb_unsupported },
-	{ "pause", "freeze a container (not supported yet)", "ID", no_opts, 0, verb_unsupported },
-	{ "resume", "thaw a container (not supported yet)", "ID", no_opts, 0, verb_unsupported },
-	{ "update", "change a container's resources (not supported yet)", "ID", no_opts, 0,
-	  verb_unsupported },
-	{ "events", "stream a container's events (not supported yet)", "ID", no_opts, 0,
-	  verb_unsupported },
+	{ "exec", "run another process in a running container",
+	  "[OPTIONS] ID COMMAND [ARGS...] | [OPTIONS] --process FILE ID", exec_opts,
+	  ARRAY_SIZE(exec_opts), rt_verb_exec, 255 /* as runc; 126/127 from err.status */, false,
+	  NULL },
+	{ "ps", "list a container's processes", "[--format table|json] ID [PS ARGS]", ps_opts,
+	  ARRAY_SIZE(ps_opts), rt_verb_ps },
+	{ "pause", "freeze every process of a container", "ID", no_opts, 0, rt_verb_pause },
+	{ "resume", "thaw a paused container", "ID", no_opts, 0, rt_verb_resume },
+	{ "update", "change a running container's resource limits", "[OPTIONS] ID", update_opts,
+	  ARRAY_SIZE(update_opts), rt_verb_update },
+	{ "events", "print a container's statistics and OOM events as JSON",
+	  "[--stats] [--interval DURATION] ID", events_opts, ARRAY_SIZE(events_opts),
+	  rt_verb_events },
+	{ "sandbox", "run one command in a short-lived, locked-down sandbox",
+	  "[OPTIONS] -- COMMAND [ARGS...]", no_opts, 0, rt_verb_sandbox, RT_SB_EXIT_FAIL, true,
+	  rt_sb_print_help },
 	{ "checkpoint", "checkpoint with CRIU (not supported: built without CRIU)", "ID", no_opts,
 	  0, verb_unsupported },
 	{ "restore", "restore with CRIU (not supported: built without CRIU)", "ID", no_opts, 0,
@@ -101,6 +155,10 @@ const struct rt_verb *rt_verb_find(const char *name)
 
 void rt_verb_help(const struct rt_verb *v, int fd)
 {
+	if (v->help) {
+		v->help(fd);
+		return;
+	}
 	dprintf(fd, "usage: hutch [GLOBAL OPTIONS] %s %s\n\n%s\n", v->name, v->usage, v->summary);
 	if (v->n_opts)
 		dprintf(fd, "\noptions:\n");

@@ -7,6 +7,8 @@
 #include "rt-sandbox.h"
 #include "rt-json.h"
 
+#include <ctype.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -59,6 +59,7 @@ int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_e
 int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err *err);
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err);
 int rt_sb_parse_size(const char *s, uint64_t *out);
+void rt_sb_print_help(int fd);
 
 /* rt-sandbox-spec.c: the OCI config for these options. */
 struct rt_sb_plan {
@@ -69,6 +70,7 @@ struct rt_sb_plan {
 	bool layered;       /* a throw-away layer over the image */
 	bool with_init;     /* PID 1 is hutch's init (native runs) */
 	bool userns;
+	char *cgroup; /* the sandbox's cgroup path, as cg_open takes it */
 };
 char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *id,
 		      size_t *len);
@@ -81,6 +83,7 @@ struct rt_sb_result {
 	double wall_ms;
 	bool has_stats;
 	struct cg_stats stats;
+	uint64_t pids_peak;
 	const char *runtime;
 	const char *error;
 };

@@ -50,7 +50,7 @@ static int fill_create_opts(int argc, char **argv, int first, struct rt_opt *opt
 
 RT_VERB_FN(create)
 {
-	struct rt_create_opts o = { 0 };
+	struct rt_create_opts o = { .init_fd = -1 };
 	struct rt_created c = { .pidfd = -1, .pty_master = -1 };
 	TRY(fill_create_opts(argc, argv, first, opts, 6, &o, err));
 	TRY(rt_container_create(g, &o, &c, err));
@@ -60,7 +60,7 @@ RT_VERB_FN(create)
 
 RT_VERB_FN(run)
 {
-	struct rt_create_opts o = { 0 };
+	struct rt_create_opts o = { .init_fd = -1 };
 	struct rt_created c = { .pidfd = -1, .pty_master = -1 };
 	bool detach = rt_opt(opts, 8, "detach") != NULL;
 	bool keep = rt_opt(opts, 8, "keep") != NULL;

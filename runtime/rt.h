@@ -47,6 +47,9 @@ struct rt_verb {
 	size_t n_opts;
 	int (*run)(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *opts,
 		   struct hutch_err *err);
+	int fail_status; /* exit status when run fails; 0 means 1 */
+	bool raw_args;   /* the verb parses its own arguments */
+	void (*help)(int fd);
 };
 const struct rt_verb *rt_verb_find(const char *name);
 void rt_verb_help(const struct rt_verb *v, int fd);
@@ -118,6 +121,8 @@ struct rt_create_opts {
 	bool no_pivot;
 	bool no_new_keyring;
 	bool foreground; /* `run` without -d: the caller relays the terminal and waits */
+	struct rt_spec *spec; /* already parsed (sandbox): used instead of the bundle's, not freed */
+	int init_fd;          /* >= 0: PID 1 is hutch's init, reporting the command's status here */
 };
 
 struct rt_created {
@@ -180,9 +185,79 @@ int rt_sync_expect(int fd, enum rt_sync_type type, struct hutch_err *err);
 
 /* ---- waiting and the terminal (rt-console.c) ---- */
 
+/* Waits for a container's init: forwards signals, relays stdin/stdout <-> master when
+ * master >= 0, and on timeout sends SIGTERM, then after grace calls kill_tree (or SIGKILLs
+ * the init). Returns the exit code or 128+signal; status gets the raw wait status. */
+struct rt_waiter {
+	int pidfd;
+	pid_t pid;
+	int master;
+	int64_t timeout_ms; /* 0 = none */
+	int64_t grace_ms;   /* < 0 = never kill */
+	void (*kill_tree)(void *arg);
+	void *kill_arg;
+	bool timed_out, killed;
+	int64_t term_at;
+	int status;
+};
+int rt_wait_container(struct rt_waiter *w, struct hutch_err *err);
 /* Relays stdin/stdout <-> master until the container exits; returns its exit code. */
 int rt_relay_and_wait(int master, int pidfd, pid_t pid, struct hutch_err *err);
 /* Waits for pid; returns the exit code or 128+signal. Forwards SIGINT/SIGTERM/... to it. */
 int rt_wait_forward(int pidfd, pid_t pid, struct hutch_err *err);
+
+/* ---- cgroup-backed verbs (rt-verb-cgroup.c, rt-verb-update.c, rt-verb-events.c) ---- */
+
+RT_VERB_FN(pause);
+RT_VERB_FN(resume);
+RT_VERB_FN(ps);
+RT_VERB_FN(update);
+RT_VERB_FN(events);
+
+/* A container opened (and locked) together with its cgroup. */
+struct rt_ctr {
+	int dirfd;
+	struct rt_state st;
+	enum rt_status status;
+	struct cg *cg; /* NULL when the cgroup is gone */
+};
+int rt_ctr_open(struct rt_global *g, const char *id, struct rt_ctr *c, struct hutch_err *err);
+void rt_ctr_close(struct rt_ctr *c);
+/* After SIGKILL to the init of a paused container: a v1-frozen task dies only once thawed, so
+ * thaw it (as runc). No-op when the container is not frozen. */
+int rt_ctr_thaw_for_kill(const struct rt_state *st, struct hutch_err *err);
+
+/* ---- exec (rt-exec.c, rt-verb-exec.c) ---- */
+
+RT_VERB_FN(exec);
+
+/* The container an exec joins, from its state (locked only while read) and its bundle. */
+struct rt_exec_target {
+	char *id;
+	pid_t pid;
+	uint64_t start_time;
+	char *cgroup_path;
+	struct rt_spec *spec;
+};
+/* Refuses a stopped ("container not running"), creating or (unless ignore_paused) paused
+ * container. */
+int rt_exec_target_open(struct rt_global *g, const char *id, bool ignore_paused,
+			struct rt_exec_target *t, struct hutch_err *err);
+void rt_exec_target_free(struct rt_exec_target *t);
+
+struct rt_exec_opts {
+	const char *pid_file;
+	const char *console_socket;
+	int preserve_fds;
+	bool detach;
+};
+/* Runs p in the container t. Detached: returns 0 once p has exec'd, the pid file written.
+ * Foreground: relays a terminal or forwards signals, and returns p's exit code (or
+ * 128+signal). */
+int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
+		const struct rt_exec_opts *o, struct hutch_err *err);
+/* Also what create needs (rt-create.c has static copies of both). */
+int rt_connect_console(const char *path, struct hutch_err *err);
+int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err);
 
 #endif

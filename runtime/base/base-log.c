@@ -75,3 +75,28 @@ void hutch_log(enum hutch_log_level lvl, const char *fmt, ...)
 	if (lvl != HUTCH_LOG_DEBUG || log_fd < 0)
 		dprintf(2, "hutch: %s: %s\n", names[lvl], msg);
 }
+
+static char *title_start, *title_end;
+
+void hutch_proctitle_init(int argc, char **argv)
+{
+	extern char **environ;
+	if (argc <= 0)
+		return;
+	title_start = argv[0];
+	title_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+	/* The environment strings follow argv on the initial stack. */
+	for (char **e = environ; e && *e; e++)
+		if (*e == title_end)
+			title_end = *e + strlen(*e) + 1;
+}
+
+void hutch_set_proctitle(const char *title)
+{
+	if (!title_start)
+		return;
+	size_t cap = (size_t)(title_end - title_start);
+	memset(title_start, 0, cap);
+	if (cap > 1)
+		memcpy(title_start, title, strnlen(title, cap - 1));
+}

@@ -112,6 +112,12 @@ const char *hutch_fd_path(int fd, char buf[HUTCH_FD_PATH_MAX]);
 /* Closes every fd >= from except those listed (close_range where possible). */
 int hutch_close_fds_from(int from, const int *keep, size_t n_keep);
 
+/* Remembers where argv and the environment strings live, so that a process which stays
+ * hutch code (a sandbox's init) can replace its /proc/PID/cmdline and environ: they would
+ * otherwise show hutch's host command line and environment inside the sandbox. */
+void hutch_proctitle_init(int argc, char **argv);
+void hutch_set_proctitle(const char *title);
+
 /* Strings. */
 bool hutch_str_has_prefix(const char *s, const char *prefix);
 int hutch_parse_u64(const char *s, uint64_t *out);

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * PID 1 of a native sandbox, without re-executing anything: the set-up child forks the
+ * command and stays as init. It forwards signals to the command, reaps orphans, and when the
+ * command ends writes its raw wait status to hutch and exits (the kernel then kills what is
+ * left in the pid namespace). If hutch dies, the pipe to it breaks and init kills everything.
+ */
+#include "rt-sandbox.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+				 SIGWINCH, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM };
+
+static pid_t spawn_command(const char *exe, char *const *argv, char *const *envp, int sync_fd)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sync_fd);
+		rt_reset_signals();
+		execve(exe, argv, envp);
+		dprintf(2, "hutch: error: exec %s: %s\n", exe, strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	return pid;
+}
+
+/* Reaps every exited child; true once the command itself is among them. */
+static bool reap_all(pid_t cmd, int *status)
+{
+	bool done = false;
+	int st;
+	pid_t p;
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+		if (p == cmd) {
+			*status = st;
+			done = true;
+		}
+	return done;
+}
+
+void rt_sb_init(const char *exe, char *const *argv, char *const *envp, int sync_fd)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	sigaddset(&set, SIGCHLD);
+	/* Blocked before the fork, so no signal is lost between fork and signalfd. */
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	pid_t cmd = spawn_command(exe, argv, envp, sync_fd);
+	hutch_set_proctitle("hutch-init"); /* not hutch's host command line and environment */
+	if (cmd < 0 || sfd < 0)
+		_exit(RT_SB_EXIT_FAIL);
+	/* The write end reports POLLERR once hutch (the only reader) is gone. */
+	struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = sync_fd, .events = 0 } };
+	int status = 0;
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & (POLLERR | POLLHUP)) {
+			kill(-1, SIGKILL);
+			_exit(128 + SIGKILL);
+		}
+		struct signalfd_siginfo si;
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (si.ssi_signo != SIGCHLD)
+				kill(cmd, (int)si.ssi_signo);
+		if (reap_all(cmd, &status))
+			break;
+	}
+	(void)!write(sync_fd, &status, sizeof(status));
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}

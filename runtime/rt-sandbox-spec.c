@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The sandbox as an OCI config, built in memory. The same document runs natively (parsed by
+ * rt-spec.c) and is written to a delegate runtime's bundle, so both get exactly the same
+ * mounts, namespaces, id maps, limits and hardening.
+ */
+#include "rt-sandbox.h"
+#include "rt-json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SB_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define ID_SPAN 65536U /* ids 0..65535 exist inside */
+
+static const char *const masked_paths[] = {
+	"/proc/acpi",	     "/proc/asound",	"/proc/kcore",	     "/proc/keys",
+	"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+	"/proc/scsi",	     "/sys/firmware",	"/sys/devices/virtual/powercap",
+};
+static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+					      "/proc/sysrq-trigger" };
+/* Docker's default set, for --as-root (package installs need chown, setuid, ...). */
+static const char *const root_caps[] = {
+	"CAP_CHOWN",	  "CAP_DAC_OVERRIDE", "CAP_FSETID",	      "CAP_FOWNER",
+	"CAP_MKNOD",	  "CAP_NET_RAW",      "CAP_SETGID",	      "CAP_SETUID",
+	"CAP_SETFCAP",	  "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+	"CAP_KILL",	  "CAP_AUDIT_WRITE",
+};
+
+static void gen_strs(yajl_gen g, const char *key, const char *const *v, size_t n)
+{
+	rt_gen_str(g, key);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++)
+		rt_gen_str(g, v[i]);
+	yajl_gen_array_close(g);
+}
+
+static void gen_int(yajl_gen g, const char *key, long long v)
+{
+	rt_gen_str(g, key);
+	yajl_gen_integer(g, v);
+}
+
+static void gen_mount(yajl_gen g, const char *dst, const char *type, const char *src,
+		      const char *options)
+{
+	char buf[512];
+	const char *opts[16];
+	size_t n = 0;
+	snprintf(buf, sizeof(buf), "%s", options);
+	for (char *save = NULL, *o = strtok_r(buf, ",", &save); o && n < ARRAY_SIZE(opts);
+	     o = strtok_r(NULL, ",", &save))
+		opts[n++] = o;
+	yajl_gen_map_open(g);
+	rt_gen_kv(g, "destination", dst);
+	rt_gen_kv(g, "type", type);
+	rt_gen_kv(g, "source", src);
+	gen_strs(g, "options", opts, n);
+	yajl_gen_map_close(g);
+}
+
+static void gen_env(yajl_gen g, const struct rt_sb_opts *o)
+{
+	char home[64], term[128];
+	const char *host_term = getenv("TERM");
+	snprintf(home, sizeof(home), "HOME=%s", o->workspace ? "/workspace" : o->as_root ? "/root" : "/tmp");
+	snprintf(term, sizeof(term), "TERM=%s", host_term && *host_term ? host_term : "xterm");
+	const char *base[] = { "PATH=" SB_PATH, home, "TMPDIR=/tmp", "LANG=C.UTF-8", term };
+	rt_gen_str(g, "env");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < ARRAY_SIZE(base) - (o->tty ? 0 : 1); i++) {
+		size_t k = strcspn(base[i], "=");
+		bool overridden = false;
+		for (size_t j = 0; j < o->n_env; j++)
+			overridden |= !strncmp(o->env[j], base[i], k + 1);
+		if (!overridden)
+			rt_gen_str(g, base[i]);
+	}
+	for (size_t j = 0; j < o->n_env; j++)
+		rt_gen_str(g, o->env[j]);
+	yajl_gen_array_close(g);
+}
+
+static void gen_process(yajl_gen g, const struct rt_sb_opts *o)
+{
+	uid_t uid = o->as_root ? 0 : o->uid;
+	gid_t gid = o->as_root ? 0 : o->gid;
+	rt_gen_str(g, "process");
+	yajl_gen_map_open(g);
+	rt_gen_str(g, "terminal");
+	yajl_gen_bool(g, o->tty);
+	rt_gen_str(g, "user");
+	yajl_gen_map_open(g);
+	gen_int(g, "uid", uid);
+	gen_int(g, "gid", gid);
+	yajl_gen_map_close(g);
+	gen_strs(g, "args", (const char *const *)o->command, o->n_command);
+	gen_env(g, o);
+	rt_gen_kv(g, "cwd", o->cwd ? o->cwd : o->workspace ? "/workspace" : "/");
+	rt_gen_str(g, "capabilities");
+	yajl_gen_map_open(g);
+	static const char *const sets[] = { "bounding", "effective", "permitted" };
+	for (size_t i = 0; i < ARRAY_SIZE(sets); i++)
+		gen_strs(g, sets[i], root_caps, o->as_root ? ARRAY_SIZE(root_caps) : 0);
+	gen_strs(g, "inheritable", NULL, 0);
+	gen_strs(g, "ambient", NULL, 0);
+	yajl_gen_map_close(g);
+	rt_gen_str(g, "noNewPrivileges");
+	yajl_gen_bool(g, 1);
+	yajl_gen_map_close(g);
+}
+
+static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o)
+{
+	char buf[128];
+	rt_gen_str(g, "mounts");
+	yajl_gen_array_open(g);
+	gen_mount(g, "/proc", "proc", "proc", "nosuid,noexec,nodev");
+	gen_mount(g, "/dev", "tmpfs", "tmpfs", "nosuid,strictatime,mode=755,size=65536k");
+	gen_mount(g, "/dev/pts", "devpts", "devpts",
+		  "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620,gid=5");
+	gen_mount(g, "/dev/shm", "tmpfs", "shm", "nosuid,noexec,nodev,mode=1777,size=65536k");
+	gen_mount(g, "/dev/mqueue", "mqueue", "mqueue", "nosuid,noexec,nodev");
+	gen_mount(g, "/sys", "sysfs", "sysfs", "nosuid,noexec,nodev,ro");
+	gen_mount(g, "/sys/fs/cgroup", "cgroup", "cgroup", "nosuid,noexec,nodev,relatime,ro");
+	for (size_t i = 0; i < o->n_tmpfs; i++) {
+		snprintf(buf, sizeof(buf), "nosuid,nodev,mode=1777,size=%llu",
+			 (unsigned long long)o->tmpfs[i].size);
+		gen_mount(g, o->tmpfs[i].path, "tmpfs", "tmpfs", buf);
+	}
+	if (o->workspace)
+		gen_mount(g, "/workspace", "bind", o->workspace, "rbind,nosuid,nodev,rw");
+	for (size_t i = 0; i < o->n_binds; i++)
+		gen_mount(g, o->binds[i].dst, "bind", o->binds[i].src,
+			  o->binds[i].ro ? "rbind,nosuid,nodev,ro" : "rbind,nosuid,nodev,rw");
+	if (o->network == RT_SB_NET_HOST && access("/etc/resolv.conf", R_OK) == 0)
+		gen_mount(g, "/etc/resolv.conf", "bind", "/etc/resolv.conf", "bind,nosuid,nodev,ro");
+	yajl_gen_array_close(g);
+}
+
+static void gen_map(yajl_gen g, const char *key, uint32_t inside, uint32_t host, uint32_t other)
+{
+	rt_gen_str(g, key);
+	yajl_gen_array_open(g);
+	/* [0, inside) and (inside, 65535] go to the unprivileged range; inside -> host. */
+	uint32_t v[3][3] = { { 0, other, inside },
+			     { inside, host, 1 },
+			     { inside + 1, other + inside + 1, ID_SPAN - inside - 1 } };
+	for (size_t i = 0; i < 3; i++) {
+		if (v[i][2] == 0)
+			continue;
+		yajl_gen_map_open(g);
+		gen_int(g, "containerID", v[i][0]);
+		gen_int(g, "hostID", v[i][1]);
+		gen_int(g, "size", v[i][2]);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+static void gen_resources(yajl_gen g, const struct rt_sb_opts *o)
+{
+	rt_gen_str(g, "resources");
+	yajl_gen_map_open(g);
+	rt_gen_str(g, "devices");
+	yajl_gen_array_open(g);
+	yajl_gen_map_open(g);
+	rt_gen_str(g, "allow");
+	yajl_gen_bool(g, 0);
+	rt_gen_kv(g, "access", "rwm");
+	yajl_gen_map_close(g);
+	yajl_gen_array_close(g);
+	if (o->memory) {
+		rt_gen_str(g, "memory");
+		yajl_gen_map_open(g);
+		gen_int(g, "limit", (long long)o->memory);
+		yajl_gen_map_close(g);
+	}
+	if (o->cpus > 0) {
+		rt_gen_str(g, "cpu");
+		yajl_gen_map_open(g);
+		gen_int(g, "quota", (long long)(o->cpus * 100000));
+		gen_int(g, "period", 100000);
+		yajl_gen_map_close(g);
+	}
+	if (o->pids) {
+		rt_gen_str(g, "pids");
+		yajl_gen_map_open(g);
+		gen_int(g, "limit", o->pids);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_map_close(g);
+}
+
+static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+		      const char *id)
+{
+	const char *ns[8] = { "pid", "ipc", "uts", "mount", "cgroup" };
+	size_t n = 5;
+	if (p->userns)
+		ns[n++] = "user";
+	if (o->network == RT_SB_NET_NONE)
+		ns[n++] = "network";
+	rt_gen_str(g, "linux");
+	yajl_gen_map_open(g);
+	rt_gen_str(g, "namespaces");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++) {
+		yajl_gen_map_open(g);
+		rt_gen_kv(g, "type", ns[i]);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	if (p->userns) {
+		gen_map(g, "uidMappings", o->uid, p->host_uid, p->other_ids);
+		gen_map(g, "gidMappings", o->gid, p->host_gid, p->other_ids);
+	}
+	char cg[64];
+	snprintf(cg, sizeof(cg), "hutch-%s", id);
+	rt_gen_kv(g, "cgroupsPath", cg);
+	gen_resources(g, o);
+	gen_strs(g, "maskedPaths", masked_paths, ARRAY_SIZE(masked_paths));
+	gen_strs(g, "readonlyPaths", readonly_paths, ARRAY_SIZE(readonly_paths));
+	yajl_gen_map_close(g);
+}
+
+char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *id,
+		      size_t *len)
+{
+	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	rt_gen_kv(g, "ociVersion", "1.0.2-dev");
+	gen_process(g, o);
+	rt_gen_str(g, "root");
+	yajl_gen_map_open(g);
+	rt_gen_kv(g, "path", p->rootfs);
+	rt_gen_str(g, "readonly");
+	yajl_gen_bool(g, !o->as_root);
+	yajl_gen_map_close(g);
+	rt_gen_kv(g, "hostname", o->hostname ? o->hostname : "sandbox");
+	gen_mounts(g, o);
+	gen_linux(g, o, p, id);
+	yajl_gen_map_close(g);
+	return rt_gen_finish(g, len);
+}

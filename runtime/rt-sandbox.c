@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `hutch sandbox`: parse options, take the lock, enter a private mount namespace (so every
+ * scratch mount dies with hutch), plan the root filesystem and id mapping, build the spec in
+ * memory, and run it through the ordinary create/start path with hutch's init as PID 1, or
+ * hand it to another runtime. Nothing outlives the command: what a killed hutch leaves is
+ * removed by the next invocation.
+ */
+#include "rt-sandbox.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define SB_SCRATCH RT_DEFAULT_ROOT "/sandbox-scratch"
+#define SB_OTHER_IDS_DEFAULT 0x70000000U
+
+struct sandbox {
+	struct rt_sb_opts o;
+	struct rt_sb_plan plan;
+	struct rt_sb_result res;
+	char id[64];
+	struct rt_global g;
+	struct cg *cg;
+	int lock_fd, owner_fd;
+	char *rootfs;
+	char error[sizeof(((struct hutch_err *)0)->msg)];
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Sandboxes whose hutch died: their init died with it (the pipe broke), so they are
+ * stopped; one whose owner lock is still held belongs to a live hutch. */
+static void clean_stale(struct rt_global *g)
+{
+	_cleanup_strv_ char **ids = NULL;
+	struct hutch_err e = { 0 };
+	if (rt_state_list_ids(g->root, &ids, &e) <= 0)
+		return;
+	for (char **id = ids; *id; id++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s/owner.lock", g->root, *id);
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue; /* its hutch is alive */
+		int dfd = -1;
+		struct rt_state st = { 0 };
+		if (rt_state_open(g->root, *id, &dfd, &e) < 0)
+			continue;
+		bool stopped = rt_state_load(dfd, *id, &st, &e) < 0 ||
+			       rt_state_status(dfd, &st) == RT_STOPPED;
+		rt_state_clear(&st);
+		close(dfd);
+		if (stopped) /* a live init without owner is mid-create: leave it */
+			rt_container_delete(g, *id, true, &e);
+	}
+}
+
+/* A private mount namespace holding a tmpfs for scratch state: it vanishes with hutch. */
+static int enter_scratch(struct hutch_err *err)
+{
+	if (unshare(CLONE_NEWNS) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: private mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: make / a slave mount");
+	mkdir(RT_DEFAULT_ROOT, 0711);
+	if (mkdir(SB_SCRATCH, 0700) < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", SB_SCRATCH);
+	if (mount("tmpfs", SB_SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=64m") < 0)
+		return hutch_fail_errno(err, errno, "sandbox: mount scratch tmpfs");
+	return 0;
+}
+
+/* True if the image has every mount point the sandbox needs (so it is used as is). */
+static bool image_has(int imgfd, const char *path)
+{
+	struct hutch_err e = { 0 };
+	int fd = hutch_open_in_root(imgfd, path, O_PATH, 0, &e);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static bool needs_layer(const struct rt_sb_opts *o, int imgfd)
+{
+	static const char *const base[] = { "/proc", "/dev", "/sys", "/sys/fs/cgroup" };
+	if (o->as_root)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(base); i++)
+		if (!image_has(imgfd, base[i]))
+			return true;
+	for (size_t i = 0; i < o->n_tmpfs; i++)
+		if (!image_has(imgfd, o->tmpfs[i].path))
+			return true;
+	for (size_t i = 0; i < o->n_binds; i++)
+		if (!image_has(imgfd, o->binds[i].dst))
+			return true;
+	if (o->workspace && !image_has(imgfd, "/workspace"))
+		return true;
+	return o->network == RT_SB_NET_HOST && !image_has(imgfd, "/etc/resolv.conf");
+}
+
+/* The image read-only as given, or under an overlay whose upper layer lives in the scratch
+ * tmpfs: mount points the image lacks are made there, never in the image. */
+static int plan_rootfs(struct sandbox *sb, struct hutch_err *err)
+{
+	char real[4096];
+	if (!realpath(sb->o.image, real))
+		return hutch_fail_errno(err, errno, "--image %s", sb->o.image);
+	_cleanup_close_ int imgfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (imgfd < 0)
+		return hutch_fail_errno(err, errno, "--image %s", sb->o.image);
+	sb->plan.layered = needs_layer(&sb->o, imgfd);
+	if (!sb->plan.layered) {
+		sb->plan.rootfs = hutch_xstrdup(real);
+		return 0;
+	}
+	const char *dirs[] = { SB_SCRATCH "/upper", SB_SCRATCH "/work", SB_SCRATCH "/root" };
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (mkdir(dirs[i], 0755) < 0)
+			return hutch_fail_errno(err, errno, "sandbox: mkdir %s", dirs[i]);
+	_cleanup_free_ char *data = hutch_xasprintf(
+		"lowerdir=%s,upperdir=" SB_SCRATCH "/upper,workdir=" SB_SCRATCH "/work", real);
+	if (mount("overlay", SB_SCRATCH "/root", "overlay", 0, data) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: overlay over %s", real);
+	sb->plan.rootfs = hutch_xstrdup(SB_SCRATCH "/root");
+	return 0;
+}
+
+/* The start of root's range in /etc/subuid (or subgid), else a fixed high range. */
+static uint32_t sub_ids(const char *file)
+{
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	if (hutch_read_file_at(AT_FDCWD, file, 1 << 20, &text, NULL, &e) < 0)
+		return SB_OTHER_IDS_DEFAULT;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long start, count;
+		if (!strncmp(l, "root:", 5) && sscanf(l + 5, "%lu:%lu", &start, &count) == 2 &&
+		    count >= 65536 && start > 0 && start < 0xffff0000UL)
+			return (uint32_t)start;
+	}
+	return SB_OTHER_IDS_DEFAULT;
+}
+
+/* The sandbox user is the workspace's owner on the host; every other id is unprivileged. */
+static int plan_ids(struct sandbox *sb, struct hutch_err *err)
+{
+	struct rt_sb_plan *p = &sb->plan;
+	p->userns = !sb->o.as_root;
+	if (!p->userns)
+		return 0;
+	p->other_ids = sub_ids("/etc/subuid");
+	p->host_uid = p->other_ids + sb->o.uid;
+	p->host_gid = p->other_ids + sb->o.gid;
+	if (sb->o.workspace) {
+		struct stat st;
+		if (stat(sb->o.workspace, &st) < 0)
+			return hutch_fail_errno(err, errno, "--workspace %s", sb->o.workspace);
+		if (!S_ISDIR(st.st_mode))
+			return hutch_fail(err, ENOTDIR, "--workspace %s: not a directory",
+					  sb->o.workspace);
+		p->host_uid = st.st_uid;
+		p->host_gid = st.st_gid;
+	}
+	return 0;
+}
+
+static int build_spec(struct sandbox *sb, struct rt_spec **spec, struct hutch_err *err)
+{
+	size_t len;
+	_cleanup_free_ char *json = rt_sb_spec_json(&sb->o, &sb->plan, sb->id, &len);
+	TRY(rt_spec_parse(json, NULL, spec, err));
+	(*spec)->rootfs = hutch_xstrdup(sb->plan.rootfs);
+	(*spec)->bundle = hutch_xstrdup(SB_SCRATCH);
+	/* The default profile is compiled here rather than carried in the JSON. */
+	TRY(sc_default_config((*spec)->process.caps.bounding, &(*spec)->seccomp, err));
+	(*spec)->has_seccomp = true;
+	return 0;
+}
+
+static void kill_tree(void *arg)
+{
+	struct sandbox *sb = arg;
+	struct hutch_err e = { 0 };
+	if (sb->cg)
+		cg_signal_all(sb->cg, SIGKILL, &e);
+}
+
+static void collect(struct sandbox *sb)
+{
+	struct hutch_err e = { 0 };
+	if (sb->cg && cg_get_stats(sb->cg, &sb->res.stats, &e) >= 0) {
+		sb->res.has_stats = true;
+		sb->res.oom_killed = sb->res.stats.oom_kills > 0;
+	}
+}
+
+/* Marks the state dir as ours for as long as we live (see clean_stale). */
+static int own_state(struct sandbox *sb, struct hutch_err *err)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s/owner.lock", sb->g.root, sb->id);
+	sb->owner_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sb->owner_fd < 0 || flock(sb->owner_fd, LOCK_EX) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: %s", path);
+	return 0;
+}
+
+/* Create, start and wait, with hutch's init as PID 1 reporting the command's status. */
+static int run_native(struct sandbox *sb, struct hutch_err *err)
+{
+	struct rt_spec *spec = NULL;
+	int pipefd[2] = { -1, -1 };
+	struct rt_created c = { .pidfd = -1, .pty_master = -1 };
+	sb->plan.with_init = true;
+	int r = build_spec(sb, &spec, err);
+	if (r >= 0 && pipe2(pipefd, O_CLOEXEC) < 0)
+		r = hutch_fail_errno(err, errno, "sandbox: pipe");
+	struct rt_create_opts co = { .id = sb->id, .spec = spec, .foreground = true,
+				     .init_fd = pipefd[1] };
+	if (r >= 0)
+		r = rt_container_create(&sb->g, &co, &c, err);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	_cleanup_close_ int rd = pipefd[0];
+	_cleanup_close_ int pidfd = c.pidfd;
+	_cleanup_close_ int master = c.pty_master;
+	rt_spec_free(spec);
+	if (r < 0)
+		return r;
+	TRY(own_state(sb, err));
+	TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
+	TRY(rt_container_start(&sb->g, sb->id, err));
+	struct rt_waiter w = { .pidfd = pidfd, .pid = c.pid, .master = master,
+			       .timeout_ms = (int64_t)(sb->o.timeout * 1000),
+			       .grace_ms = (int64_t)(sb->o.grace * 1000), .kill_tree = kill_tree,
+			       .kill_arg = sb };
+	r = rt_wait_container(&w, err);
+	if (r < 0)
+		return r;
+	int status = 0;
+	if (hutch_read_all(rd, &status, sizeof(status)) != (ssize_t)sizeof(status))
+		status = w.status; /* init itself was killed (the timeout's SIGKILL) */
+	sb->res.timed_out = w.timed_out;
+	sb->res.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	sb->res.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	if (w.timed_out)
+		sb->res.exit_code = RT_SB_EXIT_TIMEOUT;
+	collect(sb);
+	return 0;
+}
+
+static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *err)
+{
+	TRY(rt_sb_parse_args(&sb->o, argc, argv, err));
+	TRY(rt_sb_check(&sb->o, err));
+	if (sb->o.lock)
+		TRY(rt_sb_lock(&sb->o, &sb->lock_fd, err));
+	sb->res.runtime = sb->o.runtime ? sb->o.runtime : "native";
+	if (sb->o.runtime && strcmp(sb->o.runtime, "native"))
+		return hutch_fail(err, ENOTSUP, "--runtime %s: not supported yet", sb->o.runtime);
+	mkdir(RT_DEFAULT_ROOT, 0711);
+	if (mkdir(RT_SB_ROOT, 0700) < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", RT_SB_ROOT);
+	clean_stale(&sb->g);
+	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
+	TRY(cg_resolve_path(NULL, sb->id, &sb->plan.cgroup, err));
+	TRY(enter_scratch(err));
+	TRY(plan_rootfs(sb, err));
+	return plan_ids(sb, err);
+}
+
+RT_VERB_FN(sandbox)
+{
+	struct sandbox sb = { .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
+			      .lock_fd = -1, .owner_fd = -1 };
+	(void)first, (void)opts;
+	rt_sb_opts_init(&sb.o);
+	sb.o.tmpfs = hutch_xcalloc(1, sizeof(*sb.o.tmpfs));
+	sb.o.tmpfs[sb.o.n_tmpfs++] = (struct rt_sb_tmpfs){ hutch_xstrdup("/tmp"), 256ULL << 20 };
+	double t0 = now_ms();
+	int r = prepare(&sb, argc, argv, err);
+	if (r >= 0) {
+		t0 = now_ms(); /* the lock wait is not the sandbox's time */
+		r = run_native(&sb, err);
+	}
+	sb.res.wall_ms = now_ms() - t0;
+	if (sb.id[0]) {
+		struct hutch_err e = { 0 };
+		rt_container_delete(&sb.g, sb.id, true, &e);
+	}
+	if (r < 0) {
+		sb.res.exit_code = err->status ? err->status : RT_SB_EXIT_FAIL;
+		sb.res.error = err->msg;
+	}
+	struct hutch_err rerr = { 0 };
+	if (rt_sb_write_report(&sb.o, sb.plan.rootfs ? &sb.plan : NULL, &sb.res, &rerr) < 0 &&
+	    r >= 0) {
+		*err = rerr;
+		r = -rerr.code;
+	}
+	cg_free(sb.cg);
+	free(sb.plan.rootfs);
+	free(sb.plan.cgroup);
+	rt_sb_opts_free(&sb.o);
+	if (sb.lock_fd >= 0)
+		close(sb.lock_fd);
+	if (sb.owner_fd >= 0)
+		close(sb.owner_fd);
+	return r < 0 ? r : sb.res.exit_code;
+}
