@@ -72,6 +72,10 @@ void cg_free(struct cg *cg);
 int cg_dirfd(const struct cg *cg);
 int cg_enter(struct cg *cg, pid_t pid, struct hutch_err *err);
 int cg_apply(struct cg *cg, const struct cg_resources *res, struct hutch_err *err);
+/* For a live update, where what is not given stays as it is: fills in from the cgroup what a
+ * v2 write needs but res left out (cpu.max's period when only the quota changes, the memory
+ * limit that OCI's memory+swap is relative to). Nothing to do on v1. */
+int cg_complete_update(struct cg *cg, struct cg_resources *res, struct hutch_err *err);
 /* Kills everything in the cgroup (cgroup.kill on v2, SIGKILL of every pid otherwise), waits
  * until it is empty, and removes it everywhere. Missing cgroups are not an error. */
 int cg_destroy(struct cg *cg, struct hutch_err *err);
@@ -121,6 +125,10 @@ struct cg_stats {
 	size_t n_io_bytes, n_io_ops;
 };
 int cg_get_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err);
+
+/* The deepest of our own cgroups, when every hierarchy's is it or an ancestor of it: an
+ * absolute path beneath it is beneath our cgroup everywhere. */
+int cg_own_common(char **out, struct hutch_err *err);
 
 /* True on a pure cgroup v2 host (cgroup2 mounted at /sys/fs/cgroup). */
 bool cg_is_v2(void);

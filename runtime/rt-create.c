@@ -94,6 +94,17 @@ static int connect_console(const char *path, struct hutch_err *err)
 	return fd;
 }
 
+/* The host id for a container id (identity without a user namespace). */
+static uint32_t host_id(const struct ns_idmap *m, size_t n, uint32_t id)
+{
+	if (n == 0)
+		return id;
+	for (size_t i = 0; i < n; i++)
+		if (id >= m[i].container_id && id - m[i].container_id < m[i].size)
+			return m[i].host_id + (id - m[i].container_id);
+	return 65534; /* unmapped: nobody can open it, which fails clearly at start */
+}
+
 /* State dir, cgroup, seccomp program, console and fifo: everything made before clone. */
 static int prepare(struct create_ctx *x, struct hutch_err *err)
 {
@@ -123,6 +134,14 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	}
 	if (mkfifoat(x->dirfd, "exec.fifo", 0600) < 0)
 		return hutch_fail_errno(err, errno, "create exec.fifo");
+	/* The child opens it after switching to the process's user: let that user (as the
+	 * host sees it) open it, as runc does. */
+	uid_t uid = host_id(x->spec->uid_mappings, x->spec->n_uid_mappings,
+			    x->spec->process.user.uid);
+	gid_t gid = host_id(x->spec->gid_mappings, x->spec->n_gid_mappings,
+			    x->spec->process.user.gid);
+	if ((uid || gid) && fchownat(x->dirfd, "exec.fifo", uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return hutch_fail_errno(err, errno, "chown exec.fifo");
 	x->fifo_fd = openat(x->dirfd, "exec.fifo", O_PATH | O_CLOEXEC);
 	if (x->fifo_fd < 0)
 		return hutch_fail_errno(err, errno, "open exec.fifo");

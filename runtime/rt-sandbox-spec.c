@@ -217,10 +217,17 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 		gen_map(g, "uidMappings", o->uid, p->host_uid, p->other_ids);
 		gen_map(g, "gidMappings", o->gid, p->host_gid, p->other_ids);
 	}
-	char cg[64];
-	snprintf(cg, sizeof(cg), "hutch-%s", id);
-	rt_gen_kv(g, "cgroupsPath", cg);
+	(void)id;
+	rt_gen_kv(g, "cgroupsPath", p->cgroups_path);
 	gen_resources(g, o);
+	if (p->seccomp_json) {
+		_cleanup_json_ yajl_val sc = NULL;
+		struct hutch_err e = { 0 };
+		if (rt_json_parse(p->seccomp_json, "seccomp profile", &sc, &e) == 0) {
+			rt_gen_str(g, "seccomp");
+			rt_gen_value(g, sc);
+		}
+	}
 	gen_strs(g, "maskedPaths", masked_paths, ARRAY_SIZE(masked_paths));
 	gen_strs(g, "readonlyPaths", readonly_paths, ARRAY_SIZE(readonly_paths));
 	yajl_gen_map_close(g);

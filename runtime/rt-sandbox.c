@@ -78,7 +78,8 @@ static int enter_scratch(struct hutch_err *err)
 	mkdir(RT_DEFAULT_ROOT, 0711);
 	if (mkdir(SB_SCRATCH, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", SB_SCRATCH);
-	if (mount("tmpfs", SB_SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=64m") < 0)
+	/* 0711: the sandbox's mapped root must traverse it to reach the overlay root. */
+	if (mount("tmpfs", SB_SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=64m") < 0)
 		return hutch_fail_errno(err, errno, "sandbox: mount scratch tmpfs");
 	return 0;
 }
@@ -180,6 +181,11 @@ static int plan_ids(struct sandbox *sb, struct hutch_err *err)
 	return 0;
 }
 
+static bool delegated(const struct rt_sb_opts *o)
+{
+	return o->runtime && strcmp(o->runtime, "native") != 0;
+}
+
 static int build_spec(struct sandbox *sb, struct rt_spec **spec, struct hutch_err *err)
 {
 	size_t len;
@@ -265,6 +271,47 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	return 0;
 }
 
+/* The same sandbox through another runtime; hutch keeps the parent cgroup. */
+static int run_delegated(struct sandbox *sb, struct hutch_err *err)
+{
+	_cleanup_free_ char *seccomp = NULL, *base = NULL, *cgpath = NULL;
+	/* crun and runsc read a relative cgroupsPath from the hierarchy root: give all of them
+	 * an absolute path beneath our own cgroup, and keep its parent ourselves. */
+	TRY(cg_own_common(&base, err));
+	free(sb->plan.cgroup);
+	sb->plan.cgroup = hutch_xasprintf("%s/hutch-%s", strcmp(base, "/") ? base : "", sb->id);
+	cgpath = hutch_xasprintf("%s/c", sb->plan.cgroup);
+	uint64_t caps = sb->o.as_root ? ~0ULL : 0; /* resolved against what the process holds */
+	TRY(sc_default_profile_oci(caps, &seccomp, err));
+	sb->plan.seccomp_json = seccomp;
+	sb->plan.cgroups_path = cgpath;
+	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
+	size_t len;
+	_cleanup_free_ char *config = rt_sb_spec_json(&sb->o, &sb->plan, sb->id, &len);
+	struct sandbox_delegate_in in = { .runtime = sb->o.runtime, .scratch = SB_SCRATCH,
+					  .id = sb->id, .config = config, .cgroup = cgpath,
+					  .network_none = sb->o.network == RT_SB_NET_NONE };
+	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o.timeout * 1000),
+			       .grace_ms = (int64_t)(sb->o.grace * 1000), .kill_tree = kill_tree,
+			       .kill_arg = sb };
+	int r = rt_sb_delegate(&in, &w, err);
+	collect(sb);
+	struct hutch_err e = { 0 };
+	cg_destroy(sb->cg, &e);
+	if (r < 0)
+		return r;
+	sb->res.timed_out = w.timed_out;
+	sb->res.signal = WIFSIGNALED(w.status) ? WTERMSIG(w.status) : 0;
+	sb->res.exit_code = WIFSIGNALED(w.status) ? 128 + WTERMSIG(w.status)
+						   : WEXITSTATUS(w.status);
+	/* runc reports a signal-killed container as 128+N itself. */
+	if (!sb->res.signal && sb->res.exit_code > 128 && sb->res.exit_code < 128 + 65)
+		sb->res.signal = sb->res.exit_code - 128;
+	if (w.timed_out)
+		sb->res.exit_code = RT_SB_EXIT_TIMEOUT;
+	return 0;
+}
+
 static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *err)
 {
 	TRY(rt_sb_parse_args(&sb->o, argc, argv, err));
@@ -272,14 +319,13 @@ static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *
 	if (sb->o.lock)
 		TRY(rt_sb_lock(&sb->o, &sb->lock_fd, err));
 	sb->res.runtime = sb->o.runtime ? sb->o.runtime : "native";
-	if (sb->o.runtime && strcmp(sb->o.runtime, "native"))
-		return hutch_fail(err, ENOTSUP, "--runtime %s: not supported yet", sb->o.runtime);
 	mkdir(RT_DEFAULT_ROOT, 0711);
 	if (mkdir(RT_SB_ROOT, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", RT_SB_ROOT);
 	clean_stale(&sb->g);
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
 	TRY(cg_resolve_path(NULL, sb->id, &sb->plan.cgroup, err));
+	sb->plan.cgroups_path = sb->plan.cgroup;
 	TRY(enter_scratch(err));
 	TRY(plan_rootfs(sb, err));
 	return plan_ids(sb, err);
@@ -297,7 +343,7 @@ RT_VERB_FN(sandbox)
 	int r = prepare(&sb, argc, argv, err);
 	if (r >= 0) {
 		t0 = now_ms(); /* the lock wait is not the sandbox's time */
-		r = run_native(&sb, err);
+		r = delegated(&sb.o) ? run_delegated(&sb, err) : run_native(&sb, err);
 	}
 	sb.res.wall_ms = now_ms() - t0;
 	if (sb.id[0]) {

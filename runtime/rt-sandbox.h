@@ -71,6 +71,8 @@ struct rt_sb_plan {
 	bool with_init;     /* PID 1 is hutch's init (native runs) */
 	bool userns;
 	char *cgroup; /* the sandbox's cgroup path, as cg_open takes it */
+	const char *cgroups_path; /* linux.cgroupsPath in the spec (a child of cgroup for delegates) */
+	const char *seccomp_json; /* OCI linux.seccomp to write out (delegates), or NULL */
 };
 char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *id,
 		      size_t *len);
@@ -92,6 +94,16 @@ int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 
 /* rt-sandbox-lock.c */
 int rt_sb_lock(const struct rt_sb_opts *o, int *fd, struct hutch_err *err);
+
+/* rt-sandbox-delegate.c: runs the bundle with another runtime and waits (w has the timeout,
+ * grace and kill_tree set; pidfd/pid/status are filled in). */
+struct sandbox_delegate_in {
+	const char *runtime, *scratch, *id;
+	const char *config; /* config.json text */
+	const char *cgroup; /* linux.cgroupsPath, absolute */
+	bool network_none;
+};
+int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);
 
 /* rt-sandbox-init.c: PID 1 of a native sandbox; sync_fd reports the command's wait status. */
 __attribute__((noreturn)) void rt_sb_init(const char *exe, char *const *argv, char *const *envp,

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * --runtime runc|crun|runsc|PATH: the same sandbox through another OCI runtime. The bundle
+ * (config.json with the default seccomp profile written out) and the runtime's state live in
+ * hutch's private scratch tmpfs, so nothing reaches the disk and nothing outlives hutch.
+ * hutch keeps the parent cgroup, so the timeout can kill the whole tree and the report has
+ * the same figures as a native run.
+ */
+#include "rt-sandbox.h"
+#include "rt-json.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+enum kind { KIND_RUNC, KIND_CRUN, KIND_RUNSC };
+
+struct delegate {
+	char path[4096];
+	enum kind kind;
+	char bundle[256], state[256], log[256];
+};
+
+static int find_runtime(const char *name, struct delegate *d, struct hutch_err *err)
+{
+	if (strchr(name, '/')) {
+		snprintf(d->path, sizeof(d->path), "%s", name);
+	} else {
+		const char *path = getenv("PATH");
+		_cleanup_free_ char *dirs = hutch_xstrdup(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
+		char *save = NULL;
+		d->path[0] = '\0';
+		for (char *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+			snprintf(d->path, sizeof(d->path), "%s/%s", dir, name);
+			if (access(d->path, X_OK) == 0)
+				break;
+			d->path[0] = '\0';
+		}
+	}
+	if (!d->path[0] || access(d->path, X_OK) < 0)
+		return hutch_fail(err, ENOENT, "--runtime %s: not found (no fallback to native)", name);
+	const char *base = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
+	d->kind = strstr(base, "runsc") ? KIND_RUNSC : strstr(base, "crun") ? KIND_CRUN : KIND_RUNC;
+	return 0;
+}
+
+static int write_bundle(struct sandbox_delegate_in *in, struct delegate *d, struct hutch_err *err)
+{
+	snprintf(d->bundle, sizeof(d->bundle), "%s/bundle", in->scratch);
+	snprintf(d->state, sizeof(d->state), "%s/state", in->scratch);
+	snprintf(d->log, sizeof(d->log), "%s/runtime.log", in->scratch);
+	if (mkdir(d->bundle, 0700) < 0 || mkdir(d->state, 0700) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: bundle dir");
+	_cleanup_close_ int dfd = open(d->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return hutch_fail_errno(err, errno, "sandbox: open bundle dir");
+	return hutch_write_atomic_at(dfd, "config.json", in->config, strlen(in->config), 0600, err);
+}
+
+/* crun 1.8 refuses hybrid hosts; without the cgroup2 mount (in our private namespace, for
+ * this child only) it sees plain v1. */
+static void hide_unified(const struct delegate *d)
+{
+	struct stat st;
+	if (d->kind == KIND_CRUN && !cg_is_v2() && stat("/sys/fs/cgroup/unified", &st) == 0)
+		umount2("/sys/fs/cgroup/unified", MNT_DETACH);
+}
+
+static void exec_runtime(const struct sandbox_delegate_in *in, const struct delegate *d)
+{
+	const char *argv[16];
+	size_t n = 0;
+	argv[n++] = d->path;
+	argv[n++] = "--root";
+	argv[n++] = d->state;
+	if (d->kind == KIND_RUNSC) {
+		/* gVisor: apply the OCI seccomp profile too, and never use the host's network
+		 * namespace for "none" (runsc refuses to run networked there). */
+		argv[n++] = in->network_none ? "--network=none" : "--network=host";
+		argv[n++] = "--oci-seccomp";
+	} else {
+		argv[n++] = "--log";
+		argv[n++] = d->log;
+		argv[n++] = "--log-format";
+		argv[n++] = "json";
+	}
+	argv[n++] = "run";
+	argv[n++] = "--bundle";
+	argv[n++] = d->bundle;
+	argv[n++] = in->id;
+	argv[n] = NULL;
+	hide_unified(d);
+	rt_reset_signals();
+	execv(d->path, (char *const *)argv);
+	dprintf(2, "hutch: error: exec %s: %s\n", d->path, strerror(errno));
+	_exit(RT_SB_EXIT_FAIL);
+}
+
+/* An error the runtime logged means the sandbox never ran the command: 125, or 126/127 when
+ * it says the command could not be executed or found. */
+static int runtime_error(const struct delegate *d, struct hutch_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	if (d->kind == KIND_RUNSC || hutch_read_file_at(AT_FDCWD, d->log, 1 << 20, &text, NULL, &e) < 0)
+		return 0;
+	char *line = NULL;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (strstr(l, "\"level\":\"error\""))
+			line = l;
+	if (!line)
+		return 0;
+	_cleanup_json_ yajl_val doc = NULL;
+	char *msg = NULL;
+	if (rt_json_parse(line, "runtime log", &doc, &e) < 0 ||
+	    rt_json_string(doc, "msg", "msg", true, &msg, &e) < 0)
+		return hutch_fail(err, EIO, "%s failed: %s", d->path, line);
+	int r = hutch_fail(err, EIO, "%s: %s", d->path, msg);
+	if (strcasestr(msg, "no such file or directory") || strcasestr(msg, "not found"))
+		err->status = 127;
+	else if (strcasestr(msg, "permission denied"))
+		err->status = 126;
+	free(msg);
+	return r;
+}
+
+static void delete_container(const struct sandbox_delegate_in *in, const struct delegate *d)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		dup2(null, 1);
+		dup2(null, 2);
+		hide_unified(d);
+		execl(d->path, d->path, "--root", d->state, "delete", "--force", in->id, (char *)NULL);
+		_exit(1);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+/*
+ * On a hybrid host runc also tracks the container in the cgroup2 hierarchy, creating the
+ * path's missing ancestors there and leaving them behind: remove the ones that did not exist
+ * before the run (deepest first), and only while empty.
+ */
+#define UNIFIED "/sys/fs/cgroup/unified"
+#define MAX_DEPTH 32
+
+static size_t missing_unified(const char *cgroup, char dirs[][512])
+{
+	struct stat st;
+	size_t n = 0;
+	if (cg_is_v2() || stat(UNIFIED "/cgroup.procs", &st) < 0)
+		return 0;
+	char path[512];
+	snprintf(path, sizeof(path), UNIFIED "%s", cgroup);
+	for (char *p = path + strlen(UNIFIED) + 1; p && n < MAX_DEPTH; p = strchr(p + 1, '/')) {
+		char saved = *p;
+		*p = '\0';
+		if (stat(path, &st) < 0)
+			snprintf(dirs[n++], 512, "%s", path);
+		*p = saved;
+	}
+	if (n < MAX_DEPTH && stat(path, &st) < 0)
+		snprintf(dirs[n++], 512, "%s", path);
+	return n;
+}
+
+static void remove_unified(char dirs[][512], size_t n)
+{
+	for (size_t i = n; i > 0; i--)
+		rmdir(dirs[i - 1]);
+}
+
+int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err)
+{
+	struct delegate d = { 0 };
+	char unified[MAX_DEPTH][512];
+	TRY(find_runtime(in->runtime, &d, err));
+	TRY(write_bundle(in, &d, err));
+	size_t n_unified = missing_unified(in->cgroup, unified);
+	pid_t pid = fork();
+	if (pid < 0)
+		return hutch_fail_errno(err, errno, "sandbox: fork %s", d.path);
+	if (pid == 0)
+		exec_runtime(in, &d);
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	w->pidfd = pidfd;
+	w->pid = pid;
+	w->master = -1;
+	int r = rt_wait_container(w, err);
+	delete_container(in, &d);
+	remove_unified(unified, n_unified);
+	if (r < 0)
+		return r;
+	if (!w->timed_out && WIFEXITED(w->status) && WEXITSTATUS(w->status) != 0)
+		TRY(runtime_error(&d, err));
+	return 0;
+}
