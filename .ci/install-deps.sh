@@ -7,8 +7,14 @@ pkgs=(
 	build-essential meson ninja-build pkg-config clang-format
 	libseccomp-dev libcap-dev libyajl-dev libmnl-dev
 	bats busybox-static jq util-linux iproute2 procps psmisc
-	crun runc
+	crun runc libssl-dev util-linux
 )
+# gVisor: bookworm's runsc is from 2022; the 2024 build is in bookworm-backports.
+backports=/etc/apt/sources.list.d/hutch-backports.list
+if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "deb http://deb.debian.org/debian bookworm-backports main" >"$backports"
+	apt-get update -qq
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
@@ -16,4 +22,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if ! dpkg-query -W -f='${Version}' runsc 2>/dev/null | grep -q bpo; then
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends -t bookworm-backports runsc
 fi

@@ -377,6 +377,11 @@ int cg_signal_all(struct cg *cg, int sig, struct hutch_err *err)
 	return 0;
 }
 
+int cg_complete_update(struct cg *cg, struct cg_resources *res, struct hutch_err *err)
+{
+	return cg->v2 ? cg_v2_complete_update(cg, res, err) : 0;
+}
+
 int cg_freeze(struct cg *cg, bool frozen, struct hutch_err *err)
 {
 	return cg->v2 ? cg_v2_freeze(cg, frozen, err) : cg_v1_freeze(cg, frozen, err);

@@ -103,6 +103,14 @@ int cg_devbpf_build(const struct cg_device_rule *rules, size_t n, struct bpf_ins
 					  rules[i].type);
 		}
 		rule_block(&p, &rules[i]);
+		/* A rule matching everything always exits: what would follow is unreachable,
+		 * and the 6.1 verifier refuses unreachable instructions. */
+		if (rules[i].type == 'a' && rules[i].major < 0 && rules[i].minor < 0 &&
+		    access_bits(rules[i].access) == 7) {
+			*out = p.v;
+			*n_insns = p.n;
+			return 0;
+		}
 	}
 	emit(&p, BPF_ALU | BPF_MOV | BPF_K, 0, 0, 0, 0); /* nothing matched: deny */
 	emit(&p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);

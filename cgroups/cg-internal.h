@@ -58,14 +58,16 @@ int cg_v2_create(struct cg *cg, struct hutch_err *err);
 int cg_v2_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_err *err);
 int cg_v2_freeze(struct cg *cg, bool frozen, struct hutch_err *err);
 int cg_v2_kill(struct cg *cg, struct hutch_err *err);
+int cg_v2_complete_update(struct cg *cg, struct cg_resources *res, struct hutch_err *err);
 int cg_v2_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err);
 /* cg-stats.c: what `events` adds to the basic stats above. */
 void cg_v1_stats_extra(struct cg *cg, struct cg_stats *st);
 void cg_v2_stats_extra(struct cg *cg, struct cg_stats *st);
 
 /* Pure parsers of stats files; each returns how many entries it stored (at most max). */
-size_t cg_parse_kv_lines(const char *text, struct cg_stat_kv *out, size_t max); /* memory.stat */
-size_t cg_parse_u64_list(const char *text, uint64_t *out, size_t max); /* usage_percpu */
+/* memory.stat; cpuacct.usage_percpu; v1 blkio "MAJ:MIN Op N" lines. */
+size_t cg_parse_kv_lines(const char *text, struct cg_stat_kv *out, size_t max);
+size_t cg_parse_u64_list(const char *text, uint64_t *out, size_t max);
 size_t cg_parse_blkio_v1(const char *text, struct cg_io_entry *out, size_t max);
 /* v2 io.stat -> st->io_bytes and st->io_ops (Read and Write per device). */
 void cg_parse_io_stat(const char *text, struct cg_stats *st);

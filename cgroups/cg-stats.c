@@ -112,8 +112,10 @@ static void io_stat_line(const char *l, size_t len, void *data)
 		bool bytes;
 		const char *op;
 	} keys[] = {
-		{ "rbytes", true, "Read" }, { "wbytes", true, "Write" },
-		{ "rios", false, "Read" },  { "wios", false, "Write" },
+		{ "rbytes", true, "Read" },
+		{ "wbytes", true, "Write" },
+		{ "rios", false, "Read" },
+		{ "wios", false, "Write" },
 	};
 	struct cg_stats *st = data;
 	uint64_t maj, min;
@@ -211,8 +213,7 @@ void cg_v1_stats_extra(struct cg *cg, struct cg_stats *st)
 		st->n_percpu = cg_parse_u64_list(percpu, st->cpu_percpu_ns, CG_STATS_MAX_CPUS);
 	/* The throttle files count I/O whatever the scheduler; the CFQ/BFQ ones may not exist. */
 	fd = hier_fd(cg, "blkio");
-	read_io_v1(fd, "blkio.throttle.io_service_bytes_recursive", st->io_bytes,
-		   &st->n_io_bytes);
+	read_io_v1(fd, "blkio.throttle.io_service_bytes_recursive", st->io_bytes, &st->n_io_bytes);
 	read_io_v1(fd, "blkio.throttle.io_serviced_recursive", st->io_ops, &st->n_io_ops);
 }
 

@@ -144,3 +144,28 @@ int cg_v2_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
 	cg_v2_stats_extra(cg, st);
 	return 0;
 }
+
+int cg_v2_complete_update(struct cg *cg, struct cg_resources *res, struct hutch_err *err)
+{
+	int fd = cg->h[0].fd;
+	bool quota = res->cpu_quota.set && res->cpu_quota.v != 0;
+	if (quota && !(res->cpu_period.set && res->cpu_period.v != 0)) {
+		_cleanup_free_ char *s = NULL;
+		struct hutch_err ignored = { 0 };
+		unsigned long long period = 0;
+		/* Unreadable: cg_plan's default period (100000) it is. */
+		if (cg_read_at(fd, "cpu.max", &s, &ignored) == 0 &&
+		    sscanf(s, "%*s %llu", &period) == 1 && period > 0)
+			res->cpu_period = (struct cg_i64){ true, (int64_t)period };
+	}
+	bool swap = res->mem_swap.set && res->mem_swap.v > 0;
+	if (swap && !(res->mem_limit.set && res->mem_limit.v != 0)) {
+		uint64_t limit = 0;
+		if (cg_read_u64_at(fd, "memory.max", &limit) < 0 || limit == UINT64_MAX)
+			return hutch_fail(err, EINVAL,
+					  "memory.swap: cgroup v2 limits swap apart from memory, "
+					  "which has no limit here: give the memory limit too");
+		res->mem_limit = (struct cg_i64){ true, (int64_t)limit };
+	}
+	return 0;
+}

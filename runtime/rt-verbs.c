@@ -189,6 +189,9 @@ int rt_verb_kill(struct rt_global *g, int argc, char **argv, int first, struct r
 		return hutch_fail(err, ESRCH, "container not running");
 	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
 		return hutch_fail_errno(err, errno, "kill container %s", l.st.id);
+	/* A frozen v1 task only dies once thawed. */
+	if (sig == SIGKILL && s == RT_PAUSED)
+		return rt_ctr_thaw_for_kill(&l.st, err);
 	return 0;
 }
 

@@ -1,28 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Compiling a struct sc_config into a classic BPF program with libseccomp, and loading that
- * program. Compiling runs in the parent before clone; the result is a plain allocation (no
- * libseccomp state), so the child's only seccomp work is one seccomp(2) call.
+ * Compiling a struct sc_config into a classic BPF program with libseccomp, with runc's ENOSYS
+ * prologue in front. This is the cache-miss path: sc_compile (sc-load.c) tries the cache
+ * first. The result is a plain allocation (no libseccomp state), so the child's only seccomp
+ * work is one seccomp(2) call.
  */
-#include "sc.h"
+#include "sc-internal.h"
 
-#include <linux/filter.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
-/* The kernel's limit for one classic BPF program (BPF_MAXINSNS). */
-#define MAX_INSNS 4096
-#define MAX_ARGS 6
-
-struct sc_filter {
-	unsigned int flags; /* SECCOMP_FILTER_FLAG_* for the load */
-	size_t len;
-	struct sock_filter insns[];
-};
+#define X32_SYSCALL_BIT 0x40000000u
 
 static void ctx_releasep(scmp_filter_ctx *ctx)
 {
@@ -66,6 +58,15 @@ static int set_attrs(scmp_filter_ctx ctx, const struct sc_config *cfg, struct hu
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if (r < 0)
 		return hutch_fail_errno(err, r, "disable libseccomp's no_new_privs");
+	/*
+	 * A binary tree of syscall numbers instead of a list: the kernel runs the program once
+	 * per syscall number and arch at load to find the always-allowed ones (its seccomp
+	 * cache), and every syscall not in that cache runs it again. For Docker's profile this
+	 * cuts the load to a third (1.0 -> 0.33 ms here) and shortens every filtered call.
+	 */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (r < 0)
+		return hutch_fail_errno(err, r, "set SCMP_FLTATR_CTL_OPTIMIZE");
 	/* Real errnos from libseccomp's own syscalls instead of a blanket ECANCELED. */
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
 	if (r < 0)
@@ -92,7 +93,7 @@ static int to_cmp(const struct sc_arg *a, struct scmp_arg_cmp *out, struct hutch
 		[SC_OP_GT] = SCMP_CMP_GT,
 		[SC_OP_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
 	};
-	if (a->index >= MAX_ARGS)
+	if (a->index > 5)
 		return hutch_fail(err, EINVAL, "argument index %u out of range (0-5)", a->index);
 	if ((unsigned int)a->op >= ARRAY_SIZE(cmp) || cmp[a->op] == 0)
 		return hutch_fail(err, EINVAL, "invalid comparison operator %d", (int)a->op);
@@ -123,20 +124,19 @@ static bool args_share_index(const struct sc_rule *rule)
 static int add_syscall(scmp_filter_ctx ctx, const struct sc_rule *rule, int nr,
 		       const struct scmp_arg_cmp *cmps, struct hutch_err *err)
 {
-	const char *name = NULL;
 	int r;
 
 	if (rule->n_args == 0 || !args_share_index(rule)) {
-		r = seccomp_rule_add_array(ctx, rule->action, nr, rule->n_args, cmps);
+		r = seccomp_rule_add_array(ctx, rule->action, nr, (unsigned int)rule->n_args, cmps);
 	} else {
 		r = 0;
 		for (size_t i = 0; i < rule->n_args && r >= 0; i++)
 			r = seccomp_rule_add_array(ctx, rule->action, nr, 1, &cmps[i]);
 	}
 	if (r < 0) {
-		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
 		hutch_fail_errno(err, r, "add rule for %s", name ? name : "syscall");
-		free((char *)name);
+		free(name);
 	}
 	return r;
 }
@@ -157,7 +157,8 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const stru
 			return r;
 	}
 	for (size_t i = 0; i < rule->n_names; i++) {
-		/* Unknown here means this kernel/arch has no such syscall: skip it, as runc. */
+		/* Unknown: this libseccomp cannot name it. sc_config_check refused the cases
+		 * where skipping it opens something; the rest are skipped, as runc. */
 		int nr = seccomp_syscall_resolve_name(rule->names[i]);
 		if (nr == __NR_SCMP_ERROR)
 			continue;
@@ -168,8 +169,9 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const stru
 	return 0;
 }
 
-/* libseccomp 2.5 can only export to an fd, so go through a memfd and read it back. */
-static int export_bpf(scmp_filter_ctx ctx, unsigned int flags, struct sc_filter **out,
+/* libseccomp 2.5 can only export to an fd, so go through a memfd and read it back, leaving
+ * room in front for the prologue. */
+static int export_bpf(scmp_filter_ctx ctx, size_t room, struct sc_filter **out,
 		      struct hutch_err *err)
 {
 	_cleanup_close_ int fd = -1;
@@ -189,34 +191,127 @@ static int export_bpf(scmp_filter_ctx ctx, unsigned int flags, struct sc_filter 
 	if (len == 0 || (size_t)st.st_size % sizeof(struct sock_filter) != 0)
 		return hutch_fail(err, EINVAL, "exported BPF program has a bad size (%lld bytes)",
 				  (long long)st.st_size);
-	if (len > MAX_INSNS)
-		return hutch_fail(err, E2BIG, "filter too long: %zu instructions (kernel limit %d)",
-				  len, MAX_INSNS);
-	f = hutch_xmalloc(sizeof(*f) + (size_t)st.st_size);
-	f->flags = flags;
-	f->len = len;
-	ssize_t n = pread(fd, f->insns, (size_t)st.st_size, 0);
+	f = hutch_xcalloc(1, sizeof(*f) + (room + len) * sizeof(struct sock_filter));
+	f->len = room + len;
+	ssize_t n = pread(fd, f->insns + room, (size_t)st.st_size, 0);
 	if (n != st.st_size)
 		return hutch_fail_errno(err, n < 0 ? errno : EIO, "read exported BPF program");
 	*out = steal_ptr(f);
 	return 0;
 }
 
-static unsigned int load_flags(const struct sc_config *cfg)
+/* ---- the ENOSYS prologue ---- */
+
+/* The highest syscall number per kernel arch that the profile names: plain and x32 ABI. */
+struct arch_max {
+	uint32_t audit;
+	int64_t plain, x32; /* -1: this ABI is not in the filter */
+};
+
+static void note_arch(struct arch_max *m, size_t *n, const struct sc_config *cfg, uint32_t token)
 {
-	unsigned int flags = 0;
-	if (cfg->flag_tsync)
-		flags |= SECCOMP_FILTER_FLAG_TSYNC;
-	if (cfg->flag_log)
-		flags |= SECCOMP_FILTER_FLAG_LOG;
-	if (cfg->flag_spec_allow)
-		flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
-	return flags;
+	bool x32 = token == SCMP_ARCH_X32;
+	uint32_t audit = x32 ? AUDIT_ARCH_X86_64 : token;
+	size_t i = 0;
+	int64_t max = -1;
+
+	while (i < *n && m[i].audit != audit)
+		i++;
+	if (i == *n)
+		m[(*n)++] = (struct arch_max){ .audit = audit, .plain = -1, .x32 = -1 };
+	for (size_t r = 0; r < cfg->n_rules; r++)
+		for (size_t k = 0; k < cfg->rules[r].n_names; k++) {
+			int nr = seccomp_syscall_resolve_name_arch(token, cfg->rules[r].names[k]);
+			if (nr >= 0 && nr > max)
+				max = nr;
+		}
+	if (x32)
+		m[i].x32 = max;
+	else
+		m[i].plain = max;
 }
 
-int sc_compile(const struct sc_config *cfg, struct sc_filter **out, struct hutch_err *err)
+/* Instructions for one arch's block, written at p[at..] (when p) with the layout below. */
+static size_t arch_block(const struct arch_max *m, struct sock_filter *p, size_t at, size_t enosys,
+			 size_t filter)
+{
+	bool both = m->plain >= 0 && m->x32 >= 0, x86_64 = m->audit == AUDIT_ARCH_X86_64;
+	size_t len = 4 + (x86_64 ? 1 : 0) + (both ? 1 : 0);
+	if (!p)
+		return len;
+#define JMP(i, t) ((uint8_t)((t) - (i)-1))
+	size_t i = at, end = at + len, cmp64 = at + 4, cmp32 = both ? at + 5 : at + 4;
+	p[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
+	p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, m->audit, 0, JMP(i, end));
+	i++;
+	p[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	/* x32 shares x86_64's audit arch and sets bit 30 of the number; an ABI the filter
+	 * does not list goes straight to the filter, which rejects it as libseccomp does. */
+	if (x86_64) {
+		size_t is32 = m->x32 >= 0 ? cmp32 : filter, not32 = m->plain >= 0 ? cmp64 : filter;
+		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT,
+						    JMP(i, is32), JMP(i, not32));
+		i++;
+	}
+	if (m->plain >= 0 && (!x86_64 || i == cmp64)) {
+		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)m->plain,
+						    JMP(i, enosys), JMP(i, filter));
+		i++;
+	}
+	if (m->x32 >= 0) {
+		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)m->x32,
+						    JMP(i, enosys), JMP(i, filter));
+		i++;
+	}
+#undef JMP
+	return len;
+}
+
+/*
+ * runc's answer to "a syscall newer than the profile gets EPERM, so libc never falls back":
+ * in front of libseccomp's program, numbers above the highest one the profile names get
+ * ENOSYS. Layout: one block per arch, "ja filter", "ret ENOSYS", then the program, whose
+ * relative jumps are unaffected. Every jump here is forward and short (< 255).
+ */
+static size_t enosys_prologue(const struct sc_config *cfg, struct sock_filter *p)
+{
+	struct arch_max m[16];
+	size_t n = 0, len = 0;
+
+	note_arch(m, &n, cfg, seccomp_arch_native());
+	for (size_t i = 0; i < cfg->n_archs && n < ARRAY_SIZE(m); i++) {
+		uint32_t token;
+		if (sc_arch_token(cfg->archs[i], &token) == 0 && token != seccomp_arch_native())
+			note_arch(m, &n, cfg, token);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (m[i].plain >= 0 || m[i].x32 >= 0)
+			len += arch_block(&m[i], NULL, 0, 0, 0);
+	if (!p)
+		return len + 2;
+	size_t at = 0, enosys = len + 1, filter = len + 2;
+	for (size_t i = 0; i < n; i++)
+		if (m[i].plain >= 0 || m[i].x32 >= 0)
+			at += arch_block(&m[i], p, at, enosys, filter);
+	p[at++] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, 1);
+	p[at] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+	return len + 2;
+}
+
+/* Only a denying default makes new syscalls fail; ERRNO(ENOSYS) already is the answer. */
+static bool wants_enosys(uint32_t def)
+{
+	uint32_t kind = def & SECCOMP_RET_ACTION_FULL;
+	if (kind == SECCOMP_RET_ERRNO)
+		return (def & SECCOMP_RET_DATA) != ENOSYS;
+	return kind == SECCOMP_RET_KILL_PROCESS || kind == SECCOMP_RET_KILL_THREAD ||
+	       kind == SECCOMP_RET_TRAP;
+}
+
+int sc_compile_bpf(const struct sc_config *cfg, struct sc_filter **out, struct hutch_err *err)
 {
 	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = NULL;
+	struct sc_filter *f = NULL;
 	int r;
 
 	ctx = seccomp_init(cfg->default_action);
@@ -231,43 +326,21 @@ int sc_compile(const struct sc_config *cfg, struct sc_filter **out, struct hutch
 		if (r < 0)
 			hutch_err_prefix(err, "syscalls[%zu]: ", i);
 	}
+	size_t room = wants_enosys(cfg->default_action) ? enosys_prologue(cfg, NULL) : 0;
 	if (r >= 0)
-		r = export_bpf(ctx, load_flags(cfg), out, err);
+		r = export_bpf(ctx, room, &f, err);
 	if (r < 0)
-		return hutch_err_prefix(err, "seccomp: ");
-	return 0;
-}
-
-size_t sc_filter_len(const struct sc_filter *f)
-{
-	return f ? f->len : 0;
-}
-
-void sc_filter_free(struct sc_filter *f)
-{
-	free(f);
-}
-
-/*
- * Runs in the child. Without no_new_privs the kernel demands CAP_SYS_ADMIN, so the recipe
- * loads either before dropping capabilities or after setting no_new_privs.
- */
-int sc_load(const struct sc_filter *f, struct hutch_err *err)
-{
-	struct sock_fprog prog = {
-		.len = (unsigned short)f->len,
-		.filter = (struct sock_filter *)f->insns,
-	};
-	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f->flags, &prog);
-	if (r < 0 && errno == EACCES)
-		return hutch_fail(err, EACCES,
-				  "load seccomp filter: %s (needs no_new_privs or CAP_SYS_ADMIN)",
-				  strerror(EACCES));
-	if (r < 0)
-		return hutch_fail_errno(err, errno, "load seccomp filter");
-	/* With TSYNC a positive result is the id of a thread that could not be synchronised. */
-	if (r > 0)
-		return hutch_fail(err, EAGAIN, "load seccomp filter: thread %ld cannot be synced",
-				  r);
+		return r;
+	if (room)
+		enosys_prologue(cfg, f->insns);
+	if (f->len > SC_MAX_INSNS) {
+		size_t len = f->len;
+		free(f);
+		return hutch_fail(err, E2BIG, "filter too long: %zu instructions (kernel limit %d)",
+				  len, SC_MAX_INSNS);
+	}
+	f->flags = sc_load_flags(cfg);
+	f->notify = sc_config_notifies(cfg);
+	*out = f;
 	return 0;
 }

@@ -1,190 +1,241 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The sandbox's built-in hardened profile, and freeing any struct sc_config. The profile is
- * Docker's default (moby profiles/seccomp/default.json) as a container with Docker's default
- * capabilities sees it: an allow list, default ERRNO(EPERM), and a few argument-filtered
- * rules. Everything that administers the host or other processes stays out of the list.
+ * The built-in profile: seccomp/default.json, compiled into the binary, is resolved here into
+ * a struct sc_config for one capability set and the native architecture, the way Docker's
+ * engine resolves its profile before handing OCI JSON to the runtime. The data file uses
+ * moby's format (archMap, includes/excludes) plus one key of ours, exceptValues32.
  */
-#include "sc.h"
+#include "sc-internal.h"
 
-#include <seccomp.h>
-#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
-/*
- * Allowed outright. Deliberately absent (so EPERM): mount/umount2/pivot_root/move_mount and the
- * fsopen family, unshare/setns, kexec_*, *_module, bpf, perf_event_open, add_key/keyctl/
- * request_key, ptrace/process_vm_*, open_by_handle_at, userfaultfd, swapon/swapoff, reboot,
- * syslog, clock_settime/settimeofday/stime, acct, quotactl, lookup_dcookie,
- * iopl/ioperm, sethostname/setdomainname, *_mempolicy, kcmp, pidfd_getfd.
- * Names a kernel or libseccomp does not know are skipped at compile time.
- */
-static const char allow_names[] =
-	"accept accept4 access adjtimex alarm bind brk cachestat capget capset chdir chmod chown "
-	"chown32 chroot clock_adjtime clock_adjtime64 clock_getres clock_getres_time64 "
-	"clock_gettime clock_gettime64 clock_nanosleep clock_nanosleep_time64 close close_range "
-	"connect copy_file_range creat dup dup2 dup3 epoll_create epoll_create1 epoll_ctl "
-	"epoll_ctl_old epoll_pwait epoll_pwait2 epoll_wait epoll_wait_old eventfd eventfd2 execve "
-	"execveat exit exit_group faccessat faccessat2 fadvise64 fadvise64_64 fallocate "
-	"fanotify_mark fchdir fchmod fchmodat fchmodat2 fchown fchown32 fchownat fcntl fcntl64 "
-	"fdatasync fgetxattr flistxattr flock fork fremovexattr fsetxattr fstat fstat64 fstatat64 "
-	"fstatfs fstatfs64 fsync ftruncate ftruncate64 futex futex_requeue futex_time64 "
-	"futex_wait futex_waitv futex_wake futimesat getcpu getcwd getdents getdents64 getegid "
-	"getegid32 geteuid geteuid32 getgid getgid32 getgroups getgroups32 getitimer getpeername "
-	"getpgid getpgrp getpid getppid getpriority getrandom getresgid getresgid32 getresuid "
-	"getresuid32 getrlimit get_robust_list getrusage getsid getsockname getsockopt "
-	"get_thread_area gettid gettimeofday getuid getuid32 getxattr inotify_add_watch "
-	"inotify_init inotify_init1 inotify_rm_watch io_cancel ioctl io_destroy io_getevents "
-	"io_pgetevents io_pgetevents_time64 ioprio_get ioprio_set io_setup io_submit "
-	"io_uring_enter io_uring_register io_uring_setup ipc kill landlock_add_rule "
-	"landlock_create_ruleset landlock_restrict_self lchown lchown32 lgetxattr link linkat "
-	"listen listxattr llistxattr _llseek lremovexattr lseek lsetxattr lstat lstat64 madvise "
-	"map_shadow_stack membarrier memfd_create memfd_secret mincore mkdir mkdirat mknod "
-	"mknodat mlock mlock2 mlockall mmap mmap2 mprotect mq_getsetattr mq_notify mq_open "
-	"mq_timedreceive mq_timedreceive_time64 mq_timedsend mq_timedsend_time64 mq_unlink mremap "
-	"mseal msgctl msgget msgrcv msgsnd msync munlock munlockall munmap name_to_handle_at "
-	"nanosleep newfstatat _newselect open openat openat2 pause pidfd_open pidfd_send_signal "
-	"pipe pipe2 pkey_alloc pkey_free pkey_mprotect poll ppoll ppoll_time64 prctl pread64 "
-	"preadv preadv2 prlimit64 process_mrelease pselect6 pselect6_time64 pwrite64 pwritev "
-	"pwritev2 read readahead readlink readlinkat readv recv recvfrom recvmmsg recvmmsg_time64 "
-	"recvmsg remap_file_pages removexattr rename renameat renameat2 restart_syscall rmdir "
-	"rseq rt_sigaction rt_sigpending rt_sigprocmask rt_sigqueueinfo rt_sigreturn "
-	"rt_sigsuspend rt_sigtimedwait rt_sigtimedwait_time64 rt_tgsigqueueinfo sched_getaffinity "
-	"sched_getattr sched_getparam sched_get_priority_max sched_get_priority_min "
-	"sched_getscheduler sched_rr_get_interval sched_rr_get_interval_time64 sched_setaffinity "
-	"sched_setattr sched_setparam sched_setscheduler sched_yield seccomp select semctl semget "
-	"semop semtimedop semtimedop_time64 send sendfile sendfile64 sendmmsg sendmsg sendto "
-	"setfsgid setfsgid32 setfsuid setfsuid32 setgid setgid32 setgroups setgroups32 setitimer "
-	"setpgid setpriority setregid setregid32 setresgid setresgid32 setresuid setresuid32 "
-	"setreuid setreuid32 setrlimit set_robust_list setsid setsockopt set_thread_area "
-	"set_tid_address setuid setuid32 setxattr shmat shmctl shmdt shmget shutdown sigaltstack "
-	"signalfd signalfd4 sigprocmask sigreturn socketcall socketpair splice stat stat64 statfs "
-	"statfs64 statx symlink symlinkat sync sync_file_range syncfs sysinfo tee tgkill time "
-	"timer_create timer_delete timer_getoverrun timer_gettime timer_gettime64 timer_settime "
-	"timer_settime64 timerfd_create timerfd_gettime timerfd_gettime64 timerfd_settime "
-	"timerfd_settime64 times tkill truncate truncate64 ugetrlimit umask uname unlink unlinkat "
-	"utime utimensat utimensat_time64 utimes vfork vmsplice wait4 waitid waitpid write writev";
+extern const char sc_default_json[]; /* embed.sh output */
 
-/*
- * Per native architecture: the compat ABIs Docker also admits (so 32-bit binaries run), the
- * arch-only syscalls it allows, and which clone argument holds the flags (s390 swaps them).
- */
-#if defined(__x86_64__)
-static const char native_archs[] = "SCMP_ARCH_X86_64 SCMP_ARCH_X86 SCMP_ARCH_X32";
-static const char arch_names[] = "arch_prctl modify_ldt";
+/* The native architecture as the profile names it: OCI name, and moby's (Go) name. */
+#if defined(__x86_64__) && defined(__ILP32__)
+#define NATIVE_ARCH "SCMP_ARCH_X32", "x32"
+#elif defined(__x86_64__)
+#define NATIVE_ARCH "SCMP_ARCH_X86_64", "amd64"
 #elif defined(__i386__)
-static const char native_archs[] = "SCMP_ARCH_X86";
-static const char arch_names[] = "modify_ldt";
-#elif defined(__aarch64__) || defined(__arm__)
-static const char native_archs[] = "SCMP_ARCH_AARCH64 SCMP_ARCH_ARM";
-static const char arch_names[] =
-	"arm_fadvise64_64 arm_sync_file_range sync_file_range2 breakpoint cacheflush set_tls";
+#define NATIVE_ARCH "SCMP_ARCH_X86", "x86"
+#elif defined(__aarch64__)
+#define NATIVE_ARCH "SCMP_ARCH_AARCH64", "arm64"
+#elif defined(__arm__)
+#define NATIVE_ARCH "SCMP_ARCH_ARM", "arm"
 #elif defined(__s390x__)
-static const char native_archs[] = "SCMP_ARCH_S390X SCMP_ARCH_S390";
-static const char arch_names[] = "s390_pci_mmio_read s390_pci_mmio_write s390_runtime_instr";
-#elif defined(__powerpc64__)
-static const char native_archs[] = "SCMP_ARCH_PPC64LE";
-static const char arch_names[] = "sync_file_range2 swapcontext";
-#elif defined(__riscv)
-static const char native_archs[] = "SCMP_ARCH_RISCV64";
-static const char arch_names[] = "riscv_flush_icache";
+#define NATIVE_ARCH "SCMP_ARCH_S390X", "s390x"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NATIVE_ARCH "SCMP_ARCH_PPC64LE", "ppc64le"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define NATIVE_ARCH "SCMP_ARCH_RISCV64", "riscv64"
 #else
-static const char native_archs[] = "";
-static const char arch_names[] = "";
+#define NATIVE_ARCH NULL, NULL
 #endif
+static const char *const native[2] = { NATIVE_ARCH };
 
-#if defined(__s390x__)
-#define CLONE_FLAGS_ARG 1
-#else
-#define CLONE_FLAGS_ARG 0
-#endif
-
-#define CLONE_NS_MASK                                                                              \
-	(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
-	 CLONE_NEWPID | CLONE_NEWNET)
-#define AF_VSOCK_ 40
-#define N_RULES 6 /* the rule_new calls below */
-/* The personalities Docker permits: PER_LINUX, UNAME26, ADDR_NO_RANDOMIZE (and both), query. */
-static const uint64_t personalities[] = { 0x0, 0x0008, 0x20000, 0x20008, 0xffffffff };
-
-/* "a b c" -> NULL-terminated strv, counted in *n. The tables are strings to stay compact. */
-static char **strv_split(const char *list, size_t *n)
+const char *sc_default_profile_json(void)
 {
-	size_t cap = 1;
-	for (const char *p = list; *p; p++)
-		cap += *p == ' ';
-	char **out = hutch_xcalloc(cap + 1, sizeof(char *));
-	*n = 0;
-	for (const char *p = list; *p;) {
-		size_t len = strcspn(p, " ");
-		if (len > 0) {
-			char *name = hutch_xmalloc(len + 1);
-			memcpy(name, p, len);
-			name[len] = '\0';
-			out[(*n)++] = name;
-		}
-		p += len + strspn(p + len, " ");
+	return sc_default_json;
+}
+
+static yajl_val get(yajl_val obj, const char *key)
+{
+	const char *path[] = { key, NULL };
+	return yajl_tree_get(obj, path, yajl_t_any);
+}
+
+static bool has_string(yajl_val arr, const char *s)
+{
+	for (size_t i = 0; YAJL_IS_ARRAY(arr) && s && i < arr->u.array.len; i++)
+		if (YAJL_IS_STRING(arr->u.array.values[i]) &&
+		    strcmp(arr->u.array.values[i]->u.string, s) == 0)
+			return true;
+	return false;
+}
+
+/* moby's rule: every cap of includes.caps held, none of excludes.caps; arches the same. */
+static bool caps_match(yajl_val list, uint64_t caps, bool all)
+{
+	for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+		yajl_val c = list->u.array.values[i];
+		int n = YAJL_IS_STRING(c) ? sc_cap_from_name(c->u.string) : -EINVAL;
+		bool held = n >= 0 && n < 64 && (caps & (1ull << n));
+		if (held != all)
+			return !all;
 	}
-	return out;
+	return all;
 }
 
-static struct sc_rule *rule_new(struct sc_config *cfg, const char *names, uint32_t action,
-				size_t n_args)
+static bool applies(yajl_val rule, uint64_t caps)
 {
-	struct sc_rule *r = &cfg->rules[cfg->n_rules++];
-	r->names = strv_split(names, &r->n_names);
-	r->action = action;
-	r->n_args = n_args;
-	r->args = n_args ? hutch_xcalloc(n_args, sizeof(struct sc_arg)) : NULL;
-	return r;
+	yajl_val inc = get(rule, "includes"), exc = get(rule, "excludes");
+	yajl_val inc_arches = get(inc, "arches"), exc_arches = get(exc, "arches");
+
+	if (inc_arches && !has_string(inc_arches, native[1]))
+		return false;
+	if (has_string(exc_arches, native[1]))
+		return false;
+	if (!caps_match(get(inc, "caps"), caps, true))
+		return false;
+	return !caps_match(get(exc, "caps"), caps, false);
 }
 
-int sc_default_config(struct sc_config *out, struct hutch_err *err)
+static int set_archs(yajl_val doc, struct sc_config *cfg)
 {
-	struct sc_config cfg = { .default_action = SCMP_ACT_ERRNO(EPERM) };
-	struct sc_rule *r;
+	yajl_val map = get(doc, "archMap");
+	cfg->archs = hutch_xcalloc(8, sizeof(char *));
+	if (!native[0])
+		return 0;
+	cfg->archs[cfg->n_archs++] = hutch_xstrdup(native[0]);
+	for (size_t i = 0; YAJL_IS_ARRAY(map) && i < map->u.array.len; i++) {
+		yajl_val e = map->u.array.values[i], a = get(e, "architecture");
+		yajl_val subs = get(e, "subArchitectures");
+		if (!YAJL_IS_STRING(a) || strcmp(a->u.string, native[0]) != 0 ||
+		    !YAJL_IS_ARRAY(subs))
+			continue;
+		for (size_t j = 0; j < subs->u.array.len && cfg->n_archs < 7; j++)
+			if (YAJL_IS_STRING(subs->u.array.values[j]))
+				cfg->archs[cfg->n_archs++] =
+					hutch_xstrdup(subs->u.array.values[j]->u.string);
+	}
+	return 0;
+}
 
-	(void)err; /* nothing here can fail but allocation, which aborts */
-	cfg.archs = strv_split(native_archs, &cfg.n_archs);
-	cfg.rules = hutch_xcalloc(N_RULES, sizeof(struct sc_rule));
-	rule_new(&cfg, allow_names, SCMP_ACT_ALLOW, 0);
-	rule_new(&cfg, arch_names, SCMP_ACT_ALLOW, 0);
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
 
-	/* No vsock: it reaches the host (or hypervisor) around every network namespace. */
-	r = rule_new(&cfg, "socket", SCMP_ACT_ALLOW, 1);
-	r->args[0] = (struct sc_arg){ .index = 0, .value = AF_VSOCK_, .op = SC_OP_NE };
+/*
+ * The low 32 bits of an argument not in v[0..n) (sorted, sharing the top depth bits, which
+ * are prefix), as masked compares: OCI's rules for one syscall are ORed and can only test
+ * equality under a mask, so "not these values" becomes one rule per subtree of the binary
+ * trie that holds none of them. Two values cost about 34 rules, each a few instructions.
+ */
+static void split(uint32_t prefix, unsigned int depth, const uint32_t *v, size_t n,
+		  struct sc_arg *out, size_t *n_out)
+{
+	if (n == 0) {
+		uint32_t mask = depth == 0 ? 0 : ~0u << (32 - depth);
+		out[(*n_out)++] = (struct sc_arg){ .value = mask, .value_two = prefix };
+		return;
+	}
+	if (depth == 32)
+		return; /* exactly an excluded value */
+	uint32_t bit = 1u << (31 - depth);
+	size_t zeros = 0;
+	while (zeros < n && !(v[zeros] & bit))
+		zeros++;
+	split(prefix, depth + 1, v, zeros, out, n_out);
+	split(prefix | bit, depth + 1, v + zeros, n - zeros, out, n_out);
+}
 
-	/* Several conditions on one argument: compiled as one rule each, i.e. OR. */
-	r = rule_new(&cfg, "personality", SCMP_ACT_ALLOW, ARRAY_SIZE(personalities));
-	for (size_t i = 0; i < ARRAY_SIZE(personalities); i++)
-		r->args[i] =
-			(struct sc_arg){ .index = 0, .value = personalities[i], .op = SC_OP_EQ };
+/* "exceptValues32": {"index": I, "values": [...]} -> the rule repeated with each mask. */
+static int expand_except(yajl_val except, const struct sc_rule *base, struct sc_config *cfg,
+			 size_t *cap, struct hutch_err *err)
+{
+	yajl_val idx = get(except, "index"), vals = get(except, "values");
+	uint32_t v[16];
+	size_t n = 0;
 
-	/* fork and threads yes, new namespaces no: (flags & CLONE_NEW*) must be 0. */
-	r = rule_new(&cfg, "clone", SCMP_ACT_ALLOW, 1);
-	r->args[0] = (struct sc_arg){ .index = CLONE_FLAGS_ARG,
-				      .value = CLONE_NS_MASK,
-				      .value_two = 0,
-				      .op = SC_OP_MASKED_EQ };
+	if (!YAJL_IS_INTEGER(idx) || idx->u.number.i < 0 || idx->u.number.i > 5 ||
+	    !YAJL_IS_ARRAY(vals) || vals->u.array.len > ARRAY_SIZE(v))
+		return hutch_fail(err, EINVAL, "exceptValues32: expected an index and values");
+	for (size_t i = 0; i < vals->u.array.len; i++) {
+		yajl_val x = vals->u.array.values[i];
+		if (!YAJL_IS_INTEGER(x) || x->u.number.i < 0 || x->u.number.i > UINT32_MAX)
+			return hutch_fail(err, EINVAL, "exceptValues32: values[%zu]: not 32 bits",
+					  i);
+		v[n++] = (uint32_t)x->u.number.i;
+	}
+	qsort(v, n, sizeof(v[0]), cmp_u32);
+	struct sc_arg args[32 * ARRAY_SIZE(v) + 1];
+	size_t n_args = 0;
+	split(0, 0, v, n, args, &n_args);
+	*cap += n_args;
+	cfg->rules = hutch_xrealloc(cfg->rules, *cap * sizeof(struct sc_rule));
+	for (size_t i = 0; i < n_args; i++) {
+		struct sc_rule *r = &cfg->rules[cfg->n_rules++];
+		*r = (struct sc_rule){ .action = base->action,
+				       .n_names = base->n_names,
+				       .n_args = 1 };
+		r->names = hutch_xcalloc(base->n_names + 1, sizeof(char *));
+		for (size_t j = 0; j < base->n_names; j++)
+			r->names[j] = hutch_xstrdup(base->names[j]);
+		r->args = hutch_xmalloc(sizeof(struct sc_arg));
+		r->args[0] = args[i];
+		r->args[0].index = (unsigned int)idx->u.number.i;
+		r->args[0].op = SC_OP_MASKED_EQ;
+	}
+	return 0;
+}
 
-	/*
-	 * clone3 passes its flags in memory, where seccomp cannot look, so it cannot be filtered
-	 * like clone. ENOSYS (not EPERM) makes glibc and others fall back to clone.
-	 */
-	rule_new(&cfg, "clone3", SCMP_ACT_ERRNO(ENOSYS), 0);
+static int add_rules(yajl_val doc, uint64_t caps, struct sc_config *cfg, struct hutch_err *err)
+{
+	yajl_val arr = get(doc, "syscalls");
+	char field[64];
+	size_t cap;
+
+	if (!YAJL_IS_ARRAY(arr))
+		return hutch_fail(err, EINVAL, "syscalls: expected an array");
+	cap = arr->u.array.len;
+	cfg->rules = hutch_xcalloc(cap, sizeof(struct sc_rule));
+	for (size_t i = 0; i < arr->u.array.len; i++) {
+		yajl_val s = arr->u.array.values[i], except = get(s, "exceptValues32");
+		struct sc_rule rule = { 0 };
+		if (!applies(s, caps))
+			continue;
+		snprintf(field, sizeof(field), "syscalls[%zu]", i);
+		int r = sc_json_rule(s, field, &rule, err);
+		if (r >= 0 && except)
+			r = expand_except(except, &rule, cfg, &cap, err);
+		if (r < 0 || except) {
+			/* Expanded into copies, or failed: this one is not kept. */
+			hutch_strv_free(rule.names);
+			free(rule.args);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		cfg->rules[cfg->n_rules++] = rule;
+	}
+	return 0;
+}
+
+int sc_default_config(uint64_t caps, struct sc_config *out, struct hutch_err *err)
+{
+	struct sc_config cfg = { 0 };
+	char buf[256] = "";
+	int r;
+
+	yajl_val doc = yajl_tree_parse(sc_default_json, buf, sizeof(buf));
+	if (!doc)
+		return hutch_fail(err, EINVAL, "default seccomp profile: invalid JSON: %s", buf);
+	r = sc_json_action(doc, "defaultAction", "defaultErrnoRet", "", &cfg.default_action, err);
+	if (r >= 0)
+		r = set_archs(doc, &cfg);
+	if (r >= 0)
+		r = add_rules(doc, caps, &cfg, err);
+	if (r >= 0)
+		r = sc_config_check(&cfg, err);
+	yajl_tree_free(doc);
+	if (r < 0) {
+		sc_config_free(&cfg);
+		return hutch_err_prefix(err, "default seccomp profile: ");
+	}
 	*out = cfg;
 	return 0;
 }
 
-void sc_config_free(struct sc_config *cfg)
+int sc_default_profile_oci(uint64_t caps, char **out, struct hutch_err *err)
 {
-	if (!cfg)
-		return;
-	for (size_t i = 0; i < cfg->n_rules; i++) {
-		hutch_strv_free(cfg->rules[i].names);
-		free(cfg->rules[i].args);
-	}
-	free(cfg->rules);
-	hutch_strv_free(cfg->archs);
-	memset(cfg, 0, sizeof(*cfg));
+	struct sc_config cfg = { 0 };
+	int r = sc_default_config(caps, &cfg, err);
+	if (r < 0)
+		return r;
+	*out = sc_config_to_json(&cfg, true);
+	sc_config_free(&cfg);
+	return 0;
 }

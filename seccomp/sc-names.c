@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The OCI spellings of seccomp actions, comparison operators and architectures, and their
- * libseccomp values. Pure tables: the spec parser validates names here long before anything
+ * The OCI spellings of seccomp actions, comparison operators, architectures and capabilities,
+ * and their libseccomp (or kernel) values. Pure tables: the spec parser validates names here long before anything
  * is compiled, so a typo fails `create` with the field name instead of a libseccomp errno.
  */
 #include "sc.h"
 
+#include <linux/capability.h>
 #include <seccomp.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ static const struct {
 	{ "SCMP_ACT_TRACE", SCMP_ACT_TRACE(0), DATA_TRACE },
 	{ "SCMP_ACT_ALLOW", SCMP_ACT_ALLOW, DATA_NONE },
 	{ "SCMP_ACT_LOG", SCMP_ACT_LOG, DATA_NONE },
+	{ "SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY, DATA_NONE },
 };
 
 static const struct {
@@ -67,9 +69,6 @@ static const struct {
 
 int sc_action_from_name(const char *name, int64_t errno_ret, uint32_t *out, struct hutch_err *err)
 {
-	if (strcmp(name, "SCMP_ACT_NOTIFY") == 0)
-		return hutch_fail(err, EOPNOTSUPP,
-				  "%s: not supported (no seccomp listener support)", name);
 	for (size_t i = 0; i < ARRAY_SIZE(actions); i++) {
 		if (strcmp(name, actions[i].name) != 0)
 			continue;
@@ -94,6 +93,20 @@ int sc_action_from_name(const char *name, int64_t errno_ret, uint32_t *out, stru
 	return hutch_fail(err, EINVAL, "unknown action %s", name);
 }
 
+const char *sc_action_name(uint32_t action, int64_t *errno_ret)
+{
+	*errno_ret = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(actions); i++) {
+		if (actions[i].data == DATA_NONE && action == actions[i].action)
+			return actions[i].name;
+		if (actions[i].data != DATA_NONE && (action & ~0xffffu) == actions[i].action) {
+			*errno_ret = action & 0xffff;
+			return actions[i].name;
+		}
+	}
+	return NULL;
+}
+
 int sc_op_from_name(const char *name, enum sc_op *out)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
@@ -103,6 +116,14 @@ int sc_op_from_name(const char *name, enum sc_op *out)
 		}
 	}
 	return -EINVAL;
+}
+
+const char *sc_op_name(enum sc_op op)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+		if (ops[i].op == op)
+			return ops[i].name;
+	return NULL;
 }
 
 int sc_arch_token(const char *name, uint32_t *out)
@@ -120,4 +141,58 @@ bool sc_arch_known(const char *name)
 {
 	uint32_t token;
 	return sc_arch_token(name, &token) == 0;
+}
+
+/* Only the capabilities up to CAP_CHECKPOINT_RESTORE (Linux 5.9); index = number. */
+static const char *const caps[] = {
+	"CAP_CHOWN",
+	"CAP_DAC_OVERRIDE",
+	"CAP_DAC_READ_SEARCH",
+	"CAP_FOWNER",
+	"CAP_FSETID",
+	"CAP_KILL",
+	"CAP_SETGID",
+	"CAP_SETUID",
+	"CAP_SETPCAP",
+	"CAP_LINUX_IMMUTABLE",
+	"CAP_NET_BIND_SERVICE",
+	"CAP_NET_BROADCAST",
+	"CAP_NET_ADMIN",
+	"CAP_NET_RAW",
+	"CAP_IPC_LOCK",
+	"CAP_IPC_OWNER",
+	"CAP_SYS_MODULE",
+	"CAP_SYS_RAWIO",
+	"CAP_SYS_CHROOT",
+	"CAP_SYS_PTRACE",
+	"CAP_SYS_PACCT",
+	"CAP_SYS_ADMIN",
+	"CAP_SYS_BOOT",
+	"CAP_SYS_NICE",
+	"CAP_SYS_RESOURCE",
+	"CAP_SYS_TIME",
+	"CAP_SYS_TTY_CONFIG",
+	"CAP_MKNOD",
+	"CAP_LEASE",
+	"CAP_AUDIT_WRITE",
+	"CAP_AUDIT_CONTROL",
+	"CAP_SETFCAP",
+	"CAP_MAC_OVERRIDE",
+	"CAP_MAC_ADMIN",
+	"CAP_SYSLOG",
+	"CAP_WAKE_ALARM",
+	"CAP_BLOCK_SUSPEND",
+	"CAP_AUDIT_READ",
+	"CAP_PERFMON",
+	"CAP_BPF",
+	"CAP_CHECKPOINT_RESTORE",
+};
+_Static_assert(ARRAY_SIZE(caps) == CAP_CHECKPOINT_RESTORE + 1, "capability table");
+
+int sc_cap_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(caps); i++)
+		if (strcmp(name, caps[i]) == 0)
+			return (int)i;
+	return -EINVAL;
 }

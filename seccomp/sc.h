@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp/: kernel-enforced syscall filters. The OCI linux.seccomp profile is compiled in the
- * parent (libseccomp) into a BPF program before clone, so the child only has to load it: one
- * syscall, after which nothing but the final execve has to be allowed.
+ * parent (libseccomp, or the compiled-filter cache) into a BPF program before clone, so the
+ * child only has to load it: one syscall, after which nothing but the final execve has to be
+ * allowed.
  */
 #ifndef HUTCH_SC_H
 #define HUTCH_SC_H
@@ -20,7 +21,7 @@ struct sc_arg {
 };
 
 struct sc_rule {
-	char **names; /* NULL-terminated; unknown syscall names are skipped, as runc does */
+	char **names; /* NULL-terminated; see sc_compile for unknown names */
 	size_t n_names;
 	uint32_t action; /* SCMP_ACT_* value, with errno/trace data folded in */
 	struct sc_arg *args;
@@ -33,31 +34,94 @@ struct sc_config {
 	size_t n_archs;
 	struct sc_rule *rules;
 	size_t n_rules;
-	bool flag_log, flag_spec_allow, flag_tsync;
+	bool flag_log, flag_spec_allow, flag_tsync, flag_wait_killable_recv;
+	char *listener_path;	 /* listenerPath: where the notify fd goes (NOTIFY rules) */
+	char *listener_metadata; /* listenerMetadata, passed on verbatim */
 };
 
 /* "SCMP_ACT_ERRNO" with errno_ret (or -1 for the default EPERM) -> action value. errno_ret
- * applies to ERRNO and TRACE only (>= 0 with another action fails, as runc); NOTIFY fails
- * with "not supported". */
+ * applies to ERRNO and TRACE only (>= 0 with another action fails, as runc). */
 int sc_action_from_name(const char *name, int64_t errno_ret, uint32_t *out, struct hutch_err *err);
+/* The reverse: action value -> OCI name, and the errnoRet it carries (-1 when none). */
+const char *sc_action_name(uint32_t action, int64_t *errno_ret);
 int sc_op_from_name(const char *name, enum sc_op *out);
+const char *sc_op_name(enum sc_op op);
 bool sc_arch_known(const char *name);
-/* "SCMP_ARCH_X86_64" -> libseccomp's token (an AUDIT_ARCH_* value). */
+/* "SCMP_ARCH_X86_64" -> libseccomp's token (an AUDIT_ARCH_* value, except for X32). */
 int sc_arch_token(const char *name, uint32_t *out);
+/* "CAP_SYS_ADMIN" -> 21, -EINVAL when unknown (for the default profile's caps conditions). */
+int sc_cap_from_name(const char *name);
 
-/* Frees what a config owns (names, archs, rules, args), not cfg itself; accepts NULL. */
+/* Frees what a config owns (names, archs, rules, args, listener), not cfg itself; accepts
+ * NULL. */
 void sc_config_free(struct sc_config *cfg);
-/* The sandbox's hardened profile: Docker's default as its default capabilities see it (no
- * ptrace, mount, namespaces, ...), default ERRNO(EPERM), clone3 -> ENOSYS. */
-int sc_default_config(struct sc_config *out, struct hutch_err *err);
+/* Checks what needs no libseccomp: a NOTIFY rule needs listenerPath and must not name write
+ * (the runtime reports over write after loading), arg indexes 0-5, known ops and archs.
+ * Errors name the rule: "syscalls[3]: ...". */
+int sc_config_check(const struct sc_config *cfg, struct hutch_err *err);
 
-struct sc_filter; /* a compiled BPF program */
+/* The OCI linux.seccomp object (a yajl tree, from the runtime's config.json) -> *out. Errors
+ * name the field under prefix ("linux.seccomp.syscalls[3].action: unknown action X"). On
+ * failure *out may be partly filled: sc_config_free releases it either way. */
+struct yajl_val_s;
+int sc_config_from_json(struct yajl_val_s *seccomp, const char *prefix, struct sc_config *out,
+			struct hutch_err *err);
+/* The same from JSON text. */
+int sc_config_parse(const char *text, const char *prefix, struct sc_config *out,
+		    struct hutch_err *err);
+/* cfg -> OCI linux.seccomp JSON text (malloc'd). */
+char *sc_config_to_json(const struct sc_config *cfg, bool pretty);
+
+/*
+ * The built-in profile (seccomp/default.json, compiled into the binary): Docker's default,
+ * hardened. caps (bit N = capability N, as struct ns_caps) resolves the rules that Docker
+ * conditions on capabilities; the native architecture resolves the per-arch ones.
+ */
+int sc_default_config(uint64_t caps, struct sc_config *out, struct hutch_err *err);
+/* The embedded source text (moby's profile format: includes/excludes are not OCI). */
+const char *sc_default_profile_json(void);
+/* sc_default_config as OCI linux.seccomp JSON, for `hutch spec --seccomp`. */
+int sc_default_profile_oci(uint64_t caps, char **out, struct hutch_err *err);
+
+struct sc_filter; /* a compiled BPF program, with its load flags */
+/*
+ * Compiles through the cache in $HUTCH_SECCOMP_CACHE (default /var/cache/hutch/seccomp;
+ * "off" disables it): a hit skips libseccomp. Unknown syscall names are skipped in rules
+ * that allow (or log), but fail in rules that deny while the default action allows. When the
+ * default action denies, syscall numbers above the profile's highest get ENOSYS.
+ */
 int sc_compile(const struct sc_config *cfg, struct sc_filter **out, struct hutch_err *err);
+/* The same with an explicit cache dir (NULL: none); *ret_hit (may be NULL) says if it hit. */
+int sc_compile_cached(const struct sc_config *cfg, const char *cache_dir, struct sc_filter **out,
+		      bool *ret_hit, struct hutch_err *err);
+/* $HUTCH_SECCOMP_CACHE or the default; NULL when disabled. */
+const char *sc_cache_dir(void);
+/* SHA-256 of the canonical form of cfg plus libseccomp's and the kernel's versions. */
+void sc_config_hash(const struct sc_config *cfg, uint8_t out[32]);
+
 size_t sc_filter_len(const struct sc_filter *f); /* in instructions */
+bool sc_filter_needs_listener(const struct sc_filter *f);
 void sc_filter_free(struct sc_filter *f);
+
 /* In the child: seccomp(SECCOMP_SET_MODE_FILTER) with the compiled program. Needs
  * no_new_privs or CAP_SYS_ADMIN; every syscall the caller makes afterwards (up to and
- * including execve) must be allowed by the profile. */
+ * including execve) must be allowed by the profile. Fails for a filter with NOTIFY rules:
+ * those need sc_load_listener. */
 int sc_load(const struct sc_filter *f, struct hutch_err *err);
+/* Loads and returns the notify fd in *notify_fd (-1 when the filter has no NOTIFY rule). */
+int sc_load_listener(const struct sc_filter *f, int *notify_fd, struct hutch_err *err);
+
+/*
+ * The seccomp listener protocol (OCI runtime-spec, "seccomp state"): connects to the unix
+ * socket listener_path and sends notify_fd with SCM_RIGHTS and the container process state
+ * {ociVersion, fds: ["seccompFd"], pid, metadata, state}. state_json is the container state
+ * document (its pid is the process's). sc_listener_connect + sc_listener_send split it for a
+ * caller that must connect while the host path is still reachable.
+ */
+int sc_send_to_listener(const char *listener_path, int notify_fd, const char *state_json,
+			const char *metadata, struct hutch_err *err);
+int sc_listener_connect(const char *listener_path, struct hutch_err *err);
+int sc_listener_send(int sock, int notify_fd, const char *state_json, const char *metadata,
+		     struct hutch_err *err);
 
 #endif

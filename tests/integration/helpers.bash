@@ -38,6 +38,7 @@ rootfs_template() {
 	mkdir -p "${dir%/*}"
 	local tmp
 	tmp=$(mktemp -d "$dir.XXXXXX")
+	chmod 755 "$tmp" # mktemp's 0700 would keep non-root and user-namespaced processes out
 	mkdir -p "$tmp"/{bin,dev,etc,home/user,mnt,proc,root,run,sys,tmp,usr/bin,var}
 	chmod 1777 "$tmp/tmp"
 	chmod 0700 "$tmp/root"
@@ -113,13 +114,19 @@ set_args() {
 	update_config '.process.args = $a' --argjson a "$(json_array "$@")"
 }
 
+# The file that collects what container ID (and hutch, for it) printed: see run_bg.
+out_file() {
+	echo "$TEST_DIR/out.$(printf %s "$1" | tr -c 'A-Za-z0-9._-' _)"
+}
+
 # run_bg ARGS...: like `run hutch ARGS...` for a command that leaves a container behind
 # (create, run -d). The container inherits hutch's stdio, so it must not get `run`'s pipe
-# (bats would wait for it to close) nor bats' fd 3: both go to $TEST_DIR/<id>.out, the last
-# argument being the id. Sets status, output and lines as `run` does.
+# (bats would wait for it to close) nor bats' fd 3: both go to the file `out_file ID`, the
+# last argument being the id. Sets status, output and lines as `run` does.
 run_bg() {
-	local id=${!#}
-	local log=$TEST_DIR/$id.out
+	local log
+	log=$(out_file "${!#}")
+	: >"$log"
 	status=0
 	hutch "$@" </dev/null >>"$log" 2>&1 3>&- || status=$?
 	output=$(cat "$log")
@@ -127,9 +134,9 @@ run_bg() {
 	echo "# hutch $* -> $status: $output" >&2
 }
 
-# Everything the container <id> started with run_bg has printed so far.
+# Everything container ID started with run_bg has printed so far.
 ctr_output() {
-	cat "$TEST_DIR/$1.out"
+	cat "$(out_file "$1")"
 }
 
 # wait_for_state ID STATUS [SECONDS]: polls `hutch state` (every 50ms, 10s by default).
@@ -155,12 +162,12 @@ state_field() {
 wait_for_output() {
 	local id=$1 text=$2 tries=$((${3:-10} * 20))
 	while [ "$tries" -gt 0 ]; do
-		grep -qF -- "$text" "$TEST_DIR/$id.out" 2>/dev/null && return 0
+		grep -qF -- "$text" "$(out_file "$id")" 2>/dev/null && return 0
 		sleep 0.05
 		tries=$((tries - 1))
 	done
 	echo "wait_for_output: $id never printed '$text'; it printed:" >&2
-	cat "$TEST_DIR/$id.out" >&2 || true
+	ctr_output "$id" >&2 || true
 	return 1
 }
 
@@ -170,9 +177,10 @@ pid_gone() {
 }
 
 # add_shared_mount [BUNDLE_DIR]: bind-mounts $TEST_DIR/shared (world-writable) at /shared,
-# the way a test and its container exchange files.
+# the way a test and its container exchange files. /shared is made in the image beforehand:
+# a user-namespaced root could not create it in a rootfs that the host's root owns.
 add_shared_mount() {
-	mkdir -p "$TEST_DIR/shared"
+	mkdir -p "$TEST_DIR/shared" "${1:-$BUNDLE}/rootfs/shared"
 	chmod 1777 "$TEST_DIR/shared"
 	update_config_in "${1:-$BUNDLE}" '.mounts += [{destination: "/shared", type: "bind",
 		source: $src, options: ["rbind", "rw"]}]' --arg src "$TEST_DIR/shared"
@@ -292,9 +300,9 @@ setup_bundle() {
 # Fails, listing them, if processes of this test are still alive (waits up to a second for
 # ones that are dying).
 assert_no_test_processes() {
-	local p tries=10
+	local p tries=10 me=$BASHPID
 	while [ "$tries" -gt 0 ]; do
-		p=$(test_processes "$BASHPID")
+		p=$(test_processes "$me")
 		[ -z "$p" ] && return 0
 		sleep 0.1
 		tries=$((tries - 1))
@@ -321,33 +329,43 @@ assert_no_leftovers() {
 		echo "cgroups left: $d" >&2
 		bad=1
 	fi
-	d=$(test_processes "$BASHPID")
-	if [ -n "$d" ]; then
-		echo "processes left: $d" >&2
-		ps -o pid,ppid,args -p "$(echo $d | tr ' ' ,)" >&2 || true
-		bad=1
-	fi
+	assert_no_test_processes || bad=1
 	return $bad
 }
 
 # Processes that belong to this test: a cwd or root inside $TEST_DIR, or the tag in their
 # command line (hutch's --root, hooks' arguments) or environment (container processes).
 # The regex puts the tag's '.' in brackets so that grep does not match its own command line.
-# $1: the pid of the calling shell, which is never counted.
+# $1: the pid of the calling shell, which is never counted (take $BASHPID outside of $(...)).
 test_processes() {
-	local me=$1 re=${TAG/./[.]} p
-	{
-		find /proc/[0-9]*/cwd /proc/[0-9]*/root -maxdepth 0 -printf '%p %l\n' 2>/dev/null |
-			awk -v d="$TEST_DIR" 'index($2, d) == 1 { split($1, a, "/"); print a[3] }'
-		grep -l -s -a -E "$re" /proc/[0-9]*/environ /proc/[0-9]*/cmdline |
-			awk -F/ '{ print $3 }'
-	} | sort -u | while read -r p; do
-		# Not this shell, nor zombies (reaped by our subreaper or by us).
-		if [ "$p" = "$me" ] || [ "$p" = "$$" ] || grep -qs '^State:.*Z' "/proc/$p/status"; then
-			continue
-		fi
-		if [ -e "/proc/$p" ]; then echo "$p"; fi
-	done
+	local me=$1 re=${TAG/./[.]}
+	# From /, and with no $TEST_DIR on a command line: the pipeline must not find itself,
+	# nor the subshells between it and the test (their cwd is the test's).
+	(
+		cd / || exit 1
+		local anc=" " a=$BASHPID k v
+		while [ "$a" -gt 1 ]; do
+			anc+="$a "
+			while read -r k v; do
+				[ "$k" = PPid: ] && a=$v && break
+			done <"/proc/$a/status"
+		done
+		{
+			find /proc/[0-9]*/cwd /proc/[0-9]*/root -maxdepth 0 -printf '%p %l\n' 2>/dev/null |
+				while read -r link target; do
+					if [[ $target == "$TEST_DIR" || $target == "$TEST_DIR"/* ]]; then
+						link=${link#/proc/}
+						echo "${link%%/*}"
+					fi
+				done
+			grep -l -s -a -E "$re" /proc/[0-9]*/environ /proc/[0-9]*/cmdline | cut -d/ -f3
+		} | sort -u | while read -r p; do
+			if [ "$p" = "$me" ] || [[ $anc == *" $p "* ]] || grep -qs '^State:.*Z' "/proc/$p/status"; then
+				continue
+			fi
+			if [ -e "/proc/$p" ]; then echo "$p"; fi
+		done
+	)
 }
 
 teardown_bundle() {
@@ -412,8 +430,9 @@ teardown_bundle() {
 			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
 		done
 	fi
-	# 5. fds in this shell
+	# 5. fds in this shell (bats itself leaves some open when the test failed halfway)
 	local fds=(/proc/$me/fd/*) fd
+	[ -n "${BATS_TEST_COMPLETED:-}" ] && [ -z "${BATS_TEST_SKIPPED:-}" ] || fds=()
 	for fd in "${fds[@]##*/}"; do
 		[[ $FDS_BEFORE == *" $fd "* ]] ||
 			failures+=("fd $fd left open in the test shell: $(readlink "/proc/$me/fd/$fd")")

@@ -74,7 +74,8 @@ start_trapper() {
 	run_bg run -d "$ID"
 	check_status 0
 	wait_for_output "$ID" started
-	[ "$(test_processes "$BASHPID" | wc -l)" -ge 3 ]
+	local me=$BASHPID
+	[ "$(test_processes "$me" | wc -l)" -ge 3 ]
 	run hutch kill --all "$ID" KILL
 	check_status 0
 	wait_for_state "$ID" stopped

@@ -463,11 +463,13 @@ static void check_freeze_stats(struct cg *cg, bool v2, pid_t child, bool mem, bo
 	struct hutch_err err = { 0 };
 	struct cg_hier *fz = cg_find_hier(cg, v2 ? "" : "freezer");
 	ok(cg_freeze(cg, true, &err) == 0, "freeze: %s", err.msg);
+	ok(!fz || cg_is_frozen(cg), "cg_is_frozen after freeze");
 	if (fz)
 		ok(v2 ? frozen_key(fz->fd) == 1 && file_is(fz->dir, "cgroup.freeze", "1")
 		      : file_is(fz->dir, "freezer.state", "FROZEN"),
 		   "frozen state reads back");
 	ok(cg_freeze(cg, false, &err) == 0, "thaw: %s", err.msg);
+	ok(!cg_is_frozen(cg), "not cg_is_frozen after thaw");
 	if (fz)
 		ok(v2 ? file_is(fz->dir, "cgroup.freeze", "0")
 		      : file_is(fz->dir, "freezer.state", "THAWED"),
@@ -482,6 +484,8 @@ static void check_freeze_stats(struct cg *cg, bool v2, pid_t child, bool mem, bo
 	if (mem)
 		ok(st.mem_limit == 64 << 20 && st.mem_usage > 0, "stats memory %llu of %llu",
 		   (unsigned long long)st.mem_usage, (unsigned long long)st.mem_limit);
+	if (mem)
+		ok(st.n_mem_raw > 5, "stats memory.stat raw: %zu keys", st.n_mem_raw);
 }
 
 /* Moves child into a sub-cgroup (as a nested container manager would) in one hierarchy. */
@@ -605,9 +609,76 @@ static void test_devbpf_kernel(void)
 	cg_hier_free(h, n);
 }
 
+static void test_stats_parsers(void)
+{
+	static struct cg_stats st; /* large: not on the stack */
+	struct cg_stat_kv kv[3];
+	uint64_t cpus[4];
+	struct cg_io_entry io[4];
+	const char *mem = "cache 4096\nrss 8192\nbad line\nmapped_file 0\nextra 1\n";
+	ok(cg_parse_kv_lines(mem, kv, 3) == 3 && !strcmp(kv[0].key, "cache") && kv[0].v == 4096 &&
+		   !strcmp(kv[2].key, "mapped_file"),
+	   "memory.stat: key/value lines, bad ones skipped, capped at max");
+	ok(cg_parse_u64_list("10 20 30 \n", cpus, 4) == 3 && cpus[2] == 30,
+	   "usage_percpu: a list of numbers");
+	ok(cg_parse_u64_list("", cpus, 4) == 0, "usage_percpu: empty");
+	const char *blk = "8:0 Read 100\n8:0 Write 200\n8:0 Sync 0\n253:1 Read 7\nTotal 307\n";
+	size_t n = cg_parse_blkio_v1(blk, io, 4);
+	ok(n == 4 && io[0].major == 8 && io[0].minor == 0 && !strcmp(io[0].op, "Read") &&
+		   io[0].value == 100 && io[3].major == 253 && io[3].value == 7,
+	   "v1 blkio: per-device lines, Total left out");
+	memset(&st, 0, sizeof(st));
+	cg_parse_io_stat("8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=5 dios=6\n"
+			 "259:0 rbytes=10 wbytes=20 rios=30 wios=40\n",
+			 &st);
+	ok(st.n_io_bytes == 4 && st.n_io_ops == 4,
+	   "v2 io.stat: Read+Write bytes and ops per device");
+	ok(!strcmp(st.io_bytes[1].op, "Write") && st.io_bytes[1].value == 2 &&
+		   st.io_ops[2].major == 259 && st.io_ops[2].value == 30,
+	   "v2 io.stat: values land in the right entries");
+}
+
+static void put(int dirfd, const char *file, const char *text)
+{
+	_cleanup_close_ int fd =
+		openat(dirfd, file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		(void)hutch_write_all(fd, text, strlen(text));
+}
+
+/* v2 update completion against a temp dir standing in for the cgroup. */
+static void test_complete_update(void)
+{
+	struct hutch_err err = { 0 };
+	char dir[] = "/tmp/hutch-unit-cg-XXXXXX";
+	struct cg_hier h = { .fd = -1 };
+	struct cg cg = { true, &h, 1 };
+	ok(mkdtemp(dir) != NULL, "temp dir");
+	h.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	put(h.fd, "cpu.max", "20000 50000\n");
+	put(h.fd, "memory.max", "max\n");
+	struct cg_resources res = { .cpu_quota = I(30000), .mem_swap = I(1 << 20) };
+	ok(cg_complete_update(&cg, &res, &err) == -EINVAL && strstr(err.msg, "memory.swap"),
+	   "v2: swap without any memory limit refused: %s", err.msg);
+	ok(res.cpu_period.set && res.cpu_period.v == 50000, "v2: quota alone keeps the period");
+	put(h.fd, "memory.max", "4194304\n");
+	struct cg_resources res2 = { .mem_swap = I(8 << 20) };
+	ok(cg_complete_update(&cg, &res2, &err) == 0 && res2.mem_limit.v == 4 << 20,
+	   "v2: swap alone is relative to the live memory limit");
+	cg.v2 = false;
+	struct cg_resources res3 = { .cpu_quota = I(30000) };
+	ok(cg_complete_update(&cg, &res3, &err) == 0 && !res3.cpu_period.set, "v1: nothing to do");
+	unlinkat(h.fd, "cpu.max", 0);
+	unlinkat(h.fd, "memory.max", 0);
+	close(h.fd);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	test_complete_update();
 	test_plan_v2();
+	test_stats_parsers();
 	test_plan_v1();
 	test_resolve();
 	test_hierarchies();

@@ -4,6 +4,7 @@
 # Loads the virtio, 9p and overlayfs modules, makes the root (the host's / read-only over 9p
 # under a tmpfs upper layer) and switch_roots into it: containers need a real root, because
 # pivot_root refuses the initramfs. Any failure powers off; the runner prints the console log.
+# shellcheck shell=dash
 B=/bin/busybox
 $B mount -t devtmpfs dev /dev
 exec </dev/console >/dev/console 2>&1

@@ -1,13 +1,15 @@
+#!/.hutch/busybox sh
 # SPDX-License-Identifier: Apache-2.0
 # Stage 2 of the VM lane's guest: PID 1 after switch_root, run by /.hutch/busybox sh. Mounts
 # the API filesystems and a pure cgroup v2 hierarchy with every controller enabled at the root,
 # shares the host's working directory, runs the command run-in-vm.sh left in the control dir with
 # its output on two virtio ports, stores its exit status there and powers off.
+# shellcheck shell=dash
 B=/.hutch/busybox
 C=/.hutch/ctl
 $B mount -t proc proc /proc
-# From here bare applet names run busybox's own applets (fork, no PATH search): each exec costs
-# ~30 ms under TCG, so this script avoids them where a builtin does.
+# From here bare names run busybox's applets, not the host's binaries (some of them without
+# an exec, which costs ~30 ms under TCG); builtins do the rest.
 fail() {
 	echo "hutch-vm stage 2: $*"
 	reboot -f

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# What seccomp costs at start: `run` of /bin/true on one busybox bundle, without a profile and
+# with the built-in default one (the same OCI JSON for every runtime), interleaved in one run:
+# hutch with a warm compiled-filter cache (hit), hutch with the cache off (libseccomp every
+# time), crun and runc. crun 1.8 refuses hybrid cgroup hosts, so there it runs in a private
+# mount namespace with the cgroup2 mount hidden, as bench/startup.sh does.
+# Usage: bench/seccomp.sh [N] (default 200). Needs root; HUTCH=path (default build/runtime/hutch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-200}
+hutch=$(readlink -f "${HUTCH:-build/runtime/hutch}")
+work=$(mktemp -d /tmp/hutch-bench-sc.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+tests/mkbundle.sh "$hutch" "$work/plain" /bin/true >/dev/null
+jq '.linux.cgroupsPath = "hutch-bench" | .ociVersion = "1.0.2-dev"' "$work/plain/config.json" \
+	>"$work/c" && mv "$work/c" "$work/plain/config.json"
+
+# The default profile as OCI JSON: `hutch spec --seccomp` once it exists, else the jq resolver.
+mkdir "$work/spec"
+if (cd "$work/spec" && "$hutch" spec --seccomp) >/dev/null 2>&1 &&
+	jq -e '.linux.seccomp.syscalls | length > 0' "$work/spec/config.json" >/dev/null; then
+	jq '.linux.seccomp' "$work/spec/config.json" >"$work/profile.json"
+else
+	jq -f seccomp/default-oci.jq seccomp/default.json >"$work/profile.json"
+fi
+mkdir "$work/sc"
+jq --slurpfile p "$work/profile.json" --arg r "$work/plain/rootfs" \
+	'.linux.seccomp = $p[0] | .root.path = $r' "$work/plain/config.json" >"$work/sc/config.json"
+echo "profile: $(jq '.syscalls | length' "$work/profile.json") rules"
+
+cc -O2 -o "$work/interleave" bench/interleave.c
+crun_wrap() { echo "$1"; }
+if mount | grep -q ' /sys/fs/cgroup/unified type cgroup2'; then
+	crun_wrap() { echo "unshare -m sh -c 'umount /sys/fs/cgroup/unified && $1'"; }
+fi
+# A warm cache for the hit case, and proof that it is one.
+export HUTCH_SECCOMP_CACHE=$work/cache
+"$hutch" --root "$work/h" run --bundle "$work/sc" warm >/dev/null
+ls "$work/cache"/*.bpf >/dev/null
+
+h="$hutch --root $work/h run --bundle"
+"$work/interleave" "$n" \
+	"hutch-none=$h $work/plain h\$I >/dev/null" \
+	"hutch-hit=$h $work/sc h\$I >/dev/null" \
+	"hutch-miss=HUTCH_SECCOMP_CACHE=off $h $work/sc h\$I >/dev/null" \
+	"crun-none=$(crun_wrap "crun --root $work/crun run --bundle $work/plain c\$I >/dev/null")" \
+	"crun-sc=$(crun_wrap "crun --root $work/crun run --bundle $work/sc c\$I >/dev/null")" \
+	"runc-none=runc --root $work/runc run --bundle $work/plain r\$I >/dev/null" \
+	"runc-sc=runc --root $work/runc run --bundle $work/sc r\$I >/dev/null"

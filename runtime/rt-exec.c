@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `exec`: a new process inside a running container. The parent checks the container, pins
+ * its init with a pidfd, and clones a child straight into the init's pid namespace and
+ * cgroup; the child joins the init's other namespaces in one setns and then becomes the
+ * process with the same steps as the init (rt-child.c), reporting failures over the sync
+ * socket.
+ */
+#include "rt.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/keyctl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+/* What the child needs between clone and execve; all of it is the parent's memory. */
+struct exec_child {
+	const struct rt_process *p;
+	const struct sc_filter *filter;
+	int init_pidfd;
+	int ns_flags; /* the init's namespaces that differ from ours, without pid */
+	int sync_fd;
+	int console_fd;
+	int preserve_fds;
+	bool send_pty; /* foreground -t: the master goes to the parent, which relays */
+};
+
+struct exec_ctx {
+	const struct rt_exec_target *t;
+	const struct rt_process *p;
+	const struct rt_exec_opts *o;
+	struct sc_filter *filter;
+	struct cg *cg;
+	int init_pidfd;
+	int ns_flags; /* including CLONE_NEWPID, which only the parent can use */
+	int sync[2];
+	int console_fd;
+	pid_t pid;
+	int pidfd;
+	int pty_master;
+};
+
+/* ---- the container, from its state and bundle ---- */
+
+static int check_status(const char *id, enum rt_status s, bool ignore_paused, struct hutch_err *err)
+{
+	if (s == RT_STOPPED)
+		return hutch_fail(err, ESRCH, "cannot exec in container %s: container not running",
+				  id);
+	if (s == RT_CREATING)
+		return hutch_fail(err, EAGAIN, "cannot exec in container %s: it is being created",
+				  id);
+	if (s == RT_PAUSED && !ignore_paused)
+		return hutch_fail(
+			err, EBUSY,
+			"cannot exec in a paused container (use --ignore-paused to override)");
+	return 0;
+}
+
+int rt_exec_target_open(struct rt_global *g, const char *id, bool ignore_paused,
+			struct rt_exec_target *t, struct hutch_err *err)
+{
+	struct rt_state st = { 0 };
+	*t = (struct rt_exec_target){ 0 };
+	TRY(rt_validate_id(id, err));
+	/* Locked only while reading: the exec'd process may outlive us, and a paused
+	 * container's `resume` must not wait for a frozen exec. */
+	_cleanup_close_ int dirfd = -1;
+	TRY(rt_state_open(g->root, id, &dirfd, err));
+	int r = rt_state_load(dirfd, id, &st, err);
+	if (r >= 0)
+		r = check_status(id, rt_state_status(dirfd, &st), ignore_paused, err);
+	if (r >= 0)
+		r = rt_spec_load(st.bundle, &t->spec, err);
+	if (r >= 0) {
+		t->id = steal_ptr(st.id);
+		t->pid = st.pid;
+		t->start_time = st.start_time;
+		t->cgroup_path = steal_ptr(st.cgroup_path);
+	}
+	rt_state_clear(&st);
+	return r;
+}
+
+void rt_exec_target_free(struct rt_exec_target *t)
+{
+	free(t->id);
+	free(t->cgroup_path);
+	rt_spec_free(t->spec);
+	*t = (struct rt_exec_target){ 0 };
+}
+
+/* ---- helpers create can share ---- */
+
+int rt_connect_console(const char *path, struct hutch_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return hutch_fail(err, ENAMETOOLONG, "--console-socket %s: path too long", path);
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "--console-socket: socket");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		close(fd);
+		return hutch_fail_errno(err, e, "--console-socket %s", path);
+	}
+	return fd;
+}
+
+int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
+	_cleanup_free_ char *dir = hutch_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	const char *name = slash ? slash + 1 : dir;
+	if (slash)
+		*slash = '\0';
+	const char *parent = !slash ? "." : *dir ? dir : "/";
+	_cleanup_close_ int dfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return hutch_fail_errno(err, errno, "--pid-file %s", path);
+	int r = hutch_write_atomic_at(dfd, name, buf, (size_t)n, 0644, err);
+	return r < 0 ? hutch_err_prefix(err, "--pid-file: ") : 0;
+}
+
+/* ---- the child ---- */
+
+static const struct {
+	int flag;
+	const char *name;
+} ns_files[] = {
+	{ CLONE_NEWUSER, "user" }, { CLONE_NEWNS, "mnt" },  { CLONE_NEWNET, "net" },
+	{ CLONE_NEWIPC, "ipc" },   { CLONE_NEWUTS, "uts" }, { CLONE_NEWCGROUP, "cgroup" },
+	{ CLONE_NEWTIME, "time" }, { CLONE_NEWPID, "pid" },
+};
+
+/* All of the init's namespaces at once: the kernel orders them (user first) and either
+ * joins all or none. Those we share with the init are left out, as setns refuses to
+ * re-enter one's own user namespace. */
+static int join_container(const struct exec_child *c, struct hutch_err *err)
+{
+	if (c->ns_flags && setns(c->init_pidfd, c->ns_flags) < 0)
+		return hutch_fail_errno(err, errno, "join the container's namespaces");
+	/* A credential change resets dumpable to the suid_dumpable sysctl. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	return 0;
+}
+
+/* Like ns_setup_pty, but the container's /dev/console stays the init's: an exec must not
+ * stack mounts in the container's mount namespace. ws: the size, when known. */
+static int open_pty(const struct winsize *ws, struct hutch_err *err)
+{
+	_cleanup_close_ int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0)
+		return hutch_fail_errno(err, errno, "open /dev/pts/ptmx");
+	if (unlockpt(master) < 0)
+		return hutch_fail_errno(err, errno, "unlockpt");
+	/* TIOCGPTPEER: the peer of this very master, no path to race with. */
+	_cleanup_close_ int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0)
+		return hutch_fail_errno(err, errno, "open the pty's slave");
+	if ((ws->ws_row || ws->ws_col) && ioctl(slave, TIOCSWINSZ, ws) < 0)
+		return hutch_fail_errno(err, errno, "set terminal size");
+	if (setsid() < 0)
+		return hutch_fail_errno(err, errno, "setsid");
+	if (ioctl(slave, TIOCSCTTY, 0) < 0)
+		return hutch_fail_errno(err, errno, "set controlling terminal");
+	for (int i = 0; i <= 2; i++)
+		if (dup2(slave, i) < 0)
+			return hutch_fail_errno(err, errno, "dup2 pty to fd %d", i);
+	return steal_fd(master);
+}
+
+/* With a terminal, the process leads a session with the pty as controlling terminal.
+ * Without, it still gets a session of its own: then our caller's terminal is not its
+ * controlling terminal, and TIOCSTI (typing into it) needs CAP_SYS_ADMIN. */
+static int setup_terminal(const struct exec_child *c, struct hutch_err *err)
+{
+	const struct rt_process *p = c->p;
+	if (!p->terminal)
+		return setsid() < 0 ? hutch_fail_errno(err, errno, "setsid") : 0;
+	struct winsize ws = { .ws_row = p->console_height, .ws_col = p->console_width };
+	/* Relayed from our terminal: its size, set before the process can ask for it. */
+	if (c->send_pty && !ws.ws_row && !ws.ws_col)
+		ioctl(0, TIOCGWINSZ, &ws);
+	_cleanup_close_ int master = open_pty(&ws, err);
+	if (master < 0)
+		return master;
+	if (!c->send_pty) /* closed with the other fds right after */
+		return ns_send_fd(c->console_fd, master, "/dev/console", err);
+	TRY(rt_sync_send(c->sync_fd, RT_SYNC_PTY, NULL, err));
+	return ns_send_fd(c->sync_fd, master, "/dev/console", err);
+}
+
+static int close_fds(const struct exec_child *c, struct hutch_err *err)
+{
+	int keep[] = { c->sync_fd };
+	int r = hutch_close_fds_from(3 + c->preserve_fds, keep, ARRAY_SIZE(keep));
+	if (r < 0)
+		return hutch_fail_errno(err, r, "close inherited fds");
+	return 0;
+}
+
+/* After the user switch, so that the new keyring belongs to the process's own user. */
+static int new_session_keyring(struct hutch_err *err)
+{
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		return hutch_fail_errno(err, errno, "join a new session keyring");
+	return 0;
+}
+
+/* As for the init (rt-child.c): preserved fds are announced with LISTEN_FDS. */
+static char **exec_env(const struct exec_child *c)
+{
+	char *const *env = c->p->env;
+	size_t n = 0;
+	while (env && env[n])
+		n++;
+	if (c->preserve_fds <= 0)
+		return (char **)env;
+	char **out = hutch_xcalloc(n + 3, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		out[i] = env[i];
+	out[n] = hutch_xasprintf("LISTEN_FDS=%d", c->preserve_fds);
+	out[n + 1] = hutch_xasprintf("LISTEN_PID=%d", (int)getpid());
+	return out;
+}
+
+/* Everything the exec'd process does between clone and execve. Keep it a list. */
+static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, struct hutch_err *err)
+{
+	const struct rt_process *p = c->p;
+	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err));   /* in the container's cgroup */
+	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* raising needs the host's caps */
+	TRY(join_container(c, err));			    /* root and cwd: the container's */
+	TRY(setup_terminal(c, err));			    /* in the container's devpts */
+	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
+	TRY(rt_enter_cwd(p->cwd, err));
+	TRY(ns_switch_user(&p->user, err)); /* keeps capabilities */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* reset by the credential change */
+	TRY(new_session_keyring(err));
+	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
+	return 0;
+}
+
+__attribute__((noreturn)) static void exec_child_main(const struct exec_child *c)
+{
+	struct hutch_err err = { 0 };
+	char exe[PATH_MAX];
+
+	/* First: nothing in the container may ptrace us or open our /proc files while we
+	 * still hold host fds. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (child_setup(c, exe, sizeof(exe), &err) < 0)
+		goto fail;
+	char **env = exec_env(c);
+	/* READY before the privilege drop: the seccomp profile may forbid send. */
+	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
+		_exit(1);
+	if (rt_drop_privileges(c->p, c->filter, &err) < 0)
+		goto fail;
+	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	rt_reset_signals();
+	execve(exe, c->p->args, env);
+	int e = errno;
+	hutch_fail_errno(&err, e, "exec %s", exe);
+	err.status = e == ENOENT ? 127 : 126;
+	rt_sync_send(c->sync_fd, RT_SYNC_ERROR, &err, &err);
+	_exit(err.status);
+fail:
+	rt_sync_send(c->sync_fd, RT_SYNC_ERROR, &err, &err);
+	_exit(1);
+}
+
+/* ---- the parent ---- */
+
+static int check_options(const struct exec_ctx *x, struct hutch_err *err)
+{
+	const struct rt_process *p = x->p;
+	if (!p->args || !p->args[0])
+		return hutch_fail(err, EINVAL, "exec: no command given");
+	if (p->terminal && x->o->detach && !x->o->console_socket)
+		return hutch_fail(err, EINVAL, "--tty with --detach needs --console-socket");
+	if (!p->terminal && x->o->console_socket)
+		return hutch_fail(err, EINVAL, "--console-socket: only valid with --tty");
+	if (p->apparmor_profile && *p->apparmor_profile)
+		return hutch_fail(err, ENOTSUP, "AppArmor profile %s: %s", p->apparmor_profile,
+				  access("/sys/kernel/security/apparmor", F_OK) < 0
+					  ? "AppArmor is not enabled on this host"
+					  : "not supported by hutch");
+	if (p->selinux_label && *p->selinux_label)
+		return hutch_fail(err, ENOTSUP, "SELinux label %s: %s", p->selinux_label,
+				  access("/sys/fs/selinux/enforce", F_OK) < 0
+					  ? "SELinux is not enabled on this host"
+					  : "not supported by hutch");
+	return 0;
+}
+
+static int same_ns(pid_t pid, const char *name, bool *same, struct hutch_err *err)
+{
+	char path[64];
+	struct stat own, theirs;
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
+	if (stat(path, &own) < 0) {
+		*same = true; /* a namespace type this kernel does not have */
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, name);
+	if (stat(path, &theirs) < 0)
+		return hutch_fail_errno(err, errno, "stat %s", path);
+	*same = own.st_ino == theirs.st_ino && own.st_dev == theirs.st_dev;
+	return 0;
+}
+
+static bool init_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	return poll(&p, 1, 0) != 0;
+}
+
+/* Pins the init with a pidfd and finds the namespaces to join. The start time proves the
+ * pid was not reused before the pidfd was opened; the pidfd not being readable after the
+ * /proc lookups proves they were about the same process. */
+static int pin_init(struct exec_ctx *x, struct hutch_err *err)
+{
+	pid_t pid = x->t->pid;
+	x->init_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (x->init_pidfd < 0 || !rt_pid_alive(pid, x->t->start_time))
+		return hutch_fail(err, ESRCH, "cannot exec in container %s: container not running",
+				  x->t->id);
+	for (size_t i = 0; i < ARRAY_SIZE(ns_files); i++) {
+		bool same = true;
+		TRY(same_ns(pid, ns_files[i].name, &same, err));
+		if (!same)
+			x->ns_flags |= ns_files[i].flag;
+	}
+	if (init_exited(x->init_pidfd))
+		return hutch_fail(err, ESRCH, "cannot exec in container %s: container not running",
+				  x->t->id);
+	return 0;
+}
+
+/* Cgroup, seccomp program, console and sync socket: everything made before clone. */
+static int prepare(struct exec_ctx *x, struct hutch_err *err)
+{
+	TRY(check_options(x, err));
+	TRY(pin_init(x, err));
+	TRY(cg_open(x->t->cgroup_path, &x->cg, err));
+	if (x->t->spec->has_seccomp) /* the container's filter applies to every process */
+		TRY(sc_compile(&x->t->spec->seccomp, &x->filter, err));
+	if (x->o->console_socket) {
+		x->console_fd = rt_connect_console(x->o->console_socket, err);
+		if (x->console_fd < 0)
+			return x->console_fd;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sync) < 0)
+		return hutch_fail_errno(err, errno, "sync socketpair");
+	return 0;
+}
+
+/* clone3 straight into the init's pid namespace (joined for our children only, and left
+ * right after) and, on cgroup v2, into its cgroup. */
+static pid_t clone_into(struct exec_ctx *x, struct hutch_err *err)
+{
+	struct clone_args args = {
+		.flags = CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&x->pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	int cgfd = cg_dirfd(x->cg);
+	if (cgfd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cgfd;
+	}
+	_cleanup_close_ int own = -1;
+	if (x->ns_flags & CLONE_NEWPID) {
+		own = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+		if (own < 0)
+			return hutch_fail_errno(err, errno, "open own pid namespace");
+		if (setns(x->init_pidfd, CLONE_NEWPID) < 0)
+			return hutch_fail_errno(err, errno, "join the container's pid namespace");
+	}
+	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	int e = errno;
+	if (pid != 0 && own >= 0 && setns(own, CLONE_NEWPID) < 0) {
+		/* Our later children (hooks) would land in the container: stop here. */
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		return hutch_fail_errno(err, errno, "return to own pid namespace");
+	}
+	if (pid < 0)
+		return hutch_fail_errno(err, e, "clone into container %s", x->t->id);
+	return pid;
+}
+
+static int spawn(struct exec_ctx *x, struct hutch_err *err)
+{
+	pid_t pid = clone_into(x, err);
+	if (pid < 0)
+		return pid;
+	if (pid == 0) {
+		close(x->sync[0]);
+		const struct exec_child c = {
+			.p = x->p,
+			.filter = x->filter,
+			.init_pidfd = x->init_pidfd,
+			.ns_flags = x->ns_flags & ~CLONE_NEWPID,
+			.sync_fd = x->sync[1],
+			.console_fd = x->console_fd,
+			.preserve_fds = x->o->preserve_fds,
+			.send_pty = x->p->terminal && x->console_fd < 0,
+		};
+		exec_child_main(&c);
+	}
+	x->pid = pid;
+	close(steal_fd(x->sync[1]));
+	if (x->console_fd >= 0) /* the child sends the pty; the receiver sees EOF after */
+		close(steal_fd(x->console_fd));
+	return 0;
+}
+
+/* Until the process has exec'd: the sync socket is close-on-exec, so EOF after READY
+ * means execve succeeded, and an ERROR after READY that it failed. */
+static int converse(struct exec_ctx *x, struct hutch_err *err)
+{
+	if (cg_dirfd(x->cg) < 0)
+		TRY(cg_enter(x->cg, x->pid, err));
+	if (x->p->has_oom_score_adj)
+		TRY(ns_set_oom_score_adj(x->pid, x->p->oom_score_adj, err));
+	TRY(rt_sync_send(x->sync[0], RT_SYNC_GO, NULL, err));
+	bool ready = false;
+	for (;;) {
+		struct rt_sync_msg m;
+		int r = rt_sync_recv(x->sync[0], &m, err);
+		if (r == -EPIPE && ready)
+			return 0;
+		if (r == -EPIPE)
+			return hutch_fail(err, EPIPE, "exec: the process died during setup");
+		if (r < 0)
+			return r;
+		switch (m.type) {
+		case RT_SYNC_PTY:
+			x->pty_master = ns_recv_fd(x->sync[0], err);
+			if (x->pty_master < 0)
+				return x->pty_master;
+			break;
+		case RT_SYNC_READY:
+			ready = true;
+			break;
+		case RT_SYNC_ERROR:
+			*err = m.err;
+			return -(m.err.code ? m.err.code : EINVAL);
+		default:
+			return hutch_fail(err, EPROTO, "sync: unexpected message %u", m.type);
+		}
+	}
+}
+
+static void ctx_free(struct exec_ctx *x)
+{
+	cg_free(x->cg);
+	sc_filter_free(x->filter);
+	int fds[] = { x->init_pidfd, x->sync[0], x->sync[1], x->console_fd };
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void rollback(struct exec_ctx *x)
+{
+	if (x->pid > 0) {
+		kill(x->pid, SIGKILL);
+		waitpid(x->pid, NULL, 0);
+	}
+	if (x->pidfd >= 0)
+		close(x->pidfd);
+	if (x->pty_master >= 0)
+		close(x->pty_master);
+}
+
+int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
+		const struct rt_exec_opts *o, struct hutch_err *err)
+{
+	struct exec_ctx x = { .t = t,
+			      .p = p,
+			      .o = o,
+			      .init_pidfd = -1,
+			      .sync = { -1, -1 },
+			      .console_fd = -1,
+			      .pidfd = -1,
+			      .pty_master = -1 };
+	int r;
+	if ((r = prepare(&x, err)) < 0 || (r = spawn(&x, err)) < 0 || (r = converse(&x, err)) < 0 ||
+	    (o->pid_file && (r = rt_write_pid_file(o->pid_file, x.pid, err)) < 0)) {
+		rollback(&x);
+		ctx_free(&x);
+		return r;
+	}
+	ctx_free(&x);
+	_cleanup_close_ int pidfd = x.pidfd;
+	_cleanup_close_ int master = x.pty_master;
+	if (o->detach)
+		return 0; /* whoever reaps orphans (a shim, conmon) reaps it */
+	return master >= 0 ? rt_relay_and_wait(master, pidfd, x.pid, err)
+			   : rt_wait_forward(pidfd, x.pid, err);
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# embed.sh IN OUT NAME: writes OUT, a C file defining `const char NAME[]` with the bytes of
+# IN and a final NUL. Only od and sed, so the build needs nothing beyond coreutils.
+set -eu
+in=$1 out=$2 name=$3
+{
+	echo "/* Generated from $(basename "$in") by embed.sh: do not edit. */"
+	echo "const char $name[] = {"
+	od -An -v -tx1 "$in" | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g' -e 's/^/\t/'
+	echo "	0x00"
+	echo "};"
+} >"$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The compiled-filter cache: <dir>/<sha256>.bpf holds the BPF program that libseccomp (plus
+ * the ENOSYS prologue) made for one canonical config, so a hit skips libseccomp, which costs
+ * milliseconds for Docker's profile. Entries are only trusted in a directory that no one but
+ * us can write, and each one carries its key and a checksum of the program: anything odd is a
+ * miss, and the caller compiles and rewrites the entry.
+ */
+#include "sc-internal.h"
+
+/* The low-level SHA-256 (deprecated in OpenSSL 3 but kept): the EVP interface loads the
+ * provider machinery on first use, 1.5 ms here, five times the start-up budget for seccomp. */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <fcntl.h>
+#include <openssl/sha.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#define DEFAULT_DIR "/var/cache/hutch/seccomp"
+#define FORMAT_VERSION 1 /* bump when the program layout or the key changes */
+static const char magic[8] = "HUTCHBPF";
+
+struct header {
+	char magic[8];
+	uint32_t version, flags, notify, len; /* len in instructions */
+	uint8_t key[32];
+	uint8_t sum[32]; /* SHA-256 of the instructions */
+};
+
+const char *sc_cache_dir(void)
+{
+	const char *d = getenv("HUTCH_SECCOMP_CACHE");
+	if (!d)
+		return DEFAULT_DIR;
+	if (!*d || strcmp(d, "off") == 0)
+		return NULL;
+	return d;
+}
+
+/* Not OpenSSL's SHA256(): in 3.0 that one goes through EVP as well. */
+static void sha256(const void *p, size_t n, uint8_t out[32])
+{
+	SHA256_CTX c;
+	SHA256_Init(&c);
+	SHA256_Update(&c, p, n);
+	SHA256_Final(out, &c);
+}
+
+static void put(SHA256_CTX *c, const void *p, size_t n)
+{
+	SHA256_Update(c, p, n);
+}
+
+static void put_u64(SHA256_CTX *c, uint64_t v)
+{
+	put(c, &v, sizeof(v));
+}
+
+/* Length-prefixed, so that ("ab", "c") and ("a", "bc") differ. */
+static void put_str(SHA256_CTX *c, const char *s)
+{
+	put_u64(c, strlen(s));
+	put(c, s, strlen(s));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void put_rule(SHA256_CTX *c, const struct sc_rule *r)
+{
+	put_u64(c, r->action);
+	put_u64(c, r->n_names);
+	for (size_t i = 0; i < r->n_names; i++)
+		put_str(c, r->names[i]);
+	put_u64(c, r->n_args);
+	for (size_t i = 0; i < r->n_args; i++) {
+		put_u64(c, r->args[i].index);
+		put_u64(c, (uint64_t)r->args[i].op);
+		put_u64(c, r->args[i].value);
+		put_u64(c, r->args[i].value_two);
+	}
+}
+
+/*
+ * Everything the program depends on, in a fixed order: our format, libseccomp's version (its
+ * output may change), the kernel (libseccomp probes it), then the config with its
+ * architectures sorted (their order changes nothing) and its rules in order (it matters).
+ */
+void sc_config_hash(const struct sc_config *cfg, uint8_t out[32])
+{
+	const struct scmp_version *v = seccomp_version();
+	struct utsname u = { 0 };
+	SHA256_CTX c;
+
+	uname(&u);
+	SHA256_Init(&c);
+	put_str(&c, "hutch seccomp");
+	put_u64(&c, FORMAT_VERSION);
+	put_u64(&c, ((uint64_t)v->major << 32) | (v->minor << 16) | v->micro);
+	put_str(&c, u.release);
+	put_str(&c, u.machine);
+	put_u64(&c, cfg->default_action);
+	_cleanup_free_ char **archs = hutch_xcalloc(cfg->n_archs + 1, sizeof(char *));
+	memcpy(archs, cfg->archs, cfg->n_archs * sizeof(char *));
+	qsort(archs, cfg->n_archs, sizeof(char *), cmp_str);
+	put_u64(&c, cfg->n_archs);
+	for (size_t i = 0; i < cfg->n_archs; i++)
+		put_str(&c, archs[i]);
+	put_u64(&c, sc_load_flags(cfg));
+	put_u64(&c, sc_config_notifies(cfg));
+	put_u64(&c, cfg->listener_path != NULL);
+	put_u64(&c, cfg->n_rules);
+	for (size_t i = 0; i < cfg->n_rules; i++)
+		put_rule(&c, &cfg->rules[i]);
+	SHA256_Final(out, &c);
+}
+
+static void entry_name(const uint8_t key[32], char name[70])
+{
+	for (int i = 0; i < 32; i++)
+		snprintf(name + 2 * i, 3, "%02x", key[i]);
+	memcpy(name + 64, ".bpf", 5);
+}
+
+/* Ours alone: owned by our euid and writable by nobody else. */
+static bool trusted(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static int open_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && !trusted(fd)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_config *cfg,
+		    struct sc_filter **out)
+{
+	_cleanup_close_ int dfd = open_dir(dir), fd = -1;
+	_cleanup_free_ struct sc_filter *f = NULL;
+	struct header h;
+	struct stat st;
+	char name[70];
+	uint8_t sum[32];
+
+	*out = NULL;
+	if (dfd < 0)
+		return 0;
+	entry_name(key, name);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !trusted(fd) || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    hutch_read_all(fd, &h, sizeof(h)) != sizeof(h))
+		return 0;
+	if (memcmp(h.magic, magic, sizeof(magic)) != 0 || h.version != FORMAT_VERSION ||
+	    memcmp(h.key, key, 32) != 0 || h.len == 0 || h.len > SC_MAX_INSNS ||
+	    (uint64_t)st.st_size != sizeof(h) + h.len * sizeof(struct sock_filter) ||
+	    h.flags != sc_load_flags(cfg) || h.notify != sc_config_notifies(cfg))
+		return 0;
+	size_t bytes = h.len * sizeof(struct sock_filter);
+	f = hutch_xmalloc(sizeof(*f) + bytes);
+	if (hutch_read_all(fd, f->insns, bytes) != (ssize_t)bytes)
+		return 0;
+	sha256(f->insns, bytes, sum);
+	if (memcmp(sum, h.sum, sizeof(sum)) != 0)
+		return 0;
+	f->len = h.len;
+	f->flags = h.flags;
+	f->notify = h.notify;
+	*out = steal_ptr(f);
+	return 0;
+}
+
+/* mkdir -p: the parents 0755 (as /var/cache is), the cache itself 0700. */
+static void make_dir(const char *dir)
+{
+	_cleanup_free_ char *p = hutch_xstrdup(dir);
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	mkdir(p, 0700);
+}
+
+/* Best effort: a cache that cannot be written only costs the next start a compile. */
+void sc_cache_store(const char *dir, const uint8_t key[32], const struct sc_filter *f)
+{
+	struct hutch_err ignored = { 0 };
+	char name[70];
+
+	make_dir(dir);
+	_cleanup_close_ int dfd = open_dir(dir);
+	if (dfd < 0)
+		return;
+	size_t bytes = f->len * sizeof(struct sock_filter);
+	_cleanup_free_ uint8_t *buf = hutch_xmalloc(sizeof(struct header) + bytes);
+	struct header h = { .version = FORMAT_VERSION,
+			    .flags = f->flags,
+			    .notify = f->notify,
+			    .len = (uint32_t)f->len };
+	memcpy(h.magic, magic, sizeof(magic));
+	memcpy(h.key, key, 32);
+	sha256(f->insns, bytes, h.sum);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), f->insns, bytes);
+	entry_name(key, name);
+	/* A temp file per process, renamed over: readers see the old entry or the new one. */
+	hutch_write_atomic_at(dfd, name, buf, sizeof(h) + bytes, 0600, &ignored);
+}

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * OCI linux.seccomp JSON <-> struct sc_config. Every name (action, operator, architecture,
+ * flag) is checked against sc-names.c's tables while parsing, so a typo fails `create` with
+ * the field that holds it ("linux.seccomp.syscalls[3].args[0].op: unknown operator X"). The
+ * writer is what `hutch spec --seccomp` prints.
+ */
+#include "sc-internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#define FIELD_MAX 192
+#define ERRNO_MAX 65535 /* the 16 bits of SECCOMP_RET_DATA */
+
+static const struct {
+	const char *name;
+	size_t offset; /* of the bool in struct sc_config */
+} flag_table[] = {
+	{ "SECCOMP_FILTER_FLAG_TSYNC", offsetof(struct sc_config, flag_tsync) },
+	{ "SECCOMP_FILTER_FLAG_LOG", offsetof(struct sc_config, flag_log) },
+	{ "SECCOMP_FILTER_FLAG_SPEC_ALLOW", offsetof(struct sc_config, flag_spec_allow) },
+	{ "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
+	  offsetof(struct sc_config, flag_wait_killable_recv) },
+};
+
+/* A field name into buf; cutting one short only shortens a message. */
+__attribute__((format(printf, 2, 3))) static const char *fieldf(char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, FIELD_MAX, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+static yajl_val get(yajl_val obj, const char *key)
+{
+	if (!YAJL_IS_OBJECT(obj))
+		return NULL;
+	for (size_t i = 0; i < obj->u.object.len; i++)
+		if (strcmp(obj->u.object.keys[i], key) == 0)
+			return YAJL_IS_NULL(obj->u.object.values[i]) ? NULL
+								     : obj->u.object.values[i];
+	return NULL;
+}
+
+static int get_string(yajl_val obj, const char *key, const char *field, bool required, char **out,
+		      struct hutch_err *err)
+{
+	yajl_val v = get(obj, key);
+	if (!v)
+		return required ? hutch_fail(err, EINVAL, "%s: required", field) : 0;
+	if (!YAJL_IS_STRING(v))
+		return hutch_fail(err, EINVAL, "%s: expected a string", field);
+	free(*out);
+	*out = hutch_xstrdup(v->u.string);
+	return 0;
+}
+
+/* Unsigned integers up to 2^64-1: values above INT64_MAX only exist as yajl's raw text. */
+static int get_u64(yajl_val obj, const char *key, const char *field, bool *present, uint64_t max,
+		   uint64_t *out, struct hutch_err *err)
+{
+	yajl_val v = get(obj, key);
+	uint64_t u;
+
+	*present = false;
+	if (!v)
+		return 0;
+	const char *raw = YAJL_IS_NUMBER(v) ? v->u.number.r : "";
+	if (!*raw || raw[strspn(raw, "0123456789")] != '\0' || hutch_parse_u64(raw, &u) < 0)
+		return hutch_fail(err, EINVAL, "%s: expected an unsigned integer", field);
+	if (u > max)
+		return hutch_fail(err, ERANGE, "%s: %" PRIu64 " out of range 0..%" PRIu64, field, u,
+				  max);
+	*out = u;
+	*present = true;
+	return 0;
+}
+
+static int get_array(yajl_val obj, const char *key, const char *field, yajl_val *out,
+		     struct hutch_err *err)
+{
+	*out = get(obj, key);
+	if (*out && !YAJL_IS_ARRAY(*out))
+		return hutch_fail(err, EINVAL, "%s: expected an array", field);
+	return 0;
+}
+
+static int get_strv(yajl_val obj, const char *key, const char *field, char ***out, size_t *n,
+		    struct hutch_err *err)
+{
+	yajl_val arr;
+	int r = get_array(obj, key, field, &arr, err);
+	if (r < 0 || !arr)
+		return r;
+	_cleanup_strv_ char **v = hutch_xcalloc(arr->u.array.len + 1, sizeof(char *));
+	for (size_t i = 0; i < arr->u.array.len; i++) {
+		yajl_val s = arr->u.array.values[i];
+		if (!YAJL_IS_STRING(s))
+			return hutch_fail(err, EINVAL, "%s[%zu]: expected a string", field, i);
+		v[i] = hutch_xstrdup(s->u.string);
+	}
+	hutch_strv_free(*out);
+	*out = steal_ptr(v);
+	*n = arr->u.array.len;
+	return 0;
+}
+
+int sc_json_action(yajl_val obj, const char *action_key, const char *errno_key, const char *prefix,
+		   uint32_t *out, struct hutch_err *err)
+{
+	char field[FIELD_MAX];
+	_cleanup_free_ char *name = NULL;
+	uint64_t errno_ret = 0;
+	bool has_errno = false;
+
+	fieldf(field, "%s.%s", prefix, errno_key);
+	int r = get_u64(obj, errno_key, field, &has_errno, ERRNO_MAX, &errno_ret, err);
+	if (r < 0)
+		return r;
+	fieldf(field, "%s.%s", prefix, action_key);
+	r = get_string(obj, action_key, field, true, &name, err);
+	if (r < 0)
+		return r;
+	r = sc_action_from_name(name, has_errno ? (int64_t)errno_ret : -1, out, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "%s: ", field);
+	return 0;
+}
+
+static int parse_archs(yajl_val sc, const char *prefix, struct sc_config *out,
+		       struct hutch_err *err)
+{
+	char field[FIELD_MAX];
+	fieldf(field, "%s.architectures", prefix);
+	int r = get_strv(sc, "architectures", field, &out->archs, &out->n_archs, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < out->n_archs; i++)
+		if (!sc_arch_known(out->archs[i]))
+			return hutch_fail(err, EINVAL, "%s[%zu]: unknown architecture %s", field, i,
+					  out->archs[i]);
+	return 0;
+}
+
+static int parse_flags(yajl_val sc, const char *prefix, struct sc_config *out,
+		       struct hutch_err *err)
+{
+	char field[FIELD_MAX];
+	_cleanup_strv_ char **flags = NULL;
+	size_t n = 0;
+
+	fieldf(field, "%s.flags", prefix);
+	int r = get_strv(sc, "flags", field, &flags, &n, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < ARRAY_SIZE(flag_table) && strcmp(flags[i], flag_table[j].name) != 0)
+			j++;
+		if (j == ARRAY_SIZE(flag_table))
+			return hutch_fail(err, EOPNOTSUPP, "%s[%zu]: %s: not supported", field, i,
+					  flags[i]);
+		*(bool *)((char *)out + flag_table[j].offset) = true;
+	}
+	return 0;
+}
+
+static int parse_arg(yajl_val a, const char *prefix, struct sc_arg *out, struct hutch_err *err)
+{
+	char field[FIELD_MAX];
+	_cleanup_free_ char *op = NULL;
+	uint64_t index = 0;
+	bool present;
+
+	if (!YAJL_IS_OBJECT(a))
+		return hutch_fail(err, EINVAL, "%s: expected an object", prefix);
+	fieldf(field, "%s.index", prefix);
+	int r = get_u64(a, "index", field, &present, 5, &index, err);
+	if (r < 0)
+		return r;
+	if (!present)
+		return hutch_fail(err, EINVAL, "%s: required", field);
+	out->index = (unsigned int)index;
+	/* value may be left out (runc reads it as 0); valueTwo only matters to MASKED_EQ. */
+	fieldf(field, "%s.value", prefix);
+	r = get_u64(a, "value", field, &present, UINT64_MAX, &out->value, err);
+	if (r < 0)
+		return r;
+	fieldf(field, "%s.valueTwo", prefix);
+	r = get_u64(a, "valueTwo", field, &present, UINT64_MAX, &out->value_two, err);
+	if (r < 0)
+		return r;
+	fieldf(field, "%s.op", prefix);
+	r = get_string(a, "op", field, true, &op, err);
+	if (r < 0)
+		return r;
+	if (sc_op_from_name(op, &out->op) < 0)
+		return hutch_fail(err, EINVAL, "%s: unknown operator %s", field, op);
+	return 0;
+}
+
+int sc_json_rule(yajl_val s, const char *prefix, struct sc_rule *out, struct hutch_err *err)
+{
+	char field[FIELD_MAX];
+	yajl_val args;
+
+	if (!YAJL_IS_OBJECT(s))
+		return hutch_fail(err, EINVAL, "%s: expected an object", prefix);
+	fieldf(field, "%s.names", prefix);
+	int r = get_strv(s, "names", field, &out->names, &out->n_names, err);
+	if (r < 0)
+		return r;
+	if (out->n_names == 0)
+		return hutch_fail(err, EINVAL, "%s: must not be empty", field);
+	r = sc_json_action(s, "action", "errnoRet", prefix, &out->action, err);
+	if (r < 0)
+		return r;
+	fieldf(field, "%s.args", prefix);
+	r = get_array(s, "args", field, &args, err);
+	if (r < 0 || !args)
+		return r;
+	out->args = hutch_xcalloc(args->u.array.len, sizeof(struct sc_arg));
+	for (size_t i = 0; i < args->u.array.len; i++) {
+		fieldf(field, "%s.args[%zu]", prefix, i);
+		r = parse_arg(args->u.array.values[i], field, &out->args[i], err);
+		if (r < 0)
+			return r;
+		out->n_args = i + 1;
+	}
+	return 0;
+}
+
+static int parse_syscalls(yajl_val sc, const char *prefix, struct sc_config *out,
+			  struct hutch_err *err)
+{
+	char field[FIELD_MAX];
+	yajl_val arr;
+
+	int r = get_array(sc, "syscalls", fieldf(field, "%s.syscalls", prefix), &arr, err);
+	if (r < 0 || !arr)
+		return r;
+	out->rules = hutch_xcalloc(arr->u.array.len, sizeof(struct sc_rule));
+	for (size_t i = 0; i < arr->u.array.len; i++) {
+		/* Count the rule first, so that freeing the config covers a half-parsed one. */
+		out->n_rules = i + 1;
+		fieldf(field, "%s.syscalls[%zu]", prefix, i);
+		r = sc_json_rule(arr->u.array.values[i], field, &out->rules[i], err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int sc_config_from_json(struct yajl_val_s *sc, const char *prefix, struct sc_config *out,
+			struct hutch_err *err)
+{
+	char field[FIELD_MAX];
+	int r;
+
+	if (!YAJL_IS_OBJECT(sc))
+		return hutch_fail(err, EINVAL, "%s: expected an object", prefix);
+	r = sc_json_action(sc, "defaultAction", "defaultErrnoRet", prefix, &out->default_action,
+			   err);
+	if (r >= 0)
+		r = parse_archs(sc, prefix, out, err);
+	if (r >= 0)
+		r = parse_flags(sc, prefix, out, err);
+	if (r >= 0)
+		r = get_string(sc, "listenerPath", fieldf(field, "%s.listenerPath", prefix), false,
+			       &out->listener_path, err);
+	if (r >= 0)
+		r = get_string(sc, "listenerMetadata", fieldf(field, "%s.listenerMetadata", prefix),
+			       false, &out->listener_metadata, err);
+	if (r >= 0)
+		r = parse_syscalls(sc, prefix, out, err);
+	if (r < 0)
+		return r;
+	/* An empty listenerPath asks for nothing, as runc reads it. */
+	if (out->listener_path && !*out->listener_path)
+		free(steal_ptr(out->listener_path));
+	r = sc_config_check(out, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "%s.", prefix);
+	return 0;
+}
+
+int sc_config_parse(const char *text, const char *prefix, struct sc_config *out,
+		    struct hutch_err *err)
+{
+	char buf[256] = "";
+	yajl_val v = yajl_tree_parse(text, buf, sizeof(buf));
+	if (!v) {
+		buf[strcspn(buf, "\n")] = '\0'; /* yajl adds the text and a caret: keep one line */
+		return hutch_fail(err, EINVAL, "%s: invalid JSON: %s", prefix, buf);
+	}
+	int r = sc_config_from_json(v, prefix, out, err);
+	yajl_tree_free(v);
+	return r;
+}
+
+static void gen_str(yajl_gen g, const char *s)
+{
+	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void gen_action(yajl_gen g, const char *key, const char *errno_key, uint32_t action)
+{
+	int64_t errno_ret;
+	const char *name = sc_action_name(action, &errno_ret);
+	gen_str(g, key);
+	gen_str(g, name ? name : "SCMP_ACT_KILL");
+	if (errno_ret >= 0) {
+		gen_str(g, errno_key);
+		yajl_gen_integer(g, errno_ret);
+	}
+}
+
+/* Values above INT64_MAX do not fit yajl_gen_integer: write the digits as a number. */
+static void gen_u64(yajl_gen g, const char *key, uint64_t v)
+{
+	char buf[24];
+	int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	gen_str(g, key);
+	yajl_gen_number(g, buf, (size_t)n);
+}
+
+static void gen_rule(yajl_gen g, const struct sc_rule *rule)
+{
+	yajl_gen_map_open(g);
+	gen_str(g, "names");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < rule->n_names; i++)
+		gen_str(g, rule->names[i]);
+	yajl_gen_array_close(g);
+	gen_action(g, "action", "errnoRet", rule->action);
+	if (rule->n_args > 0) {
+		gen_str(g, "args");
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < rule->n_args; i++) {
+			const struct sc_arg *a = &rule->args[i];
+			yajl_gen_map_open(g);
+			gen_u64(g, "index", a->index);
+			gen_u64(g, "value", a->value);
+			if (a->value_two)
+				gen_u64(g, "valueTwo", a->value_two);
+			gen_str(g, "op");
+			gen_str(g, sc_op_name(a->op) ? sc_op_name(a->op) : "SCMP_CMP_EQ");
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+	}
+	yajl_gen_map_close(g);
+}
+
+static void gen_strv(yajl_gen g, const char *key, char *const *v, size_t n)
+{
+	gen_str(g, key);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++)
+		gen_str(g, v[i]);
+	yajl_gen_array_close(g);
+}
+
+char *sc_config_to_json(const struct sc_config *cfg, bool pretty)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+	const unsigned char *buf = NULL;
+	size_t len = 0;
+
+	yajl_gen_config(g, yajl_gen_beautify, pretty ? 1 : 0);
+	yajl_gen_config(g, yajl_gen_indent_string, "\t");
+	yajl_gen_map_open(g);
+	gen_action(g, "defaultAction", "defaultErrnoRet", cfg->default_action);
+	gen_strv(g, "architectures", cfg->archs, cfg->n_archs);
+	size_t n_flags = 0;
+	const char *flags[ARRAY_SIZE(flag_table)];
+	for (size_t i = 0; i < ARRAY_SIZE(flag_table); i++)
+		if (*(const bool *)((const char *)cfg + flag_table[i].offset))
+			flags[n_flags++] = flag_table[i].name;
+	if (n_flags)
+		gen_strv(g, "flags", (char *const *)flags, n_flags);
+	if (cfg->listener_path) {
+		gen_str(g, "listenerPath");
+		gen_str(g, cfg->listener_path);
+	}
+	if (cfg->listener_metadata) {
+		gen_str(g, "listenerMetadata");
+		gen_str(g, cfg->listener_metadata);
+	}
+	gen_str(g, "syscalls");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < cfg->n_rules; i++)
+		gen_rule(g, &cfg->rules[i]);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+	char *s = hutch_xmalloc(len + 1);
+	memcpy(s, buf, len);
+	s[len] = '\0';
+	yajl_gen_free(g);
+	return s;
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * From config to a loaded filter: sc_compile (cache first, libseccomp on a miss) in the
+ * parent, and sc_load / sc_load_listener in the child, which pass the program and its flags
+ * to seccomp(2) directly, so that the child links no libseccomp state at all.
+ */
+#include "sc-internal.h"
+
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+bool sc_config_notifies(const struct sc_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_rules; i++)
+		if (cfg->rules[i].action == SCMP_ACT_NOTIFY)
+			return true;
+	return false;
+}
+
+/* WAIT_KILLABLE_RECV only means something to a listener; the kernel refuses it without. */
+unsigned int sc_load_flags(const struct sc_config *cfg)
+{
+	unsigned int flags = 0;
+	if (cfg->flag_tsync)
+		flags |= SECCOMP_FILTER_FLAG_TSYNC;
+	if (cfg->flag_log)
+		flags |= SECCOMP_FILTER_FLAG_LOG;
+	if (cfg->flag_spec_allow)
+		flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+	if (cfg->flag_wait_killable_recv && sc_config_notifies(cfg))
+		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	return flags;
+}
+
+/*
+ * libseccomp 2.5 has no attribute for WAIT_KILLABLE_RECV (Linux 6.0), so ask the kernel:
+ * flags are checked before the program is read, so a NULL program gives EFAULT when the
+ * flag is known and EINVAL when not, and installs nothing either way.
+ */
+static int check_kernel_flags(unsigned int flags, struct hutch_err *err)
+{
+	if (!(flags & SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV))
+		return 0;
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			 SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			 NULL);
+	if (r < 0 && errno == EFAULT)
+		return 0;
+	return hutch_fail(err, EOPNOTSUPP,
+			  "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: not supported by this kernel");
+}
+
+int sc_compile_cached(const struct sc_config *cfg, const char *cache_dir, struct sc_filter **out,
+		      bool *ret_hit, struct hutch_err *err)
+{
+	struct sc_filter *f = NULL;
+	uint8_t key[32];
+	int r;
+
+	if (ret_hit)
+		*ret_hit = false;
+	r = sc_config_check(cfg, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "seccomp: ");
+	if (cache_dir) {
+		sc_config_hash(cfg, key);
+		sc_cache_lookup(cache_dir, key, cfg, &f);
+		if (f) {
+			if (ret_hit)
+				*ret_hit = true;
+			*out = f;
+			return 0;
+		}
+	}
+	r = check_kernel_flags(sc_load_flags(cfg), err);
+	if (r >= 0)
+		r = sc_compile_bpf(cfg, &f, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "seccomp: ");
+	if (cache_dir)
+		sc_cache_store(cache_dir, key, f);
+	*out = f;
+	return 0;
+}
+
+int sc_compile(const struct sc_config *cfg, struct sc_filter **out, struct hutch_err *err)
+{
+	return sc_compile_cached(cfg, sc_cache_dir(), out, NULL, err);
+}
+
+size_t sc_filter_len(const struct sc_filter *f)
+{
+	return f ? f->len : 0;
+}
+
+bool sc_filter_needs_listener(const struct sc_filter *f)
+{
+	return f && f->notify;
+}
+
+void sc_filter_free(struct sc_filter *f)
+{
+	free(f);
+}
+
+static long load(const struct sc_filter *f, unsigned int flags, struct hutch_err *err)
+{
+	struct sock_fprog prog = {
+		.len = (unsigned short)f->len,
+		.filter = (struct sock_filter *)f->insns,
+	};
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	if (r < 0 && errno == EACCES)
+		return hutch_fail(err, EACCES,
+				  "load seccomp filter: %s (needs no_new_privs or CAP_SYS_ADMIN)",
+				  strerror(EACCES));
+	if (r < 0 && errno == ESRCH)
+		return hutch_fail(err, ESRCH, "load seccomp filter: a thread cannot be synced");
+	if (r < 0)
+		return hutch_fail_errno(err, errno, "load seccomp filter");
+	return r;
+}
+
+/*
+ * Runs in the child. Without no_new_privs the kernel demands CAP_SYS_ADMIN, so the recipe
+ * loads either before dropping capabilities or after setting no_new_privs.
+ */
+int sc_load(const struct sc_filter *f, struct hutch_err *err)
+{
+	if (f->notify)
+		return hutch_fail(err, EINVAL,
+				  "load seccomp filter: it has SCMP_ACT_NOTIFY rules, whose notify "
+				  "fd must go to the listener (sc_load_listener)");
+	long r = load(f, f->flags, err);
+	if (r < 0)
+		return (int)r;
+	/* With TSYNC a positive result is the id of a thread that could not be synced. */
+	if (r > 0)
+		return hutch_fail(err, EAGAIN, "load seccomp filter: thread %ld cannot be synced",
+				  r);
+	return 0;
+}
+
+int sc_load_listener(const struct sc_filter *f, int *notify_fd, struct hutch_err *err)
+{
+	*notify_fd = -1;
+	if (!f->notify)
+		return sc_load(f, err);
+	/* The result is the fd now, so a TSYNC failure must come as ESRCH instead of a tid. */
+	unsigned int flags = f->flags | SECCOMP_FILTER_FLAG_NEW_LISTENER;
+	if (flags & SECCOMP_FILTER_FLAG_TSYNC)
+		flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+	long r = load(f, flags, err);
+	if (r < 0)
+		return (int)r;
+	*notify_fd = (int)r;
+	return 0;
+}

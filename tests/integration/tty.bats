@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# terminal: true: the pty master goes over --console-socket (received by helpers/recvtty),
+# the process gets the slave as stdio and controlling terminal, with the configured size.
+
+load helpers
+
+setup() {
+	setup_bundle
+	RECVTTY=$(helper_bin recvtty)
+	SOCK=$TEST_DIR/console.sock
+	update_config '.process.terminal = true'
+}
+
+# Starts recvtty on $SOCK, writing what the terminal shows to $TEST_DIR/tty.out.
+start_recvtty() {
+	"$RECVTTY" "$SOCK" "$@" >"$TEST_DIR/tty.out" 2>"$TEST_DIR/tty.err" </dev/null 3>&- &
+	RECVTTY_PID=$!
+	track_pid "$RECVTTY_PID"
+	local i
+	for i in $(seq 100); do
+		[ -S "$SOCK" ] && return 0
+		sleep 0.02
+	done
+	echo "recvtty did not listen: $(cat "$TEST_DIR/tty.err")" >&2
+	return 1
+}
+
+# Waits for recvtty to see the terminal close; sets output/lines to what it showed (no \r).
+finish_recvtty() {
+	local rc=0
+	wait "$RECVTTY_PID" || rc=$?
+	cat "$TEST_DIR/tty.err" >&2
+	output=$(tr -d '\r' <"$TEST_DIR/tty.out")
+	mapfile -t lines <<<"$output"
+	echo "terminal showed: $output"
+	[ "$rc" -eq 0 ]
+}
+
+@test "tty: create --console-socket gives the process a terminal as stdio and ctty" {
+	set_args sh -c 'tty; test -t 0 && echo in-tty; test -t 1 && echo out-tty;
+		test -t 2 && echo err-tty; echo ctty-ok > /dev/tty'
+	start_recvtty
+	run_bg create --console-socket "$SOCK" "$ID"
+	check_status 0
+	hutch start "$ID"
+	wait_for_state "$ID" stopped
+	finish_recvtty
+	[[ ${lines[0]} =~ ^/dev/pts/[0-9]+$ ]]
+	[ "${lines[1]}" = in-tty ]
+	[ "${lines[2]}" = out-tty ]
+	[ "${lines[3]}" = err-tty ]
+	[ "${lines[4]}" = ctty-ok ]
+}
+
+@test "tty: run -d --console-socket" {
+	set_args sh -c 'test -t 0 && echo in-tty'
+	start_recvtty
+	run_bg run -d --console-socket "$SOCK" "$ID"
+	check_status 0
+	wait_for_state "$ID" stopped
+	finish_recvtty
+	[ "$output" = in-tty ]
+}
+
+@test "tty: consoleSize sets the terminal's size" {
+	update_config '.process.consoleSize = {height: 25, width: 93}'
+	set_args stty size
+	start_recvtty
+	run_bg run -d --console-socket "$SOCK" "$ID"
+	check_status 0
+	wait_for_state "$ID" stopped
+	finish_recvtty
+	[ "$output" = "25 93" ]
+}
+
+@test "tty: input typed into the terminal reaches the process" {
+	set_args sh -c 'read line; echo "got:$line"'
+	start_recvtty "hello
+"
+	run_bg run -d --console-socket "$SOCK" "$ID"
+	check_status 0
+	wait_for_state "$ID" stopped
+	finish_recvtty
+	[[ $output == *got:hello* ]]
+}
+
+@test "tty: /dev/console is the container's terminal" {
+	set_args sh -c 'stat -c "%t" /dev/console; stat -c "%t" $(tty)'
+	start_recvtty
+	run_bg run -d --console-socket "$SOCK" "$ID"
+	check_status 0
+	wait_for_state "$ID" stopped
+	finish_recvtty
+	[ "${lines[0]}" = 88 ] # major 136: a /dev/pts slave
+	[ "${lines[0]}" = "${lines[1]}" ]
+}
+
+@test "tty: terminal without --console-socket fails for create and run -d, leaving nothing" {
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *console-socket* ]]
+	assert_no_leftovers
+	run_bg run -d "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *console-socket* ]]
+	assert_no_leftovers
+}
+
+@test "tty: a console socket nobody listens on fails create, leaving nothing" {
+	run_bg create --console-socket "$TEST_DIR/nobody.sock" "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *nobody.sock* ]]
+	assert_no_leftovers
+}
