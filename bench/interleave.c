@@ -65,8 +65,8 @@ int main(int argc, char **argv)
 		if (j == 0)
 			base = med;
 		printf("%-14.*s %7.2fms %7.2fms %7.2fms %7.2fx\n",
-		       (int)(strchr(argv[2 + j], '=') - argv[2 + j]), argv[2 + j], med,
-		       v[n / 10], v[n * 9 / 10], med / base);
+		       (int)(strchr(argv[2 + j], '=') - argv[2 + j]), argv[2 + j], med, v[n / 10],
+		       v[n * 9 / 10], med / base);
 	}
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "cg-internal.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 
 static bool is_prefix(const char *p, const char *of)
@@ -43,4 +44,40 @@ int cg_own_common(char **out, struct hutch_err *err)
 		*out = hutch_xstrdup(longest);
 	cg_hier_free(h, n);
 	return r;
+}
+
+static bool has_controller(const struct cg_hier *h, const char *controller)
+{
+	size_t n = strlen(controller);
+	for (const char *p = h->name; (p = strstr(p, controller)); p += n)
+		if ((p == h->name || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hutch_err *err)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	for (size_t i = 0; i < cg->n; i++) {
+		if (cg->h[i].fd < 0 || (!cg->v2 && has_controller(&cg->h[i], controller)))
+			continue;
+		int r = hutch_write_str_at(cg->h[i].fd, "cgroup.procs", buf, err);
+		if (r < 0)
+			return hutch_err_prefix(err, "join cgroup %s: ", cg->h[i].dir);
+	}
+	return 0;
+}
+
+int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err)
+{
+	for (size_t i = 0; i < cg->n; i++) {
+		if (cg->v2 || cg->h[i].fd < 0 || !has_controller(&cg->h[i], controller))
+			continue;
+		int fd = openat(cg->h[i].fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return hutch_fail_errno(err, errno, "open %s/cgroup.procs", cg->h[i].dir);
+		return fd;
+	}
+	return -ENOENT;
 }

@@ -14,9 +14,9 @@
 
 struct cg_device_rule {
 	bool allow;
-	char type;             /* 'a', 'c' or 'b' */
-	int64_t major, minor;  /* -1 = any */
-	char access[4];        /* subset of "rwm" */
+	char type;	      /* 'a', 'c' or 'b' */
+	int64_t major, minor; /* -1 = any */
+	char access[4];	      /* subset of "rwm" */
 };
 
 /* An optional value: set is false when the spec did not give it. */
@@ -36,10 +36,10 @@ struct cg_resources {
 	bool mem_disable_oom_killer;
 	struct cg_i64 cpu_shares, cpu_quota, cpu_period, cpu_burst, cpu_idle;
 	struct cg_i64 cpu_rt_runtime, cpu_rt_period;
-	const char *cpus, *mems;      /* cpuset lists, NULL when unset */
-	struct cg_i64 pids_limit;     /* -1 or 0 = max */
+	const char *cpus, *mems;  /* cpuset lists, NULL when unset */
+	struct cg_i64 pids_limit; /* -1 or 0 = max */
 	struct cg_i64 blkio_weight;
-	const struct cg_kv *unified;  /* linux.resources.unified: v2 only */
+	const struct cg_kv *unified; /* linux.resources.unified: v2 only */
 	size_t n_unified;
 	bool has_hugetlb, has_network, has_rdma, has_blkio_devices; /* refused: not supported */
 };
@@ -129,6 +129,12 @@ int cg_get_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err);
 /* The deepest of our own cgroups, when every hierarchy's is it or an ancestor of it: an
  * absolute path beneath it is beneath our cgroup everywhere. */
 int cg_own_common(char **out, struct hutch_err *err);
+
+/* v1: joins every hierarchy but the one holding controller (all of them on v2). */
+int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hutch_err *err);
+/* v1: an O_WRONLY fd of cgroup.procs in controller's hierarchy, for a process to join it
+ * itself later ("0" = the writer); -ENOENT on v2 or when that controller is not mounted. */
+int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err);
 
 /* True on a pure cgroup v2 host (cgroup2 mounted at /sys/fs/cgroup). */
 bool cg_is_v2(void);

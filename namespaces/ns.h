@@ -15,16 +15,16 @@
 /* ---- mounts (ns-mount.c, ns-dev.c, ns-pivot.c, ns-mask.c) ---- */
 
 struct ns_mount {
-	char *destination; /* absolute, inside the rootfs */
-	char *type;        /* "bind" for bind mounts, else the fs type; may be NULL */
-	char *source;      /* host path for binds, else fs source; may be NULL */
-	unsigned long flags;       /* MS_* flags to set (MS_RDONLY, MS_NOSUID, ...) */
+	char *destination;	   /* absolute, inside the rootfs */
+	char *type;		   /* "bind" for bind mounts, else the fs type; may be NULL */
+	char *source;		   /* host path for binds, else fs source; may be NULL */
+	unsigned long flags;	   /* MS_* flags to set (MS_RDONLY, MS_NOSUID, ...) */
 	unsigned long clear_flags; /* MS_* flags explicitly cleared ("rw", "suid", ...) */
 	unsigned long propagation; /* MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE (|MS_REC), 0 */
-	char *data;                /* comma-joined fs options the kernel parses (size=, mode=, ...) */
-	bool bind;                 /* MS_BIND */
-	bool recursive;            /* rbind */
-	bool tmpcopyup;            /* copy the image's directory content into a new tmpfs */
+	char *data;	/* comma-joined fs options the kernel parses (size=, mode=, ...) */
+	bool bind;	/* MS_BIND */
+	bool recursive; /* rbind */
+	bool tmpcopyup; /* copy the image's directory content into a new tmpfs */
 };
 
 /* Parses OCI mount options ("ro", "nosuid", "rbind", "rprivate", "size=64m", ...) into m.
@@ -42,8 +42,8 @@ struct ns_device {
 };
 
 struct ns_rootfs {
-	const char *rootfs;        /* host path of the container's root */
-	bool readonly;             /* root.readonly */
+	const char *rootfs;	   /* host path of the container's root */
+	bool readonly;		   /* root.readonly */
 	unsigned long propagation; /* rootfsPropagation; 0 means MS_SLAVE|MS_REC like runc */
 	const struct ns_mount *mounts;
 	size_t n_mounts;

@@ -40,7 +40,8 @@ static int parse_globals(int argc, char **argv, struct rt_global *g, int *verb_a
 			g->log = v;
 		else if ((v = global_value(argc, argv, &i, "log-format", &bad))) {
 			if (strcmp(v, "json") && strcmp(v, "text"))
-				return hutch_fail(err, EINVAL, "--log-format: expected text or json, got %s", v);
+				return hutch_fail(err, EINVAL,
+						  "--log-format: expected text or json, got %s", v);
 			g->log_json = strcmp(v, "json") == 0;
 		} else if ((v = global_value(argc, argv, &i, "criu", &bad)) ||
 			   (v = global_value(argc, argv, &i, "rootless", &bad)))
@@ -91,7 +92,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (g.systemd_cgroup) {
-		r = hutch_fail(&err, ENOTSUP, "--systemd-cgroup: not supported (use cgroupfs paths)");
+		r = hutch_fail(&err, ENOTSUP,
+			       "--systemd-cgroup: not supported (use cgroupfs paths)");
 		goto fail;
 	}
 	const struct rt_verb *v = rt_verb_find(argv[at]);
@@ -101,8 +103,9 @@ int main(int argc, char **argv)
 	}
 	bool help = false;
 	fail_status = v->fail_status ? v->fail_status : 1;
-	int first = v->raw_args ? 1 : rt_parse_opts(argc - at, argv + at, v->opts, v->n_opts,
-						       &help, &err);
+	int first = v->raw_args
+			    ? 1
+			    : rt_parse_opts(argc - at, argv + at, v->opts, v->n_opts, &help, &err);
 	if (first < 0) {
 		r = first;
 		goto fail;

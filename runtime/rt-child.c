@@ -96,8 +96,10 @@ static int parent_hooks(const struct rt_child *c, struct hutch_err *err)
 static int setup_terminal(const struct rt_child *c, struct hutch_err *err)
 {
 	const struct rt_process *p = &c->spec->process;
+	/* Without a pty of its own, a new session: the caller's terminal must not be the
+	 * container's controlling terminal, or TIOCSTI could type into it. */
 	if (!p->terminal)
-		return 0;
+		return setsid() < 0 ? hutch_fail_errno(err, errno, "setsid") : 0;
 	_cleanup_close_ int master = ns_setup_pty(p->console_height, p->console_width, err);
 	if (master < 0)
 		return master;
@@ -111,7 +113,7 @@ static int setup_terminal(const struct rt_child *c, struct hutch_err *err)
  * nothing of hutch's reaches the container (nor a cwd through /proc/self/fd). */
 static int close_fds(const struct rt_child *c, struct hutch_err *err)
 {
-	int keep[] = { c->sync_fd, c->fifo_fd, c->opts->init_fd };
+	int keep[] = { c->sync_fd, c->fifo_fd, c->opts->init_fd, c->memcg_fd };
 	int r = hutch_close_fds_from(3 + c->opts->preserve_fds, keep, ARRAY_SIZE(keep));
 	if (r < 0)
 		return hutch_fail_errno(err, r, "close inherited fds");
@@ -127,7 +129,8 @@ int rt_enter_cwd(const char *cwd, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "process.cwd %s", cwd);
 	/* getcwd() says "(unreachable)" for a directory outside our root: a leaked host fd. */
 	if (!getcwd(buf, sizeof(buf)) || buf[0] != '/')
-		return hutch_fail(err, EPERM, "process.cwd %s: resolves outside the container", cwd);
+		return hutch_fail(err, EPERM, "process.cwd %s: resolves outside the container",
+				  cwd);
 	return 0;
 }
 
@@ -150,8 +153,7 @@ static const char *env_path(char *const *env)
 
 /* Finds args[0] as execve will: the error texts are the ones podman and containerd map to
  * exit codes 127 and 126, so a bad binary fails at create, not at start. */
-int rt_find_executable(const struct rt_process *p, char *out, size_t len,
-		       struct hutch_err *err)
+int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err)
 {
 	const char *name = p->args[0];
 	int saw_eacces = 0;
@@ -165,8 +167,8 @@ int rt_find_executable(const struct rt_process *p, char *out, size_t len,
 		char *save = NULL;
 		for (char *d = strtok_r(path, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 			struct stat st;
-			snprintf(out, len, "%s/%s", *d ? d : ".", name);
-			if (stat(out, &st) < 0 || S_ISDIR(st.st_mode))
+			int w = snprintf(out, len, "%s/%s", *d ? d : ".", name);
+			if (w < 0 || (size_t)w >= len || stat(out, &st) < 0 || S_ISDIR(st.st_mode))
 				continue;
 			if (access(out, X_OK) == 0)
 				return 0;
@@ -211,6 +213,11 @@ static int wait_for_start(const struct rt_child *c, const char *state, struct hu
 	int r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &e);
 	if (r >= 0)
 		r = rt_drop_privileges(&c->spec->process, c->filter, &e);
+	if (r >= 0 && c->memcg_fd >= 0) { /* last: only write, close and execve remain */
+		if (write(c->memcg_fd, "0", 1) < 0)
+			r = hutch_fail_errno(&e, errno, "join the memory cgroup");
+		close(c->memcg_fd);
+	}
 	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = e };
 	hutch_write_all(fd, &m, sizeof(m));
 	close(fd);
@@ -261,21 +268,22 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 		TRY(ns_set_hostname(s->hostname, s->domainname, err));
 	if (is_new(c, CLONE_NEWNET))
 		TRY(ns_loopback_up(err));
-	TRY(setup_rootfs(c, err));                                  /* host paths: before pivot */
-	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err));  /* still sees host paths */
-	TRY(parent_hooks(c, err));                                  /* prestart, createRuntime */
+	TRY(setup_rootfs(c, err));				   /* host paths: before pivot */
+	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err)); /* still sees host paths */
+	TRY(parent_hooks(c, err));				   /* prestart, createRuntime */
 	TRY(ns_pivot_root(s->rootfs, c->opts->no_pivot, err));
-	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err));      /* needs the new /proc */
+	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err)); /* needs the new /proc */
 	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
 	TRY(ns_readonly_paths(s->readonly_paths, s->n_readonly_paths, err));
-	TRY(setup_terminal(c, err));                                /* binds /dev/console */
+	TRY(setup_terminal(c, err)); /* binds /dev/console */
 	TRY(ns_finish_rootfs(s->root_readonly, s->rootfs_propagation, err));
-	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err));        /* may need CAP_SYS_RESOURCE */
+	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* may need CAP_SYS_RESOURCE */
 	TRY(new_session_keyring(c, err));
-	TRY(close_fds(c, err));                                     /* before cwd: no fd to escape */
+	TRY(close_fds(c, err)); /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
-	TRY(ns_switch_user(&p->user, err));                         /* keeps capabilities */
-	TRY(rt_find_executable(p, exe, exe_len, err));                 /* as the final user */
+	TRY(ns_switch_user(&p->user, err));	       /* keeps capabilities */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);	       /* reset by the uid change */
+	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	return 0;
 }
 

@@ -118,7 +118,8 @@ int rt_validate_id(const char *id, struct hutch_err *err)
 	for (const char *p = id; *p; p++)
 		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
 		    !(*p >= '0' && *p <= '9') && !strchr("_+-.", *p))
-			return hutch_fail(err, EINVAL,
-					  "invalid container id \"%s\": only [a-zA-Z0-9_+.-] allowed", id);
+			return hutch_fail(
+				err, EINVAL,
+				"invalid container id \"%s\": only [a-zA-Z0-9_+.-] allowed", id);
 	return 0;
 }

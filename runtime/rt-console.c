@@ -16,8 +16,8 @@
 #include <termios.h>
 #include <time.h>
 
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH,
-				 SIGCONT, SIGTSTP };
+static const int forwarded[] = { SIGHUP,  SIGINT,   SIGQUIT, SIGTERM, SIGUSR1,
+				 SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP };
 
 static int block_signals(sigset_t *old, struct hutch_err *err)
 {
@@ -146,7 +146,8 @@ int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 			break;
 	}
 	/* Drain what the container wrote before exiting. */
-	while (p[2].fd >= 0 && poll(&p[2], 1, 0) > 0 && (p[2].revents & POLLIN) && pump(w->master, 1))
+	while (p[2].fd >= 0 && poll(&p[2], 1, 0) > 0 && (p[2].revents & POLLIN) &&
+	       pump(w->master, 1))
 		;
 	if (tty)
 		tcsetattr(0, TCSANOW, &saved);

@@ -32,6 +32,7 @@ struct create_ctx {
 	int sync[2];
 	int console_fd;
 	int fifo_fd;
+	int memcg_fd;
 	pid_t pid;
 	int pidfd;
 	int pty_master;
@@ -66,14 +67,17 @@ static int check_options(const struct create_ctx *x, struct hutch_err *err)
 	if (!s->process.terminal && x->o->console_socket)
 		return hutch_fail(err, EINVAL,
 				  "--console-socket: only valid with process.terminal true");
-	if (s->process.apparmor_profile && *s->process.apparmor_profile &&
-	    access("/sys/kernel/security/apparmor", F_OK) < 0)
-		return hutch_fail(err, ENOTSUP,
-				  "process.apparmorProfile: AppArmor is not enabled on this host");
-	if (s->process.selinux_label && *s->process.selinux_label &&
-	    access("/sys/fs/selinux/enforce", F_OK) < 0)
-		return hutch_fail(err, ENOTSUP,
-				  "process.selinuxLabel: SELinux is not enabled on this host");
+	/* Never dropped silently: hutch applies neither LSM yet. */
+	if (s->process.apparmor_profile && *s->process.apparmor_profile)
+		return hutch_fail(err, ENOTSUP, "process.apparmorProfile: %s",
+				  access("/sys/kernel/security/apparmor", F_OK) < 0
+					  ? "AppArmor is not enabled on this host"
+					  : "not supported by hutch yet");
+	if (s->process.selinux_label && *s->process.selinux_label)
+		return hutch_fail(err, ENOTSUP, "process.selinuxLabel: %s",
+				  access("/sys/fs/selinux/enforce", F_OK) < 0
+					  ? "SELinux is not enabled on this host"
+					  : "not supported by hutch yet");
 	return 0;
 }
 
@@ -136,10 +140,10 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "create exec.fifo");
 	/* The child opens it after switching to the process's user: let that user (as the
 	 * host sees it) open it, as runc does. */
-	uid_t uid = host_id(x->spec->uid_mappings, x->spec->n_uid_mappings,
-			    x->spec->process.user.uid);
-	gid_t gid = host_id(x->spec->gid_mappings, x->spec->n_gid_mappings,
-			    x->spec->process.user.gid);
+	uid_t uid =
+		host_id(x->spec->uid_mappings, x->spec->n_uid_mappings, x->spec->process.user.uid);
+	gid_t gid =
+		host_id(x->spec->gid_mappings, x->spec->n_gid_mappings, x->spec->process.user.gid);
 	if ((uid || gid) && fchownat(x->dirfd, "exec.fifo", uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return hutch_fail_errno(err, errno, "chown exec.fifo");
 	x->fifo_fd = openat(x->dirfd, "exec.fifo", O_PATH | O_CLOEXEC);
@@ -147,6 +151,12 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sync) < 0)
 		return hutch_fail_errno(err, errno, "sync socketpair");
+	/* v1: the init joins its memory cgroup itself just before execve, so hutch's setup is
+	 * not charged to the container and a tiny limit still starts (v2 has CLONE_INTO_CGROUP
+	 * and charges from birth). */
+	x->memcg_fd = cg_open_procs(x->cg, "memory", err);
+	if (x->memcg_fd < 0 && x->memcg_fd != -ENOENT)
+		return x->memcg_fd;
 	return 0;
 }
 
@@ -156,7 +166,7 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
  * namespaces before CLONE_INTO_CGROUP moves it, which would root the namespace too high. */
 static uint64_t clone_flags(struct create_ctx *x)
 {
-	static const int all[] = { CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC,
+	static const int all[] = { CLONE_NEWPID, CLONE_NEWNET,	CLONE_NEWNS,	 CLONE_NEWIPC,
 				   CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, CLONE_NEWTIME };
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		if (rt_spec_new_ns(x->spec, all[i]))
@@ -214,6 +224,7 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 			.hooks_sync = x->spec->hooks[RT_HOOK_PRESTART].n ||
 				      x->spec->hooks[RT_HOOK_CREATE_RUNTIME].n,
 			.new_ns = x->new_ns,
+			.memcg_fd = x->memcg_fd,
 		};
 		rt_child_main(&c);
 	}
@@ -240,7 +251,8 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 		TRY(ns_write_idmaps(x->pid, s->uid_mappings, s->n_uid_mappings, s->gid_mappings,
 				    s->n_gid_mappings, err));
 	if (cg_dirfd(x->cg) < 0)
-		TRY(cg_enter(x->cg, x->pid, err));
+		TRY(x->memcg_fd >= 0 ? cg_enter_except(x->cg, x->pid, "memory", err)
+				     : cg_enter(x->cg, x->pid, err));
 	if (s->process.has_oom_score_adj)
 		TRY(ns_set_oom_score_adj(x->pid, s->process.oom_score_adj, err));
 	TRY(hutch_proc_stat(x->pid, &x->st.start_time, NULL));
@@ -317,24 +329,30 @@ static void ctx_free(struct create_ctx *x)
 	sc_filter_free(x->filter);
 	if (!x->o->spec)
 		rt_spec_free(x->spec);
-	int fds[] = { x->dirfd, x->sync[0], x->sync[1], x->console_fd, x->fifo_fd };
+	int fds[] = { x->dirfd, x->sync[0], x->sync[1], x->console_fd, x->fifo_fd, x->memcg_fd };
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 }
 
-int rt_container_create(struct rt_global *g, const struct rt_create_opts *o,
-			struct rt_created *out, struct hutch_err *err)
+int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, struct rt_created *out,
+			struct hutch_err *err)
 {
-	struct create_ctx x = { .g = g, .o = o, .dirfd = -1, .sync = { -1, -1 }, .console_fd = -1,
-				.fifo_fd = -1, .pidfd = -1, .pty_master = -1 };
+	struct create_ctx x = { .g = g,
+				.o = o,
+				.dirfd = -1,
+				.sync = { -1, -1 },
+				.console_fd = -1,
+				.fifo_fd = -1,
+				.memcg_fd = -1,
+				.pidfd = -1,
+				.pty_master = -1 };
 	int r = o->spec ? 0 : rt_spec_load(o->bundle, &x.spec, err);
 	if (r < 0)
 		return r;
 	if (o->spec)
 		x.spec = o->spec;
-	if ((r = prepare(&x, err)) < 0 || (r = spawn(&x, err)) < 0 ||
-	    (r = converse(&x, err)) < 0 ||
+	if ((r = prepare(&x, err)) < 0 || (r = spawn(&x, err)) < 0 || (r = converse(&x, err)) < 0 ||
 	    (o->pid_file && (r = write_pid_file(o->pid_file, x.pid, err)) < 0))
 		goto fail;
 	x.st.creating = false;

@@ -40,14 +40,13 @@ static void gen_caps(yajl_gen g)
 static void gen_seccomp(yajl_gen g)
 {
 	static const char *const actions[] = {
-		"SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS",
-		"SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG", "SCMP_ACT_TRACE", "SCMP_ACT_TRAP",
+		"SCMP_ACT_ALLOW",	"SCMP_ACT_ERRNO", "SCMP_ACT_KILL",  "SCMP_ACT_KILL_PROCESS",
+		"SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",	  "SCMP_ACT_TRACE", "SCMP_ACT_TRAP",
 	};
 	static const char *const ops[] = { "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",
 					   "SCMP_CMP_LE", "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ",
 					   "SCMP_CMP_NE" };
-	static const char *const archs[] = { "SCMP_ARCH_X86", "SCMP_ARCH_X86_64",
-					     "SCMP_ARCH_X32" };
+	static const char *const archs[] = { "SCMP_ARCH_X86", "SCMP_ARCH_X86_64", "SCMP_ARCH_X32" };
 	static const char *const flags[] = { "SECCOMP_FILTER_FLAG_LOG",
 					     "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
 					     "SECCOMP_FILTER_FLAG_TSYNC" };
@@ -65,8 +64,8 @@ static void gen_seccomp(yajl_gen g)
 
 static void gen_linux(yajl_gen g)
 {
-	static const char *const ns[] = { "cgroup", "ipc", "mount", "network", "pid",
-					  "time", "user", "uts" };
+	static const char *const ns[] = { "cgroup", "ipc",  "mount", "network",
+					  "pid",    "time", "user",  "uts" };
 	rt_gen_str(g, "linux");
 	yajl_gen_map_open(g);
 	gen_list(g, "namespaces", ns, ARRAY_SIZE(ns));
@@ -93,14 +92,16 @@ static void gen_linux(yajl_gen g)
 
 RT_VERB_FN(features)
 {
-	static const char *const hooks[] = { "prestart", "createRuntime", "createContainer",
-					     "startContainer", "poststart", "poststop" };
+	static const char *const hooks[] = { "prestart",       "createRuntime", "createContainer",
+					     "startContainer", "poststart",	"poststop" };
 	static const char *const mount_opts[] = {
-		"async", "atime", "bind", "defaults", "dev", "diratime", "dirsync", "exec",
-		"mand", "noatime", "nodev", "nodiratime", "noexec", "nomand", "norelatime",
-		"nostrictatime", "nosuid", "private", "rbind", "relatime", "remount", "ro",
-		"rprivate", "rshared", "rslave", "runbindable", "rw", "shared", "slave",
-		"strictatime", "suid", "sync", "tmpcopyup", "unbindable",
+		"async",	 "atime",      "bind",	    "defaults",	  "dev",
+		"diratime",	 "dirsync",    "exec",	    "mand",	  "noatime",
+		"nodev",	 "nodiratime", "noexec",    "nomand",	  "norelatime",
+		"nostrictatime", "nosuid",     "private",   "rbind",	  "relatime",
+		"remount",	 "ro",	       "rprivate",  "rshared",	  "rslave",
+		"runbindable",	 "rw",	       "shared",    "slave",	  "strictatime",
+		"suid",		 "sync",       "tmpcopyup", "unbindable",
 	};
 	(void)g, (void)argv, (void)opts;
 	if (argc - first != 0)

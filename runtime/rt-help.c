@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static struct rt_opt create_opts[] = {
 	{ "bundle", 'b', true, "path to the bundle directory (default: the current one)", NULL },
 	{ "pid-file", 0, true, "write the container's pid to this file", NULL },
@@ -112,8 +111,8 @@ const struct rt_verb rt_verbs[] = {
 	  kill_opts, ARRAY_SIZE(kill_opts), rt_verb_kill },
 	{ "delete", "delete a container and everything it holds", "[--force] ID", delete_opts,
 	  ARRAY_SIZE(delete_opts), rt_verb_delete },
-	{ "list", "list containers", "[--format table|json] [-q]", list_opts,
-	  ARRAY_SIZE(list_opts), rt_verb_list },
+	{ "list", "list containers", "[--format table|json] [-q]", list_opts, ARRAY_SIZE(list_opts),
+	  rt_verb_list },
 	{ "features", "print the OCI features document", "", no_opts, 0, rt_verb_features },
 	{ "exec", "run another process in a running container",
 	  "[OPTIONS] ID COMMAND [ARGS...] | [OPTIONS] --process FILE ID", exec_opts,
@@ -140,7 +139,7 @@ const size_t rt_n_verbs = ARRAY_SIZE(rt_verbs);
 
 static int verb_help(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
 		     struct hutch_err *err);
-static const struct rt_verb help_verb = { "help", "show help for a verb", "[VERB]", no_opts, 0,
+static const struct rt_verb help_verb = { "help",   "show help for a verb", "[VERB]", no_opts, 0,
 					  verb_help };
 
 const struct rt_verb *rt_verb_find(const char *name)

@@ -32,10 +32,12 @@ static int find_runtime(const char *name, struct delegate *d, struct hutch_err *
 		snprintf(d->path, sizeof(d->path), "%s", name);
 	} else {
 		const char *path = getenv("PATH");
-		_cleanup_free_ char *dirs = hutch_xstrdup(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
+		_cleanup_free_ char *dirs =
+			hutch_xstrdup(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
 		char *save = NULL;
 		d->path[0] = '\0';
-		for (char *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		for (char *dir = strtok_r(dirs, ":", &save); dir;
+		     dir = strtok_r(NULL, ":", &save)) {
 			snprintf(d->path, sizeof(d->path), "%s/%s", dir, name);
 			if (access(d->path, X_OK) == 0)
 				break;
@@ -43,7 +45,8 @@ static int find_runtime(const char *name, struct delegate *d, struct hutch_err *
 		}
 	}
 	if (!d->path[0] || access(d->path, X_OK) < 0)
-		return hutch_fail(err, ENOENT, "--runtime %s: not found (no fallback to native)", name);
+		return hutch_fail(err, ENOENT, "--runtime %s: not found (no fallback to native)",
+				  name);
 	const char *base = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
 	d->kind = strstr(base, "runsc") ? KIND_RUNSC : strstr(base, "crun") ? KIND_CRUN : KIND_RUNC;
 	return 0;
@@ -107,10 +110,12 @@ static int runtime_error(const struct delegate *d, struct hutch_err *err)
 {
 	_cleanup_free_ char *text = NULL;
 	struct hutch_err e = { 0 };
-	if (d->kind == KIND_RUNSC || hutch_read_file_at(AT_FDCWD, d->log, 1 << 20, &text, NULL, &e) < 0)
+	if (d->kind == KIND_RUNSC ||
+	    hutch_read_file_at(AT_FDCWD, d->log, 1 << 20, &text, NULL, &e) < 0)
 		return 0;
 	char *line = NULL;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save))
 		if (strstr(l, "\"level\":\"error\""))
 			line = l;
 	if (!line)
@@ -137,7 +142,8 @@ static void delete_container(const struct sandbox_delegate_in *in, const struct 
 		dup2(null, 1);
 		dup2(null, 2);
 		hide_unified(d);
-		execl(d->path, d->path, "--root", d->state, "delete", "--force", in->id, (char *)NULL);
+		execl(d->path, d->path, "--root", d->state, "delete", "--force", in->id,
+		      (char *)NULL);
 		_exit(1);
 	}
 	if (pid > 0)

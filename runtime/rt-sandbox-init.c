@@ -14,7 +14,7 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+static const int forwarded[] = { SIGHUP,   SIGINT,  SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
 				 SIGWINCH, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM };
 
 static pid_t spawn_command(const char *exe, char *const *argv, char *const *envp, int sync_fd)

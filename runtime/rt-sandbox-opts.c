@@ -417,7 +417,8 @@ static const struct sb_option {
 	{ "cwd", 0, 's', set_cwd, "working directory (default /workspace or /)" },
 	{ "hostname", 0, 's', set_hostname, "host name (default sandbox)" },
 	{ "user", 'u', 's', set_user, "UID[:GID] inside (default 1000:1000)" },
-	{ "as-root", 0, 'b', set_as_root, "uid 0, default capabilities, writable throw-away layer" },
+	{ "as-root", 0, 'b', set_as_root,
+	  "uid 0, default capabilities, writable throw-away layer" },
 	{ "tty", 't', 'b', set_tty, "allocate a pty and relay this terminal" },
 	{ "memory", 'm', 's', set_memory, "memory limit (default 512m; 0 = none)" },
 	{ "cpus", 0, 's', set_cpus, "CPU quota in CPUs, e.g. 1.5 (default none)" },
@@ -437,9 +438,10 @@ static const struct sb_option {
 
 void rt_sb_print_help(int fd)
 {
-	dprintf(fd, "usage: hutch sandbox [OPTIONS] -- COMMAND [ARGS...]\n\n"
-		    "Runs COMMAND in a short-lived, locked-down sandbox. Exit status: the\n"
-		    "command's, 124 on timeout, 125 when the sandbox could not start.\n\noptions:\n");
+	dprintf(fd,
+		"usage: hutch sandbox [OPTIONS] -- COMMAND [ARGS...]\n\n"
+		"Runs COMMAND in a short-lived, locked-down sandbox. Exit status: the\n"
+		"command's, 124 on timeout, 125 when the sandbox could not start.\n\noptions:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
 		const struct sb_option *op = &options[i];
 		if (!op->help)
@@ -472,7 +474,8 @@ int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_e
 	int i;
 	for (i = 1; i < argc; i++)
 		if (!strncmp(argv[i], "--profile", 9) && (argv[i][9] == '=' || !argv[i][9])) {
-			const char *v = argv[i][9] ? argv[i] + 10 : (i + 1 < argc ? argv[i + 1] : NULL);
+			const char *v =
+				argv[i][9] ? argv[i] + 10 : (i + 1 < argc ? argv[i + 1] : NULL);
 			if (!v)
 				return hutch_fail(err, EINVAL, "--profile: requires a file");
 			TRY(rt_sb_load_profile(o, v, err));
@@ -483,8 +486,9 @@ int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_e
 		const char *a = argv[i], *val = NULL;
 		const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
 		const struct sb_option *op =
-			a[1] == '-' ? find_option(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
-				    : (a[2] ? NULL : find_option(NULL, 0, a[1]));
+			a[1] == '-'
+				? find_option(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
+				: (a[2] ? NULL : find_option(NULL, 0, a[1]));
 		if (!op)
 			return hutch_fail(err, EINVAL, "sandbox: unknown flag %s", a);
 		if (eq)
@@ -542,8 +546,8 @@ static int profile_key(struct rt_sb_opts *o, const char *key, yajl_val v, struct
 	size_t n = list ? v->u.array.len : 1;
 	for (size_t i = 0; i < n; i++) {
 		yajl_val item = list ? v->u.array.values[i] : v;
-		if (value_string(item, buf, sizeof(buf)) < 0 || (op->kind == 'b' && !YAJL_IS_TRUE(item) &&
-								  !YAJL_IS_FALSE(item)))
+		if (value_string(item, buf, sizeof(buf)) < 0 ||
+		    (op->kind == 'b' && !YAJL_IS_TRUE(item) && !YAJL_IS_FALSE(item)))
 			return hutch_fail(err, EINVAL, "profile key %s: wrong type", key);
 		if (op->set(o, buf, err) < 0)
 			return hutch_err_prefix(err, "profile key %s: ", key);
@@ -575,7 +579,8 @@ int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err 
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	if (!o->command || !o->command[0])
-		return hutch_fail(err, EINVAL, "sandbox: no command (hutch sandbox [OPTIONS] -- CMD)");
+		return hutch_fail(err, EINVAL,
+				  "sandbox: no command (hutch sandbox [OPTIONS] -- CMD)");
 	if (!o->image)
 		return hutch_fail(err, EINVAL, "--image: required (a root filesystem directory)");
 	if (o->as_root && o->has_user)

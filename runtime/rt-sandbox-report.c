@@ -44,16 +44,17 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 		gen_int(g, "host_gid", p->host_gid);
 		gen_int(g, "other_ids_host_start", p->other_ids);
 	} else {
-		rt_gen_kv(g, "warning", "no user namespace: root inside is host root with the "
-					"default container capabilities");
+		rt_gen_kv(g, "warning",
+			  "no user namespace: root inside is host root with the "
+			  "default container capabilities");
 	}
 	yajl_gen_map_close(g);
 }
 
 static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_plan *p)
 {
-	static const char *const ns_all[] = { "pid", "ipc", "uts", "mount", "cgroup", "user",
-					      "network" };
+	static const char *const ns_all[] = { "pid",	"ipc",	"uts",	  "mount",
+					      "cgroup", "user", "network" };
 	rt_gen_str(g, "isolation");
 	yajl_gen_map_open(g);
 	rt_gen_str(g, "namespaces");

@@ -14,18 +14,26 @@
 #define ID_SPAN 65536U /* ids 0..65535 exist inside */
 
 static const char *const masked_paths[] = {
-	"/proc/acpi",	     "/proc/asound",	"/proc/kcore",	     "/proc/keys",
-	"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-	"/proc/scsi",	     "/sys/firmware",	"/sys/devices/virtual/powercap",
+	"/proc/acpi",
+	"/proc/asound",
+	"/proc/kcore",
+	"/proc/keys",
+	"/proc/latency_stats",
+	"/proc/timer_list",
+	"/proc/timer_stats",
+	"/proc/sched_debug",
+	"/proc/scsi",
+	"/sys/firmware",
+	"/sys/devices/virtual/powercap",
 };
 static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
 					      "/proc/sysrq-trigger" };
 /* Docker's default set, for --as-root (package installs need chown, setuid, ...). */
 static const char *const root_caps[] = {
-	"CAP_CHOWN",	  "CAP_DAC_OVERRIDE", "CAP_FSETID",	      "CAP_FOWNER",
-	"CAP_MKNOD",	  "CAP_NET_RAW",      "CAP_SETGID",	      "CAP_SETUID",
-	"CAP_SETFCAP",	  "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
-	"CAP_KILL",	  "CAP_AUDIT_WRITE",
+	"CAP_CHOWN",   "CAP_DAC_OVERRIDE", "CAP_FSETID",	   "CAP_FOWNER",
+	"CAP_MKNOD",   "CAP_NET_RAW",	   "CAP_SETGID",	   "CAP_SETUID",
+	"CAP_SETFCAP", "CAP_SETPCAP",	   "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+	"CAP_KILL",    "CAP_AUDIT_WRITE",
 };
 
 static void gen_strs(yajl_gen g, const char *key, const char *const *v, size_t n)
@@ -65,7 +73,10 @@ static void gen_env(yajl_gen g, const struct rt_sb_opts *o)
 {
 	char home[64], term[128];
 	const char *host_term = getenv("TERM");
-	snprintf(home, sizeof(home), "HOME=%s", o->workspace ? "/workspace" : o->as_root ? "/root" : "/tmp");
+	snprintf(home, sizeof(home), "HOME=%s",
+		 o->workspace ? "/workspace"
+		 : o->as_root ? "/root"
+			      : "/tmp");
 	snprintf(term, sizeof(term), "TERM=%s", host_term && *host_term ? host_term : "xterm");
 	const char *base[] = { "PATH=" SB_PATH, home, "TMPDIR=/tmp", "LANG=C.UTF-8", term };
 	rt_gen_str(g, "env");
@@ -136,7 +147,8 @@ static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o)
 		gen_mount(g, o->binds[i].dst, "bind", o->binds[i].src,
 			  o->binds[i].ro ? "rbind,nosuid,nodev,ro" : "rbind,nosuid,nodev,rw");
 	if (o->network == RT_SB_NET_HOST && access("/etc/resolv.conf", R_OK) == 0)
-		gen_mount(g, "/etc/resolv.conf", "bind", "/etc/resolv.conf", "bind,nosuid,nodev,ro");
+		gen_mount(g, "/etc/resolv.conf", "bind", "/etc/resolv.conf",
+			  "bind,nosuid,nodev,ro");
 	yajl_gen_array_close(g);
 }
 

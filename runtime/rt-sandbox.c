@@ -237,8 +237,9 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	int r = build_spec(sb, &spec, err);
 	if (r >= 0 && pipe2(pipefd, O_CLOEXEC) < 0)
 		r = hutch_fail_errno(err, errno, "sandbox: pipe");
-	struct rt_create_opts co = { .id = sb->id, .spec = spec, .foreground = true,
-				     .init_fd = pipefd[1] };
+	struct rt_create_opts co = {
+		.id = sb->id, .spec = spec, .foreground = true, .init_fd = pipefd[1]
+	};
 	if (r >= 0)
 		r = rt_container_create(&sb->g, &co, &c, err);
 	if (pipefd[1] >= 0)
@@ -252,9 +253,12 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	TRY(own_state(sb, err));
 	TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
 	TRY(rt_container_start(&sb->g, sb->id, err));
-	struct rt_waiter w = { .pidfd = pidfd, .pid = c.pid, .master = master,
+	struct rt_waiter w = { .pidfd = pidfd,
+			       .pid = c.pid,
+			       .master = master,
 			       .timeout_ms = (int64_t)(sb->o.timeout * 1000),
-			       .grace_ms = (int64_t)(sb->o.grace * 1000), .kill_tree = kill_tree,
+			       .grace_ms = (int64_t)(sb->o.grace * 1000),
+			       .kill_tree = kill_tree,
 			       .kill_arg = sb };
 	r = rt_wait_container(&w, err);
 	if (r < 0)
@@ -288,11 +292,15 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
 	size_t len;
 	_cleanup_free_ char *config = rt_sb_spec_json(&sb->o, &sb->plan, sb->id, &len);
-	struct sandbox_delegate_in in = { .runtime = sb->o.runtime, .scratch = SB_SCRATCH,
-					  .id = sb->id, .config = config, .cgroup = cgpath,
+	struct sandbox_delegate_in in = { .runtime = sb->o.runtime,
+					  .scratch = SB_SCRATCH,
+					  .id = sb->id,
+					  .config = config,
+					  .cgroup = cgpath,
 					  .network_none = sb->o.network == RT_SB_NET_NONE };
 	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o.timeout * 1000),
-			       .grace_ms = (int64_t)(sb->o.grace * 1000), .kill_tree = kill_tree,
+			       .grace_ms = (int64_t)(sb->o.grace * 1000),
+			       .kill_tree = kill_tree,
 			       .kill_arg = sb };
 	int r = rt_sb_delegate(&in, &w, err);
 	collect(sb);
@@ -302,8 +310,8 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 		return r;
 	sb->res.timed_out = w.timed_out;
 	sb->res.signal = WIFSIGNALED(w.status) ? WTERMSIG(w.status) : 0;
-	sb->res.exit_code = WIFSIGNALED(w.status) ? 128 + WTERMSIG(w.status)
-						   : WEXITSTATUS(w.status);
+	sb->res.exit_code =
+		WIFSIGNALED(w.status) ? 128 + WTERMSIG(w.status) : WEXITSTATUS(w.status);
 	/* runc reports a signal-killed container as 128+N itself. */
 	if (!sb->res.signal && sb->res.exit_code > 128 && sb->res.exit_code < 128 + 65)
 		sb->res.signal = sb->res.exit_code - 128;
@@ -334,7 +342,8 @@ static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *
 RT_VERB_FN(sandbox)
 {
 	struct sandbox sb = { .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
-			      .lock_fd = -1, .owner_fd = -1 };
+			      .lock_fd = -1,
+			      .owner_fd = -1 };
 	(void)first, (void)opts;
 	rt_sb_opts_init(&sb.o);
 	sb.o.tmpfs = hutch_xcalloc(1, sizeof(*sb.o.tmpfs));

@@ -37,15 +37,15 @@ struct rt_sb_opts {
 	bool has_user, as_root, tty;
 	uid_t uid;
 	gid_t gid;
-	uint64_t memory; /* bytes, 0 = unlimited */
-	double cpus;     /* 0 = unlimited */
-	int64_t pids;    /* 0 = unlimited */
+	uint64_t memory;       /* bytes, 0 = unlimited */
+	double cpus;	       /* 0 = unlimited */
+	int64_t pids;	       /* 0 = unlimited */
 	double timeout, grace; /* seconds, 0 = none */
 	enum rt_sb_network network;
 	char *lock;
 	bool no_wait;
 	double lock_timeout; /* < 0: wait without limit */
-	char *runtime;       /* NULL or "native" */
+	char *runtime;	     /* NULL or "native" */
 	char *report;
 	int report_fd;
 	char **command; /* NULL-terminated */
@@ -63,15 +63,16 @@ void rt_sb_print_help(int fd);
 
 /* rt-sandbox-spec.c: the OCI config for these options. */
 struct rt_sb_plan {
-	char *rootfs;       /* what root.path points at (the image, or an overlay on it) */
-	uid_t host_uid;     /* the host id the sandbox user maps to */
+	char *rootfs;	/* what root.path points at (the image, or an overlay on it) */
+	uid_t host_uid; /* the host id the sandbox user maps to */
 	gid_t host_gid;
 	uint32_t other_ids; /* host start of the range every other id maps to */
-	bool layered;       /* a throw-away layer over the image */
-	bool with_init;     /* PID 1 is hutch's init (native runs) */
+	bool layered;	    /* a throw-away layer over the image */
+	bool with_init;	    /* PID 1 is hutch's init (native runs) */
 	bool userns;
 	char *cgroup; /* the sandbox's cgroup path, as cg_open takes it */
-	const char *cgroups_path; /* linux.cgroupsPath in the spec (a child of cgroup for delegates) */
+	const char
+		*cgroups_path; /* linux.cgroupsPath in the spec (a child of cgroup for delegates) */
 	const char *seccomp_json; /* OCI linux.seccomp to write out (delegates), or NULL */
 };
 char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *id,

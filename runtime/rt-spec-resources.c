@@ -119,12 +119,12 @@ static int parse_device(yajl_val d, size_t i, struct cg_device_rule *out, struct
 /* What every container may use whatever its rules say, appended after them (the last
  * matching rule wins), as runc does: podman sends only "deny all" and expects these. */
 static const struct cg_device_rule default_allowed[] = {
-	{ true, 'c', -1, -1, "m" },  { true, 'b', -1, -1, "m" },   /* mknod, not open */
-	{ true, 'c', 1, 3, "rwm" },  { true, 'c', 1, 5, "rwm" },   /* null, zero */
-	{ true, 'c', 1, 7, "rwm" },  { true, 'c', 1, 8, "rwm" },   /* full, random */
-	{ true, 'c', 1, 9, "rwm" },  { true, 'c', 5, 0, "rwm" },   /* urandom, tty */
-	{ true, 'c', 5, 1, "rwm" },  { true, 'c', 5, 2, "rwm" },   /* console, ptmx */
-	{ true, 'c', 136, -1, "rwm" },                              /* pts */
+	{ true, 'c', -1, -1, "m" },    { true, 'b', -1, -1, "m" }, /* mknod, not open */
+	{ true, 'c', 1, 3, "rwm" },    { true, 'c', 1, 5, "rwm" }, /* null, zero */
+	{ true, 'c', 1, 7, "rwm" },    { true, 'c', 1, 8, "rwm" }, /* full, random */
+	{ true, 'c', 1, 9, "rwm" },    { true, 'c', 5, 0, "rwm" }, /* urandom, tty */
+	{ true, 'c', 5, 1, "rwm" },    { true, 'c', 5, 2, "rwm" }, /* console, ptmx */
+	{ true, 'c', 136, -1, "rwm" },				   /* pts */
 };
 
 static int parse_devices(yajl_val res, struct rt_spec *spec, struct hutch_err *err)

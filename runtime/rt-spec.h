@@ -59,9 +59,9 @@ struct rt_process {
 
 struct rt_spec {
 	char *oci_version;
-	char *bundle;    /* absolute */
+	char *bundle;	 /* absolute */
 	char *root_path; /* root.path as given */
-	char *rootfs;    /* absolute, resolved by images/ */
+	char *rootfs;	 /* absolute, resolved by images/ */
 	bool root_readonly;
 	char *hostname, *domainname;
 	struct rt_process process;

@@ -168,9 +168,10 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	    (r = rt_json_string(doc, "hutch_cgroup_path", "hutch_cgroup_path", false,
 				&st->cgroup_path, err)) < 0 ||
 	    (r = rt_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, err)) < 0 ||
-	    (r = rt_json_uint64(doc, "hutch_start_time", "hutch_start_time", NULL, &start,
-				err)) < 0 ||
-	    (r = rt_json_bool(doc, "hutch_poststart", "hutch_poststart", &st->poststart, err)) < 0 ||
+	    (r = rt_json_uint64(doc, "hutch_start_time", "hutch_start_time", NULL, &start, err)) <
+		    0 ||
+	    (r = rt_json_bool(doc, "hutch_poststart", "hutch_poststart", &st->poststart, err)) <
+		    0 ||
 	    (r = rt_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) < 0 ||
 	    (r = rt_json_bool(doc, "hutch_creating", "hutch_creating", &st->creating, err)) < 0) {
 		rt_state_clear(st);

@@ -8,8 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e,
-		 struct hutch_err *err)
+int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e, struct hutch_err *err)
 {
 	struct rt_sync_msg m = { .type = type };
 	if (e)

@@ -26,8 +26,7 @@ static void locked_free(struct locked *l)
 	rt_state_clear(&l->st);
 }
 
-static int open_locked(struct rt_global *g, const char *id, struct locked *l,
-		       struct hutch_err *err)
+static int open_locked(struct rt_global *g, const char *id, struct locked *l, struct hutch_err *err)
 {
 	l->dirfd = -1;
 	memset(&l->st, 0, sizeof(l->st));
@@ -43,7 +42,8 @@ static int release_child(struct locked *l, struct hutch_err *err)
 	if (fifo < 0)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
 	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, l->st.pid, 0);
-	struct pollfd p[2] = { { .fd = fifo, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = fifo, .events = POLLIN },
+			       { .fd = pidfd, .events = POLLIN } };
 	for (;;) {
 		int n = poll(p, pidfd >= 0 ? 2 : 1, -1);
 		if (n < 0 && errno == EINTR)
@@ -98,7 +98,7 @@ int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *er
 }
 
 int rt_verb_start(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
-		      struct hutch_err *err)
+		  struct hutch_err *err)
 {
 	const char *id;
 	(void)o;
@@ -108,7 +108,7 @@ int rt_verb_start(struct rt_global *g, int argc, char **argv, int first, struct 
 }
 
 int rt_verb_state(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
-		      struct hutch_err *err)
+		  struct hutch_err *err)
 {
 	const char *id;
 	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
@@ -130,15 +130,17 @@ static int parse_signal(const char *s, struct hutch_err *err)
 		const char *name;
 		int sig;
 	} sigs[] = {
-		{ "HUP", SIGHUP },   { "INT", SIGINT },   { "QUIT", SIGQUIT }, { "ILL", SIGILL },
-		{ "TRAP", SIGTRAP }, { "ABRT", SIGABRT }, { "IOT", SIGIOT },   { "BUS", SIGBUS },
-		{ "FPE", SIGFPE },   { "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "SEGV", SIGSEGV },
-		{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
-		{ "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD }, { "CONT", SIGCONT },
-		{ "STOP", SIGSTOP }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-		{ "URG", SIGURG },   { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
-		{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "POLL", SIGPOLL },
-		{ "PWR", SIGPWR },   { "SYS", SIGSYS },
+		{ "HUP", SIGHUP },   { "INT", SIGINT },	      { "QUIT", SIGQUIT },
+		{ "ILL", SIGILL },   { "TRAP", SIGTRAP },     { "ABRT", SIGABRT },
+		{ "IOT", SIGIOT },   { "BUS", SIGBUS },	      { "FPE", SIGFPE },
+		{ "KILL", SIGKILL }, { "USR1", SIGUSR1 },     { "SEGV", SIGSEGV },
+		{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE },     { "ALRM", SIGALRM },
+		{ "TERM", SIGTERM }, { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD },
+		{ "CONT", SIGCONT }, { "STOP", SIGSTOP },     { "TSTP", SIGTSTP },
+		{ "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },     { "URG", SIGURG },
+		{ "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },     { "VTALRM", SIGVTALRM },
+		{ "PROF", SIGPROF }, { "WINCH", SIGWINCH },   { "IO", SIGIO },
+		{ "POLL", SIGPOLL }, { "PWR", SIGPWR },	      { "SYS", SIGSYS },
 	};
 	int64_t n;
 	if (hutch_parse_i64(s, &n) == 0) {
@@ -162,7 +164,7 @@ static int parse_signal(const char *s, struct hutch_err *err)
 }
 
 int rt_verb_kill(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
-		     struct hutch_err *err)
+		 struct hutch_err *err)
 {
 	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
 	int n = argc - first;
@@ -238,10 +240,9 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 }
 
 int rt_verb_delete(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
-		       struct hutch_err *err)
+		   struct hutch_err *err)
 {
 	const char *id;
 	TRY(rt_one_id(argc, argv, first, &id, err));
 	return rt_container_delete(g, id, rt_opt(o, 1, "force") != NULL, err);
 }
-

@@ -48,14 +48,14 @@ struct rt_verb {
 	int (*run)(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *opts,
 		   struct hutch_err *err);
 	int fail_status; /* exit status when run fails; 0 means 1 */
-	bool raw_args;   /* the verb parses its own arguments */
+	bool raw_args;	 /* the verb parses its own arguments */
 	void (*help)(int fd);
 };
 const struct rt_verb *rt_verb_find(const char *name);
 void rt_verb_help(const struct rt_verb *v, int fd);
 void rt_main_help(int fd);
 #define RT_VERB_FN(name)                                                                           \
-	int rt_verb_##name(struct rt_global *g, int argc, char **argv, int first,              \
+	int rt_verb_##name(struct rt_global *g, int argc, char **argv, int first,                  \
 			   struct rt_opt *opts, struct hutch_err *err)
 RT_VERB_FN(spec);
 RT_VERB_FN(create);
@@ -80,9 +80,9 @@ struct rt_state {
 	pid_t pid;
 	uint64_t start_time;
 	char *cgroup_path; /* as given to cg_create */
-	bool poststart;    /* the bundle has poststart hooks (start re-reads it only then) */
-	bool poststop;     /* the bundle has poststop hooks */
-	bool creating;     /* create has not finished */
+	bool poststart;	   /* the bundle has poststart hooks (start re-reads it only then) */
+	bool poststop;	   /* the bundle has poststop hooks */
+	bool creating;	   /* create has not finished */
 	struct cg_kv *annotations;
 	size_t n_annotations;
 };
@@ -121,8 +121,9 @@ struct rt_create_opts {
 	bool no_pivot;
 	bool no_new_keyring;
 	bool foreground; /* `run` without -d: the caller relays the terminal and waits */
-	struct rt_spec *spec; /* already parsed (sandbox): used instead of the bundle's, not freed */
-	int init_fd;          /* >= 0: PID 1 is hutch's init, reporting the command's status here */
+	struct rt_spec
+		*spec; /* already parsed (sandbox): used instead of the bundle's, not freed */
+	int init_fd;   /* >= 0: PID 1 is hutch's init, reporting the command's status here */
 };
 
 struct rt_created {
@@ -131,11 +132,10 @@ struct rt_created {
 	int pty_master; /* foreground run with terminal: the master to relay, else -1 */
 };
 
-int rt_container_create(struct rt_global *g, const struct rt_create_opts *o,
-			struct rt_created *out, struct hutch_err *err);
-int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *err);
-int rt_container_delete(struct rt_global *g, const char *id, bool force,
+int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, struct rt_created *out,
 			struct hutch_err *err);
+int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *err);
+int rt_container_delete(struct rt_global *g, const char *id, bool force, struct hutch_err *err);
 
 /* ---- the child (rt-child.c): runs between clone and execve ---- */
 
@@ -143,20 +143,20 @@ struct rt_child {
 	const struct rt_spec *spec;
 	const struct rt_create_opts *opts;
 	int sync_fd;
-	int fifo_fd;        /* O_PATH of exec.fifo: opening it for writing blocks until start */
-	int console_fd;     /* connected --console-socket, or -1 */
+	int fifo_fd;	/* O_PATH of exec.fifo: opening it for writing blocks until start */
+	int console_fd; /* connected --console-socket, or -1 */
 	const struct sc_filter *filter;
-	bool send_pty;      /* foreground run: send the pty master to the parent */
-	bool hooks_sync;    /* parent runs prestart/createRuntime hooks mid-setup */
-	uint32_t new_ns;    /* CLONE_NEW* created for this container */
+	bool send_pty;	 /* foreground run: send the pty master to the parent */
+	bool hooks_sync; /* parent runs prestart/createRuntime hooks mid-setup */
+	uint32_t new_ns; /* CLONE_NEW* created for this container */
+	int memcg_fd;	 /* v1: memory cgroup.procs, joined just before execve; else -1 */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 /* Pieces of the child's setup that `exec` shares. */
 int rt_enter_cwd(const char *cwd, struct hutch_err *err);
 /* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)
  * or "permission denied" (126), the texts container clients map to exit codes. */
-int rt_find_executable(const struct rt_process *p, char *out, size_t len,
-		       struct hutch_err *err);
+int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err);
 /* seccomp, capabilities and no_new_privs in the order that lets each one work. */
 int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
 		       struct hutch_err *err);
@@ -166,7 +166,7 @@ void rt_reset_signals(void);
 
 enum rt_sync_type {
 	RT_SYNC_GO = 1, /* parent -> child: id maps written, cgroup joined */
-	RT_SYNC_HOOKS,  /* child -> parent: mounts done; run prestart/createRuntime */
+	RT_SYNC_HOOKS,	/* child -> parent: mounts done; run prestart/createRuntime */
 	RT_SYNC_HOOKS_DONE,
 	RT_SYNC_PTY,   /* child -> parent: the pty master follows as SCM_RIGHTS */
 	RT_SYNC_READY, /* child -> parent: set up, waiting for start */
@@ -178,8 +178,7 @@ struct rt_sync_msg {
 	struct hutch_err err;
 };
 
-int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e,
-		 struct hutch_err *err);
+int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e, struct hutch_err *err);
 int rt_sync_recv(int fd, struct rt_sync_msg *msg, struct hutch_err *err);
 int rt_sync_expect(int fd, enum rt_sync_type type, struct hutch_err *err);
 

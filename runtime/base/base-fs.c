@@ -75,7 +75,8 @@ int hutch_read_file_at(int dirfd, const char *path, size_t max, char **out, size
 	for (;;) {
 		if (used == cap) {
 			if (cap >= max)
-				return hutch_fail(err, EFBIG, "%s: larger than %zu bytes", path, max);
+				return hutch_fail(err, EFBIG, "%s: larger than %zu bytes", path,
+						  max);
 			cap = cap * 2 > max ? max : cap * 2;
 			buf = hutch_xrealloc(buf, cap + 1);
 		}
@@ -117,8 +118,7 @@ int hutch_write_atomic_at(int dirfd, const char *name, const void *buf, size_t l
 	return 0;
 }
 
-int hutch_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
-		       struct hutch_err *err)
+int hutch_open_in_root(int rootfd, const char *path, int flags, mode_t mode, struct hutch_err *err)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
@@ -196,9 +196,11 @@ static int mkdir_walk(int rootfd, const char *path, mode_t mode, int depth, stru
 			target[n] = '\0';
 			done[l] = '\0';
 			int w = snprintf(joined, sizeof(joined), "%s/%s/%s",
-					 target[0] == '/' ? "" : done, target, slash ? slash + 1 : "");
+					 target[0] == '/' ? "" : done, target,
+					 slash ? slash + 1 : "");
 			if (w < 0 || (size_t)w >= PATH_MAX)
-				return hutch_fail(err, ENAMETOOLONG, "mkdir %s: path too long", path);
+				return hutch_fail(err, ENAMETOOLONG, "mkdir %s: path too long",
+						  path);
 			return mkdir_walk(rootfd, joined, mode, depth + 1, err);
 		}
 		if (next < 0)

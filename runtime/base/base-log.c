@@ -50,10 +50,12 @@ static void write_json(const char *level, const char *msg)
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	json_escape(esc, sizeof(esc), msg);
-	int n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s.%09ldZ\"}\n",
-			 level, esc, ts, now.tv_nsec);
+	int n = snprintf(line, sizeof(line),
+			 "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s.%09ldZ\"}\n", level, esc,
+			 ts, now.tv_nsec);
 	if (n > 0)
-		hutch_write_all(log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		hutch_write_all(log_fd, line,
+				(size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 void hutch_log(enum hutch_log_level lvl, const char *fmt, ...)

@@ -17,8 +17,8 @@
 
 /* Fixed-size so it survives clone and crosses the sync socket in one write. */
 struct hutch_err {
-	int code;     /* positive errno, 0 when unset */
-	int status;   /* exit status hint for callers (126/127), 0 when none */
+	int code;   /* positive errno, 0 when unset */
+	int status; /* exit status hint for callers (126/127), 0 when none */
 	char msg[512];
 };
 
@@ -80,7 +80,8 @@ char *hutch_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* Logging: only main decides where it goes. Warnings print as "hutch: warning: ...". */
 enum hutch_log_level { HUTCH_LOG_ERROR, HUTCH_LOG_WARN, HUTCH_LOG_DEBUG };
 void hutch_log_setup(int fd, bool json, bool debug);
-void hutch_log(enum hutch_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hutch_log(enum hutch_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 #define hutch_warn(...) hutch_log(HUTCH_LOG_WARN, __VA_ARGS__)
 #define hutch_debug(...) hutch_log(HUTCH_LOG_DEBUG, __VA_ARGS__)
 
@@ -101,8 +102,7 @@ ssize_t hutch_read_all(int fd, void *buf, size_t len);
  * Resolve path inside the tree rooted at rootfd, never escaping it (openat2 RESOLVE_IN_ROOT,
  * symlinks resolved as if rootfd were /). flags are open(2) flags.
  */
-int hutch_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
-		       struct hutch_err *err);
+int hutch_open_in_root(int rootfd, const char *path, int flags, mode_t mode, struct hutch_err *err);
 /* mkdir -p inside rootfd, each component resolved in the root; returns an O_PATH fd to it. */
 int hutch_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct hutch_err *err);
 /* "/proc/self/fd/N" for mount(2) calls that must act on an fd we resolved ourselves. */

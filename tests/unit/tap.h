@@ -11,7 +11,7 @@ static int tap_n, tap_failed;
 
 #define ok(cond, ...)                                                                              \
 	do {                                                                                       \
-		bool tap_ok_ = (cond); /* evaluated once: it may have side effects */             \
+		bool tap_ok_ = (cond); /* evaluated once: it may have side effects */              \
 		tap_n++;                                                                           \
 		if (!tap_ok_)                                                                      \
 			tap_failed++;                                                              \
@@ -19,7 +19,7 @@ static int tap_n, tap_failed;
 		printf(__VA_ARGS__);                                                               \
 		printf("\n");                                                                      \
 		if (!tap_ok_)                                                                      \
-			printf("#   failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);              \
+			printf("#   failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);            \
 	} while (0)
 
 #define is_str(a, b, ...) ok((a) && (b) && strcmp((a), (b)) == 0, __VA_ARGS__)
