@@ -185,18 +185,50 @@ int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct
 /* seccomp needs CAP_SYS_ADMIN unless no_new_privs is set, so without noNewPrivileges it is
  * loaded before the capability drop; with it, as late as possible. The user was switched
  * at create (keeping capabilities), so the executable was checked as that user. */
-int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
-		       struct hutch_err *err)
+static int load_filter(const struct sc_filter *filter, int *notify_fd, struct hutch_err *err)
+{
+	if (!sc_filter_needs_listener(filter))
+		return sc_load(filter, err);
+	if (!notify_fd)
+		return hutch_fail(err, ENOTSUP,
+				  "linux.seccomp: SCMP_ACT_NOTIFY is not supported here");
+	return sc_load_listener(filter, notify_fd, err);
+}
+
+int rt_drop_privileges_fd(const struct rt_process *p, const struct sc_filter *filter,
+			  int *notify_fd, struct hutch_err *err)
 {
 	if (filter && !p->no_new_privs)
-		TRY(sc_load(filter, err));
+		TRY(load_filter(filter, notify_fd, err));
 	if (p->has_caps)
 		TRY(ns_apply_caps(&p->caps, err));
 	if (p->no_new_privs)
 		TRY(ns_set_no_new_privs(err));
 	if (filter && p->no_new_privs)
-		TRY(sc_load(filter, err));
+		TRY(load_filter(filter, notify_fd, err));
 	return 0;
+}
+
+int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
+		       struct hutch_err *err)
+{
+	return rt_drop_privileges_fd(p, filter, NULL, err);
+}
+
+/* A seccomp listener gets its fd at create, as runc does: the filter is loaded before READY
+ * and the notify fd handed to the parent, which passes it on to listenerPath. */
+static int early_filter(struct rt_child *c, struct hutch_err *err)
+{
+	int nfd = -1;
+	if (!c->filter || !sc_filter_needs_listener(c->filter))
+		return 0;
+	TRY(rt_drop_privileges_fd(&c->spec->process, c->filter, &nfd, err));
+	c->dropped = true;
+	int r = rt_sync_send(c->sync_fd, RT_SYNC_SECCOMP, NULL, err);
+	if (r >= 0)
+		r = ns_send_fd(c->sync_fd, nfd, "seccompFd", err);
+	close(nfd);
+	return r;
 }
 
 /* Blocks until `hutch start` opens exec.fifo, runs startContainer hooks, drops the last
@@ -211,7 +243,7 @@ static int wait_for_start(const struct rt_child *c, const char *state, struct hu
 	close(c->fifo_fd);
 	struct hutch_err e = { 0 };
 	int r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &e);
-	if (r >= 0)
+	if (r >= 0 && !c->dropped)
 		r = rt_drop_privileges(&c->spec->process, c->filter, &e);
 	if (r >= 0 && c->memcg_fd >= 0) { /* last: only write, close and execve remain */
 		if (write(c->memcg_fd, "0", 1) < 0)
@@ -284,6 +316,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(ns_switch_user(&p->user, err));	       /* keeps capabilities */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);	       /* reset by the uid change */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
+	TRY(early_filter(c, err));		       /* only with a seccomp listener */
 	return 0;
 }
 

@@ -243,6 +243,18 @@ static int run_parent_hooks(struct create_ctx *x, enum rt_hook_kind a, enum rt_h
 	return rt_hooks_run(&x->spec->hooks[b], hook_names[b], state, err);
 }
 
+/* The seccomp notify fd goes to linux.seccomp.listenerPath with the container's state. */
+static int pass_notify_fd(struct create_ctx *x, struct hutch_err *err)
+{
+	_cleanup_close_ int fd = ns_recv_fd(x->sync[0], err);
+	if (fd < 0)
+		return fd;
+	size_t len;
+	_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
+	return sc_send_to_listener(x->spec->seccomp.listener_path, fd, state,
+				   x->spec->seccomp.listener_metadata, err);
+}
+
 /* The parent's side of the conversation with the child, until it is ready to exec. */
 static int converse(struct create_ctx *x, struct hutch_err *err)
 {
@@ -277,6 +289,9 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 			x->pty_master = ns_recv_fd(x->sync[0], err);
 			if (x->pty_master < 0)
 				return x->pty_master;
+			break;
+		case RT_SYNC_SECCOMP:
+			TRY(pass_notify_fd(x, err));
 			break;
 		case RT_SYNC_READY:
 			return 0;

@@ -40,8 +40,9 @@ static void gen_caps(yajl_gen g)
 static void gen_seccomp(yajl_gen g)
 {
 	static const char *const actions[] = {
-		"SCMP_ACT_ALLOW",	"SCMP_ACT_ERRNO", "SCMP_ACT_KILL",  "SCMP_ACT_KILL_PROCESS",
-		"SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",	  "SCMP_ACT_TRACE", "SCMP_ACT_TRAP",
+		"SCMP_ACT_ALLOW",	 "SCMP_ACT_ERRNO",	 "SCMP_ACT_KILL",
+		"SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
+		"SCMP_ACT_NOTIFY",	 "SCMP_ACT_TRACE",	 "SCMP_ACT_TRAP",
 	};
 	static const char *const ops[] = { "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",
 					   "SCMP_CMP_LE", "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ",
@@ -49,7 +50,8 @@ static void gen_seccomp(yajl_gen g)
 	static const char *const archs[] = { "SCMP_ARCH_X86", "SCMP_ARCH_X86_64", "SCMP_ARCH_X32" };
 	static const char *const flags[] = { "SECCOMP_FILTER_FLAG_LOG",
 					     "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
-					     "SECCOMP_FILTER_FLAG_TSYNC" };
+					     "SECCOMP_FILTER_FLAG_TSYNC",
+					     "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV" };
 	rt_gen_str(g, "seccomp");
 	yajl_gen_map_open(g);
 	rt_gen_str(g, "enabled");

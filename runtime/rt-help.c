@@ -30,6 +30,7 @@ static struct rt_opt run_opts[] = {
 static struct rt_opt spec_opts[] = {
 	{ "bundle", 'b', true, "write config.json into this directory", NULL },
 	{ "rootless", 0, false, "a spec for running without root (user namespace)", NULL },
+	{ "seccomp", 0, false, "include hutch's default seccomp profile", NULL },
 };
 static struct rt_opt kill_opts[] = {
 	{ "all", 'a', false, "signal every process in the container's cgroup", NULL },

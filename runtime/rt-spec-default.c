@@ -183,7 +183,7 @@ static void gen_namespaces(yajl_gen g, bool rootless)
 	yajl_gen_array_close(g);
 }
 
-static void gen_linux(yajl_gen g, bool rootless)
+static void gen_linux(yajl_gen g, bool rootless, yajl_val seccomp)
 {
 	rt_gen_str(g, "linux");
 	yajl_gen_map_open(g);
@@ -197,10 +197,14 @@ static void gen_linux(yajl_gen g, bool rootless)
 	gen_namespaces(g, rootless);
 	gen_strv(g, "maskedPaths", default_masked, NULL);
 	gen_strv(g, "readonlyPaths", default_readonly, NULL);
+	if (seccomp) {
+		rt_gen_str(g, "seccomp");
+		rt_gen_value(g, seccomp);
+	}
 	yajl_gen_map_close(g);
 }
 
-char *rt_spec_default_json(bool rootless)
+char *rt_spec_default_json(bool rootless, yajl_val seccomp)
 {
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 
@@ -219,7 +223,7 @@ char *rt_spec_default_json(bool rootless)
 	yajl_gen_map_close(g);
 	rt_gen_kv(g, "hostname", "hutch");
 	gen_mounts(g, rootless);
-	gen_linux(g, rootless);
+	gen_linux(g, rootless, seccomp);
 	yajl_gen_map_close(g);
 	return rt_gen_finish(g, NULL);
 }

@@ -5,16 +5,27 @@
  * console socket we relay between our own terminal and the container's pty.
  */
 #include "rt.h"
+#include "rt-json.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+/* runc's default capabilities (AUDIT_WRITE, KILL, NET_BIND_SERVICE): the default profile's
+ * capability-conditional rules are resolved against them. */
+#define SPEC_CAPS ((1ULL << 29) | (1ULL << 5) | (1ULL << 10))
+
 RT_VERB_FN(spec)
 {
-	const char *bundle = rt_opt(opts, 2, "bundle");
-	bool rootless = rt_opt(opts, 2, "rootless") != NULL;
+	const char *bundle = rt_opt(opts, 3, "bundle");
+	bool rootless = rt_opt(opts, 3, "rootless") != NULL;
+	_cleanup_free_ char *sc_text = NULL;
+	_cleanup_json_ yajl_val sc = NULL;
+	if (rt_opt(opts, 3, "seccomp")) {
+		TRY(sc_default_profile_oci(SPEC_CAPS, &sc_text, err));
+		TRY(rt_json_parse(sc_text, "default seccomp profile", &sc, err));
+	}
 	if (argc - first != 0)
 		return hutch_fail(err, EINVAL, "spec: takes no arguments");
 	(void)g, (void)argv;
@@ -23,7 +34,7 @@ RT_VERB_FN(spec)
 		return hutch_fail_errno(err, errno, "spec: bundle %s", bundle ? bundle : ".");
 	if (faccessat(dfd, "config.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return hutch_fail(err, EEXIST, "spec: config.json already exists");
-	_cleanup_free_ char *json = rt_spec_default_json(rootless);
+	_cleanup_free_ char *json = rt_spec_default_json(rootless, sc);
 	return hutch_write_atomic_at(dfd, "config.json", json, strlen(json), 0644, err);
 }
 

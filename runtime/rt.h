@@ -150,6 +150,7 @@ struct rt_child {
 	bool hooks_sync; /* parent runs prestart/createRuntime hooks mid-setup */
 	uint32_t new_ns; /* CLONE_NEW* created for this container */
 	int memcg_fd;	 /* v1: memory cgroup.procs, joined just before execve; else -1 */
+	bool dropped;	 /* privileges already dropped (a seccomp listener needs it early) */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 /* Pieces of the child's setup that `exec` shares. */
@@ -160,6 +161,10 @@ int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct
 /* seccomp, capabilities and no_new_privs in the order that lets each one work. */
 int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
 		       struct hutch_err *err);
+/* The same; a filter with NOTIFY rules is loaded with a listener whose fd goes to notify_fd
+ * (NULL: such a filter is refused). */
+int rt_drop_privileges_fd(const struct rt_process *p, const struct sc_filter *filter,
+			  int *notify_fd, struct hutch_err *err);
 void rt_reset_signals(void);
 
 /* ---- parent/child sync (rt-sync.c) ---- */
@@ -168,9 +173,10 @@ enum rt_sync_type {
 	RT_SYNC_GO = 1, /* parent -> child: id maps written, cgroup joined */
 	RT_SYNC_HOOKS,	/* child -> parent: mounts done; run prestart/createRuntime */
 	RT_SYNC_HOOKS_DONE,
-	RT_SYNC_PTY,   /* child -> parent: the pty master follows as SCM_RIGHTS */
-	RT_SYNC_READY, /* child -> parent: set up, waiting for start */
-	RT_SYNC_ERROR, /* child -> parent: err follows */
+	RT_SYNC_PTY,	 /* child -> parent: the pty master follows as SCM_RIGHTS */
+	RT_SYNC_READY,	 /* child -> parent: set up, waiting for start */
+	RT_SYNC_ERROR,	 /* child -> parent: err follows */
+	RT_SYNC_SECCOMP, /* child -> parent: the seccomp notify fd follows as SCM_RIGHTS */
 };
 
 struct rt_sync_msg {

@@ -163,7 +163,7 @@ static void test_default(void)
 {
 	struct hutch_err err;
 	_cleanup_free_ char *expect = hutch_xasprintf("%s/rootfs", bundle);
-	_cleanup_free_ char *json = rt_spec_default_json(false);
+	_cleanup_free_ char *json = rt_spec_default_json(false, NULL);
 
 	ok(json != NULL, "default spec generated");
 	struct rt_spec *s = parse(json, bundle, &err);
@@ -190,7 +190,7 @@ static void test_default(void)
 static void test_rootless(void)
 {
 	struct hutch_err err;
-	_cleanup_free_ char *json = rt_spec_default_json(true);
+	_cleanup_free_ char *json = rt_spec_default_json(true, NULL);
 
 	struct rt_spec *s = parse(json, bundle, &err);
 	ok(s != NULL, "rootless spec parses: %s", err.msg);
@@ -374,7 +374,7 @@ static void test_load(void)
 	struct hutch_err err;
 	struct rt_spec *s = NULL;
 	char path[PATH_MAX + 16];
-	_cleanup_free_ char *json = rt_spec_default_json(false);
+	_cleanup_free_ char *json = rt_spec_default_json(false, NULL);
 
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
 	FILE *f = fopen(path, "w");
