@@ -81,7 +81,7 @@ static int check_options(const struct create_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
-static int connect_console(const char *path, struct hutch_err *err)
+int rt_connect_console(const char *path, struct hutch_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -132,7 +132,7 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	if (x->spec->has_seccomp)
 		TRY(sc_compile(&x->spec->seccomp, &x->filter, err));
 	if (x->o->console_socket) {
-		x->console_fd = connect_console(x->o->console_socket, err);
+		x->console_fd = rt_connect_console(x->o->console_socket, err);
 		if (x->console_fd < 0)
 			return x->console_fd;
 	}
@@ -304,7 +304,7 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 	}
 }
 
-static int write_pid_file(const char *path, pid_t pid, struct hutch_err *err)
+int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err)
 {
 	char buf[32], dir[4096];
 	int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
@@ -368,7 +368,7 @@ int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, str
 	if (o->spec)
 		x.spec = o->spec;
 	if ((r = prepare(&x, err)) < 0 || (r = spawn(&x, err)) < 0 || (r = converse(&x, err)) < 0 ||
-	    (o->pid_file && (r = write_pid_file(o->pid_file, x.pid, err)) < 0))
+	    (o->pid_file && (r = rt_write_pid_file(o->pid_file, x.pid, err)) < 0))
 		goto fail;
 	x.st.creating = false;
 	if ((r = rt_state_save(x.dirfd, &x.st, err)) < 0)

@@ -107,41 +107,6 @@ void rt_exec_target_free(struct rt_exec_target *t)
 	*t = (struct rt_exec_target){ 0 };
 }
 
-/* ---- helpers create can share ---- */
-
-int rt_connect_console(const char *path, struct hutch_err *err)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return hutch_fail(err, ENAMETOOLONG, "--console-socket %s: path too long", path);
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return hutch_fail_errno(err, errno, "--console-socket: socket");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-		close(fd);
-		return hutch_fail_errno(err, e, "--console-socket %s", path);
-	}
-	return fd;
-}
-
-int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err)
-{
-	char buf[32];
-	int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
-	_cleanup_free_ char *dir = hutch_xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	const char *name = slash ? slash + 1 : dir;
-	if (slash)
-		*slash = '\0';
-	const char *parent = !slash ? "." : *dir ? dir : "/";
-	_cleanup_close_ int dfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return hutch_fail_errno(err, errno, "--pid-file %s", path);
-	int r = hutch_write_atomic_at(dfd, name, buf, (size_t)n, 0644, err);
-	return r < 0 ? hutch_err_prefix(err, "--pid-file: ") : 0;
-}
 
 /* ---- the child ---- */
 

@@ -143,56 +143,7 @@ bool sc_arch_known(const char *name)
 	return sc_arch_token(name, &token) == 0;
 }
 
-/* Only the capabilities up to CAP_CHECKPOINT_RESTORE (Linux 5.9); index = number. */
-static const char *const caps[] = {
-	"CAP_CHOWN",
-	"CAP_DAC_OVERRIDE",
-	"CAP_DAC_READ_SEARCH",
-	"CAP_FOWNER",
-	"CAP_FSETID",
-	"CAP_KILL",
-	"CAP_SETGID",
-	"CAP_SETUID",
-	"CAP_SETPCAP",
-	"CAP_LINUX_IMMUTABLE",
-	"CAP_NET_BIND_SERVICE",
-	"CAP_NET_BROADCAST",
-	"CAP_NET_ADMIN",
-	"CAP_NET_RAW",
-	"CAP_IPC_LOCK",
-	"CAP_IPC_OWNER",
-	"CAP_SYS_MODULE",
-	"CAP_SYS_RAWIO",
-	"CAP_SYS_CHROOT",
-	"CAP_SYS_PTRACE",
-	"CAP_SYS_PACCT",
-	"CAP_SYS_ADMIN",
-	"CAP_SYS_BOOT",
-	"CAP_SYS_NICE",
-	"CAP_SYS_RESOURCE",
-	"CAP_SYS_TIME",
-	"CAP_SYS_TTY_CONFIG",
-	"CAP_MKNOD",
-	"CAP_LEASE",
-	"CAP_AUDIT_WRITE",
-	"CAP_AUDIT_CONTROL",
-	"CAP_SETFCAP",
-	"CAP_MAC_OVERRIDE",
-	"CAP_MAC_ADMIN",
-	"CAP_SYSLOG",
-	"CAP_WAKE_ALARM",
-	"CAP_BLOCK_SUSPEND",
-	"CAP_AUDIT_READ",
-	"CAP_PERFMON",
-	"CAP_BPF",
-	"CAP_CHECKPOINT_RESTORE",
-};
-_Static_assert(ARRAY_SIZE(caps) == CAP_CHECKPOINT_RESTORE + 1, "capability table");
-
 int sc_cap_from_name(const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(caps); i++)
-		if (strcmp(name, caps[i]) == 0)
-			return (int)i;
-	return -EINVAL;
+	return hutch_cap_from_name(name);
 }

@@ -118,6 +118,11 @@ int hutch_close_fds_from(int from, const int *keep, size_t n_keep);
 void hutch_proctitle_init(int argc, char **argv);
 void hutch_set_proctitle(const char *title);
 
+/* Capability names: "CAP_SYS_ADMIN" (any case) <-> 21. */
+#define HUTCH_CAP_LAST_KNOWN 40 /* CAP_CHECKPOINT_RESTORE, Linux 5.9 */
+int hutch_cap_from_name(const char *name);
+const char *hutch_cap_name(int cap);
+
 /* Strings. */
 bool hutch_str_has_prefix(const char *s, const char *prefix);
 int hutch_parse_u64(const char *s, uint64_t *out);

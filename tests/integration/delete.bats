@@ -68,7 +68,7 @@ load helpers
 
 @test "delete --force: kills every process of a container without a pid namespace" {
 	remove_ns pid
-	set_args sh -c 'sleep 100 <&0 & sleep 100 <&0 & echo started; wait'
+	set_args sh -c 'sleep 100 & sleep 100 & echo started; wait'
 	run_bg run -d "$ID"
 	wait_for_output "$ID" started
 	run hutch delete --force "$ID"
@@ -78,7 +78,7 @@ load helpers
 
 @test "delete --force: of a container whose init exited, leaving children behind" {
 	remove_ns pid
-	set_args sh -c 'sleep 100 <&0 & echo started'
+	set_args sh -c 'sleep 100 & echo started'
 	run_bg run -d "$ID"
 	wait_for_output "$ID" started
 	wait_for_state "$ID" stopped

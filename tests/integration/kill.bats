@@ -70,7 +70,7 @@ start_trapper() {
 
 @test "kill --all: signals every process of a container without a pid namespace" {
 	remove_ns pid
-	set_args sh -c 'sleep 100 <&0 & sleep 100 <&0 & echo started; wait'
+	set_args sh -c 'sleep 100 & sleep 100 & echo started; wait'
 	run_bg run -d "$ID"
 	check_status 0
 	wait_for_output "$ID" started

@@ -47,7 +47,7 @@ if [ ${#files[@]} -eq 0 ]; then
 	exit 2
 fi
 
-args=(--tap --print-output-on-failure)
+args=(--tap --print-output-on-failure --timing)
 [ -n "${HUTCH_TESTS_FILTER:-}" ] && args+=(--filter "$HUTCH_TESTS_FILTER")
 
 export HUTCH=$(readlink -f "$HUTCH")
