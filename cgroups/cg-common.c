@@ -81,3 +81,15 @@ int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err)
 	}
 	return -ENOENT;
 }
+
+size_t cg_hierarchy_dirs(const struct cg *cg, const char **names, const char **dirs, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; !cg->v2 && i < cg->n && n < max; i++) {
+		if (!cg->h[i].dir || !*cg->h[i].name)
+			continue;
+		names[n] = cg->h[i].name;
+		dirs[n++] = cg->h[i].dir;
+	}
+	return n;
+}

@@ -136,6 +136,10 @@ int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hut
  * itself later ("0" = the writer); -ENOENT on v2 or when that controller is not mounted. */
 int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err);
 
+/* v1: each hierarchy's controller list ("memory", "cpu,cpuacct", "name=systemd") and the
+ * container's directory in it; 0 on v2. The strings belong to cg. */
+size_t cg_hierarchy_dirs(const struct cg *cg, const char **names, const char **dirs, size_t max);
+
 /* True on a pure cgroup v2 host (cgroup2 mounted at /sys/fs/cgroup). */
 bool cg_is_v2(void);
 

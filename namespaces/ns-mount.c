@@ -472,8 +472,16 @@ static int mount_cgroup2(int rootfd, const char *dest, const char *host, unsigne
 	return bind_host(rootfd, host, dest, false, flags, 0, err);
 }
 
+static const char *own_dir(const struct ns_rootfs *cfg, const char *ctrls)
+{
+	for (size_t i = 0; cfg && i < cfg->n_cgroup_dirs; i++)
+		if (!strcmp(cfg->cgroup_dirs[i].name, ctrls))
+			return cfg->cgroup_dirs[i].host_dir;
+	return NULL;
+}
+
 static int mount_hierarchy(int rootfd, const char *dest, int top, const char *ctrls,
-			   unsigned long flags, struct hutch_err *err)
+			   unsigned long flags, const char *own, struct hutch_err *err)
 {
 	const char *dir = hutch_str_has_prefix(ctrls, "name=") ? ctrls + 5 : ctrls;
 	if (!*dir || strchr(dir, '/') || strcmp(dir, "..") == 0 || strcmp(dir, ".") == 0)
@@ -484,7 +492,12 @@ static int mount_hierarchy(int rootfd, const char *dest, int top, const char *ct
 	if (sub < 0)
 		return hutch_fail_errno(err, errno, "open %s", dir);
 	char p[HUTCH_FD_PATH_MAX];
-	if (mount("cgroup", hutch_fd_path(sub, p), "cgroup", flags, ctrls) < 0) {
+	if (own) {
+		_cleanup_free_ char *d = hutch_xasprintf("%s/%s", dest, dir);
+		int r = bind_host(rootfd, own, d, false, flags, 0, err);
+		if (r < 0)
+			return r;
+	} else if (mount("cgroup", hutch_fd_path(sub, p), "cgroup", flags, ctrls) < 0) {
 		if (errno != EPERM && errno != EBUSY)
 			return hutch_fail_errno(err, errno, "mount cgroup %s", ctrls);
 		_cleanup_free_ char *host = hutch_xasprintf("/sys/fs/cgroup/%s", dir);
@@ -505,7 +518,8 @@ static int mount_hierarchy(int rootfd, const char *dest, int top, const char *ct
 }
 
 /* v1 or hybrid host: a tmpfs with one cgroup mount per hierarchy this process belongs to. */
-static int mount_cgroup1(int rootfd, const struct ns_mount *m, struct hutch_err *err)
+static int mount_cgroup1(int rootfd, const struct ns_mount *m, const struct ns_rootfs *cfg,
+			 struct hutch_err *err)
 {
 	_cleanup_close_ int dir = hutch_mkdir_in_root(rootfd, m->destination, 0755, err);
 	if (dir < 0)
@@ -527,7 +541,8 @@ static int mount_cgroup1(int rootfd, const struct ns_mount *m, struct hutch_err 
 		if (!end || end == ctrls + 1) /* "0::/path" is the unified hierarchy */
 			continue;
 		*end = '\0';
-		r = mount_hierarchy(rootfd, m->destination, top, ctrls + 1, m->flags, err);
+		r = mount_hierarchy(rootfd, m->destination, top, ctrls + 1, m->flags,
+				    own_dir(cfg, ctrls + 1), err);
 	}
 	if (r >= 0 && host_fs_is("/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC)) {
 		_cleanup_free_ char *d = hutch_xasprintf("%s/unified", m->destination);
@@ -540,11 +555,12 @@ static int mount_cgroup1(int rootfd, const struct ns_mount *m, struct hutch_err 
 	return r;
 }
 
-static int mount_cgroup(int rootfd, const struct ns_mount *m, struct hutch_err *err)
+static int mount_cgroup(int rootfd, const struct ns_mount *m, const struct ns_rootfs *cfg,
+			struct hutch_err *err)
 {
 	bool v2 = host_fs_is("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC);
 	if (!v2 && type_is(m, "cgroup"))
-		return mount_cgroup1(rootfd, m, err);
+		return mount_cgroup1(rootfd, m, cfg, err);
 	/* Asked for cgroup2 explicitly on a hybrid host: its unified hierarchy. */
 	const char *host = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified";
 	int r = mount_cgroup2(rootfd, m->destination, host, m->flags, err);
@@ -556,7 +572,8 @@ static int mount_cgroup(int rootfd, const struct ns_mount *m, struct hutch_err *
 	return set_propagation(top, m->propagation, err);
 }
 
-static int mount_one(int rootfd, const struct ns_mount *m, struct hutch_err *err)
+static int mount_one(int rootfd, const struct ns_mount *m, const struct ns_rootfs *cfg,
+		     struct hutch_err *err)
 {
 	if (!m->destination || m->destination[0] != '/')
 		return hutch_fail(err, EINVAL, "destination must be an absolute path");
@@ -582,7 +599,7 @@ static int mount_one(int rootfd, const struct ns_mount *m, struct hutch_err *err
 	if (!m->type || !*m->type)
 		return hutch_fail(err, EINVAL, "mount without a type");
 	if (type_is(m, "cgroup") || type_is(m, "cgroup2"))
-		return mount_cgroup(rootfd, m, err);
+		return mount_cgroup(rootfd, m, cfg, err);
 	int r = mount_fs(rootfd, m, err);
 	if (r == -EPERM && type_is(m, "sysfs")) {
 		/* A user namespace without its own network namespace may not mount sysfs. */
@@ -613,7 +630,7 @@ int ns_mount_rootfs(const struct ns_rootfs *cfg, struct hutch_err *err)
 	bool dev_bound = false;
 	for (size_t i = 0; i < cfg->n_mounts; i++) {
 		const struct ns_mount *m = &cfg->mounts[i];
-		int r = mount_one(rootfd, m, err);
+		int r = mount_one(rootfd, m, cfg, err);
 		if (r < 0)
 			return hutch_err_prefix(err, "mount %s: ", m->destination);
 		if (is_bind(m) && dest_is(m->destination, "dev"))

@@ -41,6 +41,15 @@ struct ns_device {
 	gid_t gid;
 };
 
+/* v1: the container's own cgroup directory in one hierarchy, bind-mounted (read-only when the
+ * mount is) in place of a fresh cgroup mount, so the container sees its own cgroup as the
+ * root whatever its cgroup namespace, as runc does. */
+struct ns_cgroup_dir {
+	const char
+		*name; /* as /proc/self/cgroup lists it: "memory", "cpu,cpuacct", "name=systemd" */
+	const char *host_dir; /* absolute */
+};
+
 struct ns_rootfs {
 	const char *rootfs;	   /* host path of the container's root */
 	bool readonly;		   /* root.readonly */
@@ -50,6 +59,8 @@ struct ns_rootfs {
 	const struct ns_device *devices;
 	size_t n_devices;
 	bool in_userns; /* device nodes can't be made: bind them from the host instead */
+	const struct ns_cgroup_dir *cgroup_dirs; /* v1 hosts; none: fresh cgroup mounts */
+	size_t n_cgroup_dirs;
 	bool new_mount_ns;
 };
 

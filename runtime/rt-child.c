@@ -40,8 +40,9 @@ static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
 		if (n->path && n->flag != CLONE_NEWUSER && n->flag != CLONE_NEWPID)
 			TRY(ns_join(n->path, n->flag, err));
 	}
-	/* Unshared here, not by clone: see clone_flags() in rt-create.c. */
-	uint32_t later = c->new_ns & CLONE_NEWCGROUP;
+	/* Unshared here, not by clone: see clone_flags() in rt-create.c; on v1 only once the
+	 * memory cgroup is joined (late_cgroup()). */
+	uint32_t later = c->late_cgroupns ? 0 : c->new_ns & CLONE_NEWCGROUP;
 	if (u && u->path)
 		later = c->new_ns & ~(uint32_t)(CLONE_NEWUSER | CLONE_NEWPID);
 	if (later && unshare((int)later) < 0)
@@ -66,6 +67,8 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
 		.devices = s->devices,
 		.n_devices = s->n_devices,
 		.in_userns = rt_spec_ns(s, CLONE_NEWUSER) != NULL,
+		.cgroup_dirs = c->cgroup_dirs,
+		.n_cgroup_dirs = c->n_cgroup_dirs,
 		.new_mount_ns = is_new(c, CLONE_NEWNS),
 	};
 	return ns_mount_rootfs(&cfg, err);
@@ -158,10 +161,14 @@ int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct
 	const char *name = p->args[0];
 	int saw_eacces = 0;
 	if (strchr(name, '/')) {
+		struct stat st;
 		snprintf(out, len, "%s", name);
-		if (access(out, X_OK) == 0)
+		if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) /* execve says EACCES too */
+			saw_eacces = 1;
+		else if (access(out, X_OK) == 0)
 			return 0;
-		saw_eacces = errno == EACCES;
+		else
+			saw_eacces = errno == EACCES;
 	} else {
 		_cleanup_free_ char *path = hutch_xstrdup(env_path(p->env));
 		char *save = NULL;
@@ -215,6 +222,23 @@ int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filte
 	return rt_drop_privileges_fd(p, filter, NULL, err);
 }
 
+/* v1: the memory cgroup is joined last, so hutch's setup is not charged to the container
+ * (a 128 KiB limit still starts), then the cgroup namespace is made, rooted at the now
+ * complete cgroup. Needs CAP_SYS_ADMIN: before the privileges are dropped. */
+static int late_cgroup(struct rt_child *c, struct hutch_err *err)
+{
+	if (c->memcg_fd < 0)
+		return 0;
+	int r = write(c->memcg_fd, "0", 1) < 0
+			? hutch_fail_errno(err, errno, "join the memory cgroup")
+			: 0;
+	close(c->memcg_fd);
+	c->memcg_fd = -1;
+	if (r >= 0 && c->late_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
+		r = hutch_fail_errno(err, errno, "unshare the cgroup namespace");
+	return r;
+}
+
 /* A seccomp listener gets its fd at create, as runc does: the filter is loaded before READY
  * and the notify fd handed to the parent, which passes it on to listenerPath. */
 static int early_filter(struct rt_child *c, struct hutch_err *err)
@@ -222,6 +246,7 @@ static int early_filter(struct rt_child *c, struct hutch_err *err)
 	int nfd = -1;
 	if (!c->filter || !sc_filter_needs_listener(c->filter))
 		return 0;
+	TRY(late_cgroup(c, err));
 	TRY(rt_drop_privileges_fd(&c->spec->process, c->filter, &nfd, err));
 	c->dropped = true;
 	int r = rt_sync_send(c->sync_fd, RT_SYNC_SECCOMP, NULL, err);
@@ -234,7 +259,7 @@ static int early_filter(struct rt_child *c, struct hutch_err *err)
 /* Blocks until `hutch start` opens exec.fifo, runs startContainer hooks, drops the last
  * privileges, then answers start: what fails here is reported by start. The seccomp filter
  * is loaded by now, so only write, close and execve follow. */
-static int wait_for_start(const struct rt_child *c, const char *state, struct hutch_err *err)
+static int wait_for_start(struct rt_child *c, const char *state, struct hutch_err *err)
 {
 	char path[HUTCH_FD_PATH_MAX];
 	int fd = open(hutch_fd_path(c->fifo_fd, path), O_WRONLY | O_CLOEXEC);
@@ -243,13 +268,10 @@ static int wait_for_start(const struct rt_child *c, const char *state, struct hu
 	close(c->fifo_fd);
 	struct hutch_err e = { 0 };
 	int r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &e);
+	if (r >= 0)
+		r = late_cgroup(c, &e);
 	if (r >= 0 && !c->dropped)
 		r = rt_drop_privileges(&c->spec->process, c->filter, &e);
-	if (r >= 0 && c->memcg_fd >= 0) { /* last: only write, close and execve remain */
-		if (write(c->memcg_fd, "0", 1) < 0)
-			r = hutch_fail_errno(&e, errno, "join the memory cgroup");
-		close(c->memcg_fd);
-	}
 	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = e };
 	hutch_write_all(fd, &m, sizeof(m));
 	close(fd);

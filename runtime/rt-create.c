@@ -33,6 +33,8 @@ struct create_ctx {
 	int console_fd;
 	int fifo_fd;
 	int memcg_fd;
+	struct ns_cgroup_dir cgroup_dirs[16];
+	size_t n_cgroup_dirs;
 	pid_t pid;
 	int pidfd;
 	int pty_master;
@@ -157,6 +159,10 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	x->memcg_fd = cg_open_procs(x->cg, "memory", err);
 	if (x->memcg_fd < 0 && x->memcg_fd != -ENOENT)
 		return x->memcg_fd;
+	const char *names[16], *dirs[16];
+	x->n_cgroup_dirs = cg_hierarchy_dirs(x->cg, names, dirs, ARRAY_SIZE(names));
+	for (size_t i = 0; i < x->n_cgroup_dirs; i++)
+		x->cgroup_dirs[i] = (struct ns_cgroup_dir){ names[i], dirs[i] };
 	return 0;
 }
 
@@ -225,6 +231,9 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 				      x->spec->hooks[RT_HOOK_CREATE_RUNTIME].n,
 			.new_ns = x->new_ns,
 			.memcg_fd = x->memcg_fd,
+			.late_cgroupns = x->memcg_fd >= 0 && (x->new_ns & CLONE_NEWCGROUP),
+			.cgroup_dirs = x->cgroup_dirs,
+			.n_cgroup_dirs = x->n_cgroup_dirs,
 		};
 		rt_child_main(&c);
 	}

@@ -146,11 +146,14 @@ struct rt_child {
 	int fifo_fd;	/* O_PATH of exec.fifo: opening it for writing blocks until start */
 	int console_fd; /* connected --console-socket, or -1 */
 	const struct sc_filter *filter;
-	bool send_pty;	 /* foreground run: send the pty master to the parent */
-	bool hooks_sync; /* parent runs prestart/createRuntime hooks mid-setup */
-	uint32_t new_ns; /* CLONE_NEW* created for this container */
-	int memcg_fd;	 /* v1: memory cgroup.procs, joined just before execve; else -1 */
-	bool dropped;	 /* privileges already dropped (a seccomp listener needs it early) */
+	bool send_pty;	    /* foreground run: send the pty master to the parent */
+	bool hooks_sync;    /* parent runs prestart/createRuntime hooks mid-setup */
+	uint32_t new_ns;    /* CLONE_NEW* created for this container */
+	int memcg_fd;	    /* v1: memory cgroup.procs, joined just before execve; else -1 */
+	bool dropped;	    /* privileges already dropped (a seccomp listener needs it early) */
+	bool late_cgroupns; /* v1: unshare the cgroup namespace after the memory cgroup join */
+	const struct ns_cgroup_dir *cgroup_dirs; /* v1: bound in place of cgroup mounts */
+	size_t n_cgroup_dirs;
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 /* Pieces of the child's setup that `exec` shares. */

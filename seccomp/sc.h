@@ -124,4 +124,53 @@ int sc_listener_connect(const char *listener_path, struct hutch_err *err);
 int sc_listener_send(int sock, int notify_fd, const char *state_json, const char *metadata,
 		     struct hutch_err *err);
 
+/*
+ * Landlock (sc-landlock.c): unprivileged file-access, TCP and scope rules, the second layer of
+ * host-mode sandboxes. Rights are the kernel's bit values under hutch names. A ruleset handles
+ * every file right the ABI knows, so anything no rule grants is denied. Landlock can only
+ * allow: a deny beneath an allowed tree needs a mount on top (runtime/rt-sandbox-host.c).
+ */
+#define SC_LL_ABI_MAX 7 /* the newest ABI hutch knows (7: audit, Linux 6.15) */
+#define SC_LL_FS_EXECUTE (1ULL << 0)
+#define SC_LL_FS_WRITE_FILE (1ULL << 1)
+#define SC_LL_FS_READ_FILE (1ULL << 2)
+#define SC_LL_FS_READ_DIR (1ULL << 3)
+#define SC_LL_FS_TRUNCATE (1ULL << 14)	/* ABI 3 */
+#define SC_LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define SC_LL_FS_READ (SC_LL_FS_EXECUTE | SC_LL_FS_READ_FILE | SC_LL_FS_READ_DIR)
+#define SC_LL_FS_ALL ((1ULL << 16) - 1) /* masked by what the ABI handles */
+#define SC_LL_NET_BIND_TCP (1ULL << 0)	/* ABI 4 */
+#define SC_LL_NET_CONNECT_TCP (1ULL << 1)
+#define SC_LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define SC_LL_SCOPE_SIGNAL (1ULL << 1)
+
+struct sc_ll_rule {
+	const char *path; /* opened O_PATH; a missing path is skipped (see n_skipped) */
+	uint64_t access;  /* SC_LL_FS_*; directory-only rights are dropped for other files */
+};
+
+/* What a ruleset handles, after the ABI probe and any fallback. */
+struct sc_landlock {
+	int kernel_abi; /* what the kernel reports, 0 when Landlock is off or missing */
+	int abi;	/* what the ruleset was built for */
+	uint64_t handled_fs, handled_net, scoped;
+	size_t n_rules, n_skipped;
+};
+
+/* The kernel's ABI, capped by $HUTCH_LANDLOCK_ABI_MAX (a test knob that simulates an older
+ * kernel); 0 when Landlock is unavailable. *kernel_abi (may be NULL) gets the uncapped one. */
+int sc_landlock_abi(int *kernel_abi);
+/* Every file right ABI abi handles (0 for abi < 1). */
+uint64_t sc_landlock_fs_rights(int abi);
+/* A ruleset fd for abi (clamped to sc_landlock_abi()) with the rules added; deny_tcp handles
+ * TCP bind and connect with no rule allowing them (ABI >= 4), scope adds the ABI 6 scopes.
+ * When the kernel refuses rights with EINVAL it drops the newest ABI's and retries. */
+int sc_landlock_create(int abi, const struct sc_ll_rule *rules, size_t n, bool deny_tcp,
+		       bool scope, struct sc_landlock *out, struct hutch_err *err);
+/* landlock_restrict_self: needs no_new_privs (or CAP_SYS_ADMIN). Closes nothing. */
+int sc_landlock_restrict(int ruleset_fd, struct hutch_err *err);
+/* Names of the rights in a mask ("execute", "write_file", ...), NULL-terminated into names
+ * (at most max - 1 of them); net selects the TCP names, scope the scope names. */
+size_t sc_landlock_names(uint64_t rights, char kind, const char **names, size_t max);
+
 #endif

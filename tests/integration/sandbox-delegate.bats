@@ -238,24 +238,44 @@ timeout_kills_tree() {
 	no_process_like "sleep $m"
 }
 
+# Processes still in the cgroups of hutch PID's sandbox.
+cgroup_processes() {
+	local d
+	for d in $(sb_cgroups "$1"); do
+		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null
+	done | sort -u
+}
+
 # SIGKILL of hutch: the delegated sandbox dies too (it is tied to hutch's life), and what is
-# left is cleaned by the next hutch.
+# left is cleaned by the next hutch. (runsc's processes live in its own kernel: they are
+# found through the cgroup, as the runtime's are.)
 sigkill_hutch() {
-	local rt=$1 m hp bg
+	local rt=$1 hp bg tries=500
 	requires_runtime "$rt"
-	m=$(mark)
-	(SB_PIDFILE=$TEST_DIR/victim.pid sb --runtime "$rt" -- sleep "$m" </dev/null \
-		>"$TEST_DIR/victim.out" 2>&1 3>&-) 3>&- &
+	(SB_PIDFILE=$TEST_DIR/victim.pid sb --runtime "$rt" -- sh -c 'echo started; exec sleep 1000' \
+		</dev/null >"$TEST_DIR/victim.out" 2>&1 3>&-) 3>&- &
 	bg=$!
 	track_pid "$bg"
-	wait_process_like "^sleep $m\$"
+	until grep -q started "$TEST_DIR/victim.out" 2>/dev/null; do
+		[ $tries -gt 0 ] || false
+		sleep 0.02
+		tries=$((tries - 1))
+	done
 	hp=$(cat "$TEST_DIR/victim.pid")
+	[ -n "$(cgroup_processes "$hp")" ]
 	kill -9 "$hp"
 	wait "$bg" || true
-	no_process_like "^sleep $m\$"
+	local until=$(($(now_ms) + 5000))
+	while [ -n "$(cgroup_processes "$hp")$(runtime_processes "$hp")" ] &&
+		[ "$(now_ms)" -lt $until ]; do
+		sleep 0.1
+	done
+	echo "left in the cgroups: $(cgroup_processes "$hp" | tr '\n' ' ')" >&2
+	echo "runtime processes: $(runtime_processes "$hp" | tr '\n' ' ')" >&2
+	[ -z "$(cgroup_processes "$hp")" ]
+	[ -z "$(runtime_processes "$hp")" ]
 	sb_run -- true
 	check_status 0
-	[ -z "$(runtime_processes "$hp")" ]
 	[ -z "$(sb_cgroups "$hp")" ]
 	[ ! -e "$SB_STATE/sb-$hp" ]
 }
