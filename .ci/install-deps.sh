@@ -5,7 +5,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 pkgs=(
 	build-essential meson ninja-build pkg-config clang-format
-	libseccomp-dev libcap-dev libyajl-dev libmnl-dev
+	libseccomp-dev libcap-dev libyajl-dev libmnl-dev libnftables-dev nftables
 	bats busybox-static jq util-linux iproute2 procps psmisc
 	crun runc libssl-dev util-linux
 )

@@ -1,72 +1,157 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Runs several shell commands round-robin N times (so drift and noise hit all of them
- * alike), timing each with CLOCK_MONOTONIC, and prints median / p10 / p90 in ms and the
- * ratio of each median to the first command's. Usage: interleave N NAME=CMD...
+ * Runs several commands round-robin N times, rotating which one goes first each round (so
+ * drift, noise and cache warmth hit all of them alike), timing each with CLOCK_MONOTONIC and
+ * taking its CPU time (user+sys of the whole waited tree) from wait4's rusage. Prints min,
+ * median, p90, median CPU and the ratio of each median to a base command's.
+ *
+ * Usage: interleave [-b BASE] [-s SUB] [-w WARMUP] [-t TSV] N NAME=CMD...
+ *   -b BASE  the row the ratios are against (default: the first)
+ *   -s SUB[,ZERO]  a row timing a wrapper (around a command as cheap as ZERO's): adds "net"
+ *            columns, each median and its ratio with the wrapper's cost (SUB's median less
+ *            ZERO's) taken off
+ *   -w W     W untimed rounds first (default 2)
+ *   -t FILE  also write one TSV line per row (name min median p90 cpu ratio fails net-median)
+ * In CMD, $I is the run's index (for unique container names). A command that is a plain word
+ * list (leading NAME=VALUE words allowed, a trailing >/dev/null ignored) is exec'd without a
+ * shell; stdout always goes to /dev/null.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
+#include "spawn.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+struct row {
+	const char *name, *cmd;
+	int name_len, fails;
+	double *t, *cpu;
+	double min, med, p90, cpu_med;
+};
 
-static int cmp(const void *a, const void *b)
+static int run_once(struct row *r, long i, double *t, double *cpu)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double run_once(const char *cmd, int i)
-{
-	char idx[32];
-	snprintf(idx, sizeof(idx), "%d", i);
-	double t0 = now_ms();
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("I", idx, 1);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	struct rusage ru;
 	int st;
-	waitpid(pid, &st, 0);
-	double t = now_ms() - t0;
+	double t0 = now_ms();
+	pid_t pid = spawn(r->cmd, i, 0);
+	if (pid < 0 || wait4(pid, &st, 0, &ru) < 0)
+		return -1;
+	*t = now_ms() - t0;
+	*cpu = cpu_ms(&ru);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "command failed (status %d): %s\n", st, cmd);
-		exit(1);
+		if (r->fails++ < 3)
+			fprintf(stderr, "interleave: %.*s failed (status 0x%x)\n", r->name_len,
+				r->name, st);
+		return -1;
 	}
-	return t;
+	return 0;
+}
+
+static int find_row(struct row *rows, int k, const char *name)
+{
+	for (int j = 0; name && j < k; j++)
+		if ((int)strlen(name) == rows[j].name_len &&
+		    !strncmp(rows[j].name, name, strlen(name)))
+			return j;
+	return -1;
+}
+
+static void summarize(struct row *r, int ok)
+{
+	if (ok == 0) {
+		r->min = r->med = r->p90 = r->cpu_med = 0;
+		return;
+	}
+	r->med = quantile(r->t, ok, 0.5);
+	r->min = r->t[0];
+	r->p90 = quantile(r->t, ok, 0.9);
+	r->cpu_med = quantile(r->cpu, ok, 0.5);
+}
+
+static void print_table(struct row *rows, int k, int n, int base, int sub, double s, FILE *tsv)
+{
+	double b = rows[base].med;
+	printf("%-16s %9s %9s %9s %9s %7s", "command", "min", "median", "p90", "cpu", "ratio");
+	if (sub >= 0)
+		printf(" %9s %7s", "net-med", "net-rat");
+	printf("\n");
+	for (int j = 0; j < k; j++) {
+		struct row *r = &rows[j];
+		printf("%-16.*s %7.2fms %7.2fms %7.2fms %7.2fms %6.2fx", r->name_len, r->name,
+		       r->min, r->med, r->p90, r->cpu_med, b > 0 ? r->med / b : 0);
+		if (sub >= 0 && j != sub)
+			printf(" %7.2fms %6.2fx", r->med - s,
+			       b - s > 0 ? (r->med - s) / (b - s) : 0);
+		if (r->fails)
+			printf("  (%d of %d failed)", r->fails, n);
+		printf("\n");
+		if (tsv)
+			fprintf(tsv, "%.*s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%.3f\n", r->name_len,
+				r->name, r->min, r->med, r->p90, r->cpu_med, b > 0 ? r->med / b : 0,
+				r->fails, r->med - s);
+	}
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: interleave N NAME=CMD...\n");
-		return 2;
+	const char *base_name = NULL, *sub_name = NULL, *tsv_path = NULL;
+	int warmup = 2, opt;
+	while ((opt = getopt(argc, argv, "+b:s:w:t:")) != -1) {
+		if (opt == 'b')
+			base_name = optarg;
+		else if (opt == 's')
+			sub_name = optarg;
+		else if (opt == 'w')
+			warmup = atoi(optarg);
+		else if (opt == 't')
+			tsv_path = optarg;
+		else
+			goto usage;
 	}
-	int n = atoi(argv[1]), k = argc - 2;
-	double *t = calloc((size_t)(n * k), sizeof(double));
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < k; j++)
-			t[j * n + i] = run_once(strchr(argv[2 + j], '=') + 1, i);
-	double base = 0;
-	printf("%-14s %9s %9s %9s %8s\n", "runtime", "median", "p10", "p90", "ratio");
+	if (argc - optind < 2)
+		goto usage;
+	int n = atoi(argv[optind]), k = argc - optind - 1;
+	if (n < 1)
+		goto usage;
+	struct row *rows = calloc((size_t)k, sizeof(*rows));
+	int *ok = calloc((size_t)k, sizeof(int));
 	for (int j = 0; j < k; j++) {
-		double *v = &t[j * n];
-		qsort(v, (size_t)n, sizeof(double), cmp);
-		double med = v[n / 2];
-		if (j == 0)
-			base = med;
-		printf("%-14.*s %7.2fms %7.2fms %7.2fms %7.2fx\n",
-		       (int)(strchr(argv[2 + j], '=') - argv[2 + j]), argv[2 + j], med, v[n / 10],
-		       v[n * 9 / 10], med / base);
+		struct row *r = &rows[j];
+		r->name = argv[optind + 1 + j];
+		r->name_len = name_len(r->name);
+		if (r->name_len < 0)
+			goto usage;
+		r->cmd = r->name + r->name_len + 1;
+		r->t = calloc((size_t)n, sizeof(double));
+		r->cpu = calloc((size_t)n, sizeof(double));
 	}
+	long idx = 0;
+	double t, c;
+	for (int i = -warmup; i < n; i++) {
+		/* Round i starts at command i mod k: each goes first, second, ... equally often. */
+		for (int o = 0; o < k; o++) {
+			int j = ((i % k + k) % k + o) % k;
+			if (run_once(&rows[j], idx++, &t, &c) == 0 && i >= 0) {
+				rows[j].t[ok[j]] = t;
+				rows[j].cpu[ok[j]++] = c;
+			}
+		}
+	}
+	for (int j = 0; j < k; j++)
+		summarize(&rows[j], ok[j]);
+	const char *comma = sub_name ? strchr(sub_name, ',') : NULL;
+	char *sub_only =
+		sub_name ? strndup(sub_name, comma ? (size_t)(comma - sub_name) : strlen(sub_name))
+			 : NULL;
+	int base = find_row(rows, k, base_name), sub = find_row(rows, k, sub_only),
+	    zero = find_row(rows, k, comma ? comma + 1 : NULL);
+	double cost = sub >= 0 ? rows[sub].med - (zero >= 0 ? rows[zero].med : 0) : 0;
+	if (sub >= 0)
+		printf("wrapper cost taken off for net-med: %.2fms\n", cost);
+	FILE *tsv = tsv_path ? fopen(tsv_path, "w") : NULL;
+	print_table(rows, k, n, base < 0 ? 0 : base, sub, cost, tsv);
+	if (tsv)
+		fclose(tsv);
 	return 0;
+usage:
+	fprintf(stderr,
+		"usage: interleave [-b BASE] [-s SUB] [-w WARMUP] [-t TSV] N NAME=CMD...\n");
+	return 2;
 }

@@ -22,10 +22,11 @@ mkdir -p "$img/workspace" "$img/sys/fs/cgroup"
 mkdir "$work/ws"
 chown 1000:1000 "$work/ws"
 # `hutch run` of the same image, as hardened as the spec's defaults allow: read-only root,
-# a cgroup beneath ours, the same limits.
-jq '.root.readonly = true | .linux.cgroupsPath = "hutch-bench-sb" | .ociVersion = "1.0.2-dev"
-	| .linux.resources.memory.limit = 268435456 | .linux.resources.pids.limit = 128
-	| .linux.resources.cpu = {quota: 100000, period: 100000}' \
+# a cgroup beneath ours (named for this run: a concurrent run must not share it), the same
+# limits.
+jq --arg cg "hutch-bench-sb-$$" '.root.readonly = true | .linux.cgroupsPath = $cg
+	| .ociVersion = "1.0.2-dev" | .linux.resources.memory.limit = 268435456
+	| .linux.resources.pids.limit = 128 | .linux.resources.cpu = {quota: 100000, period: 100000}' \
 	"$work/bundle/config.json" >"$work/c" && mv "$work/c" "$work/bundle/config.json"
 cc -O2 -o "$work/interleave" bench/interleave.c
 

@@ -212,6 +212,21 @@ static int check_unused(struct cg_hier *h, struct hutch_err *err)
 	return 0;
 }
 
+/* rmdir, retried for up to ~1 s on EBUSY: a v1 cgroup stays busy for a moment after its last
+ * task is gone (the kernel offlines it asynchronously). */
+static int rmdir_busy(const char *dir)
+{
+	for (int i = 0; i < 100; i++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return -EBUSY;
+}
+
 /* Removes the leaf (after its sub-cgroups) and the parents we created, deepest first. */
 static int remove_dirs(struct cg *cg, struct hutch_err *err)
 {
@@ -222,8 +237,8 @@ static int remove_dirs(struct cg *cg, struct hutch_err *err)
 			int r = cg_rmdir_children(h->fd, err);
 			close(h->fd);
 			h->fd = -1;
-			if (r == 0 && rmdir(h->dir) < 0 && errno != ENOENT)
-				r = hutch_fail_errno(err, errno, "rmdir %s", h->dir);
+			if (r == 0 && (r = rmdir_busy(h->dir)) < 0)
+				r = hutch_fail_errno(err, r, "rmdir %s", h->dir);
 			if (r < 0 && ret == 0)
 				ret = r;
 		}

@@ -13,4 +13,113 @@
 int img_resolve_rootfs(const char *bundle, const char *root_path, char **out,
 		       struct hutch_err *err);
 
+/* ---- the image store (img-store.c): blobs by sha256, layers unpacked once by diff_id,
+ * names NAME:TAG -> manifest digest. Writes are atomic (temp, then rename). ---- */
+
+#define IMG_STORE_DEFAULT "/var/lib/hutch"
+#define IMG_DIGEST_MAX 72 /* "sha256:" + 64 hex + NUL */
+
+struct img_store;
+/* --store, else $HUTCH_STORE, else IMG_STORE_DEFAULT. */
+const char *img_store_default(const char *flag);
+/* Opens (create: makes) the store and takes its lock: shared, or exclusive for prune. */
+int img_store_open(const char *path, bool create, bool exclusive, struct img_store **out,
+		   struct hutch_err *err);
+void img_store_free(struct img_store *s);
+void img_store_freep(struct img_store **s);
+const char *img_store_path(const struct img_store *s);
+
+/* "name[:tag]" -> name, tag (NULL when absent). Validates both. Pure. */
+int img_parse_ref(const char *ref, char **name, char **tag, struct hutch_err *err);
+/* A reference to NAME:TAG (a name alone: latest when it exists, else the newest tag) or to a
+ * manifest digest "sha256:HEX". name_tag may be NULL; digest gets the manifest digest. */
+int img_resolve(struct img_store *s, const char *ref, char **name_tag,
+		char digest[IMG_DIGEST_MAX], struct hutch_err *err);
+int img_tag(struct img_store *s, const char *name_tag, const char *digest,
+	    struct hutch_err *err);
+
+struct img_info {
+	char *name; /* NAME:TAG, NULL when looked up by digest */
+	char digest[IMG_DIGEST_MAX];
+	char *created, *arch, *os;
+	uint64_t size;	  /* unpacked bytes of all layers */
+	char **diff_ids;  /* bottom -> top, NULL-terminated */
+	size_t n_layers;
+	char *config;	  /* the config blob (JSON text) */
+	char *manifest;	  /* the manifest blob (JSON text) */
+	int64_t tagged_at; /* when the name was last set (seconds) */
+};
+void img_info_clear(struct img_info *i);
+int img_inspect(struct img_store *s, const char *ref, struct img_info *out, struct hutch_err *err);
+/* Every name, sorted; *out malloc'd, clear each then free. */
+int img_list(struct img_store *s, struct img_info **out, size_t *n, struct hutch_err *err);
+int img_remove(struct img_store *s, const char *ref, struct hutch_err *err);
+
+struct img_prune_result {
+	size_t blobs, layers, tmp;
+	uint64_t bytes;
+};
+/* Drops blobs and layers no name references, and what interrupted imports left behind.
+ * Needs the store opened exclusive. */
+int img_prune(struct img_store *s, struct img_prune_result *res, struct hutch_err *err);
+
+/* ---- import (img-import.c, img-unpack.c) ---- */
+
+struct img_import_result {
+	char digest[IMG_DIGEST_MAX];
+	char *name; /* NAME:TAG it was stored under */
+	size_t n_layers, n_new_layers;
+	uint64_t bytes;	      /* unpacked bytes written */
+	size_t skipped_devices; /* device nodes not created (not real root) */
+	const char *kind;     /* "oci", "docker-archive", "rootfs" */
+};
+/* An OCI image layout (dir or tar), a docker-archive tar, or a plain rootfs tar. name may be
+ * NULL (the archive's own tag, else the file name). */
+int img_import(struct img_store *s, const char *src, const char *name,
+	       struct img_import_result *res, struct hutch_err *err);
+void img_import_result_clear(struct img_import_result *r);
+
+/* The host's architecture in OCI terms ("amd64", "arm64", ...). */
+const char *img_host_arch(void);
+
+struct img_unpack_stats {
+	uint64_t bytes, entries;
+	uint64_t tar_size; /* bytes of the uncompressed stream */
+	size_t skipped_devices;
+};
+/* Extracts a layer tar (any compression) read from fd into rootfd, never outside it; OCI
+ * whiteouts become overlayfs whiteouts when whiteouts is set. diff_id (may be NULL) gets the
+ * sha256 of the uncompressed stream, blob (may be NULL) that of the bytes read. */
+int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST_MAX],
+		     char blob[IMG_DIGEST_MAX], struct img_unpack_stats *st, struct hutch_err *err);
+
+/* ---- layers and the rootfs (img-layers.c) ---- */
+
+/* The unpacked layer directories of an image, bottom -> top (NULL-terminated). */
+int img_layer_dirs(struct img_store *s, const char *ref, char ***dirs, size_t *n,
+		   struct hutch_err *err);
+/* Mounts the image at target: an overlay of its layers with upper/work when given (they must
+ * be on one filesystem), else read-only (one layer: a read-only bind mount). */
+int img_mount_rootfs(struct img_store *s, const char *ref, const char *target,
+		     const char *upper, const char *work, struct hutch_err *err);
+
+/* ---- builds (img-commit.c): runtime/ runs the sandbox, images/ stores its result ---- */
+
+/* The tag for a build's inputs: sha256 over the base digest, the sorted packages, the steps
+ * and the env, as 16 hex digits. Pure. */
+void img_inputs_hash(const char *base_digest, char *const *packages, size_t n_packages,
+		     char *const *steps, size_t n_steps, char *const *env, size_t n_env,
+		     char out[17]);
+struct img_commit {
+	const char *base;     /* reference of the base image */
+	const char *name_tag; /* NAME:TAG to store the result under */
+	const char *upper;    /* an overlay upper dir on the store's filesystem: moved, not copied */
+	char *const *labels;  /* K=V pairs for config.Labels (NULL-terminated, may be NULL) */
+	char *const *history; /* created_by lines */
+};
+/* Turns an overlay upper directory into a new layer over base and tags the image. digest gets
+ * the new manifest digest, layer the layer's diff_id. */
+int img_commit_layer(struct img_store *s, const struct img_commit *c, char digest[IMG_DIGEST_MAX],
+		     char layer[IMG_DIGEST_MAX], struct hutch_err *err);
+
 #endif

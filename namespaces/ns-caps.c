@@ -66,8 +66,15 @@ static int set_flag(cap_t c, cap_flag_t flag, uint64_t mask, int last)
 	return 0;
 }
 
+static void raise_effective(int last);
+
 /* After a switch to a non-root uid the effective set is empty: raise it to the permitted
  * set so CAP_SETPCAP is available for the bounding set drop. Best effort. */
+void ns_raise_effective(void)
+{
+	raise_effective(ns_cap_last());
+}
+
 static void raise_effective(int last)
 {
 	_cleanup_(cap_freep) cap_t c = cap_get_proc();

@@ -205,8 +205,12 @@ static int load_filter(const struct sc_filter *filter, int *notify_fd, struct hu
 int rt_drop_privileges_fd(const struct rt_process *p, const struct sc_filter *filter,
 			  int *notify_fd, struct hutch_err *err)
 {
-	if (filter && !p->no_new_privs)
+	if (filter && !p->no_new_privs) {
+		/* Needs CAP_SYS_ADMIN in the effective set, which a switch to a non-root uid
+		 * emptied (exec -u 1000 with the container's seccomp profile). */
+		ns_raise_effective();
 		TRY(load_filter(filter, notify_fd, err));
+	}
 	if (p->has_caps)
 		TRY(ns_apply_caps(&p->caps, err));
 	if (p->no_new_privs)
@@ -234,6 +238,8 @@ static int late_cgroup(struct rt_child *c, struct hutch_err *err)
 			: 0;
 	close(c->memcg_fd);
 	c->memcg_fd = -1;
+	if (r >= 0 && c->late_cgroupns)
+		ns_raise_effective(); /* the user switch emptied it */
 	if (r >= 0 && c->late_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
 		r = hutch_fail_errno(err, errno, "unshare the cgroup namespace");
 	return r;

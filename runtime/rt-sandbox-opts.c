@@ -26,6 +26,8 @@ void rt_sb_opts_init(struct rt_sb_opts *o)
 	o->grace = 5;
 	o->lock_timeout = -1;
 	o->report_fd = -1;
+	o->subnet = (struct ns_subnet){ 0x0a590000, 24 }; /* 10.89.0.0/24 (podman: 10.88/16) */
+	o->mtu = 1500;
 }
 
 void rt_sb_opts_free(struct rt_sb_opts *o)
@@ -49,6 +51,10 @@ void rt_sb_opts_free(struct rt_sb_opts *o)
 	free(o->runtime);
 	free(o->report);
 	hutch_strv_free(o->command);
+	hutch_strv_free(o->dns);
+	hutch_strv_free(o->allow_read);
+	hutch_strv_free(o->allow_rw);
+	hutch_strv_free(o->deny);
 }
 
 int rt_sb_parse_size(const char *s, uint64_t *out)
@@ -353,10 +359,99 @@ static int set_network(struct rt_sb_opts *o, const char *v, struct hutch_err *er
 	else if (!strcmp(v, "host"))
 		o->network = RT_SB_NET_HOST;
 	else if (!strcmp(v, "bridge"))
-		return hutch_fail(err, ENOTSUP, "--network bridge: not supported yet");
+		o->network = RT_SB_NET_BRIDGE;
 	else
-		return hutch_fail(err, EINVAL, "--network %s: expected none or host", v);
+		return hutch_fail(err, EINVAL, "--network %s: expected none, host or bridge", v);
+	o->network_set = true;
 	return 0;
+}
+
+/* Bridge mode (rt-sandbox-net.c). */
+static int set_subnet(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	o->bridge_opts_set = true;
+	return ns_subnet_parse(v, &o->subnet, err) < 0 ? hutch_err_prefix(err, "--subnet: ") : 0;
+}
+
+static int set_mtu(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	uint64_t mtu;
+	if (hutch_parse_u64(v, &mtu) < 0 || mtu < 576 || mtu > 65535)
+		return hutch_fail(err, EINVAL, "--mtu %s: expected 576 to 65535", v);
+	o->mtu = (unsigned)mtu;
+	o->bridge_opts_set = true;
+	return 0;
+}
+
+static int set_dns(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	uint32_t a;
+	if (strchr(v, ':'))
+		return hutch_fail(err, ENOTSUP, "--dns %s: IPv6 is not supported", v);
+	if (ns_ipv4_parse(v, &a) < 0)
+		return hutch_fail(err, EINVAL, "--dns %s: expected an IPv4 address", v);
+	o->dns = hutch_xrealloc(o->dns, (o->n_dns + 2) * sizeof(char *));
+	o->dns[o->n_dns++] = hutch_xstrdup(v);
+	o->dns[o->n_dns] = NULL;
+	o->bridge_opts_set = true;
+	return 0;
+}
+
+/* Host mode (rt-sandbox-host.c). */
+static int set_isolation(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	static const char *const names[] = { "namespaces", "landlock", "none" };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(v, names[i])) {
+			o->isolation = (enum rt_sb_isolation)i;
+			return 0;
+		}
+	return hutch_fail(err, EINVAL, "--isolation %s: expected namespaces, landlock or none", v);
+}
+
+static int add_path(char ***list, size_t *n, const char *flag, const char *v, struct hutch_err *err)
+{
+	TRY(abs_path(flag, v, err));
+	*list = hutch_xrealloc(*list, (*n + 2) * sizeof(char *));
+	(*list)[(*n)++] = hutch_xstrdup(v);
+	(*list)[*n] = NULL;
+	return 0;
+}
+
+static int set_allow_read(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	return add_path(&o->allow_read, &o->n_allow_read, "--allow-read", v, err);
+}
+
+static int set_allow_rw(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	if (!strcmp(v, "/"))
+		return hutch_fail(err, EINVAL, "--allow-rw /: use --isolation none instead");
+	return add_path(&o->allow_rw, &o->n_allow_rw, "--allow-rw", v, err);
+}
+
+static int set_deny(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	if (!strcmp(v, "/"))
+		return hutch_fail(err, EINVAL, "--deny /: denies everything");
+	return add_path(&o->deny, &o->n_deny, "--deny", v, err);
+}
+
+static int set_home_dotfiles(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	return set_flag(&o->home_dotfiles, "--allow-home-dotfiles", v, err);
+}
+
+static int set_best_effort(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	return set_flag(&o->best_effort, "--best-effort", v, err);
+}
+
+static int set_allow_network(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	bool on = false;
+	TRY(set_flag(&on, "--allow-network", v, err));
+	return set_network(o, on ? "host" : "none", err);
 }
 
 static int set_lock(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
@@ -425,7 +520,22 @@ static const struct sb_option {
 	{ "pids", 0, 's', set_pids, "process limit (default 1024; 0 = none)" },
 	{ "timeout", 0, 's', set_timeout, "seconds before SIGTERM (default 300; 0 = none)" },
 	{ "grace", 0, 's', set_grace, "seconds from SIGTERM to SIGKILL of the tree (default 5)" },
-	{ "network", 0, 's', set_network, "none (loopback only, default) or host" },
+	{ "network", 0, 's', set_network,
+	  "none (loopback only, default), bridge (NAT via hutch0) or host (the default with "
+	  "--isolation landlock)" },
+	{ "subnet", 0, 's', set_subnet, "bridge: IPv4 subnet (default 10.89.0.0/24)" },
+	{ "mtu", 0, 's', set_mtu, "bridge: MTU of eth0 (default 1500)" },
+	{ "dns", 0, 'l', set_dns, "bridge: nameserver for resolv.conf (default: the host's)" },
+	{ "isolation", 0, 's', set_isolation,
+	  "namespaces (default), landlock (the host, restricted) or none (unrestricted)" },
+	{ "allow-read", 0, 'l', set_allow_read, "PATH readable in host mode" },
+	{ "allow-rw", 0, 'l', set_allow_rw, "PATH readable and writable in host mode" },
+	{ "allow-read-write", 0, 'l', set_allow_rw, NULL }, /* the profile's allow_read_write */
+	{ "deny", 0, 'l', set_deny, "PATH unreadable and unwritable in host mode (wins)" },
+	{ "allow-home-dotfiles", 0, 'b', set_home_dotfiles, "host mode: read ~/.* (not ~)" },
+	{ "allow-network", 0, 'b', set_allow_network, NULL }, /* the profile's allow_network */
+	{ "best-effort", 0, 'b', set_best_effort,
+	  "host mode: run without what can't be enforced, and report it" },
 	{ "lock", 0, 's', set_lock, "NAME: one sandbox per name at a time" },
 	{ "no-wait", 0, 'b', set_no_wait, "fail at once when the lock is held" },
 	{ "lock-timeout", 0, 's', set_lock_timeout, "seconds to wait for the lock" },
@@ -581,12 +691,27 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 	if (!o->command || !o->command[0])
 		return hutch_fail(err, EINVAL,
 				  "sandbox: no command (hutch sandbox [OPTIONS] -- CMD)");
-	if (!o->image)
+	if (o->isolation != RT_SB_ISO_NAMESPACES)
+		TRY(rt_sb_check_host(o, err));
+	else if (o->n_allow_read || o->n_allow_rw || o->n_deny || o->home_dotfiles ||
+		 o->best_effort)
+		return hutch_fail(err, EINVAL,
+				  "--allow-read, --allow-rw, --deny, --allow-home-dotfiles and "
+				  "--best-effort need --isolation landlock");
+	else if (!o->image)
 		return hutch_fail(err, EINVAL, "--image: required (a root filesystem directory)");
 	if (o->as_root && o->has_user)
 		return hutch_fail(err, EINVAL, "--as-root and --user cannot be combined");
 	if ((o->no_wait || o->lock_timeout >= 0) && !o->lock)
 		return hutch_fail(err, EINVAL, "--no-wait and --lock-timeout need --lock");
+	if (o->bridge_opts_set && o->network != RT_SB_NET_BRIDGE)
+		return hutch_fail(err, EINVAL, "--subnet, --mtu and --dns need --network bridge");
+	if (o->network == RT_SB_NET_BRIDGE && o->isolation != RT_SB_ISO_NAMESPACES)
+		return hutch_fail(err, ENOTSUP, "--network bridge with --isolation: not supported");
+	if (o->network == RT_SB_NET_BRIDGE && o->runtime && strcmp(o->runtime, "native"))
+		return hutch_fail(err, ENOTSUP,
+				  "--network bridge with --runtime %s: not supported (native only)",
+				  o->runtime);
 	if (o->tty && !isatty(0))
 		return hutch_fail(err, EINVAL, "--tty: standard input is not a terminal");
 	return 0;

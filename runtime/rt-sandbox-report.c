@@ -60,7 +60,7 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 	rt_gen_str(g, "namespaces");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < ARRAY_SIZE(ns_all); i++)
-		if ((i != 5 || p->userns) && (i != 6 || o->network == RT_SB_NET_NONE))
+		if ((i != 5 || p->userns) && (i != 6 || o->network != RT_SB_NET_HOST))
 			rt_gen_str(g, ns_all[i]);
 	yajl_gen_array_close(g);
 	gen_user(g, o, p);
@@ -69,7 +69,10 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 	rt_gen_kv(g, "seccomp", "default");
 	gen_bool(g, "read_only_root", !o->as_root);
 	gen_bool(g, "throwaway_layer", p->layered);
-	rt_gen_kv(g, "network", o->network == RT_SB_NET_NONE ? "none" : "host");
+	static const char *const nets[] = { "none", "host", "bridge" };
+	rt_gen_kv(g, "network", nets[o->network]);
+	if (o->network == RT_SB_NET_BRIDGE && p->net_address)
+		rt_gen_kv(g, "network_address", p->net_address);
 	rt_gen_str(g, "limits");
 	yajl_gen_map_open(g);
 	gen_num_or_null(g, "memory_bytes", o->memory > 0, (long long)o->memory);
@@ -104,7 +107,9 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 			(long long)s->mem_max_usage);
 	gen_num_or_null(g, "pids_peak", r->has_stats && r->pids_peak, (long long)r->pids_peak);
 	rt_gen_kv(g, "runtime", r->runtime);
-	if (p)
+	if (r->host.active)
+		rt_sb_gen_host(g, o, &r->host);
+	else if (p)
 		gen_isolation(g, o, p);
 	rt_gen_kv(g, "error", r->error);
 	yajl_gen_map_close(g);

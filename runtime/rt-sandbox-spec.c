@@ -123,7 +123,7 @@ static void gen_process(yajl_gen g, const struct rt_sb_opts *o)
 	yajl_gen_map_close(g);
 }
 
-static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o)
+static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_plan *p)
 {
 	char buf[128];
 	rt_gen_str(g, "mounts");
@@ -149,6 +149,13 @@ static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o)
 	if (o->network == RT_SB_NET_HOST && access("/etc/resolv.conf", R_OK) == 0)
 		gen_mount(g, "/etc/resolv.conf", "bind", "/etc/resolv.conf",
 			  "bind,nosuid,nodev,ro");
+	static const char *const net_files[] = { "resolv.conf", "hosts", "hostname" };
+	for (size_t i = 0; o->network == RT_SB_NET_BRIDGE && p->net_etc && i < 3; i++) {
+		char dst[64], src[512]; /* generated in the scratch tmpfs, never in the image */
+		snprintf(dst, sizeof(dst), "/etc/%s", net_files[i]);
+		snprintf(src, sizeof(src), "%s/%s", p->net_etc, net_files[i]);
+		gen_mount(g, dst, "bind", src, "bind,nosuid,nodev,noexec,ro");
+	}
 	yajl_gen_array_close(g);
 }
 
@@ -213,7 +220,7 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 	size_t n = 5;
 	if (p->userns)
 		ns[n++] = "user";
-	if (o->network == RT_SB_NET_NONE)
+	if (o->network != RT_SB_NET_HOST) /* bridge: hutch wires eth0 in after create */
 		ns[n++] = "network";
 	rt_gen_str(g, "linux");
 	yajl_gen_map_open(g);
@@ -259,7 +266,7 @@ char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, co
 	yajl_gen_bool(g, !o->as_root);
 	yajl_gen_map_close(g);
 	rt_gen_kv(g, "hostname", o->hostname ? o->hostname : "sandbox");
-	gen_mounts(g, o);
+	gen_mounts(g, o, p);
 	gen_linux(g, o, p, id);
 	yajl_gen_map_close(g);
 	return rt_gen_finish(g, len);

@@ -29,6 +29,7 @@ struct sandbox {
 	char id[64];
 	struct rt_global g;
 	struct cg *cg;
+	struct rt_sb_net net;
 	int lock_fd, owner_fd;
 	char *rootfs;
 	char error[sizeof(((struct hutch_err *)0)->msg)];
@@ -95,23 +96,67 @@ static bool image_has(int imgfd, const char *path)
 	return true;
 }
 
-static bool needs_layer(const struct rt_sb_opts *o, int imgfd)
+/* Every mount point the sandbox needs in its root, and whether it is a file. */
+static size_t mount_points(const struct rt_sb_opts *o, const char **v, bool *file, size_t max)
 {
 	static const char *const base[] = { "/proc", "/dev", "/sys", "/sys/fs/cgroup" };
+	size_t n = 0;
+	struct stat st;
+	for (size_t i = 0; i < ARRAY_SIZE(base) && n < max; i++, n++)
+		v[n] = base[i], file[n] = false;
+	for (size_t i = 0; i < o->n_tmpfs && n < max; i++, n++)
+		v[n] = o->tmpfs[i].path, file[n] = false;
+	for (size_t i = 0; i < o->n_binds && n < max; i++, n++)
+		v[n] = o->binds[i].dst,
+		file[n] = stat(o->binds[i].src, &st) == 0 && !S_ISDIR(st.st_mode);
+	if (o->workspace && n < max)
+		v[n] = "/workspace", file[n++] = false;
+	if (o->network == RT_SB_NET_HOST && n < max)
+		v[n] = "/etc/resolv.conf", file[n++] = true;
+	return n;
+}
+
+static bool needs_layer(const struct rt_sb_opts *o, int imgfd)
+{
+	const char *v[256];
+	bool file[256];
+	size_t n = mount_points(o, v, file, ARRAY_SIZE(v));
 	if (o->as_root)
 		return true;
-	for (size_t i = 0; i < ARRAY_SIZE(base); i++)
-		if (!image_has(imgfd, base[i]))
+	for (size_t i = 0; i < n; i++)
+		if (!image_has(imgfd, v[i]))
 			return true;
-	for (size_t i = 0; i < o->n_tmpfs; i++)
-		if (!image_has(imgfd, o->tmpfs[i].path))
-			return true;
-	for (size_t i = 0; i < o->n_binds; i++)
-		if (!image_has(imgfd, o->binds[i].dst))
-			return true;
-	if (o->workspace && !image_has(imgfd, "/workspace"))
-		return true;
-	return o->network == RT_SB_NET_HOST && !image_has(imgfd, "/etc/resolv.conf");
+	return false;
+}
+
+/* Made by hutch (host root) in the throw-away layer: the sandbox's root, an unprivileged id
+ * on the host, may not write into directories the image's root owns. */
+static int make_mount_points(const struct rt_sb_opts *o, const char *root, struct hutch_err *err)
+{
+	const char *v[256];
+	bool file[256];
+	size_t n = mount_points(o, v, file, ARRAY_SIZE(v));
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return hutch_fail_errno(err, errno, "sandbox: open %s", root);
+	for (size_t i = 0; i < n; i++) {
+		if (image_has(rootfd, v[i]))
+			continue;
+		_cleanup_free_ char *parent = hutch_xstrdup(v[i]);
+		*strrchr(parent, '/') = '\0';
+		int fd = hutch_mkdir_in_root(rootfd, file[i] ? parent : v[i], 0755, err);
+		if (fd >= 0 && file[i]) {
+			int f = hutch_open_in_root(rootfd, v[i], O_WRONLY | O_CREAT, 0644, err);
+			if (f >= 0)
+				close(f);
+			close(fd);
+			fd = f;
+		}
+		if (fd < 0)
+			return hutch_err_prefix(err, "sandbox: mount point %s: ", v[i]);
+		close(fd);
+	}
+	return 0;
 }
 
 /* The image read-only as given, or under an overlay whose upper layer lives in the scratch
@@ -138,7 +183,7 @@ static int plan_rootfs(struct sandbox *sb, struct hutch_err *err)
 	if (mount("overlay", SB_SCRATCH "/root", "overlay", 0, data) < 0)
 		return hutch_fail_errno(err, errno, "sandbox: overlay over %s", real);
 	sb->plan.rootfs = hutch_xstrdup(SB_SCRATCH "/root");
-	return 0;
+	return make_mount_points(&sb->o, sb->plan.rootfs, err);
 }
 
 /* The start of root's range in /etc/subuid (or subgid), else a fixed high range. */
@@ -252,6 +297,8 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 		return r;
 	TRY(own_state(sb, err));
 	TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
+	if (sb->o.network == RT_SB_NET_BRIDGE) /* init's netns exists; the command has not run */
+		TRY(rt_sb_net_attach(&sb->o, &sb->net, c.pid, err));
 	TRY(rt_container_start(&sb->g, sb->id, err));
 	struct rt_waiter w = { .pidfd = pidfd,
 			       .pid = c.pid,
@@ -278,12 +325,9 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 /* The same sandbox through another runtime; hutch keeps the parent cgroup. */
 static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 {
-	_cleanup_free_ char *seccomp = NULL, *base = NULL, *cgpath = NULL;
-	/* crun and runsc read a relative cgroupsPath from the hierarchy root: give all of them
-	 * an absolute path beneath our own cgroup, and keep its parent ourselves. */
-	TRY(cg_own_common(&base, err));
-	free(sb->plan.cgroup);
-	sb->plan.cgroup = hutch_xasprintf("%s/hutch-%s", strcmp(base, "/") ? base : "", sb->id);
+	_cleanup_free_ char *seccomp = NULL, *cgpath = NULL;
+	/* The runtime's cgroup is a child of ours (plan.cgroup), so hutch can kill the tree and
+	 * read the totals. */
 	cgpath = hutch_xasprintf("%s/c", sb->plan.cgroup);
 	uint64_t caps = sb->o.as_root ? ~0ULL : 0; /* resolved against what the process holds */
 	TRY(sc_default_profile_oci(caps, &seccomp, err));
@@ -320,6 +364,21 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	return 0;
 }
 
+/*
+ * An absolute path beneath our own cgroup in every hierarchy: a relative one means different
+ * directories to processes in different cgroups (on v1 each hierarchy places us apart), and
+ * the hutch that cleans up after a killed one may be any of them. crun and runsc also read a
+ * relative cgroupsPath from the hierarchy root.
+ */
+static int sandbox_cgroup(struct sandbox *sb, struct hutch_err *err)
+{
+	_cleanup_free_ char *base = NULL;
+	TRY(cg_own_common(&base, err));
+	sb->plan.cgroup = hutch_xasprintf("%s/hutch-%s", strcmp(base, "/") ? base : "", sb->id);
+	sb->plan.cgroups_path = sb->plan.cgroup;
+	return 0;
+}
+
 static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *err)
 {
 	TRY(rt_sb_parse_args(&sb->o, argc, argv, err));
@@ -327,21 +386,29 @@ static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *
 	if (sb->o.lock)
 		TRY(rt_sb_lock(&sb->o, &sb->lock_fd, err));
 	sb->res.runtime = sb->o.runtime ? sb->o.runtime : "native";
+	if (sb->o.isolation != RT_SB_ISO_NAMESPACES)
+		return 0; /* host mode: no image, state dir, scratch mount or id mapping */
 	mkdir(RT_DEFAULT_ROOT, 0711);
 	if (mkdir(RT_SB_ROOT, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", RT_SB_ROOT);
 	clean_stale(&sb->g);
+	rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
-	TRY(cg_resolve_path(NULL, sb->id, &sb->plan.cgroup, err));
-	sb->plan.cgroups_path = sb->plan.cgroup;
+	TRY(sandbox_cgroup(sb, err));
 	TRY(enter_scratch(err));
 	TRY(plan_rootfs(sb, err));
+	if (sb->o.network == RT_SB_NET_BRIDGE) { /* the lease and /etc files precede the spec */
+		TRY(rt_sb_net_prepare(&sb->o, &sb->net, SB_SCRATCH "/net", err));
+		sb->plan.net_etc = SB_SCRATCH "/net";
+		sb->plan.net_address = sb->net.address;
+	}
 	return plan_ids(sb, err);
 }
 
 RT_VERB_FN(sandbox)
 {
 	struct sandbox sb = { .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
+			      .net = { .ipam_fd = -1 },
 			      .lock_fd = -1,
 			      .owner_fd = -1 };
 	(void)first, (void)opts;
@@ -352,13 +419,17 @@ RT_VERB_FN(sandbox)
 	int r = prepare(&sb, argc, argv, err);
 	if (r >= 0) {
 		t0 = now_ms(); /* the lock wait is not the sandbox's time */
-		r = delegated(&sb.o) ? run_delegated(&sb, err) : run_native(&sb, err);
+		if (sb.o.isolation != RT_SB_ISO_NAMESPACES)
+			r = rt_sb_run_host(&sb.o, &sb.res, err);
+		else
+			r = delegated(&sb.o) ? run_delegated(&sb, err) : run_native(&sb, err);
 	}
 	sb.res.wall_ms = now_ms() - t0;
 	if (sb.id[0]) {
 		struct hutch_err e = { 0 };
 		rt_container_delete(&sb.g, sb.id, true, &e);
 	}
+	rt_sb_net_release(&sb.net); /* after delete: the netns is gone, so is the veth */
 	if (r < 0) {
 		sb.res.exit_code = err->status ? err->status : RT_SB_EXIT_FAIL;
 		sb.res.error = err->msg;

@@ -24,7 +24,11 @@ struct rt_sb_tmpfs {
 	uint64_t size;
 };
 
-enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST };
+enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST, RT_SB_NET_BRIDGE };
+
+/* namespaces: the OCI sandbox; landlock: the host itself behind a mount view, Landlock and
+ * seccomp (rt-sandbox-host.c); none: the host, unrestricted (with a warning). */
+enum rt_sb_isolation { RT_SB_ISO_NAMESPACES, RT_SB_ISO_LANDLOCK, RT_SB_ISO_NONE };
 
 struct rt_sb_opts {
 	char *image, *workspace, *cwd, *hostname;
@@ -42,6 +46,11 @@ struct rt_sb_opts {
 	int64_t pids;	       /* 0 = unlimited */
 	double timeout, grace; /* seconds, 0 = none */
 	enum rt_sb_network network;
+	struct ns_subnet subnet; /* bridge mode (--subnet, --mtu, --dns) */
+	unsigned mtu;
+	char **dns; /* NULL-terminated IPv4 addresses */
+	size_t n_dns;
+	bool bridge_opts_set;
 	char *lock;
 	bool no_wait;
 	double lock_timeout; /* < 0: wait without limit */
@@ -50,6 +59,12 @@ struct rt_sb_opts {
 	int report_fd;
 	char **command; /* NULL-terminated */
 	size_t n_command;
+	/* host mode (--isolation landlock|none) */
+	enum rt_sb_isolation isolation;
+	char **allow_read, **allow_rw, **deny; /* NULL-terminated */
+	size_t n_allow_read, n_allow_rw, n_deny;
+	bool home_dotfiles, best_effort;
+	bool network_set; /* --network given: host mode's default is host, not none */
 };
 
 /* rt-sandbox-opts.c: defaults, then profile, then flags (lists append, values replace). */
@@ -74,11 +89,23 @@ struct rt_sb_plan {
 	const char
 		*cgroups_path; /* linux.cgroupsPath in the spec (a child of cgroup for delegates) */
 	const char *seccomp_json; /* OCI linux.seccomp to write out (delegates), or NULL */
+	const char *net_etc;	  /* bridge: dir with resolv.conf, hosts, hostname to bind */
+	const char *net_address;  /* bridge: the sandbox's leased address, "A.B.C.D/N" */
 };
 char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *id,
 		      size_t *len);
 
 /* rt-sandbox-report.c */
+/* What host mode applied, by value: the set-up child fills it in and sends it back whole. */
+#define RT_SB_WEAK_MAX 8
+struct rt_sb_host {
+	bool active, mount_view, userns, netns, tcp_rules, landlock, seccomp, cgroup;
+	struct sc_landlock ll;
+	size_t n_placeholders;
+	char weakened[RT_SB_WEAK_MAX][192]; /* what --best-effort ran without */
+	size_t n_weakened;
+};
+
 struct rt_sb_result {
 	int exit_code;
 	int signal; /* 0 = none */
@@ -89,6 +116,7 @@ struct rt_sb_result {
 	uint64_t pids_peak;
 	const char *runtime;
 	const char *error;
+	struct rt_sb_host host;
 };
 int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		       const struct rt_sb_result *r, struct hutch_err *err);
@@ -109,6 +137,31 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 /* rt-sandbox-init.c: PID 1 of a native sandbox; sync_fd reports the command's wait status. */
 __attribute__((noreturn)) void rt_sb_init(const char *exe, char *const *argv, char *const *envp,
 					  int sync_fd);
+
+/* rt-sandbox-host.c: host mode. rt_sb_check_host checks what host mode can't take;
+ * rt_sb_run_host runs the command and fills r (exit, timeout, stats and r->host);
+ * rt_sb_gen_host writes the report's isolation object for it. */
+int rt_sb_check_host(const struct rt_sb_opts *o, struct hutch_err *err);
+int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *r, struct hutch_err *err);
+struct yajl_gen_t;
+void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const struct rt_sb_host *h);
+
+/* rt-sandbox-net.c: bridge mode around the native create/start. prepare leases the address
+ * and writes the /etc files (before the spec is built); attach wires the veth into the
+ * created init's netns and adds the NAT rule (before start); release undoes both and is safe
+ * to call always; reclaim cleans up after SIGKILLed hutches. */
+struct rt_sb_net {
+	int ipam_fd;
+	uint32_t addr; /* 0 = no lease */
+	bool attached;
+	char address[NS_IPV4_LEN + 4];
+};
+int rt_sb_net_prepare(const struct rt_sb_opts *o, struct rt_sb_net *n, const char *etc_dir,
+		      struct hutch_err *err);
+int rt_sb_net_attach(const struct rt_sb_opts *o, struct rt_sb_net *n, pid_t pid,
+		     struct hutch_err *err);
+void rt_sb_net_release(struct rt_sb_net *n);
+void rt_sb_net_reclaim(void);
 
 /* rt-sandbox.c */
 RT_VERB_FN(sandbox);

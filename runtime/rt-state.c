@@ -28,10 +28,33 @@ static int lock_dir(int dirfd, const char *id, struct hutch_err *err)
 	return 0;
 }
 
+/* mkdir -p: the containerd shim passes --root <runtime root>/<namespace>, whose parents may not
+ * exist yet, and runc creates them all. */
+static int mkdir_parents(const char *root, struct hutch_err *err)
+{
+	char path[4096];
+	if (!*root)
+		return hutch_fail(err, EINVAL, "--root: empty path");
+	if (snprintf(path, sizeof(path), "%s", root) >= (int)sizeof(path))
+		return hutch_fail(err, ENAMETOOLONG, "state root too long: %s", root);
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0711) < 0 && errno != EEXIST)
+			return hutch_fail_errno(err, errno, "create state root %s", path);
+		if (!c)
+			return 0;
+		*p = c;
+	}
+}
+
 int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hutch_err *err)
 {
-	if (mkdir(root, 0711) < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "create state root %s", root);
+	int r = mkdir_parents(root, err);
+	if (r < 0)
+		return r;
 	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return hutch_fail_errno(err, errno, "open state root %s", root);
@@ -43,7 +66,7 @@ int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hut
 	int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open state dir %s/%s", root, id);
-	int r = lock_dir(fd, id, err);
+	r = lock_dir(fd, id, err);
 	if (r < 0) {
 		close(fd);
 		return r;

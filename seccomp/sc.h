@@ -165,12 +165,12 @@ uint64_t sc_landlock_fs_rights(int abi);
 /* A ruleset fd for abi (clamped to sc_landlock_abi()) with the rules added; deny_tcp handles
  * TCP bind and connect with no rule allowing them (ABI >= 4), scope adds the ABI 6 scopes.
  * When the kernel refuses rights with EINVAL it drops the newest ABI's and retries. */
-int sc_landlock_create(int abi, const struct sc_ll_rule *rules, size_t n, bool deny_tcp,
-		       bool scope, struct sc_landlock *out, struct hutch_err *err);
+int sc_landlock_create(int abi, const struct sc_ll_rule *rules, size_t n, bool deny_tcp, bool scope,
+		       struct sc_landlock *out, struct hutch_err *err);
 /* landlock_restrict_self: needs no_new_privs (or CAP_SYS_ADMIN). Closes nothing. */
 int sc_landlock_restrict(int ruleset_fd, struct hutch_err *err);
-/* Names of the rights in a mask ("execute", "write_file", ...), NULL-terminated into names
- * (at most max - 1 of them); net selects the TCP names, scope the scope names. */
+/* Names of the rights in a mask, NULL-terminated into names (at most max - 1 of them): kind
+ * 'f' file rights ("execute", "write_file", ...), 'n' TCP ("bind_tcp"), 's' scopes. */
 size_t sc_landlock_names(uint64_t rights, char kind, const char **names, size_t max);
 
 #endif

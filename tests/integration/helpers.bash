@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2016 # jq programs: their $vars are jq's, not the shell's
 #
 # Shared by every .bats file: a busybox bundle per test, the `hutch` wrapper, waiting for
 # container states, and a teardown that deletes the test's containers and then fails the
@@ -122,14 +123,17 @@ out_file() {
 # run_bg ARGS...: like `run hutch ARGS...` for a command that leaves a container behind
 # (create, run -d). The container inherits hutch's stdio, so it must not get `run`'s pipe
 # (bats would wait for it to close) nor bats' fd 3: both go to the file `out_file ID`, the
-# last argument being the id. Sets status, output and lines as `run` does.
+# last argument being the id. Sets status, output and lines as `run` does, with what was
+# printed during this command.
 run_bg() {
-	local log
+	local log off=0
 	log=$(out_file "${!#}")
-	: >"$log"
+	[ -e "$log" ] && off=$(stat -c %s "$log")
 	status=0
 	hutch "$@" </dev/null >>"$log" 2>&1 3>&- || status=$?
-	output=$(cat "$log")
+	output=$(tail -c +$((off + 1)) "$log") # what this command (and its container) added
+	# (the file keeps everything: ctr_output)
+	# shellcheck disable=SC2034 # lines is for the caller, as bats' run sets it
 	mapfile -t lines <<<"$output"
 	echo "# hutch $* -> $status: $output" >&2
 }
@@ -294,7 +298,7 @@ setup_bundle() {
 	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
 	setup_tmp
 	make_bundle "$BUNDLE"
-	cd "$BUNDLE"
+	cd "$BUNDLE" || return
 }
 
 # Fails, listing them, if processes of this test are still alive (waits up to a second for
@@ -308,7 +312,7 @@ assert_no_test_processes() {
 		tries=$((tries - 1))
 	done
 	echo "processes left:" >&2
-	ps -o pid,ppid,stat,args -p "$(echo $p | tr ' ' ,)" >&2 || true
+	ps -o pid,ppid,stat,args -p "$(echo "$p" | tr '\n ' ,,)" >&2 || true
 	return 1
 }
 
@@ -427,6 +431,7 @@ teardown_bundle() {
 		failures+=("cgroups left: $(tr '\n' ' ' <<<"$cgdirs")")
 		for d in $cgdirs; do
 			find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+			sleep 0.1
 			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
 		done
 	fi

@@ -112,11 +112,14 @@ load helpers
 	[ "$output" = ok ]
 }
 
-@test "run: global options take --opt=value too" {
+@test "run: global options take --opt=value too; --debug is accepted" {
 	set_args echo ok
 	run "$HUTCH" --root="$HUTCH_ROOT" run "$ID"
 	check_status 0
 	[ "$output" = ok ]
+	run "$HUTCH" --debug --root "$HUTCH_ROOT" --log="$TEST_DIR/log" run "$ID"
+	check_status 0
+	[[ $output == *ok* ]]
 }
 
 @test "run --preserve-fds: passes fds 3.. and sets LISTEN_FDS, closes the others" {

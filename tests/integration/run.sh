@@ -50,7 +50,8 @@ fi
 args=(--tap --print-output-on-failure --timing)
 [ -n "${HUTCH_TESTS_FILTER:-}" ] && args+=(--filter "$HUTCH_TESTS_FILTER")
 
-export HUTCH=$(readlink -f "$HUTCH")
+HUTCH=$(readlink -f "$HUTCH")
+export HUTCH
 export HUTCH_HELPERS_BIN=$bin
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-90}
 cd "$here"

@@ -33,6 +33,7 @@ setup() {
 	IMAGE=$SB_IMAGES/full
 	SB_PIDS=$TEST_DIR/hutch.pids
 	: >"$SB_PIDS"
+	find /sys/fs/cgroup -type d >"$TEST_DIR/cgroups.before" 2>/dev/null
 	WS=$TEST_DIR/ws
 	mkdir -p "$WS"
 	chown 4242:4242 "$WS"
@@ -120,6 +121,19 @@ mark() {
 	echo $((500000 + RANDOM * 7 + BATS_TEST_NUMBER))
 }
 
+# remove_cgroups DIR...: removes leaked cgroup dirs, then those of their ancestors that did
+# not exist before the test (hutch made them for the leaked ones), and only while empty.
+remove_cgroups() {
+	local d
+	find "$@" -depth -type d -exec rmdir {} + 2>/dev/null
+	for d; do
+		d=${d%/*}
+		while ! grep -qxF "$d" "$TEST_DIR/cgroups.before" && rmdir "$d" 2>/dev/null; do
+			d=${d%/*}
+		done
+	done
+}
+
 # Every hutch of the test must have left nothing: no state dir, cgroup, runtime process or
 # scratch mount. A hutch still running is killed first, and the things it left are removed.
 sb_teardown() {
@@ -141,9 +155,10 @@ sb_teardown() {
 		d=$(sb_cgroups "$p")
 		if [ -n "$d" ]; then
 			failures+=("cgroups left: $(tr '\n' ' ' <<<"$d")")
+			# shellcheck disable=SC2038 # xargs reads pids, not file names
 			find $d -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
 			sleep 0.2
-			find $d -depth -type d -exec rmdir {} + 2>/dev/null
+			remove_cgroups $d
 		fi
 	done
 	if grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo; then
@@ -383,4 +398,13 @@ sigkill_hutch() {
 	check_status 125
 	grep -q -- '--runtime no-such-runtime' "$TEST_DIR/err"
 	[ ! -s "$TEST_DIR/out" ]
+}
+
+@test "sandbox delegate: --runtime PATH runs that binary and reports it" {
+	local runc
+	runc=$(command -v runc) || skip "runc not installed"
+	sb_run --runtime "$runc" --report "$TEST_DIR/r.json" -- sh -c 'echo ran'
+	check_status 0
+	[ "$output" = ran ]
+	jq -e --arg rt "$runc" '.runtime == $rt' "$TEST_DIR/r.json"
 }

@@ -38,6 +38,7 @@ setup() {
 	IMAGE=$SB_IMAGES/full
 	SB_PIDS=$TEST_DIR/hutch.pids
 	: >"$SB_PIDS"
+	find /sys/fs/cgroup -type d >"$TEST_DIR/cgroups.before" 2>/dev/null
 	LOCK=it-$TAG
 }
 
@@ -164,6 +165,19 @@ mark() {
 	echo $((500000 + RANDOM * 7 + BATS_TEST_NUMBER))
 }
 
+# remove_cgroups DIR...: removes leaked cgroup dirs, then those of their ancestors that did
+# not exist before the test (hutch made them for the leaked ones), and only while empty.
+remove_cgroups() {
+	local d
+	find "$@" -depth -type d -exec rmdir {} + 2>/dev/null
+	for d; do
+		d=${d%/*}
+		while ! grep -qxF "$d" "$TEST_DIR/cgroups.before" && rmdir "$d" 2>/dev/null; do
+			d=${d%/*}
+		done
+	done
+}
+
 # What every hutch of this test left: it is a leak if the hutch is gone and its state dir or
 # cgroups are still there. A hutch still running (a failed test) is killed first; its sandbox
 # dies with it and one more sandbox cleans what it left.
@@ -187,9 +201,10 @@ sb_teardown() {
 		d=$(sb_cgroups "$p")
 		if [ -n "$d" ]; then
 			failures+=("cgroups left: $(tr '\n' ' ' <<<"$d")")
+			# shellcheck disable=SC2038 # xargs reads pids, not file names
 			find $d -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
 			sleep 0.2
-			find $d -depth -type d -exec rmdir {} + 2>/dev/null
+			remove_cgroups $d
 		fi
 	done
 	if grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo; then
@@ -477,15 +492,24 @@ TMPDIR=/tmp" ]
 }
 
 @test "sandbox: a fork bomb is stopped by --pids" {
-	local m
+	local m t0
 	m=$(mark)
-	local t0
 	t0=$(now_ms)
 	run sb --pids 20 -- sh -c "i=0; while [ \$i -lt 200 ]; do sleep $m & i=\$((i + 1)); done"
 	[ "$status" -ne 0 ] && [ "$status" -lt 124 ]
 	grep -q 'Resource temporarily unavailable' <<<"$output"
 	[ $(($(now_ms) - t0)) -lt 5000 ]
 	no_process_like "^sleep $m\$"
+}
+
+@test "sandbox: the report has pids_peak where the kernel counts it" {
+	[ -n "$(find /sys/fs/cgroup -maxdepth 4 -name pids.peak -print -quit)" ] ||
+		skip "no pids.peak in this kernel"
+	run sb --pids 20 --report "$TEST_DIR/r.json" -- sh -c \
+		'i=0; while [ $i -lt 30 ]; do sleep 1 & i=$((i + 1)); done'
+	grep -q 'Resource temporarily unavailable' <<<"$output"
+	# The peak is the limit: init, the shell and 18 sleeps.
+	jq -e '.pids_peak == 20' "$TEST_DIR/r.json"
 }
 
 @test "sandbox: a memory hog is OOM-killed by --memory and reported" {
@@ -571,6 +595,15 @@ TMPDIR=/tmp" ]
 		3>"$TEST_DIR/r.json" 7<"$TEST_DIR/secret"
 	check_status 0
 	! grep -F "$TEST_DIR" <<<"$output"
+}
+
+@test "sandbox: a secret passed with --env is not written to hutch's state on disk" {
+	local secret=secret-$RANDOM$RANDOM
+	sb_bg secret -e "TOKEN=$secret" -- sh -c 'echo "started ${#TOKEN}"; sleep 1'
+	sb_wait_output secret started
+	! grep -rqF "$secret" /run/hutch
+	sb_wait secret
+	[ "$status" -eq 0 ]
 }
 
 @test "sandbox: SIGKILL of hutch kills the sandbox; the next hutch cleans up after it" {
@@ -709,7 +742,10 @@ TMPDIR=/tmp" ]
 	sb_fails "--bind" --bind /tmp:/mnt/rw:rx -- true
 	sb_fails "--ro-bind" --ro-bind /tmp:/proc/x -- true
 	sb_fails "--tmpfs" --tmpfs /tmp:lots -- true
-	sb_fails "--network bridge: not supported" --network bridge -- true
+	# Until the network issue lands, bridge is a clear "not supported".
+	if ! "$HUTCH" sandbox --help | grep -q bridge; then
+		sb_fails "--network bridge: not supported" --network bridge -- true
+	fi
 	sb_fails "--network" --network wifi -- true
 	sb_fails "--user" -u alice -- true
 	sb_fails "--timeout" --timeout soon -- true
@@ -737,7 +773,7 @@ TMPDIR=/tmp" ]
 	sb_fails "env" --profile "$(profile e '{"version": 1, "env": "A=1"}')" -- true
 	sb_fails "as_root" --profile "$(profile f '{"version": 1, "as_root": "yes"}')" -- true
 	sb_fails "pids" --profile "$(profile g '{"version": 1, "pids": 1}')" -- true
-	sb_fails "network" --profile "$(profile h '{"version": 1, "network": "bridge"}')" -- true
+	sb_fails "network" --profile "$(profile h '{"version": 1, "network": "wifi"}')" -- true
 	sb_fails "$TEST_DIR/i.json" --profile "$(profile i '{"version": 1,')" -- true
 	sb_fails "expected a JSON object" --profile "$(profile j '[1]')" -- true
 	sb_fails "--profile" --profile "$TEST_DIR/none.json" -- true

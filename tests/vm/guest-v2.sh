@@ -231,11 +231,31 @@ check_containers() {
 	check_no_leaks
 }
 
+# Host mode on this kernel's older Landlock ABI (6.1: ABI 2): the ruleset falls back to what the
+# kernel has, the report says which, and the mount view still blocks writes.
+check_landlock() {
+	local out abi kabi
+	if [ ! -x "$HUTCH" ] || ! command -v jq >/dev/null; then
+		skip "landlock: needs $HUTCH and jq"
+		return
+	fi
+	out=$(timeout -k 5 30 "$HUTCH" sandbox --isolation landlock --report "$WORK/ll.json" -- \
+		sh -c 'touch /etc/hutch-vm-ll 2>/dev/null || echo held' 2>&1)
+	check "landlock: host mode blocks a write to /etc ($out)" [ "$out" = held ]
+	abi=$(jq -r '.isolation.landlock_rights.abi // "none"' "$WORK/ll.json" 2>/dev/null)
+	kabi=$(jq -r '.isolation.landlock_rights.kernel_abi // "none"' "$WORK/ll.json" 2>/dev/null)
+	check "landlock: the ruleset uses the kernel's ABI ($abi, kernel $kabi)" [ "$abi" = "$kabi" ]
+	check "landlock: no right newer than the ABI is handled" jq -e '.isolation.landlock_rights |
+		.abi >= 3 or (.handled_fs | index("truncate") | not)' "$WORK/ll.json"
+	rm -f /etc/hutch-vm-ll
+}
+
 main() {
 	mkdir -p "$WORK" || exit 1
 	check_pure_v2
 	run_unit_test
 	check_containers
+	check_landlock
 	echo "# guest-v2: $npass passed, $nfail failed, $nskip skipped"
 	[ $nfail = 0 ]
 }

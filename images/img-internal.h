@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the images/ files share and nothing else sees: the store's on-disk layout, sha256
+ * through libcrypto, and the few yajl helpers that reading manifests needs.
+ */
+#ifndef HUTCH_IMG_INTERNAL_H
+#define HUTCH_IMG_INTERNAL_H
+
+#include "img.h"
+
+#include <openssl/sha.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+/*
+ * STORE/lock             flock: shared while importing/reading, exclusive for prune
+ * STORE/blobs/sha256/HEX manifests and configs
+ * STORE/layers/HEX/root  a layer unpacked (HEX = its diff_id), STORE/layers/HEX/size
+ * STORE/names/ESCAPED    one file per NAME:TAG holding the manifest digest
+ * STORE/tmp/KIND-...     work in progress, each with a held KIND-....lock
+ */
+struct img_store {
+	char *path;
+	int dirfd;
+	int lockfd;
+};
+
+#define IMG_BLOB_MAX (4U << 20) /* manifests and configs are small: refuse huge ones */
+
+/* sha256 */
+struct img_sha {
+	SHA256_CTX c;
+};
+void img_sha_init(struct img_sha *h);
+void img_sha_update(struct img_sha *h, const void *p, size_t n);
+void img_sha_final(struct img_sha *h, char out[IMG_DIGEST_MAX]); /* "sha256:hex" */
+void img_sha_buf(const void *p, size_t n, char out[IMG_DIGEST_MAX]);
+/* "sha256:" + 64 lowercase hex. */
+bool img_digest_valid(const char *d);
+#define IMG_HEX(d) ((d) + 7)
+
+/* yajl */
+void img_json_freep(yajl_val *v);
+void img_gen_freep(yajl_gen *g);
+#define _cleanup_json_ _cleanup_(img_json_freep)
+#define _cleanup_gen_ _cleanup_(img_gen_freep)
+int img_json_parse(const char *text, const char *what, yajl_val *out, struct hutch_err *err);
+yajl_val img_json_get(yajl_val obj, const char *key);
+const char *img_json_str(yajl_val obj, const char *key); /* NULL unless a string */
+void img_gen_str(yajl_gen g, const char *s);
+
+/* store internals (img-store.c) */
+int img_blob_put(struct img_store *s, const void *buf, size_t len, char digest[IMG_DIGEST_MAX],
+		 struct hutch_err *err);
+int img_blob_read(struct img_store *s, const char *digest, char **out, size_t *len,
+		  struct hutch_err *err);
+/* A fresh STORE/tmp/KIND-PID-N directory; lockfd keeps it ours while we live. */
+int img_tmp_create(struct img_store *s, const char *kind, char **name, int *lockfd,
+		   struct hutch_err *err);
+void img_tmp_remove(struct img_store *s, const char *name, int lockfd);
+/* rm -rf dirfd/name without following symlinks; permissions are widened as it goes. */
+int img_remove_tree_at(int dirfd, const char *name);
+bool img_layer_exists(struct img_store *s, const char *diff_id);
+/* Moves STORE/tmp/tmpdir (holding root/) to STORE/layers/HEX; a concurrent import that got
+ * there first wins and ours is dropped. */
+int img_layer_add(struct img_store *s, const char *tmpdir, const char *diff_id, uint64_t size,
+		  struct hutch_err *err);
+uint64_t img_layer_size(struct img_store *s, const char *diff_id);
+/* Writes manifest + config blobs for an image (config/manifest are JSON text). */
+int img_store_image(struct img_store *s, const char *config, const char *manifest,
+		    const char *name_tag, char digest[IMG_DIGEST_MAX], struct hutch_err *err);
+/* Manifest and config of a manifest digest; diff_ids from the config (NULL-terminated). */
+int img_load_image(struct img_store *s, const char *digest, char **manifest, char **config,
+		   char ***diff_ids, size_t *n, struct hutch_err *err);
+
+/* A manifest (JSON text) for config + layers of the given descriptors. */
+struct img_desc {
+	const char *media_type;
+	char digest[IMG_DIGEST_MAX];
+	uint64_t size;
+};
+char *img_manifest_json(const struct img_desc *config, const struct img_desc *layers, size_t n);
+
+#endif

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The formats images are made of: sha256 digests ("sha256:hex", through libcrypto) and the
+ * JSON of OCI manifests and configs (yajl). Kept apart from the store so that both import
+ * and commit write manifests the same way.
+ */
+#include "img-internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The low-level SHA256 calls are deprecated in OpenSSL 3 but need no EVP context (which can
+ * fail to allocate) and are as fast; sc-cache.c makes the same choice. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+void img_sha_init(struct img_sha *h)
+{
+	SHA256_Init(&h->c);
+}
+
+void img_sha_update(struct img_sha *h, const void *p, size_t n)
+{
+	SHA256_Update(&h->c, p, n);
+}
+
+void img_sha_final(struct img_sha *h, char out[IMG_DIGEST_MAX])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	SHA256_Final(md, &h->c);
+	memcpy(out, "sha256:", 7);
+	for (size_t i = 0; i < sizeof(md); i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+}
+
+void img_sha_buf(const void *p, size_t n, char out[IMG_DIGEST_MAX])
+{
+	struct img_sha h;
+	img_sha_init(&h);
+	img_sha_update(&h, p, n);
+	img_sha_final(&h, out);
+}
+
+bool img_digest_valid(const char *d)
+{
+	if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64)
+		return false;
+	for (const char *p = d + 7; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+void img_json_freep(yajl_val *v)
+{
+	if (*v)
+		yajl_tree_free(*v);
+}
+
+void img_gen_freep(yajl_gen *g)
+{
+	if (*g)
+		yajl_gen_free(*g);
+}
+
+int img_json_parse(const char *text, const char *what, yajl_val *out, struct hutch_err *err)
+{
+	char msg[256] = "";
+	*out = yajl_tree_parse(text, msg, sizeof(msg));
+	if (!*out) {
+		char *nl = strchr(msg, '\n');
+		if (nl)
+			*nl = '\0';
+		return hutch_fail(err, EINVAL, "%s: invalid JSON: %s", what, msg);
+	}
+	return 0;
+}
+
+yajl_val img_json_get(yajl_val obj, const char *key)
+{
+	if (!YAJL_IS_OBJECT(obj))
+		return NULL;
+	for (size_t i = 0; i < obj->u.object.len; i++)
+		if (!strcmp(obj->u.object.keys[i], key))
+			return obj->u.object.values[i];
+	return NULL;
+}
+
+const char *img_json_str(yajl_val obj, const char *key)
+{
+	yajl_val v = img_json_get(obj, key);
+	return YAJL_IS_STRING(v) ? v->u.string : NULL;
+}
+
+void img_gen_str(yajl_gen g, const char *s)
+{
+	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void gen_desc(yajl_gen g, const struct img_desc *d)
+{
+	yajl_gen_map_open(g);
+	img_gen_str(g, "mediaType");
+	img_gen_str(g, d->media_type);
+	img_gen_str(g, "digest");
+	img_gen_str(g, d->digest);
+	img_gen_str(g, "size");
+	yajl_gen_integer(g, (long long)d->size);
+	yajl_gen_map_close(g);
+}
+
+char *img_manifest_json(const struct img_desc *config, const struct img_desc *layers, size_t n)
+{
+	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	img_gen_str(g, "schemaVersion");
+	yajl_gen_integer(g, 2);
+	img_gen_str(g, "mediaType");
+	img_gen_str(g, "application/vnd.oci.image.manifest.v1+json");
+	img_gen_str(g, "config");
+	gen_desc(g, config);
+	img_gen_str(g, "layers");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++)
+		gen_desc(g, &layers[i]);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	const unsigned char *buf;
+	size_t len;
+	yajl_gen_get_buf(g, &buf, &len);
+	char *out = hutch_xmalloc(len + 1);
+	memcpy(out, buf, len);
+	out[len] = '\0';
+	return out;
+}

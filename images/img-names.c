@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Names and what they point at: NAME:TAG -> manifest -> config and layers. Resolving a
+ * bare name, listing, inspecting, removing a name, and prune (everything no name reaches).
+ * A name is a file in STORE/names, so setting one is an atomic rename.
+ */
+#include "img-internal.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+static bool name_char(char c)
+{
+	return islower((unsigned char)c) || isdigit((unsigned char)c) || strchr("._-/:", c);
+}
+
+static bool tag_valid(const char *t)
+{
+	size_t n = strlen(t);
+	if (n == 0 || n > 128 || t[0] == '.' || t[0] == '-')
+		return false;
+	for (const char *p = t; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
+			return false;
+	return true;
+}
+
+int img_parse_ref(const char *ref, char **name, char **tag, struct hutch_err *err)
+{
+	size_t n = strlen(ref);
+	const char *slash = strrchr(ref, '/');
+	const char *colon = strrchr(ref, ':');
+	if (colon && slash && colon < slash)
+		colon = NULL; /* host:port/name */
+	size_t nlen = colon ? (size_t)(colon - ref) : n;
+	if (nlen == 0 || nlen > 255 || !isalnum((unsigned char)ref[0]))
+		return hutch_fail(err, EINVAL, "invalid image name '%s'", ref);
+	for (size_t i = 0; i < nlen; i++)
+		if (!name_char(ref[i]))
+			return hutch_fail(err, EINVAL,
+					  "invalid image name '%s': use lowercase letters, digits "
+					  "and . _ - /",
+					  ref);
+	if (colon && !tag_valid(colon + 1))
+		return hutch_fail(err, EINVAL, "invalid tag in '%s'", ref);
+	*name = hutch_xmalloc(nlen + 1);
+	memcpy(*name, ref, nlen);
+	(*name)[nlen] = '\0';
+	*tag = colon ? hutch_xstrdup(colon + 1) : NULL;
+	return 0;
+}
+
+/* NAME:TAG as a file name: '/', ':' and '%' of the name escaped, so the last ':' is the
+ * tag's. */
+static char *escape(const char *name, const char *tag)
+{
+	size_t cap = strlen(name) * 3 + (tag ? strlen(tag) : 0) + 4, o = 0;
+	char *out = hutch_xmalloc(cap);
+	for (const char *p = name; *p; p++) {
+		if (*p == '/' || *p == ':' || *p == '%')
+			o += (size_t)snprintf(out + o, cap - o, "%%%02X", (unsigned char)*p);
+		else
+			out[o++] = *p;
+	}
+	out[o] = '\0';
+	if (tag)
+		snprintf(out + o, cap - o, ":%s", tag);
+	return out;
+}
+
+static char *unescape(const char *file)
+{
+	char *out = hutch_xmalloc(strlen(file) + 1), *o = out;
+	for (const char *p = file; *p; p++) {
+		unsigned v;
+		if (*p == '%' && sscanf(p + 1, "%2X", &v) == 1) {
+			*o++ = (char)v;
+			p += 2;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static int read_name(struct img_store *s, const char *file, char digest[IMG_DIGEST_MAX],
+		     int64_t *mtime)
+{
+	_cleanup_close_ int d = openat(s->dirfd, "names", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	struct stat st;
+	if (d < 0)
+		return -errno;
+	int r = hutch_read_file_at(d, file, 256, &text, NULL, &e);
+	if (r < 0)
+		return r;
+	text[strcspn(text, "\n")] = '\0';
+	if (!img_digest_valid(text))
+		return -EBADMSG;
+	snprintf(digest, IMG_DIGEST_MAX, "%s", text);
+	if (mtime && fstatat(d, file, &st, 0) == 0)
+		*mtime = st.st_mtim.tv_sec;
+	return 0;
+}
+
+/* The newest tag of name (by when it was set). */
+static int newest_tag(struct img_store *s, const char *name, char **file)
+{
+	_cleanup_free_ char *prefix = escape(name, NULL);
+	size_t pl = strlen(prefix);
+	int d = openat(s->dirfd, "names", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		return -errno;
+	_cleanup_(hutch_closedirp) DIR *dir = fdopendir(d);
+	struct timespec best = { 0 };
+	for (struct dirent *e; dir && (e = readdir(dir));) {
+		struct stat st;
+		if (strncmp(e->d_name, prefix, pl) || e->d_name[pl] != ':' ||
+		    fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!*file || st.st_mtim.tv_sec > best.tv_sec ||
+		    (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec > best.tv_nsec)) {
+			free(*file);
+			*file = hutch_xstrdup(e->d_name);
+			best = st.st_mtim;
+		}
+	}
+	return *file ? 0 : -ENOENT;
+}
+
+int img_resolve(struct img_store *s, const char *ref, char **name_tag,
+		char digest[IMG_DIGEST_MAX], struct hutch_err *err)
+{
+	_cleanup_free_ char *name = NULL, *tag = NULL, *file = NULL;
+	if (!strncmp(ref, "sha256:", 7)) {
+		char path[96];
+		struct stat st;
+		if (!img_digest_valid(ref))
+			return hutch_fail(err, EINVAL, "invalid digest %s", ref);
+		snprintf(path, sizeof(path), "blobs/sha256/%s", IMG_HEX(ref));
+		if (fstatat(s->dirfd, path, &st, 0) < 0)
+			return hutch_fail(err, ENOENT, "image %s: not in the store", ref);
+		snprintf(digest, IMG_DIGEST_MAX, "%s", ref);
+		if (name_tag)
+			*name_tag = NULL;
+		return 0;
+	}
+	TRY(img_parse_ref(ref, &name, &tag, err));
+	int r;
+	if (tag) {
+		file = escape(name, tag);
+		r = read_name(s, file, digest, NULL);
+	} else {
+		file = escape(name, "latest");
+		r = read_name(s, file, digest, NULL);
+		if (r == -ENOENT) {
+			free(steal_ptr(file));
+			r = newest_tag(s, name, &file);
+			if (r >= 0)
+				r = read_name(s, file, digest, NULL);
+		}
+	}
+	if (r == -ENOENT)
+		return hutch_fail(err, ENOENT, "image %s: not in the store (%s)", ref, s->path);
+	if (r < 0)
+		return hutch_fail_errno(err, r, "image %s", ref);
+	if (name_tag)
+		*name_tag = unescape(file);
+	return 0;
+}
+
+int img_tag(struct img_store *s, const char *name_tag, const char *digest, struct hutch_err *err)
+{
+	_cleanup_free_ char *name = NULL, *tag = NULL, *file = NULL, *line = NULL;
+	TRY(img_parse_ref(name_tag, &name, &tag, err));
+	file = escape(name, tag ? tag : "latest");
+	line = hutch_xasprintf("%s\n", digest);
+	_cleanup_close_ int d = openat(s->dirfd, "names", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		return hutch_fail_errno(err, errno, "store: names");
+	int r = hutch_write_atomic_at(d, file, line, strlen(line), 0644, err);
+	return r < 0 ? hutch_err_prefix(err, "tag %s: ", name_tag) : 0;
+}
+
+int img_store_image(struct img_store *s, const char *config, const char *manifest,
+		    const char *name_tag, char digest[IMG_DIGEST_MAX], struct hutch_err *err)
+{
+	char cdigest[IMG_DIGEST_MAX];
+	TRY(img_blob_put(s, config, strlen(config), cdigest, err));
+	TRY(img_blob_put(s, manifest, strlen(manifest), digest, err));
+	return name_tag ? img_tag(s, name_tag, digest, err) : 0;
+}
+
+int img_load_image(struct img_store *s, const char *digest, char **manifest, char **config,
+		   char ***diff_ids, size_t *n, struct hutch_err *err)
+{
+	_cleanup_json_ yajl_val m = NULL, c = NULL;
+	_cleanup_free_ char *mtext = NULL, *ctext = NULL;
+	TRY(img_blob_read(s, digest, &mtext, NULL, err));
+	TRY(img_json_parse(mtext, "manifest", &m, err));
+	const char *cd = img_json_str(img_json_get(m, "config"), "digest");
+	if (!cd)
+		return hutch_fail(err, EINVAL, "manifest %s: no config digest", digest);
+	TRY(img_blob_read(s, cd, &ctext, NULL, err));
+	TRY(img_json_parse(ctext, "config", &c, err));
+	yajl_val ids = img_json_get(img_json_get(c, "rootfs"), "diff_ids");
+	if (!YAJL_IS_ARRAY(ids))
+		return hutch_fail(err, EINVAL, "config %s: no rootfs.diff_ids", cd);
+	char **v = hutch_xcalloc(ids->u.array.len + 1, sizeof(char *));
+	for (size_t i = 0; i < ids->u.array.len; i++) {
+		yajl_val x = ids->u.array.values[i];
+		if (!YAJL_IS_STRING(x) || !img_digest_valid(x->u.string)) {
+			hutch_strv_free(v);
+			return hutch_fail(err, EINVAL, "config %s: invalid diff_id", cd);
+		}
+		v[i] = hutch_xstrdup(x->u.string);
+	}
+	*n = ids->u.array.len;
+	*diff_ids = v;
+	if (manifest)
+		*manifest = steal_ptr(mtext);
+	if (config)
+		*config = steal_ptr(ctext);
+	return 0;
+}
+
+void img_info_clear(struct img_info *i)
+{
+	free(i->name);
+	free(i->created);
+	free(i->arch);
+	free(i->os);
+	hutch_strv_free(i->diff_ids);
+	free(i->config);
+	free(i->manifest);
+	memset(i, 0, sizeof(*i));
+}
+
+static int info_fill(struct img_store *s, struct img_info *i, struct hutch_err *err)
+{
+	TRY(img_load_image(s, i->digest, &i->manifest, &i->config, &i->diff_ids, &i->n_layers,
+			   err));
+	_cleanup_json_ yajl_val c = NULL;
+	TRY(img_json_parse(i->config, "config", &c, err));
+	const char *v;
+	if ((v = img_json_str(c, "created")))
+		i->created = hutch_xstrdup(v);
+	if ((v = img_json_str(c, "architecture")))
+		i->arch = hutch_xstrdup(v);
+	if ((v = img_json_str(c, "os")))
+		i->os = hutch_xstrdup(v);
+	for (size_t k = 0; k < i->n_layers; k++)
+		i->size += img_layer_size(s, i->diff_ids[k]);
+	return 0;
+}
+
+int img_inspect(struct img_store *s, const char *ref, struct img_info *out, struct hutch_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	TRY(img_resolve(s, ref, &out->name, out->digest, err));
+	if (out->name) {
+		_cleanup_free_ char *n = NULL, *t = NULL, *file = NULL;
+		TRY(img_parse_ref(out->name, &n, &t, err));
+		file = escape(n, t);
+		read_name(s, file, out->digest, &out->tagged_at);
+	}
+	int r = info_fill(s, out, err);
+	return r < 0 ? hutch_err_prefix(err, "image %s: ", ref) : 0;
+}
+
+static int cmp_info(const void *a, const void *b)
+{
+	return strcmp(((const struct img_info *)a)->name, ((const struct img_info *)b)->name);
+}
+
+int img_list(struct img_store *s, struct img_info **out, size_t *n, struct hutch_err *err)
+{
+	int d = openat(s->dirfd, "names", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		return hutch_fail_errno(err, errno, "store: names");
+	_cleanup_(hutch_closedirp) DIR *dir = fdopendir(d);
+	struct img_info *v = NULL;
+	size_t k = 0;
+	for (struct dirent *e; dir && (e = readdir(dir));) {
+		if (e->d_name[0] == '.')
+			continue; /* "." "..", and temp files of a tag being written */
+		struct img_info i = { 0 };
+		if (read_name(s, e->d_name, i.digest, &i.tagged_at) < 0)
+			continue;
+		i.name = unescape(e->d_name);
+		struct hutch_err e2 = { 0 };
+		if (info_fill(s, &i, &e2) < 0) { /* list what can be listed */
+			img_info_clear(&i);
+			continue;
+		}
+		v = hutch_xrealloc(v, (k + 1) * sizeof(*v));
+		v[k++] = i;
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_info);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int img_remove(struct img_store *s, const char *ref, struct hutch_err *err)
+{
+	_cleanup_free_ char *name_tag = NULL, *n = NULL, *t = NULL, *file = NULL;
+	char digest[IMG_DIGEST_MAX];
+	TRY(img_resolve(s, ref, &name_tag, digest, err));
+	if (!name_tag)
+		return hutch_fail(err, EINVAL, "rm %s: give NAME[:TAG], not a digest", ref);
+	TRY(img_parse_ref(name_tag, &n, &t, err));
+	file = escape(n, t);
+	_cleanup_close_ int d = openat(s->dirfd, "names", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0 || unlinkat(d, file, 0) < 0)
+		return hutch_fail_errno(err, errno, "rm %s", name_tag);
+	return 0;
+}

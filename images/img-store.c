@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The content-addressed store: opening and locking it, blobs, unpacked layers, names and
+ * temp dirs. Every write lands in STORE/tmp first and is renamed into place, so another
+ * hutch (or a crash) never sees half an image; prune takes the lock exclusively.
+ */
+#include "img-internal.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+const char *img_store_default(const char *flag)
+{
+	const char *env = getenv("HUTCH_STORE");
+	if (flag && *flag)
+		return flag;
+	return env && *env ? env : IMG_STORE_DEFAULT;
+}
+
+static int mkdirs(const char *path, mode_t mode)
+{
+	char buf[4096];
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+void img_store_free(struct img_store *s)
+{
+	if (!s)
+		return;
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	if (s->lockfd >= 0)
+		close(s->lockfd);
+	free(s->path);
+	free(s);
+}
+
+void img_store_freep(struct img_store **s)
+{
+	img_store_free(*s);
+}
+
+const char *img_store_path(const struct img_store *s)
+{
+	return s->path;
+}
+
+int img_store_open(const char *path, bool create, bool exclusive, struct img_store **out,
+		   struct hutch_err *err)
+{
+	static const char *const subdirs[] = { "blobs", "blobs/sha256", "layers", "names", "tmp" };
+	/* overlayfs options separate lowerdirs with ':' and options with ','. */
+	if (path[0] != '/' || strpbrk(path, ":,\\"))
+		return hutch_fail(err, EINVAL, "store %s: must be an absolute path without ':' or ','",
+				  path);
+	if (create) {
+		int r = mkdirs(path, 0700);
+		if (r < 0)
+			return hutch_fail_errno(err, r, "store %s", path);
+	}
+	_cleanup_(img_store_freep) struct img_store *s = hutch_xcalloc(1, sizeof(*s));
+	s->lockfd = -1;
+	s->path = hutch_xstrdup(path);
+	s->dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0)
+		return hutch_fail_errno(err, errno, "store %s", path);
+	for (size_t i = 0; create && i < ARRAY_SIZE(subdirs); i++)
+		if (mkdirat(s->dirfd, subdirs[i], 0700) < 0 && errno != EEXIST)
+			return hutch_fail_errno(err, errno, "store %s/%s", path, subdirs[i]);
+	s->lockfd = openat(s->dirfd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0),
+			   0600);
+	if (s->lockfd < 0)
+		return hutch_fail_errno(err, errno, "store %s/lock", path);
+	/* prune does not wait: sandboxes hold the lock shared for as long as they run. */
+	if (flock(s->lockfd, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH) < 0)
+		return errno == EWOULDBLOCK
+			       ? hutch_fail(err, EBUSY,
+					    "store %s: in use by another hutch (an import, build "
+					    "or sandbox); try again later",
+					    path)
+			       : hutch_fail_errno(err, errno, "store %s: lock", path);
+	*out = steal_ptr(s);
+	return 0;
+}
+
+/* ---- blobs ---- */
+
+static void blob_path(const char *digest, char buf[96])
+{
+	snprintf(buf, 96, "blobs/sha256/%s", IMG_HEX(digest));
+}
+
+int img_blob_put(struct img_store *s, const void *buf, size_t len, char digest[IMG_DIGEST_MAX],
+		 struct hutch_err *err)
+{
+	char path[96], tmp[128];
+	static unsigned counter;
+	img_sha_buf(buf, len, digest);
+	blob_path(digest, path);
+	snprintf(tmp, sizeof(tmp), "tmp/blob-%d-%u", (int)getpid(), counter++);
+	_cleanup_close_ int fd =
+		openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "store: create %s", tmp);
+	int r = hutch_write_all(fd, buf, len);
+	if (r >= 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r >= 0 && renameat(s->dirfd, tmp, s->dirfd, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlinkat(s->dirfd, tmp, 0);
+		return hutch_fail_errno(err, r, "store: write blob %s", digest);
+	}
+	return 0;
+}
+
+int img_blob_read(struct img_store *s, const char *digest, char **out, size_t *len,
+		  struct hutch_err *err)
+{
+	char path[96];
+	if (!img_digest_valid(digest))
+		return hutch_fail(err, EINVAL, "invalid digest %s", digest);
+	blob_path(digest, path);
+	int r = hutch_read_file_at(s->dirfd, path, IMG_BLOB_MAX, out, len, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "blob %s: ", digest);
+	return 0;
+}
+
+/* ---- temp dirs ---- */
+
+int img_tmp_create(struct img_store *s, const char *kind, char **name, int *lockfd,
+		   struct hutch_err *err)
+{
+	static unsigned counter;
+	for (int tries = 0; tries < 100; tries++) {
+		_cleanup_free_ char *n =
+			hutch_xasprintf("tmp/%s-%d-%u", kind, (int)getpid(), counter++);
+		_cleanup_free_ char *lock = hutch_xasprintf("%s.lock", n);
+		/* The lock first: prune removes a dir whose lock nobody holds or that has none. */
+		_cleanup_close_ int fd = openat(s->dirfd, lock,
+						O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0 || flock(fd, LOCK_EX) < 0)
+			return hutch_fail_errno(err, errno, "store: %s", lock);
+		if (mkdirat(s->dirfd, n, 0700) < 0) {
+			int e = errno;
+			unlinkat(s->dirfd, lock, 0);
+			if (e == EEXIST)
+				continue;
+			return hutch_fail_errno(err, e, "store: mkdir %s", n);
+		}
+		*lockfd = steal_fd(fd);
+		*name = steal_ptr(n);
+		return 0;
+	}
+	return hutch_fail(err, EEXIST, "store: no free temp directory");
+}
+
+void img_tmp_remove(struct img_store *s, const char *name, int lockfd)
+{
+	if (!name)
+		return;
+	img_remove_tree_at(s->dirfd, name);
+	_cleanup_free_ char *lock = hutch_xasprintf("%s.lock", name);
+	unlinkat(s->dirfd, lock, 0);
+	if (lockfd >= 0)
+		close(lockfd);
+}
+
+int img_remove_tree_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno != ENOTDIR && errno != ELOOP)
+			return -errno;
+		return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	}
+	fchmod(fd, 0700); /* a 0555 dir from an image would refuse the unlinks below */
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	int r = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		int q = e->d_type == DT_DIR || e->d_type == DT_UNKNOWN
+				? img_remove_tree_at(dirfd(d), e->d_name)
+				: (unlinkat(dirfd(d), e->d_name, 0) < 0 ? -errno : 0);
+		if (q < 0 && r == 0)
+			r = q;
+	}
+	closedir(d);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* ---- layers ---- */
+
+bool img_layer_exists(struct img_store *s, const char *diff_id)
+{
+	char path[128];
+	struct stat st;
+	snprintf(path, sizeof(path), "layers/%s/root", IMG_HEX(diff_id));
+	return fstatat(s->dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+uint64_t img_layer_size(struct img_store *s, const char *diff_id)
+{
+	char path[128];
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	uint64_t v = 0;
+	snprintf(path, sizeof(path), "layers/%s/size", IMG_HEX(diff_id));
+	if (hutch_read_file_at(s->dirfd, path, 64, &text, NULL, &e) >= 0)
+		hutch_parse_u64(strtok(text, "\n"), &v);
+	return v;
+}
+
+int img_layer_add(struct img_store *s, const char *tmpdir, const char *diff_id, uint64_t size,
+		  struct hutch_err *err)
+{
+	char path[128], num[32];
+	snprintf(num, sizeof(num), "%" PRIu64 "\n", size);
+	_cleanup_close_ int d = openat(s->dirfd, tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		return hutch_fail_errno(err, errno, "store: %s", tmpdir);
+	if (hutch_write_atomic_at(d, "size", num, strlen(num), 0644, err) < 0)
+		return hutch_err_prefix(err, "store: ");
+	snprintf(path, sizeof(path), "layers/%s", IMG_HEX(diff_id));
+	if (renameat(s->dirfd, tmpdir, s->dirfd, path) < 0) {
+		if (errno != EEXIST && errno != ENOTEMPTY)
+			return hutch_fail_errno(err, errno, "store: rename %s", path);
+		img_remove_tree_at(s->dirfd, tmpdir); /* a concurrent import got there first */
+	}
+	return 0;
+}

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Layer extraction. libarchive only reads: one reader undoes the compression (hashed for the
+ * diff_id), a second one parses tar from it. Every write is ours, relative to the layer's
+ * directory fd, with parents resolved by openat2(RESOLVE_IN_ROOT): a hostile entry can name
+ * nothing outside the layer however its paths and symlinks are made.
+ */
+#include "img-internal.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
+#define BUF_SIZE (256 * 1024)
+
+struct unpack {
+	int rootfd;
+	bool whiteouts, root, real_root;
+	struct img_unpack_stats *st;
+	char parent[PATH_MAX]; /* the parent fd cache: consecutive files share a directory */
+	int parentfd;
+	/* the compressed bytes (blob digest) and the tar stream (diff_id) */
+	int fd;
+	struct img_sha blob, diff;
+	struct archive *raw;
+	char *buf;
+};
+
+static void archive_freep(struct archive **a)
+{
+	if (*a)
+		archive_read_free(*a);
+}
+
+static bool is_real_root(void)
+{
+	char buf[128] = "";
+	unsigned long a = 1, b = 1, c = 0;
+	_cleanup_close_ int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	if (geteuid() != 0 || fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+		return false;
+	return sscanf(buf, "%lu %lu %lu", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295UL;
+}
+
+/* "./a//b/" -> "a/b"; "/abs" -> "abs" (neutralised); any ".." is refused. */
+static int clean_path(const char *in, char *out, size_t cap, struct hutch_err *err)
+{
+	size_t o = 0;
+	for (const char *p = in; *p;) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return hutch_fail(err, EPERM, "entry %s: '..' would leave the layer", in);
+		if (n && !(n == 1 && p[0] == '.')) {
+			if (o + n + 2 > cap)
+				return hutch_fail(err, ENAMETOOLONG, "entry %s: name too long", in);
+			if (o)
+				out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* The directory holding path (made when missing, inside the root), and path's last name. */
+static int open_parent(struct unpack *u, char *path, const char **base, struct hutch_err *err)
+{
+	char *slash = strrchr(path, '/');
+	const char *dir = slash ? path : "";
+	if (slash)
+		*slash = '\0';
+	*base = slash ? slash + 1 : path;
+	if (u->parentfd >= 0 && !strcmp(u->parent, dir))
+		return u->parentfd;
+	if (u->parentfd >= 0)
+		close(u->parentfd);
+	u->parentfd = -1;
+	int fd = hutch_open_in_root(u->rootfd, dir, O_PATH | O_DIRECTORY, 0, err);
+	if (fd == -ENOENT)
+		fd = hutch_mkdir_in_root(u->rootfd, dir, 0755, err);
+	if (fd < 0)
+		return fd;
+	snprintf(u->parent, sizeof(u->parent), "%s", dir);
+	u->parentfd = fd;
+	return fd;
+}
+
+static void forget_parent(struct unpack *u)
+{
+	if (u->parentfd >= 0)
+		close(u->parentfd);
+	u->parentfd = -1;
+}
+
+/* Makes room for a new entry: an existing directory stays when the new one is too. */
+static int clear_name(struct unpack *u, int dfd, const char *base, bool keep_dir,
+		      struct hutch_err *err)
+{
+	struct stat st;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : hutch_fail_errno(err, errno, "stat %s", base);
+	if (S_ISDIR(st.st_mode) && keep_dir)
+		return 1;
+	int r = S_ISDIR(st.st_mode) ? img_remove_tree_at(dfd, base)
+				    : (unlinkat(dfd, base, 0) < 0 ? -errno : 0);
+	if (r < 0)
+		return hutch_fail_errno(err, r, "replace %s", base);
+	forget_parent(u); /* it may have been (under) the cached parent */
+	return 0;
+}
+
+/* Only xattrs that cannot steer overlayfs or the host: overlay.* would forge whiteouts,
+ * redirects and metacopy, which are ours to write. */
+static bool xattr_allowed(const char *name)
+{
+	if (!strcmp(name, "security.capability"))
+		return true;
+	return hutch_str_has_prefix(name, "user.") && !hutch_str_has_prefix(name, "user.overlay.");
+}
+
+static void apply_meta(struct unpack *u, int dfd, const char *base, int fd,
+		       struct archive_entry *e)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
+	mode_t mode = archive_entry_perm(e) & 07777;
+	if (!u->root && S_ISDIR(archive_entry_filetype(e)))
+		mode |= 0700; /* we must still write into it */
+	if (u->root) /* before chmod: chown clears setuid bits */
+		fchownat(dfd, base, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e),
+			 AT_SYMLINK_NOFOLLOW);
+	if (archive_entry_filetype(e) != AE_IFLNK)
+		fchmodat(dfd, base, mode, 0);
+	if (fd >= 0 && u->root) {
+		const char *name;
+		const void *val;
+		size_t len;
+		archive_entry_xattr_reset(e);
+		while (archive_entry_xattr_next(e, &name, &val, &len) == ARCHIVE_OK)
+			if (xattr_allowed(name))
+				fsetxattr(fd, name, val, len, 0);
+	}
+	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static int write_data(struct unpack *u, int fd, struct archive *a, const char *name,
+		      struct hutch_err *err)
+{
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int r;
+	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+		for (size_t done = 0; done < len;) {
+			ssize_t n = pwrite(fd, (const char *)buf + done, len - done,
+					   off + (off_t)done);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return hutch_fail_errno(err, errno, "write %s", name);
+			done += (size_t)n;
+		}
+		u->st->bytes += len;
+	}
+	if (r != ARCHIVE_EOF)
+		return hutch_fail(err, EIO, "read %s: %s", name, archive_error_string(a));
+	return 0;
+}
+
+static int put_file(struct unpack *u, int dfd, const char *base, struct archive *a,
+		    struct archive_entry *e, struct hutch_err *err)
+{
+	TRY(clear_name(u, dfd, base, false, err));
+	/* O_EXCL|O_NOFOLLOW: the name was just cleared, so a symlink raced in is refused. */
+	_cleanup_close_ int fd =
+		openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "create %s", base);
+	TRY(write_data(u, fd, a, base, err));
+	if (ftruncate(fd, archive_entry_size(e)) < 0) /* a sparse file ending in a hole */
+		return hutch_fail_errno(err, errno, "truncate %s", base);
+	apply_meta(u, dfd, base, fd, e);
+	return 0;
+}
+
+static int put_dir(struct unpack *u, int dfd, const char *base, struct archive_entry *e,
+		   struct hutch_err *err)
+{
+	int r = clear_name(u, dfd, base, true, err);
+	if (r < 0)
+		return r;
+	if (r == 0 && mkdirat(dfd, base, 0700) < 0)
+		return hutch_fail_errno(err, errno, "mkdir %s", base);
+	_cleanup_close_ int fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open %s", base);
+	apply_meta(u, dfd, base, fd, e);
+	forget_parent(u);
+	return 0;
+}
+
+static int put_symlink(struct unpack *u, int dfd, const char *base, struct archive_entry *e,
+		       struct hutch_err *err)
+{
+	const char *target = archive_entry_symlink(e);
+	if (!target || !*target)
+		return hutch_fail(err, EINVAL, "symlink %s: no target", base);
+	TRY(clear_name(u, dfd, base, false, err));
+	/* Stored as given: at run time it resolves inside the container's root, and here we
+	 * never follow it (every lookup is RESOLVE_IN_ROOT). */
+	if (symlinkat(target, dfd, base) < 0)
+		return hutch_fail_errno(err, errno, "symlink %s", base);
+	apply_meta(u, dfd, base, -1, e);
+	forget_parent(u);
+	return 0;
+}
+
+static int put_hardlink(struct unpack *u, int dfd, const char *base, const char *target,
+			struct hutch_err *err)
+{
+	char clean[PATH_MAX], fdp[HUTCH_FD_PATH_MAX];
+	struct stat st;
+	TRY(clean_path(target, clean, sizeof(clean), err));
+	/* Resolved in the layer's root: "/etc/passwd" means the layer's own, never the host's. */
+	_cleanup_close_ int t = hutch_open_in_root(u->rootfd, clean, O_PATH | O_NOFOLLOW, 0, err);
+	if (t < 0)
+		return hutch_fail_errno(err, -t, "hardlink %s -> %s: target not in this layer",
+					base, target);
+	if (fstat(t, &st) < 0 || S_ISDIR(st.st_mode))
+		return hutch_fail(err, EPERM, "hardlink %s -> %s: not a file", base, target);
+	TRY(clear_name(u, dfd, base, false, err));
+	if (linkat(AT_FDCWD, hutch_fd_path(t, fdp), dfd, base, AT_SYMLINK_FOLLOW) < 0)
+		return hutch_fail_errno(err, errno, "hardlink %s -> %s", base, target);
+	return 0;
+}
+
+static int put_special(struct unpack *u, int dfd, const char *base, struct archive_entry *e,
+		       struct hutch_err *err)
+{
+	mode_t type = archive_entry_filetype(e);
+	dev_t dev = 0;
+	if (type == AE_IFSOCK)
+		return 0; /* a socket in an image is meaningless */
+	if (type == AE_IFCHR || type == AE_IFBLK) {
+		if (!u->real_root) { /* a device node grants nothing to a mapped root anyway */
+			u->st->skipped_devices++;
+			return 0;
+		}
+		dev = makedev(archive_entry_rdevmajor(e), archive_entry_rdevminor(e));
+	}
+	TRY(clear_name(u, dfd, base, false, err));
+	if (mknodat(dfd, base, type | 0600, dev) < 0)
+		return hutch_fail_errno(err, errno, "mknod %s", base);
+	apply_meta(u, dfd, base, -1, e);
+	return 0;
+}
+
+/* ".wh.NAME" hides NAME of the layers below (overlayfs: a 0:0 char device) and
+ * ".wh..wh..opq" hides everything below in its directory (overlayfs: the opaque xattr). */
+static int put_whiteout(struct unpack *u, int dfd, const char *base, struct hutch_err *err)
+{
+	const char *xattr = u->root ? "trusted.overlay.opaque" : "user.overlay.opaque";
+	if (!strcmp(base, ".wh..wh..opq")) {
+		_cleanup_close_ int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || fsetxattr(fd, xattr, "y", 1, 0) < 0)
+			return hutch_fail_errno(err, errno, "opaque directory: set %s", xattr);
+		return 0;
+	}
+	if (hutch_str_has_prefix(base, ".wh..wh."))
+		return 0; /* aufs bookkeeping (.wh..wh.plnk, ...): nothing for overlayfs */
+	const char *name = base + 4;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return hutch_fail(err, EINVAL, "whiteout %s: invalid", base);
+	TRY(clear_name(u, dfd, name, false, err));
+	/* Linux >= 5.8 lets anyone create the whiteout device; older ones need CAP_MKNOD. */
+	if (mknodat(dfd, name, S_IFCHR | 0000, makedev(0, 0)) < 0)
+		return hutch_fail_errno(err, errno, "whiteout %s", name);
+	return 0;
+}
+
+static int put_entry(struct unpack *u, struct archive *a, struct archive_entry *e,
+		     struct hutch_err *err)
+{
+	char path[PATH_MAX];
+	const char *base;
+	TRY(clean_path(archive_entry_pathname(e), path, sizeof(path), err));
+	if (!path[0])
+		return 0; /* "./": the layer's root itself keeps our mode */
+	int dfd = open_parent(u, path, &base, err);
+	if (dfd < 0)
+		return dfd;
+	u->st->entries++;
+	if (u->whiteouts && hutch_str_has_prefix(base, ".wh."))
+		return put_whiteout(u, dfd, base, err);
+	const char *hl = archive_entry_hardlink(e);
+	if (hl)
+		return put_hardlink(u, dfd, base, hl, err);
+	switch (archive_entry_filetype(e)) {
+	case AE_IFREG:
+		return put_file(u, dfd, base, a, e, err);
+	case AE_IFDIR:
+		return put_dir(u, dfd, base, e, err);
+	case AE_IFLNK:
+		return put_symlink(u, dfd, base, e, err);
+	default:
+		return put_special(u, dfd, base, e, err);
+	}
+}
+
+/* libarchive callbacks: the file's bytes (blob digest) and the uncompressed stream. */
+static la_ssize_t read_fd(struct archive *a, void *arg, const void **buf)
+{
+	struct unpack *u = arg;
+	ssize_t n;
+	(void)a;
+	do
+		n = read(u->fd, u->buf, BUF_SIZE);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		archive_set_error(a, errno, "read: %s", strerror(errno));
+		return -1;
+	}
+	img_sha_update(&u->blob, u->buf, (size_t)n);
+	*buf = u->buf;
+	return n;
+}
+
+static la_ssize_t read_raw(struct archive *a, void *arg, const void **buf)
+{
+	struct unpack *u = arg;
+	static __thread char data[BUF_SIZE];
+	la_ssize_t n = archive_read_data(u->raw, data, sizeof(data));
+	if (n < 0) {
+		archive_set_error(a, archive_errno(u->raw), "%s", archive_error_string(u->raw));
+		return -1;
+	}
+	img_sha_update(&u->diff, data, (size_t)n);
+	u->st->tar_size += (uint64_t)n;
+	*buf = data;
+	return n;
+}
+
+static int open_raw(struct unpack *u, struct hutch_err *err)
+{
+	struct archive_entry *e;
+	u->raw = archive_read_new();
+	archive_read_support_filter_gzip(u->raw);
+	archive_read_support_filter_zstd(u->raw);
+	archive_read_support_filter_xz(u->raw);
+	archive_read_support_filter_bzip2(u->raw);
+	archive_read_support_format_raw(u->raw);
+	if (archive_read_open(u->raw, u, NULL, read_fd, NULL) != ARCHIVE_OK ||
+	    archive_read_next_header(u->raw, &e) != ARCHIVE_OK)
+		return hutch_fail(err, EINVAL, "layer: %s", archive_error_string(u->raw));
+	return 0;
+}
+
+/* Hashes what the tar reader left: the end-of-archive padding and any trailing bytes. */
+static int drain(struct unpack *u, struct hutch_err *err)
+{
+	const void *b;
+	la_ssize_t n;
+	while ((n = read_raw(u->raw, u, &b)) > 0)
+		;
+	if (n < 0)
+		return hutch_fail(err, EIO, "layer: %s", archive_error_string(u->raw));
+	while ((n = read_fd(u->raw, u, &b)) > 0)
+		;
+	return n < 0 ? hutch_fail_errno(err, errno, "layer: read") : 0;
+}
+
+int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST_MAX],
+		     char blob[IMG_DIGEST_MAX], struct img_unpack_stats *st, struct hutch_err *err)
+{
+	struct img_unpack_stats dummy;
+	_cleanup_free_ char *buf = hutch_xmalloc(BUF_SIZE);
+	struct unpack u = { .rootfd = rootfd, .whiteouts = whiteouts, .root = geteuid() == 0,
+			    .real_root = is_real_root(), .st = st ? st : &dummy,
+			    .parentfd = -1, .fd = fd, .buf = buf };
+	memset(u.st, 0, sizeof(*u.st));
+	img_sha_init(&u.blob);
+	img_sha_init(&u.diff);
+	_cleanup_(archive_freep) struct archive *raw = NULL, *tar = NULL;
+	int r = open_raw(&u, err);
+	raw = u.raw;
+	if (r < 0)
+		return r;
+	tar = archive_read_new();
+	archive_read_support_format_tar(tar);
+	if (archive_read_open(tar, &u, NULL, read_raw, NULL) != ARCHIVE_OK)
+		return hutch_fail(err, EINVAL, "layer: %s", archive_error_string(tar));
+	struct archive_entry *e;
+	while ((r = archive_read_next_header(tar, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
+		int q = put_entry(&u, tar, e, err);
+		if (q < 0) {
+			forget_parent(&u);
+			return q;
+		}
+	}
+	forget_parent(&u);
+	if (r != ARCHIVE_EOF)
+		return hutch_fail(err, EINVAL, "layer: %s", archive_error_string(tar));
+	TRY(drain(&u, err));
+	if (diff_id)
+		img_sha_final(&u.diff, diff_id);
+	if (blob)
+		img_sha_final(&u.blob, blob);
+	return 0;
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Bridge mode's links over rtnetlink: the persistent host bridge with the gateway address, a
+ * veth pair per sandbox whose peer is created directly inside the sandbox's network namespace,
+ * the peer's address, MTU and default route, and deleting the host end afterwards.
+ * Messages are built by hand with the kernel's headers rather than libmnl: see docs/networking.md
+ * ("Why no libmnl") for why a shared library cannot serve a static binary here.
+ */
+#include "ns-internal.h"
+
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+
+#define MSG_MAX 1024
+
+/* One request being built: a header and its attributes in a fixed buffer. */
+struct nlmsg {
+	union {
+		struct nlmsghdr nh;
+		char buf[MSG_MAX];
+	} u;
+};
+
+static void *msg_init(struct nlmsg *m, uint16_t type, uint16_t flags, size_t hdr_len)
+{
+	memset(m, 0, sizeof(*m));
+	m->u.nh.nlmsg_len = NLMSG_LENGTH(hdr_len);
+	m->u.nh.nlmsg_type = type;
+	m->u.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	return NLMSG_DATA(&m->u.nh);
+}
+
+static void *msg_tail(struct nlmsg *m)
+{
+	return m->u.buf + NLMSG_ALIGN(m->u.nh.nlmsg_len);
+}
+
+/* The messages are small and fixed in shape: running out of room is a bug, not an input. */
+static void *msg_put(struct nlmsg *m, size_t len)
+{
+	if (NLMSG_ALIGN(m->u.nh.nlmsg_len) + NLMSG_ALIGN(len) > MSG_MAX)
+		abort();
+	void *p = msg_tail(m);
+	m->u.nh.nlmsg_len = NLMSG_ALIGN(m->u.nh.nlmsg_len) + (uint32_t)NLMSG_ALIGN(len);
+	return p;
+}
+
+static void attr_put(struct nlmsg *m, uint16_t type, const void *data, size_t len)
+{
+	struct rtattr *a = msg_put(m, RTA_LENGTH(len));
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), data, len);
+}
+
+static void attr_u32(struct nlmsg *m, uint16_t type, uint32_t v)
+{
+	attr_put(m, type, &v, sizeof(v));
+}
+
+static void attr_str(struct nlmsg *m, uint16_t type, const char *s)
+{
+	attr_put(m, type, s, strlen(s) + 1);
+}
+
+static struct rtattr *nest_start(struct nlmsg *m, uint16_t type)
+{
+	struct rtattr *a = msg_put(m, RTA_LENGTH(0));
+	a->rta_type = type;
+	return a;
+}
+
+static void nest_end(struct nlmsg *m, struct rtattr *a)
+{
+	a->rta_len = (unsigned short)((char *)msg_tail(m) - (char *)a);
+}
+
+static int nl_open(struct hutch_err *err)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "netlink socket");
+	return fd;
+}
+
+/* Sends one request and waits for its ack; returns the kernel's -errno, err filled with what. */
+static int nl_call(int fd, struct nlmsg *m, const char *what, struct hutch_err *err)
+{
+	static uint32_t seq;
+	m->u.nh.nlmsg_seq = ++seq;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	if (sendto(fd, m->u.buf, m->u.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) <
+	    0)
+		return hutch_fail_errno(err, errno, "%s: netlink send", what);
+	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return hutch_fail_errno(err, errno, "%s: netlink recv", what);
+		size_t len = (size_t)n;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
+		     h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_seq != m->u.nh.nlmsg_seq || h->nlmsg_type != NLMSG_ERROR)
+				continue;
+			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+				return hutch_fail(err, EBADMSG, "%s: truncated netlink ack", what);
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+			return e->error < 0 ? hutch_fail_errno(err, -e->error, "%s", what) : 0;
+		}
+	}
+}
+
+static int link_up(int fd, int index, const char *name, struct hutch_err *err)
+{
+	struct nlmsg m;
+	struct ifinfomsg *ifi = msg_init(&m, RTM_NEWLINK, 0, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = index;
+	ifi->ifi_flags = IFF_UP;
+	ifi->ifi_change = IFF_UP;
+	char what[64];
+	snprintf(what, sizeof(what), "set %s up", name);
+	return nl_call(fd, &m, what, err);
+}
+
+static int add_addr(int fd, int index, uint32_t addr, unsigned prefix, const char *name,
+		    struct hutch_err *err)
+{
+	struct nlmsg m;
+	struct ifaddrmsg *ifa = msg_init(&m, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, sizeof(*ifa));
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = (unsigned char)prefix;
+	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+	ifa->ifa_index = (unsigned)index;
+	uint32_t be = htonl(addr);
+	attr_put(&m, IFA_LOCAL, &be, sizeof(be));
+	attr_put(&m, IFA_ADDRESS, &be, sizeof(be));
+	char a[NS_IPV4_LEN], what[96];
+	ns_ipv4_format(addr, a);
+	snprintf(what, sizeof(what), "add %s/%u to %s", a, prefix, name);
+	return nl_call(fd, &m, what, err);
+}
+
+static int add_default_route(int fd, int index, uint32_t gw, struct hutch_err *err)
+{
+	struct nlmsg m;
+	struct rtmsg *rt = msg_init(&m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, sizeof(*rt));
+	rt->rtm_family = AF_INET;
+	rt->rtm_table = RT_TABLE_MAIN;
+	rt->rtm_protocol = RTPROT_BOOT;
+	rt->rtm_scope = RT_SCOPE_UNIVERSE;
+	rt->rtm_type = RTN_UNICAST;
+	uint32_t be = htonl(gw);
+	attr_put(&m, RTA_GATEWAY, &be, sizeof(be));
+	attr_u32(&m, RTA_OIF, (uint32_t)index);
+	return nl_call(fd, &m, "add default route", err);
+}
+
+static int create_bridge(int fd, const char *name, struct hutch_err *err)
+{
+	struct nlmsg m;
+	struct ifinfomsg *ifi = msg_init(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	attr_str(&m, IFLA_IFNAME, name);
+	struct rtattr *info = nest_start(&m, IFLA_LINKINFO);
+	attr_str(&m, IFLA_INFO_KIND, "bridge");
+	nest_end(&m, info);
+	char what[64];
+	snprintf(what, sizeof(what), "create bridge %s", name);
+	return nl_call(fd, &m, what, err);
+}
+
+/* Forwarding is per network namespace; turning it on also resets some per-interface
+ * settings (accept_redirects...), hence only when off and only once bridge mode is used. */
+static int enable_forwarding(struct hutch_err *err)
+{
+	_cleanup_free_ char *cur = NULL;
+	const char *path = "/proc/sys/net/ipv4/ip_forward";
+	if (hutch_read_file_at(AT_FDCWD, path, 16, &cur, NULL, err) >= 0 && cur[0] == '1')
+		return 0;
+	if (hutch_write_str_at(AT_FDCWD, path, "1", err) < 0)
+		return hutch_err_prefix(err, "enable IPv4 forwarding: ");
+	return 0;
+}
+
+int ns_bridge_ensure(const struct ns_bridge *br, struct hutch_err *err)
+{
+	if (strlen(br->name) >= IFNAMSIZ)
+		return hutch_fail(err, EINVAL, "bridge name %s: too long", br->name);
+	_cleanup_close_ int fd = nl_open(err);
+	if (fd < 0)
+		return fd;
+	int idx = (int)if_nametoindex(br->name);
+	if (idx == 0) {
+		int r = create_bridge(fd, br->name, err);
+		if (r < 0 && r != -EEXIST) /* a concurrent hutch made it first */
+			return r;
+		idx = (int)if_nametoindex(br->name);
+		if (idx == 0)
+			return hutch_fail_errno(err, errno, "bridge %s", br->name);
+	}
+	int r = add_addr(fd, idx, ns_subnet_gateway(&br->subnet), br->subnet.prefix, br->name, err);
+	if (r < 0 && r != -EEXIST)
+		return r;
+	TRY(link_up(fd, idx, br->name, err));
+	return enable_forwarding(err);
+}
+
+void ns_veth_name(uint32_t addr, char buf[NS_IFNAME_LEN])
+{
+	snprintf(buf, NS_IFNAME_LEN, "hv%08x", addr);
+}
+
+static int create_veth(int fd, const struct ns_bridge *br, int netns_fd, const char *host,
+		       struct hutch_err *err)
+{
+	int master = (int)if_nametoindex(br->name);
+	if (master == 0)
+		return hutch_fail_errno(err, errno, "bridge %s", br->name);
+	struct nlmsg m;
+	struct ifinfomsg *ifi = msg_init(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	attr_str(&m, IFLA_IFNAME, host);
+	attr_u32(&m, IFLA_MTU, br->mtu);
+	attr_u32(&m, IFLA_MASTER, (uint32_t)master);
+	struct rtattr *info = nest_start(&m, IFLA_LINKINFO);
+	attr_str(&m, IFLA_INFO_KIND, "veth");
+	struct rtattr *data = nest_start(&m, IFLA_INFO_DATA);
+	struct rtattr *peer = nest_start(&m, VETH_INFO_PEER);
+	struct ifinfomsg *pifi = msg_put(&m, sizeof(*pifi));
+	pifi->ifi_family = AF_UNSPEC;
+	attr_str(&m, IFLA_IFNAME, "eth0");
+	attr_u32(&m, IFLA_MTU, br->mtu);
+	attr_u32(&m, IFLA_NET_NS_FD, (uint32_t)netns_fd);
+	nest_end(&m, peer);
+	nest_end(&m, data);
+	nest_end(&m, info);
+	char what[64];
+	snprintf(what, sizeof(what), "create veth %s on %s", host, br->name);
+	return nl_call(fd, &m, what, err);
+}
+
+/* A netlink socket belongs to the namespace it was made in: make one inside the sandbox's
+ * netns and come straight back. hutch is single-threaded here, so nothing else sees it. */
+static int socket_in(int netns_fd, int *eth0, struct hutch_err *err)
+{
+	_cleanup_close_ int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return hutch_fail_errno(err, errno, "open /proc/self/ns/net");
+	if (setns(netns_fd, CLONE_NEWNET) < 0)
+		return hutch_fail_errno(err, errno, "setns into the sandbox's network namespace");
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int saved = errno;
+	*eth0 = (int)if_nametoindex("eth0");
+	if (setns(self, CLONE_NEWNET) < 0)
+		abort(); /* we would go on configuring the host from inside the sandbox */
+	if (fd < 0)
+		return hutch_fail_errno(err, saved, "netlink socket in the sandbox");
+	if (*eth0 == 0) {
+		close(fd);
+		return hutch_fail(err, ENODEV, "eth0 missing in the sandbox");
+	}
+	return fd;
+}
+
+int ns_bridge_attach(const struct ns_bridge *br, int netns_fd, uint32_t addr, struct hutch_err *err)
+{
+	char host[NS_IFNAME_LEN];
+	ns_veth_name(addr, host);
+	_cleanup_close_ int fd = nl_open(err);
+	if (fd < 0)
+		return fd;
+	TRY(create_veth(fd, br, netns_fd, host, err));
+	int r = link_up(fd, (int)if_nametoindex(host), host, err);
+	int eth0 = 0;
+	_cleanup_close_ int in = r < 0 ? r : socket_in(netns_fd, &eth0, err);
+	if (in < 0)
+		return in;
+	TRY(add_addr(in, eth0, addr, br->subnet.prefix, "eth0", err));
+	TRY(link_up(in, eth0, "eth0", err));
+	/* The route needs eth0 up and its subnet route in place to accept the gateway. */
+	return add_default_route(in, eth0, ns_subnet_gateway(&br->subnet), err);
+}
+
+int ns_bridge_detach(uint32_t addr, struct hutch_err *err)
+{
+	char host[NS_IFNAME_LEN];
+	ns_veth_name(addr, host);
+	_cleanup_close_ int fd = nl_open(err);
+	if (fd < 0)
+		return fd;
+	struct nlmsg m;
+	struct ifinfomsg *ifi = msg_init(&m, RTM_DELLINK, 0, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	attr_str(&m, IFLA_IFNAME, host);
+	char what[64];
+	snprintf(what, sizeof(what), "delete veth %s", host);
+	int r = nl_call(fd, &m, what, err);
+	if (r == -ENODEV) { /* the sandbox's netns died and took the pair with it */
+		hutch_err_clear(err);
+		return 0;
+	}
+	return r;
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * IPv4 address math and the lease file of bridge mode. Leases live in one small text file per
+ * bridge and per host network namespace ("ADDR PID START" lines), rewritten atomically while
+ * an flock on a separate lock file is held, so concurrent sandboxes never get the same address
+ * and leases of dead holders (a SIGKILLed hutch) are reclaimed by the next caller.
+ */
+#include "ns-internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#define LEASES "leases"
+#define MAX_LEASES 65536
+
+int ns_ipv4_parse(const char *s, uint32_t *out)
+{
+	unsigned a[4];
+	char tail;
+	if (!s || sscanf(s, "%3u.%3u.%3u.%3u%c", &a[0], &a[1], &a[2], &a[3], &tail) != 4)
+		return -EINVAL;
+	for (size_t i = 0; i < 4; i++)
+		if (a[i] > 255)
+			return -EINVAL;
+	for (const char *p = s; *p; p++) /* sscanf takes "+1" and " 1": refuse them */
+		if ((*p < '0' || *p > '9') && *p != '.')
+			return -EINVAL;
+	*out = a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3];
+	return 0;
+}
+
+void ns_ipv4_format(uint32_t addr, char buf[NS_IPV4_LEN])
+{
+	snprintf(buf, NS_IPV4_LEN, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 255, (addr >> 8) & 255,
+		 addr & 255);
+}
+
+static uint32_t mask_of(unsigned prefix)
+{
+	return prefix ? ~0U << (32 - prefix) : 0;
+}
+
+int ns_subnet_parse(const char *s, struct ns_subnet *out, struct hutch_err *err)
+{
+	if (strchr(s, ':'))
+		return hutch_fail(err, ENOTSUP, "subnet %s: IPv6 is not supported", s);
+	char addr[NS_IPV4_LEN + 1];
+	const char *slash = strchr(s, '/');
+	uint64_t prefix;
+	if (!slash || (size_t)(slash - s) >= sizeof(addr) ||
+	    hutch_parse_u64(slash + 1, &prefix) < 0)
+		return hutch_fail(err, EINVAL, "subnet %s: expected A.B.C.D/PREFIX", s);
+	memcpy(addr, s, (size_t)(slash - s));
+	addr[slash - s] = '\0';
+	uint32_t net;
+	if (ns_ipv4_parse(addr, &net) < 0)
+		return hutch_fail(err, EINVAL, "subnet %s: expected A.B.C.D/PREFIX", s);
+	if (prefix < 8 || prefix > 30)
+		return hutch_fail(err, EINVAL, "subnet %s: the prefix must be 8 to 30", s);
+	if (net & ~mask_of((unsigned)prefix))
+		return hutch_fail(err, EINVAL, "subnet %s: host bits are set", s);
+	*out = (struct ns_subnet){ net, (unsigned)prefix };
+	return 0;
+}
+
+uint32_t ns_subnet_gateway(const struct ns_subnet *s)
+{
+	return s->net + 1;
+}
+
+bool ns_subnet_contains(const struct ns_subnet *s, uint32_t addr)
+{
+	return (addr & mask_of(s->prefix)) == s->net;
+}
+
+int ns_ipam_open(const char *root, const char *bridge, struct hutch_err *err)
+{
+	struct stat st;
+	if (stat("/proc/self/ns/net", &st) < 0)
+		return hutch_fail_errno(err, errno, "ipam: /proc/self/ns/net");
+	if (!*bridge || strchr(bridge, '/') || bridge[0] == '.')
+		return hutch_fail(err, EINVAL, "ipam: bad bridge name %s", bridge);
+	if (mkdir(root, 0700) < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "ipam: mkdir %s", root);
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return hutch_fail_errno(err, errno, "ipam: %s", root);
+	_cleanup_free_ char *sub =
+		hutch_xasprintf("%llu/%s", (unsigned long long)st.st_ino, bridge);
+	int fd = hutch_mkdir_in_root(rootfd, sub, 0700, err);
+	if (fd < 0)
+		return hutch_err_prefix(err, "ipam: %s/%s: ", root, sub);
+	/* hutch_mkdir_in_root gives O_PATH; flock and openat need a real directory fd. */
+	char buf[HUTCH_FD_PATH_MAX];
+	int dfd = open(hutch_fd_path(fd, buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int saved = errno;
+	close(fd);
+	if (dfd < 0)
+		return hutch_fail_errno(err, saved, "ipam: open %s/%s", root, sub);
+	return dfd;
+}
+
+struct leases {
+	struct ns_lease *v;
+	size_t n;
+};
+
+static void leases_free(struct leases *l)
+{
+	free(l->v);
+}
+
+/* Malformed lines are dropped: the file is ours, and a torn one cannot happen (rename). */
+static int load(int dirfd, struct leases *out, struct hutch_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = hutch_read_file_at(dirfd, LEASES, 4 << 20, &text, NULL, err);
+	if (r == -ENOENT) {
+		hutch_err_clear(err);
+		return 0;
+	}
+	if (r < 0)
+		return hutch_err_prefix(err, "ipam: ");
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char addr[32];
+		int pid;
+		unsigned long long start;
+		struct ns_lease e;
+		if (sscanf(l, "%31s %d %llu", addr, &pid, &start) != 3 ||
+		    ns_ipv4_parse(addr, &e.addr) < 0 || pid <= 0 || out->n >= MAX_LEASES)
+			continue;
+		e.pid = pid;
+		e.start = start;
+		out->v = hutch_xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+		out->v[out->n++] = e;
+	}
+	return 0;
+}
+
+static int save(int dirfd, const struct leases *l, struct hutch_err *err)
+{
+	_cleanup_free_ char *buf = hutch_xmalloc(l->n * 48 + 1);
+	size_t len = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		char a[NS_IPV4_LEN];
+		ns_ipv4_format(l->v[i].addr, a);
+		len += (size_t)sprintf(buf + len, "%s %d %llu\n", a, (int)l->v[i].pid,
+				       (unsigned long long)l->v[i].start);
+	}
+	int r = hutch_write_atomic_at(dirfd, LEASES, buf, len, 0600, err);
+	return r < 0 ? hutch_err_prefix(err, "ipam: ") : 0;
+}
+
+static bool holder_alive(const struct ns_lease *l)
+{
+	uint64_t start;
+	char state = 0;
+	if (hutch_proc_stat(l->pid, &start, &state) < 0)
+		return false;
+	return start == l->start && state != 'Z' && state != 'X';
+}
+
+/* Drops dead holders' leases, calling stale() for each first; returns how many went. */
+static int drop_stale(struct leases *l, ns_lease_stale_fn stale, void *arg)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (holder_alive(&l->v[i])) {
+			l->v[kept++] = l->v[i];
+			continue;
+		}
+		struct hutch_err e = { 0 };
+		if (stale)
+			stale(&l->v[i], arg, &e);
+	}
+	int dropped = (int)(l->n - kept);
+	l->n = kept;
+	return dropped;
+}
+
+static int lock_dir(int dirfd, struct hutch_err *err)
+{
+	int fd = openat(dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "ipam: lock file");
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int r = hutch_fail_errno(err, errno, "ipam: flock");
+			close(fd);
+			return r;
+		}
+	}
+	return fd;
+}
+
+static bool taken(const struct leases *l, uint32_t addr)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].addr == addr)
+			return true;
+	return false;
+}
+
+int ns_ipam_lease(int dirfd, const struct ns_subnet *s, pid_t holder, ns_lease_stale_fn stale,
+		  void *arg, uint32_t *addr, struct hutch_err *err)
+{
+	struct ns_lease me = { .pid = holder };
+	int r = hutch_proc_stat(holder, &me.start, NULL);
+	if (r < 0)
+		return hutch_fail_errno(err, r, "ipam: /proc/%d/stat", (int)holder);
+	_cleanup_close_ int lock = lock_dir(dirfd, err);
+	if (lock < 0)
+		return lock;
+	_cleanup_(leases_free) struct leases l = { 0 };
+	TRY(load(dirfd, &l, err));
+	int dropped = drop_stale(&l, stale, arg);
+	uint32_t broadcast = s->net | ~mask_of(s->prefix);
+	for (me.addr = ns_subnet_gateway(s) + 1; me.addr < broadcast; me.addr++)
+		if (!taken(&l, me.addr))
+			break;
+	if (me.addr >= broadcast) {
+		if (dropped)
+			save(dirfd, &l, err);
+		char a[NS_IPV4_LEN];
+		ns_ipv4_format(s->net, a);
+		return hutch_fail(err, EADDRNOTAVAIL, "ipam: no free address left in %s/%u", a,
+				  s->prefix);
+	}
+	l.v = hutch_xrealloc(l.v, (l.n + 1) * sizeof(*l.v));
+	l.v[l.n++] = me;
+	TRY(save(dirfd, &l, err));
+	*addr = me.addr;
+	return 0;
+}
+
+int ns_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err)
+{
+	_cleanup_close_ int lock = lock_dir(dirfd, err);
+	if (lock < 0)
+		return lock;
+	_cleanup_(leases_free) struct leases l = { 0 };
+	TRY(load(dirfd, &l, err));
+	size_t kept = 0;
+	for (size_t i = 0; i < l.n; i++)
+		if (l.v[i].addr != addr)
+			l.v[kept++] = l.v[i];
+	if (kept == l.n)
+		return 0;
+	l.n = kept;
+	return save(dirfd, &l, err);
+}
+
+int ns_ipam_reclaim(int dirfd, ns_lease_stale_fn stale, void *arg, struct hutch_err *err)
+{
+	_cleanup_close_ int lock = lock_dir(dirfd, err);
+	if (lock < 0)
+		return lock;
+	_cleanup_(leases_free) struct leases l = { 0 };
+	TRY(load(dirfd, &l, err));
+	int dropped = drop_stale(&l, stale, arg);
+	if (dropped)
+		TRY(save(dirfd, &l, err));
+	return dropped;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Host mode, shared by its parent side (rt-sandbox-host.c: paths, placeholders, cgroup, wait,
+ * report) and its child side (rt-sandbox-view.c: mount view, Landlock, seccomp).
+ */
+#ifndef HUTCH_RT_SANDBOX_HOST_H
+#define HUTCH_RT_SANDBOX_HOST_H
+
+#include "rt-sandbox.h"
+
+struct rt_host_paths {
+	char **v; /* NULL-terminated, resolved (realpath) */
+	size_t n;
+};
+
+struct rt_host {
+	const struct rt_sb_opts *o;
+	struct rt_sb_host *h;
+	struct rt_host_paths read, rw, deny, dotfiles, tmpfs, placeholders;
+	char *cwd, *resolv;
+	struct sc_filter *filter;
+	struct cg *cg;
+	int reg_fd;
+	char *reg_path;
+};
+
+/* Host mode's network is on unless --network none (or allow_network false) says otherwise. */
+static inline enum rt_sb_network rt_host_network(const struct rt_sb_opts *o)
+{
+	return o->network_set ? o->network : RT_SB_NET_HOST;
+}
+/* path is one of p's paths or beneath one. */
+bool rt_host_under_any(const char *path, const struct rt_host_paths *p);
+/* A guarantee that can't be had: strict mode fails with it, --best-effort records it. */
+int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* In the child, from namespaces to seccomp; execve is the caller's. */
+int rt_host_child_setup(struct rt_host *hs, struct hutch_err *err);
+
+#endif
