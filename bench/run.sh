@@ -60,7 +60,8 @@ sandbox()
 	else
 		echo "skipped: bench/sandbox.sh not written yet"
 	fi
-	if docker info >/dev/null 2>&1 || podman info >/dev/null 2>&1; then
+	if docker version --format "{{.Server.Version}}" >/dev/null 2>&1 ||
+		podman info >/dev/null 2>&1; then
 		echo "note: a docker/podman daemon is up, but the engine rows are not wired in yet"
 	else
 		echo "docker/podman run --rm: skipped (no daemon running; starting dockerd on this"

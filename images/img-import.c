@@ -115,12 +115,9 @@ static int hash_fd(int fd, char out[IMG_DIGEST_MAX], uint64_t *size)
 
 /* Unpacks one layer file into the store (unless its diff_id is there already) and checks
  * both digests. want_blob may be NULL (docker-archive: the tar is the diff). */
-static int import_layer(struct import *im, const char *path, const char *want_blob,
-			const char *want_diff, struct img_desc *desc, struct hutch_err *err)
+static int import_layer_fd(struct import *im, int fd, const char *path, const char *want_blob,
+			   const char *want_diff, struct img_desc *desc, struct hutch_err *err)
 {
-	_cleanup_close_ int fd = open_src(im, path, err);
-	if (fd < 0)
-		return fd;
 	char blob[IMG_DIGEST_MAX], diff[IMG_DIGEST_MAX];
 	struct img_unpack_stats st = { 0 };
 	uint64_t size = 0;
@@ -173,6 +170,15 @@ static int import_layer(struct import *im, const char *path, const char *want_bl
 	return 0;
 }
 
+static int import_layer(struct import *im, const char *path, const char *want_blob,
+			const char *want_diff, struct img_desc *desc, struct hutch_err *err)
+{
+	_cleanup_close_ int fd = open_src(im, path, err);
+	if (fd < 0)
+		return fd;
+	return import_layer_fd(im, fd, path, want_blob, want_diff, desc, err);
+}
+
 /* The default name: the source's file name without extensions, tagged latest. */
 static char *default_name(const char *src, const char *tag)
 {
@@ -196,4 +202,306 @@ static int finish(struct import *im, const char *config, const char *manifest,
 	TRY(img_parse_ref(name, &n, &t, err));
 	im->res->name = hutch_xasprintf("%s:%s", n, t ? t : "latest");
 	return img_store_image(im->s, config, manifest, im->res->name, im->res->digest, err);
+}
+
+static bool platform_matches(yajl_val desc)
+{
+	yajl_val p = img_json_get(desc, "platform");
+	const char *arch = img_json_str(p, "architecture"), *os = img_json_str(p, "os");
+	return (!os || !strcmp(os, "linux")) && (!arch || !strcmp(arch, img_host_arch()));
+}
+
+/* The manifest for this host in an index (nested indexes followed once). */
+static int pick_manifest(struct import *im, yajl_val index, int depth, char **manifest,
+			 char **ref_name, struct hutch_err *err)
+{
+	yajl_val list = img_json_get(index, "manifests");
+	if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0)
+		return hutch_fail(err, EINVAL, "index.json: no manifests");
+	yajl_val pick = NULL, other = NULL;
+	for (size_t i = 0; i < list->u.array.len && !pick; i++) {
+		yajl_val d = list->u.array.values[i];
+		if (platform_matches(d))
+			pick = d;
+		else
+			other = d;
+	}
+	if (!pick) {
+		yajl_val p = img_json_get(other, "platform");
+		return hutch_fail(err, ENOEXEC, "image is for %s/%s, this host is linux/%s",
+				  img_json_str(p, "os") ?: "?", img_json_str(p, "architecture") ?: "?",
+				  img_host_arch());
+	}
+	const char *digest = img_json_str(pick, "digest");
+	const char *mt = img_json_str(pick, "mediaType");
+	const char *rn = img_json_str(img_json_get(pick, "annotations"),
+				      "org.opencontainers.image.ref.name");
+	if (rn && !*ref_name)
+		*ref_name = hutch_xstrdup(rn);
+	_cleanup_free_ char *text = NULL;
+	TRY(read_blob(im, digest ? digest : "", &text, err));
+	if (mt && strstr(mt, "index") && depth < 2) {
+		_cleanup_json_ yajl_val sub = NULL;
+		TRY(img_json_parse(text, "image index", &sub, err));
+		return pick_manifest(im, sub, depth + 1, manifest, ref_name, err);
+	}
+	*manifest = steal_ptr(text);
+	return 0;
+}
+
+static int import_oci(struct import *im, struct hutch_err *err)
+{
+	_cleanup_free_ char *index_text = NULL, *mtext = NULL, *ctext = NULL, *ref = NULL;
+	_cleanup_json_ yajl_val index = NULL, m = NULL, c = NULL;
+	TRY(read_src(im, "index.json", &index_text, NULL, err));
+	TRY(img_json_parse(index_text, "index.json", &index, err));
+	TRY(pick_manifest(im, index, 0, &mtext, &ref, err));
+	TRY(img_json_parse(mtext, "manifest", &m, err));
+	const char *cd = img_json_str(img_json_get(m, "config"), "digest");
+	TRY(read_blob(im, cd ? cd : "", &ctext, err));
+	TRY(check_arch(ctext, err));
+	TRY(img_json_parse(ctext, "image config", &c, err));
+	yajl_val layers = img_json_get(m, "layers");
+	yajl_val ids = img_json_get(img_json_get(c, "rootfs"), "diff_ids");
+	if (!YAJL_IS_ARRAY(layers) || !YAJL_IS_ARRAY(ids) ||
+	    layers->u.array.len != ids->u.array.len)
+		return hutch_fail(err, EINVAL, "manifest: layers do not match rootfs.diff_ids");
+	for (size_t i = 0; i < layers->u.array.len; i++) {
+		yajl_val l = layers->u.array.values[i], id = ids->u.array.values[i];
+		const char *d = img_json_str(l, "digest"), *mt = img_json_str(l, "mediaType");
+		char path[128];
+		if (!d || !img_digest_valid(d) || !YAJL_IS_STRING(id) ||
+		    !img_digest_valid(id->u.string))
+			return hutch_fail(err, EINVAL, "manifest: layer %zu: invalid digest", i);
+		if (mt && (!strstr(mt, "tar") || strstr(mt, "encrypted") ||
+			   strstr(mt, "nondistributable")))
+			return hutch_fail(err, ENOTSUP, "layer %s: media type %s not supported", d,
+					  mt);
+		snprintf(path, sizeof(path), "blobs/sha256/%s", IMG_HEX(d));
+		TRY(import_layer(im, path, d, id->u.string, NULL, err));
+	}
+	_cleanup_free_ char *fallback = NULL;
+	if (ref && !strchr(ref, ':') && !strchr(ref, '/'))
+		fallback = default_name(im->src, ref); /* ref.name is usually just a tag */
+	else
+		fallback = ref ? hutch_xstrdup(ref) : default_name(im->src, NULL);
+	im->res->kind = "oci";
+	return finish(im, ctext, mtext, fallback, err);
+}
+
+static int import_docker(struct import *im, struct hutch_err *err)
+{
+	_cleanup_free_ char *text = NULL, *ctext = NULL, *mtext = NULL, *fallback = NULL;
+	_cleanup_json_ yajl_val top = NULL, c = NULL;
+	size_t clen;
+	TRY(read_src(im, "manifest.json", &text, NULL, err));
+	TRY(img_json_parse(text, "manifest.json", &top, err));
+	yajl_val m = YAJL_IS_ARRAY(top) && top->u.array.len ? top->u.array.values[0] : NULL;
+	const char *cpath = img_json_str(m, "Config");
+	yajl_val layers = img_json_get(m, "Layers"), tags = img_json_get(m, "RepoTags");
+	if (!cpath || !YAJL_IS_ARRAY(layers))
+		return hutch_fail(err, EINVAL, "manifest.json: no Config or Layers");
+	TRY(read_src(im, cpath, &ctext, &clen, err));
+	struct img_desc cdesc = { .media_type = "application/vnd.oci.image.config.v1+json",
+				  .size = clen };
+	img_sha_buf(ctext, clen, cdesc.digest);
+	/* The config's file name is its digest ("HEX.json" or "blobs/sha256/HEX"). */
+	const char *hex = strrchr(cpath, '/') ? strrchr(cpath, '/') + 1 : cpath;
+	if (strlen(hex) >= 64 && strncmp(hex, IMG_HEX(cdesc.digest), 64))
+		return hutch_fail(err, EBADMSG, "config %s: digest mismatch (content is %s)", cpath,
+				  cdesc.digest);
+	TRY(check_arch(ctext, err));
+	TRY(img_json_parse(ctext, "image config", &c, err));
+	yajl_val ids = img_json_get(img_json_get(c, "rootfs"), "diff_ids");
+	if (!YAJL_IS_ARRAY(ids) || ids->u.array.len != layers->u.array.len)
+		return hutch_fail(err, EINVAL, "manifest.json: layers do not match rootfs.diff_ids");
+	size_t n = layers->u.array.len;
+	_cleanup_free_ struct img_desc *descs = hutch_xcalloc(n + 1, sizeof(*descs));
+	for (size_t i = 0; i < n; i++) {
+		yajl_val l = layers->u.array.values[i], id = ids->u.array.values[i];
+		if (!YAJL_IS_STRING(l) || !YAJL_IS_STRING(id) || !img_digest_valid(id->u.string))
+			return hutch_fail(err, EINVAL, "manifest.json: layer %zu: invalid", i);
+		TRY(import_layer(im, l->u.string, NULL, id->u.string, &descs[i], err));
+	}
+	mtext = img_manifest_json(&cdesc, descs, n);
+	if (YAJL_IS_ARRAY(tags) && tags->u.array.len && YAJL_IS_STRING(tags->u.array.values[0]))
+		fallback = hutch_xstrdup(tags->u.array.values[0]->u.string);
+	else
+		fallback = default_name(im->src, NULL);
+	im->res->kind = "docker-archive";
+	return finish(im, ctext, mtext, fallback, err);
+}
+
+static void now_rfc3339(char buf[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The config of a rootfs tar: this host's architecture, a default PATH, one layer. */
+static char *rootfs_config(const char *diff_id, const char *src)
+{
+	char created[32];
+	now_rfc3339(created);
+	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	img_gen_str(g, "created");
+	img_gen_str(g, created);
+	img_gen_str(g, "architecture");
+	img_gen_str(g, img_host_arch());
+	img_gen_str(g, "os");
+	img_gen_str(g, "linux");
+	img_gen_str(g, "config");
+	yajl_gen_map_open(g);
+	img_gen_str(g, "Env");
+	yajl_gen_array_open(g);
+	img_gen_str(g, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	img_gen_str(g, "rootfs");
+	yajl_gen_map_open(g);
+	img_gen_str(g, "type");
+	img_gen_str(g, "layers");
+	img_gen_str(g, "diff_ids");
+	yajl_gen_array_open(g);
+	img_gen_str(g, diff_id);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	img_gen_str(g, "history");
+	yajl_gen_array_open(g);
+	yajl_gen_map_open(g);
+	img_gen_str(g, "created");
+	img_gen_str(g, created);
+	img_gen_str(g, "created_by");
+	_cleanup_free_ char *by = hutch_xasprintf("hutch image import %s", src);
+	img_gen_str(g, by);
+	yajl_gen_map_close(g);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	const unsigned char *buf;
+	size_t len;
+	yajl_gen_get_buf(g, &buf, &len);
+	return strndup((const char *)buf, len);
+}
+
+static int import_rootfs(struct import *im, int fd, struct hutch_err *err)
+{
+	struct img_desc layer = { 0 };
+	TRY(import_layer_fd(im, fd, im->src, NULL, NULL, &layer, err));
+	_cleanup_free_ char *config = rootfs_config(layer.digest, im->src);
+	struct img_desc cdesc = { .media_type = "application/vnd.oci.image.config.v1+json",
+				  .size = strlen(config) };
+	img_sha_buf(config, cdesc.size, cdesc.digest);
+	_cleanup_free_ char *manifest = img_manifest_json(&cdesc, &layer, 1);
+	_cleanup_free_ char *fallback = default_name(im->src, NULL);
+	im->res->kind = "rootfs";
+	return finish(im, config, manifest, fallback, err);
+}
+
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("0123456789abcdef", s[i]) || !s[i])
+			return false;
+	return true;
+}
+
+/* Names an OCI layout or a docker-archive may hold at its top. */
+static bool image_archive_name(const char *n)
+{
+	static const char *const fixed[] = { "", "oci-layout", "index.json", "manifest.json",
+					     "repositories", "blobs" };
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
+		if (!strcmp(n, fixed[i]))
+			return true;
+	if (hutch_str_has_prefix(n, "blobs/"))
+		return true;
+	return strlen(n) >= 64 && all_hex(n, 64) && (!n[64] || n[64] == '/' || n[64] == '.');
+}
+
+/* Reads a tar's names until one says what it is: "oci", "docker" or "rootfs". */
+static int classify_tar(int fd, const char **kind, struct hutch_err *err)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	bool oci = false, docker = false, other = false;
+	archive_read_support_filter_gzip(a);
+	archive_read_support_filter_zstd(a);
+	archive_read_support_filter_xz(a);
+	archive_read_support_filter_bzip2(a);
+	archive_read_support_format_tar(a);
+	int r = archive_read_open_fd(a, fd, 65536);
+	while (r == ARCHIVE_OK && !other && (r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *n = archive_entry_pathname(e);
+		while (n[0] == '.' && n[1] == '/')
+			n += 2;
+		oci |= !strcmp(n, "oci-layout");
+		docker |= !strcmp(n, "manifest.json");
+		other = !image_archive_name(n) && strcmp(n, ".");
+	}
+	if (r != ARCHIVE_OK && r != ARCHIVE_EOF) {
+		hutch_fail(err, EINVAL, "not a tar archive: %s", archive_error_string(a));
+		archive_read_free(a);
+		return -EINVAL;
+	}
+	archive_read_free(a);
+	*kind = other ? "rootfs" : oci ? "oci" : docker ? "docker" : "rootfs";
+	return lseek(fd, 0, SEEK_SET) < 0 ? hutch_fail_errno(err, errno, "seek") : 0;
+}
+
+static int import_dir(struct import *im, struct hutch_err *err)
+{
+	struct stat st;
+	if (fstatat(im->srcfd, "oci-layout", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return import_oci(im, err);
+	if (fstatat(im->srcfd, "manifest.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return import_docker(im, err);
+	return hutch_fail(err, EINVAL, "%s: neither an OCI layout (oci-layout) nor a docker-archive "
+				       "(manifest.json)",
+			  im->src);
+}
+
+/* An image archive: unpacked (safely, it is just as hostile) into tmp, then read as a dir. */
+static int import_archive(struct import *im, int fd, struct hutch_err *err)
+{
+	_cleanup_free_ char *tmp = NULL;
+	int lockfd = -1;
+	TRY(img_tmp_create(im->s, "archive", &tmp, &lockfd, err));
+	int r = 0;
+	im->srcfd = openat(im->s->dirfd, tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (im->srcfd < 0)
+		r = hutch_fail_errno(err, errno, "store: %s", tmp);
+	if (r >= 0)
+		r = img_unpack_layer(fd, im->srcfd, false, NULL, NULL, NULL, err);
+	if (r >= 0)
+		r = import_dir(im, err);
+	if (im->srcfd >= 0)
+		close(im->srcfd);
+	img_tmp_remove(im->s, tmp, lockfd);
+	return r;
+}
+
+int img_import(struct img_store *s, const char *src, const char *name,
+	       struct img_import_result *res, struct hutch_err *err)
+{
+	struct import im = { .s = s, .srcfd = -1, .src = src, .name = name, .res = res };
+	memset(res, 0, sizeof(*res));
+	_cleanup_close_ int fd = open(src, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return hutch_fail_errno(err, errno, "import %s", src);
+	int r;
+	if (S_ISDIR(st.st_mode)) {
+		im.srcfd = fd;
+		r = import_dir(&im, err);
+	} else {
+		const char *kind;
+		r = classify_tar(fd, &kind, err);
+		if (r >= 0)
+			r = strcmp(kind, "rootfs") ? import_archive(&im, fd, err)
+						   : import_rootfs(&im, fd, err);
+	}
+	return r < 0 ? hutch_err_prefix(err, "import %s: ", src) : 0;
 }

@@ -54,14 +54,14 @@ static int collect(struct img_store *s, struct refs *r, struct hutch_err *err)
 	return 0;
 }
 
-static uint64_t tree_bytes(int dirfd, const char *name)
+static uint64_t tree_bytes(int at, const char *name)
 {
 	struct stat st;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	if (!S_ISDIR(st.st_mode))
 		return (uint64_t)st.st_size;
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	_cleanup_(hutch_closedirp) DIR *d = fdopendir(fd);

@@ -185,15 +185,15 @@ void img_tmp_remove(struct img_store *s, const char *name, int lockfd)
 		close(lockfd);
 }
 
-int img_remove_tree_at(int dirfd, const char *name)
+int img_remove_tree_at(int at, const char *name)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
 		if (errno != ENOTDIR && errno != ELOOP)
 			return -errno;
-		return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+		return unlinkat(at, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 	}
 	fchmod(fd, 0700); /* a 0555 dir from an image would refuse the unlinks below */
 	DIR *d = fdopendir(fd);
@@ -212,7 +212,7 @@ int img_remove_tree_at(int dirfd, const char *name)
 			r = q;
 	}
 	closedir(d);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
 		r = -errno;
 	return r;
 }
