@@ -8,6 +8,7 @@ pkgs=(
 	libseccomp-dev libcap-dev libyajl-dev libmnl-dev libnftables-dev nftables
 	bats busybox-static jq util-linux iproute2 procps psmisc
 	crun runc libssl-dev util-linux
+	podman containerd docker.io # tests/clients: hutch under the real clients
 )
 # gVisor: bookworm's runsc is from 2022; the 2024 build is in bookworm-backports.
 backports=/etc/apt/sources.list.d/hutch-backports.list

@@ -30,18 +30,23 @@ jq --arg cg "hutch-bench-sb-$$" '.root.readonly = true | .linux.cgroupsPath = $c
 	"$work/bundle/config.json" >"$work/c" && mv "$work/c" "$work/bundle/config.json"
 cc -O2 -o "$work/interleave" bench/interleave.c
 
+# Every row's stdio is a null device of our own: crun and runsc chown the stdio they are
+# given to the sandbox's user, and the host's /dev/null must not be one of them. (The
+# redirections make interleave use a shell for every row alike.)
+mknod -m 666 "$work/null" c 1 3
+io="<$work/null >$work/null 2>&1"
 sandbox="$hutch sandbox --image $img --workspace $work/ws --tmpfs /tmp:64m --memory 256m"
 sandbox+=" --cpus 1 --pids 128 --network none --timeout 60"
-cmds=("native=$sandbox -- true")
+cmds=("native=$sandbox -- true $io")
 for rt in runc crun runsc; do
 	[ "$rt" = runsc ] && [ "${BENCH_RUNSC:-1}" = 0 ] && continue
 	command -v "$rt" >/dev/null || {
 		echo "($rt not installed: left out)"
 		continue
 	}
-	cmds+=("$rt=$sandbox --runtime $rt -- true >/dev/null")
+	cmds+=("$rt=$sandbox --runtime $rt -- true $io")
 done
-cmds+=("hutch-run=$hutch --root $work/state run --bundle $work/bundle r\$I >/dev/null")
+cmds+=("hutch-run=$hutch --root $work/state run --bundle $work/bundle r\$I $io")
 
 echo "hutch sandbox -- true, N=$n, interleaved (ratios to native):"
 "$work/interleave" "$n" "${cmds[@]}"

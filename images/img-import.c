@@ -151,8 +151,8 @@ static int import_layer_fd(struct import *im, int fd, const char *path, const ch
 		img_tmp_remove(im->s, tmp, lockfd);
 		if (r < 0)
 			return hutch_err_prefix(err, "%s: ", path);
-		im->res->n_new_layers++;
-		im->res->bytes += st.bytes;
+		im->res->n_new_layers += (size_t)r;
+		im->res->bytes += r ? st.bytes : 0;
 		im->res->skipped_devices += st.skipped_devices;
 	}
 	if (want_blob && strcmp(blob, want_blob))

@@ -54,10 +54,6 @@ int img_blob_put(struct img_store *s, const void *buf, size_t len, char digest[I
 		 struct hutch_err *err);
 int img_blob_read(struct img_store *s, const char *digest, char **out, size_t *len,
 		  struct hutch_err *err);
-/* A fresh STORE/tmp/KIND-PID-N directory; lockfd keeps it ours while we live. */
-int img_tmp_create(struct img_store *s, const char *kind, char **name, int *lockfd,
-		   struct hutch_err *err);
-void img_tmp_remove(struct img_store *s, const char *name, int lockfd);
 /* rm -rf dirfd/name without following symlinks; permissions are widened as it goes. */
 int img_remove_tree_at(int dirfd, const char *name);
 bool img_layer_exists(struct img_store *s, const char *diff_id);

@@ -254,6 +254,7 @@ int img_layer_add(struct img_store *s, const char *tmpdir, const char *diff_id, 
 		if (errno != EEXIST && errno != ENOTEMPTY)
 			return hutch_fail_errno(err, errno, "store: rename %s", path);
 		img_remove_tree_at(s->dirfd, tmpdir); /* a concurrent import got there first */
+		return 0;
 	}
-	return 0;
+	return 1;
 }

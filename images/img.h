@@ -63,6 +63,12 @@ struct img_prune_result {
  * Needs the store opened exclusive. */
 int img_prune(struct img_store *s, struct img_prune_result *res, struct hutch_err *err);
 
+/* A work directory STORE/tmp/KIND-... (*name is relative to the store), left alone by prune
+ * while lockfd is open; img_tmp_remove deletes it and closes lockfd. */
+int img_tmp_create(struct img_store *s, const char *kind, char **name, int *lockfd,
+		   struct hutch_err *err);
+void img_tmp_remove(struct img_store *s, const char *name, int lockfd);
+
 /* ---- import (img-import.c, img-unpack.c) ---- */
 
 struct img_import_result {

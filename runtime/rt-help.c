@@ -131,6 +131,8 @@ const struct rt_verb rt_verbs[] = {
 	{ "sandbox", "run one command in a short-lived, locked-down sandbox",
 	  "[OPTIONS] -- COMMAND [ARGS...]", no_opts, 0, rt_verb_sandbox, RT_SB_EXIT_FAIL, true,
 	  rt_sb_print_help },
+	{ "image", "import, list, build and remove images (hutch image --help)",
+	  "SUBCOMMAND [OPTIONS] [ARGS]", no_opts, 0, rt_verb_image, 0, true, rt_image_print_help },
 	{ "checkpoint", "checkpoint with CRIU (not supported: built without CRIU)", "ID", no_opts,
 	  0, verb_unsupported },
 	{ "restore", "restore with CRIU (not supported: built without CRIU)", "ID", no_opts, 0,

@@ -164,6 +164,11 @@ static int make_mount_points(const struct rt_sb_opts *o, const char *root, struc
 static int plan_rootfs(struct sandbox *sb, struct hutch_err *err)
 {
 	char real[4096];
+	if (!rt_image_is_dir(sb->o.image)) { /* NAME[:TAG] from the image store: layered */
+		sb->plan.layered = true;
+		TRY(rt_image_rootfs(sb->o.image, SB_SCRATCH, &sb->plan.rootfs, err));
+		return make_mount_points(&sb->o, sb->plan.rootfs, err);
+	}
 	if (!realpath(sb->o.image, real))
 		return hutch_fail_errno(err, errno, "--image %s", sb->o.image);
 	_cleanup_close_ int imgfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);

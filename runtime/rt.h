@@ -268,4 +268,35 @@ int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 int rt_connect_console(const char *path, struct hutch_err *err);
 int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err);
 
+/* ---- images (rt-verb-image.c, rt-image-build.c) ---- */
+
+RT_VERB_FN(image);
+void rt_image_print_help(int fd);
+
+/* Set only in the child that runs an image build's sandbox: plan_rootfs then keeps the
+ * overlay's upper and work dirs there (in the store, on disk) instead of in scratch. */
+extern const char *rt_sb_build_upper, *rt_sb_build_work;
+/* --image: a directory (a path wins), else NAME[:TAG] in the store. */
+bool rt_image_is_dir(const char *image);
+/* Mounts a stored image at scratch/root: its layers under an overlay whose upper is
+ * scratch/upper (or the build's). The store stays locked (shared) until hutch exits, so
+ * prune cannot pull layers from under a running sandbox. */
+int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struct hutch_err *err);
+
+struct img_store;
+struct rt_build {
+	const char *from, *tag, *network, *store, *timeout, *memory;
+	char **packages, **steps, **env; /* NULL-terminated; env is K=V */
+	size_t n_packages, n_steps, n_env;
+	bool no_cache;
+};
+int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err);
+void rt_build_free(struct rt_build *b);
+/* NAME:<inputs hash> for these inputs; base gets the base image's manifest digest. */
+int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag,
+		    char base[72], struct hutch_err *err);
+/* Runs the build's sandbox and stores its result as name_tag. */
+int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build *b,
+		 const char *name_tag, const char *base, char digest[72], struct hutch_err *err);
+
 #endif

@@ -264,3 +264,15 @@ PIDS_LIMIT_SH='cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pid
 # A process that exits 0 on SIGTERM, as a service would (PID 1 ignores signals it has no
 # handler for).
 SERVICE_SH='trap "exit 0" TERM; while :; do sleep 0.1; done'
+
+# cgroup_value CGROUP V1_FILE V2_FILE: a limit as the host sees it in the container's cgroup
+# ($TAG/CGROUP, or any cgroup beneath $TAG whose name contains CGROUP), e.g.
+# `cgroup_value libpod-ID memory.limit_in_bytes memory.max`.
+cgroup_value() {
+	local name=$1 d f
+	for d in $(tag_cgroup_dirs); do
+		for f in "$2" "$3"; do
+			find "$d" -mindepth 1 -path "*$name*" -name "$f" -exec cat {} + 2>/dev/null
+		done
+	done | head -n1 || true
+}

@@ -53,6 +53,7 @@ setup_file() {
 }
 
 teardown() {
+	[ -d "$CL_DIR" ] || return 0 # removed by the last test
 	podman rm -af -t 0 >/dev/null 2>&1 || true
 }
 

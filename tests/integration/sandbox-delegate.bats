@@ -37,6 +37,9 @@ setup() {
 	WS=$TEST_DIR/ws
 	mkdir -p "$WS"
 	chown 4242:4242 "$WS"
+	# The sandboxes' stdin: a null device of the test's own. Some runtimes chown their stdio
+	# (see the stdio test), and the host's /dev/null must never be one of them.
+	mknod -m 666 "$TEST_DIR/null" c 1 3
 }
 
 teardown() {
@@ -68,7 +71,7 @@ sb() {
 # stderr alone in $TEST_DIR/err.
 sb_run() {
 	status=0
-	sb "$@" </dev/null >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- || status=$?
+	sb "$@" <"$TEST_DIR/null" >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- || status=$?
 	output=$(cat "$TEST_DIR/out" "$TEST_DIR/err")
 	mapfile -t lines <"$TEST_DIR/out"
 	echo "# sandbox $* -> $status:" >&2
@@ -85,8 +88,13 @@ is_hutch() {
 	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$HUTCH")" ] && ! pid_gone "$1"
 }
 
+# The cgroup dirs of sandbox PID's hutch, in every hierarchy; only those made during the
+# test: hutches of other sessions on this host (whose pids may be the same) have their own.
 sb_cgroups() {
-	find /sys/fs/cgroup -type d -name "hutch-sb-$1" 2>/dev/null
+	local d
+	find /sys/fs/cgroup -type d -name "hutch-sb-$1" 2>/dev/null | while read -r d; do
+		grep -qxF "$d" "$TEST_DIR/cgroups.before" || echo "$d"
+	done
 }
 
 # Processes on the host whose command line names the sandbox of hutch PID (the delegate runs
@@ -268,7 +276,7 @@ sigkill_hutch() {
 	local rt=$1 hp bg tries=500
 	requires_runtime "$rt"
 	(SB_PIDFILE=$TEST_DIR/victim.pid sb --runtime "$rt" -- sh -c 'echo started; exec sleep 1000' \
-		</dev/null >"$TEST_DIR/victim.out" 2>&1 3>&-) 3>&- &
+		<"$TEST_DIR/null" >"$TEST_DIR/victim.out" 2>&1 3>&-) 3>&- &
 	bg=$!
 	track_pid "$bg"
 	until grep -q started "$TEST_DIR/victim.out" 2>/dev/null; do
@@ -295,6 +303,26 @@ sigkill_hutch() {
 	[ ! -e "$SB_STATE/sb-$hp" ]
 }
 
+# The caller's stdio files (and a null device) keep their owners: the sandbox writes to them
+# through the fds it inherits, with no chown of the caller's files.
+stdio_owners() {
+	local rt=$1 f
+	requires_runtime "$rt"
+	echo input >"$TEST_DIR/in"
+	: >"$TEST_DIR/out"
+	: >"$TEST_DIR/err"
+	chown 4242:4242 "$TEST_DIR/in" "$TEST_DIR/out" "$TEST_DIR/err" "$TEST_DIR/null"
+	sb --runtime "$rt" -- sh -c 'cat; echo to-err >&2' <"$TEST_DIR/in" >"$TEST_DIR/out" \
+		2>"$TEST_DIR/err"
+	[ "$(cat "$TEST_DIR/out")" = input ]
+	[ "$(cat "$TEST_DIR/err")" = to-err ]
+	sb --runtime "$rt" -- true <"$TEST_DIR/null" >"$TEST_DIR/null" 2>&1
+	for f in in out err null; do
+		echo "$f: $(stat -c %u:%g "$TEST_DIR/$f")" >&2
+		[ "$(stat -c %u:%g "$TEST_DIR/$f")" = 4242:4242 ]
+	done
+}
+
 @test "sandbox delegate runc: the probe" {
 	probe runc
 }
@@ -305,6 +333,18 @@ sigkill_hutch() {
 
 @test "sandbox delegate runsc: the probe" {
 	probe runsc
+}
+
+@test "sandbox delegate runc: the caller's stdio files keep their owners" {
+	stdio_owners runc
+}
+
+@test "sandbox delegate crun: the caller's stdio files keep their owners" {
+	stdio_owners crun
+}
+
+@test "sandbox delegate runsc: the caller's stdio files keep their owners" {
+	stdio_owners runsc
 }
 
 @test "sandbox delegate runc: exit codes 42, 127, 126" {

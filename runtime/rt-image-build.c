@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `hutch image build`: base image + packages + steps -> a new image tagged by the hash of
+ * those inputs. The work runs in a `hutch sandbox --as-root` (in a child process, so its
+ * mount namespace stays its own) whose overlay upper layer lives in the store, on disk;
+ * afterwards images/ turns that upper directory into the new layer without copying it.
+ */
+#include "rt.h"
+#include "rt-sandbox.h"
+#include "img.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+const char *rt_sb_build_upper, *rt_sb_build_work;
+
+void rt_build_free(struct rt_build *b)
+{
+	hutch_strv_free(b->packages);
+	hutch_strv_free(b->steps);
+	hutch_strv_free(b->env);
+	memset(b, 0, sizeof(*b));
+}
+
+static void push(char ***v, size_t *n, const char *s)
+{
+	*v = hutch_xrealloc(*v, (*n + 2) * sizeof(char *));
+	(*v)[(*n)++] = hutch_xstrdup(s);
+	(*v)[*n] = NULL;
+}
+
+/* Flags of build and status: repeatable ones append, so rt_parse_opts (one value each)
+ * does not fit; the table still gives every flag one meaning. */
+int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err)
+{
+	static const char *const names[] = { "from",  "package", "run",	   "env",
+					     "tag",   "network", "store",  "timeout",
+					     "no-cache", "memory" };
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		if (strncmp(a, "--", 2))
+			return hutch_fail(err, EINVAL, "%s: unexpected argument %s", argv[0], a);
+		size_t len = strcspn(a + 2, "=");
+		size_t k = 0;
+		while (k < ARRAY_SIZE(names) &&
+		       (strlen(names[k]) != len || strncmp(names[k], a + 2, len)))
+			k++;
+		if (k == ARRAY_SIZE(names))
+			return hutch_fail(err, EINVAL, "%s: unknown flag %s", argv[0], a);
+		if (k == 8) { /* --no-cache */
+			b->no_cache = true;
+			continue;
+		}
+		val = a[2 + len] == '=' ? a + 3 + len : (i + 1 < argc ? argv[++i] : NULL);
+		if (!val)
+			return hutch_fail(err, EINVAL, "%s: flag --%s requires a value", argv[0],
+					  names[k]);
+		switch (k) {
+		case 0: b->from = val; break;
+		case 1: push(&b->packages, &b->n_packages, val); break;
+		case 2: push(&b->steps, &b->n_steps, val); break;
+		case 3:
+			if (!strchr(val, '='))
+				return hutch_fail(err, EINVAL, "--env %s: expected KEY=VALUE", val);
+			push(&b->env, &b->n_env, val);
+			break;
+		case 4: b->tag = val; break;
+		case 5: b->network = val; break;
+		case 6: b->store = val; break;
+		case 7: b->timeout = val; break;
+		case 9: b->memory = val; break;
+		}
+	}
+	if (!b->from)
+		return hutch_fail(err, EINVAL, "%s: --from BASE is required", argv[0]);
+	for (size_t i = 0; i < b->n_packages; i++)
+		if (b->packages[i][0] == '-' || strpbrk(b->packages[i], " \t\n'\"$`\\;&|<>()"))
+			return hutch_fail(err, EINVAL, "--package %s: not a package name",
+					  b->packages[i]);
+	return 0;
+}
+
+/* NAME:<inputs hash>, NAME being --tag's name or the base's. */
+int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag,
+		    char base[IMG_DIGEST_MAX], struct hutch_err *err)
+{
+	_cleanup_free_ char *base_name = NULL, *name = NULL, *tag = NULL;
+	char hash[17];
+	TRY(img_resolve(s, b->from, &base_name, base, err));
+	TRY(img_parse_ref(b->tag ? b->tag : base_name ? base_name : "image", &name, &tag, err));
+	if (b->tag && tag)
+		return hutch_fail(err, EINVAL, "--tag %s: give a name; the tag is the inputs' hash",
+				  b->tag);
+	img_inputs_hash(base, b->packages, b->n_packages, b->steps, b->n_steps, b->env, b->n_env,
+			hash);
+	*name_tag = hutch_xasprintf("%s:%s", name, hash);
+	return 0;
+}
+
+/* The shell script the sandbox runs: packages through the base's own manager, then the
+ * steps, then the installed list for the image's metadata. */
+static char *build_script(const struct rt_build *b)
+{
+	size_t cap = 4096;
+	for (size_t i = 0; i < b->n_packages; i++)
+		cap += strlen(b->packages[i]) + 1;
+	for (size_t i = 0; i < b->n_steps; i++)
+		cap += strlen(b->steps[i]) + 64;
+	char *s = hutch_xcalloc(cap, 1);
+	strcat(s, "set -e\n");
+	if (b->n_packages) {
+		strcat(s, "P='");
+		for (size_t i = 0; i < b->n_packages; i++)
+			strcat(strcat(s, b->packages[i]), " ");
+		strcat(s, "'\n"
+			  "if command -v apt-get >/dev/null; then\n"
+			  "  export DEBIAN_FRONTEND=noninteractive\n"
+			  "  apt-get update && apt-get install -y --no-install-recommends $P\n"
+			  "  apt-get clean; rm -rf /var/lib/apt/lists/*\n"
+			  "elif command -v apk >/dev/null; then apk add --no-cache $P\n"
+			  "elif command -v dnf >/dev/null; then dnf install -y $P && dnf clean all\n"
+			  "else echo 'hutch: no package manager (apt-get, apk, dnf) in the base' >&2;"
+			  " exit 1; fi\n");
+	}
+	for (size_t i = 0; i < b->n_steps; i++)
+		strcat(strcat(strcat(s, "(\n"), b->steps[i]), "\n)\n");
+	if (b->n_packages)
+		strcat(s, "{ if command -v dpkg-query >/dev/null; then"
+			  " dpkg-query -W -f '${Package}=${Version}\\n';"
+			  " elif command -v apk >/dev/null; then apk info -v;"
+			  " elif command -v rpm >/dev/null; then rpm -qa; fi; } >/.hutch-out/packages\n");
+	return s;
+}
+
+/* In a child: the sandbox enters its own mount namespace and must not take ours along. */
+static int run_sandbox(struct rt_global *g, const struct rt_build *b, const char *store,
+		       const char *base, const char *work, struct hutch_err *err)
+{
+	_cleanup_free_ char *script = build_script(b);
+	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", work);
+	_cleanup_free_ char *ovl = hutch_xasprintf("%s/work", work);
+	_cleanup_free_ char *out = hutch_xasprintf("%s/out:/.hutch-out", work);
+	const char *argv[64 + 2 * b->n_env];
+	int n = 0;
+	argv[n++] = "sandbox";
+	argv[n++] = "--as-root";
+	argv[n++] = "--image";
+	argv[n++] = base;
+	argv[n++] = "--network";
+	argv[n++] = b->network ? b->network : "host";
+	argv[n++] = "--timeout";
+	argv[n++] = b->timeout ? b->timeout : "3600";
+	argv[n++] = "--memory";
+	argv[n++] = b->memory ? b->memory : "2g";
+	argv[n++] = "--bind";
+	argv[n++] = out;
+	for (size_t i = 0; i < b->n_env; i++) {
+		argv[n++] = "--env";
+		argv[n++] = b->env[i];
+	}
+	argv[n++] = "--";
+	argv[n++] = "/bin/sh";
+	argv[n++] = "-c";
+	argv[n++] = script;
+	argv[n] = NULL;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return hutch_fail_errno(err, errno, "build: fork");
+	if (pid == 0) {
+		struct hutch_err e = { 0 };
+		setenv("HUTCH_STORE", store, 1);
+		rt_sb_build_upper = upper;
+		rt_sb_build_work = ovl;
+		int r = rt_verb_sandbox(g, n, (char **)argv, 1, NULL, &e);
+		if (r < 0)
+			hutch_log(HUTCH_LOG_ERROR, "%s", e.msg);
+		_exit(r < 0 ? RT_SB_EXIT_FAIL : r);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return hutch_fail_errno(err, errno, "build: wait");
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (code)
+		return hutch_fail(err, EIO, "build: the build sandbox failed (exit status %d)", code);
+	return 0;
+}
+
+static char **build_labels(const struct rt_build *b, const char *base, const char *work,
+			   const char *hash)
+{
+	_cleanup_free_ char *pkgs = NULL, *requested = NULL;
+	_cleanup_free_ char *path = hutch_xasprintf("%s/out/packages", work);
+	struct hutch_err e = { 0 };
+	size_t len = 1, n = 0;
+	char **v = NULL;
+	for (size_t i = 0; i < b->n_packages; i++)
+		len += strlen(b->packages[i]) + 1;
+	requested = hutch_xcalloc(len, 1);
+	for (size_t i = 0; i < b->n_packages; i++)
+		strcat(strcat(requested, i ? " " : ""), b->packages[i]);
+	_cleanup_free_ char *l1 = hutch_xasprintf("org.hutch.build.base=%s", base);
+	_cleanup_free_ char *l2 = hutch_xasprintf("org.hutch.build.inputs=%s", hash);
+	_cleanup_free_ char *l3 = hutch_xasprintf("org.hutch.build.requested=%s", requested);
+	push(&v, &n, l1);
+	push(&v, &n, l2);
+	push(&v, &n, l3);
+	if (hutch_read_file_at(AT_FDCWD, path, 16 << 20, &pkgs, NULL, &e) >= 0) {
+		_cleanup_free_ char *l4 = hutch_xasprintf("org.hutch.build.packages=%s", pkgs);
+		push(&v, &n, l4);
+	}
+	return v;
+}
+
+int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build *b,
+		 const char *name_tag, const char *base, char digest[IMG_DIGEST_MAX],
+		 struct hutch_err *err)
+{
+	_cleanup_free_ char *tmp = NULL, *work = NULL, *upper = NULL;
+	_cleanup_strv_ char **labels = NULL, **history = NULL;
+	char layer[IMG_DIGEST_MAX];
+	const char *hash = strrchr(name_tag, ':') + 1;
+	/* A temp dir of the store's own: the upper dir must be on its filesystem to be moved
+	 * into place, and a build that dies leaves it for prune. */
+	int lockfd = -1;
+	TRY(img_tmp_create(s, "build", &tmp, &lockfd, err));
+	work = hutch_xasprintf("%s/%s", img_store_path(s), tmp);
+	upper = hutch_xasprintf("%s/upper", work);
+	const char *sub[] = { "upper", "work", "out" };
+	int r = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(sub) && r >= 0; i++) {
+		_cleanup_free_ char *d = hutch_xasprintf("%s/%s", work, sub[i]);
+		if (mkdir(d, 0755) < 0)
+			r = hutch_fail_errno(err, errno, "build: mkdir %s", d);
+	}
+	if (r >= 0)
+		r = run_sandbox(g, b, img_store_path(s), base, work, err);
+	if (r >= 0) {
+		/* The bind mount point of the package list is the build's, not the image's. */
+		_cleanup_free_ char *mp = hutch_xasprintf("%s/.hutch-out", upper);
+		rmdir(mp);
+		labels = build_labels(b, base, work, hash);
+		size_t n = 0;
+		for (size_t i = 0; i < b->n_packages; i++) {
+			_cleanup_free_ char *h = hutch_xasprintf("install %s", b->packages[i]);
+			push(&history, &n, h);
+		}
+		for (size_t i = 0; i < b->n_steps; i++)
+			push(&history, &n, b->steps[i]);
+		struct img_commit c = { .base = base, .name_tag = name_tag, .upper = upper,
+					.labels = labels, .history = history };
+		r = img_commit_layer(s, &c, digest, layer, err);
+	}
+	img_tmp_remove(s, tmp, lockfd);
+	return r;
+}
+
+bool rt_image_is_dir(const char *image)
+{
+	struct stat st;
+	if (image[0] == '/' || image[0] == '.')
+		return true; /* no image name starts so: let errors name the path */
+	return stat(image, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struct hutch_err *err)
+{
+	static struct img_store *held; /* until exit: see rt.h */
+	_cleanup_free_ char *root = hutch_xasprintf("%s/root", scratch);
+	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", scratch);
+	_cleanup_free_ char *work = hutch_xasprintf("%s/work", scratch);
+	if (!held)
+		TRY(img_store_open(img_store_default(NULL), false, false, &held, err));
+	if (rt_sb_build_upper) {
+		free(upper);
+		free(work);
+		upper = hutch_xstrdup(rt_sb_build_upper);
+		work = hutch_xstrdup(rt_sb_build_work);
+	} else {
+		if (mkdir(upper, 0755) < 0 || mkdir(work, 0755) < 0)
+			return hutch_fail_errno(err, errno, "sandbox: mkdir %s", upper);
+	}
+	if (mkdir(root, 0755) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", root);
+	int r = img_mount_rootfs(held, image, root, upper, work, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "--image: ");
+	*rootfs = steal_ptr(root);
+	return 0;
+}

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `hutch image SUBCOMMAND`: import, ls, inspect, rm, prune, build and status over the
+ * store in images/. Each subcommand is a row of one table (name, usage, flags, function);
+ * this file only parses, calls images/ and prints.
+ */
+#include "rt.h"
+#include "img.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct sub {
+	const char *name, *usage, *summary;
+	struct rt_opt *opts;
+	size_t n_opts;
+	int (*run)(struct rt_global *g, const char *store, int argc, char **argv, int first,
+		   struct hutch_err *err);
+};
+
+static void human(uint64_t b, char out[32])
+{
+	static const char *const u[] = { "B", "KB", "MB", "GB", "TB" };
+	double v = (double)b;
+	size_t i = 0;
+	while (v >= 1000 && i + 1 < ARRAY_SIZE(u)) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(out, 32, i ? "%.1f%s" : "%.0f%s", v, u[i]);
+}
+
+static int open_store(const char *store, bool create, bool excl, struct img_store **s,
+		      struct hutch_err *err)
+{
+	return img_store_open(img_store_default(store), create, excl, s, err);
+}
+
+static int one_arg(int argc, char **argv, int first, struct hutch_err *err)
+{
+	if (argc - first != 1)
+		return hutch_fail(err, EINVAL, "%s: expected exactly one argument", argv[0]);
+	return 0;
+}
+
+static struct rt_opt import_opts[] = {
+	{ "name", 'n', true, "store it as NAME[:TAG] (default: the archive's, or the file name)",
+	  NULL },
+	{ "store", 0, true, "image store (default $HUTCH_STORE or " IMG_STORE_DEFAULT ")", NULL },
+};
+
+static int do_import(struct rt_global *g, const char *store, int argc, char **argv, int first,
+		     struct hutch_err *err)
+{
+	_cleanup_(img_store_freep) struct img_store *s = NULL;
+	struct img_import_result res = { 0 };
+	char size[32];
+	(void)g;
+	TRY(one_arg(argc, argv, first, err));
+	TRY(open_store(store, true, false, &s, err));
+	int r = img_import(s, argv[first], rt_opt(import_opts, ARRAY_SIZE(import_opts), "name"),
+			   &res, err);
+	if (r >= 0) {
+		if (res.skipped_devices)
+			hutch_warn("%zu device node(s) not created: hutch is not real root, "
+				   "ignoring",
+				   res.skipped_devices);
+		human(res.bytes, size);
+		printf("%s %s (%s: %zu layers, %zu new, %s unpacked)\n", res.name, res.digest,
+		       res.kind, res.n_layers, res.n_new_layers, size);
+	}
+	img_import_result_clear(&res);
+	return r;
+}
+
+static struct rt_opt store_opts[] = {
+	{ "store", 0, true, "image store (default $HUTCH_STORE or " IMG_STORE_DEFAULT ")", NULL },
+};
+
+static int do_ls(struct rt_global *g, const char *store, int argc, char **argv, int first,
+		 struct hutch_err *err)
+{
+	_cleanup_(img_store_freep) struct img_store *s = NULL;
+	struct img_info *v = NULL;
+	size_t n = 0;
+	(void)g, (void)argv;
+	if (argc - first != 0)
+		return hutch_fail(err, EINVAL, "ls: takes no arguments");
+	TRY(open_store(store, true, false, &s, err));
+	TRY(img_list(s, &v, &n, err));
+	for (size_t i = 0; i < n; i++) {
+		char size[32];
+		human(v[i].size, size);
+		printf("%-40s %.19s %8s %s\n", v[i].name, v[i].digest, size,
+		       v[i].created ? v[i].created : "-");
+		img_info_clear(&v[i]);
+	}
+	free(v);
+	return 0;
+}
+
+/* A JSON string: names and digests are plain, but a config's "created" is the image's. */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static int do_inspect(struct rt_global *g, const char *store, int argc, char **argv, int first,
+		      struct hutch_err *err)
+{
+	_cleanup_(img_store_freep) struct img_store *s = NULL;
+	struct img_info i;
+	(void)g;
+	TRY(one_arg(argc, argv, first, err));
+	TRY(open_store(store, false, false, &s, err));
+	TRY(img_inspect(s, argv[first], &i, err));
+	printf("{\"name\":");
+	json_str(i.name);
+	printf(",\"digest\":\"%s\",\"created\":", i.digest);
+	json_str(i.created);
+	printf(",\"architecture\":");
+	json_str(i.arch);
+	printf(",\"os\":");
+	json_str(i.os);
+	printf(",\"size\":%" PRIu64 ",\"layers\":[", i.size);
+	for (size_t k = 0; k < i.n_layers; k++)
+		printf("%s\"%s\"", k ? "," : "", i.diff_ids[k]);
+	/* manifest and config are the stored blobs, valid JSON by construction */
+	printf("],\"manifest\":%s,\"config\":%s}\n", i.manifest, i.config);
+	img_info_clear(&i);
+	return 0;
+}
+
+static int do_rm(struct rt_global *g, const char *store, int argc, char **argv, int first,
+		 struct hutch_err *err)
+{
+	_cleanup_(img_store_freep) struct img_store *s = NULL;
+	(void)g;
+	if (argc - first < 1)
+		return hutch_fail(err, EINVAL, "rm: expected NAME[:TAG]...");
+	TRY(open_store(store, false, false, &s, err));
+	for (int i = first; i < argc; i++)
+		TRY(img_remove(s, argv[i], err));
+	return 0;
+}
+
+static int do_prune(struct rt_global *g, const char *store, int argc, char **argv, int first,
+		    struct hutch_err *err)
+{
+	_cleanup_(img_store_freep) struct img_store *s = NULL;
+	struct img_prune_result res;
+	char size[32];
+	(void)g, (void)argv;
+	if (argc - first != 0)
+		return hutch_fail(err, EINVAL, "prune: takes no arguments");
+	TRY(open_store(store, false, true, &s, err));
+	TRY(img_prune(s, &res, err));
+	human(res.bytes, size);
+	printf("removed %zu blobs, %zu layers, %zu leftovers (%s)\n", res.blobs, res.layers,
+	       res.tmp, size);
+	return 0;
+}
+
+/* build and status share their flags: status says whether build would be a cache hit. */
+static int build_or_status(struct rt_global *g, int argc, char **argv, bool build,
+			   struct hutch_err *err)
+{
+	_cleanup_(rt_build_free) struct rt_build b = { 0 };
+	_cleanup_(img_store_freep) struct img_store *s = NULL;
+	_cleanup_free_ char *target = NULL;
+	char base[IMG_DIGEST_MAX], digest[IMG_DIGEST_MAX];
+	struct img_info i;
+	TRY(rt_build_parse(argc, argv, &b, err));
+	TRY(open_store(b.store, build, false, &s, err));
+	TRY(rt_build_target(s, &b, &target, base, err));
+	struct hutch_err e = { 0 };
+	bool exists = img_inspect(s, target, &i, &e) >= 0;
+	if (exists)
+		img_info_clear(&i);
+	if (!build) {
+		printf("%s %s\n", target, exists ? "built" : "not built");
+		return exists ? 0 : 1;
+	}
+	if (exists && !b.no_cache) {
+		printf("%s (cached)\n", target);
+		return 0;
+	}
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "building %s from %s\n", target, b.from);
+	TRY(rt_build_run(g, s, &b, target, base, digest, err));
+	printf("%s %s\n", target, digest);
+	return 0;
+}
+
+static int do_build(struct rt_global *g, const char *store, int argc, char **argv, int first,
+		    struct hutch_err *err)
+{
+	(void)store, (void)first;
+	return build_or_status(g, argc, argv, true, err);
+}
+
+static int do_status(struct rt_global *g, const char *store, int argc, char **argv, int first,
+		     struct hutch_err *err)
+{
+	(void)store, (void)first;
+	return build_or_status(g, argc, argv, false, err);
+}
+
+static const struct sub subs[] = {
+	{ "import", "[--name NAME[:TAG]] FILE|DIR",
+	  "import an OCI layout (dir or tar), a docker-archive or a rootfs tar", import_opts,
+	  ARRAY_SIZE(import_opts), do_import },
+	{ "ls", "", "list images: NAME:TAG, digest, size, creation time", store_opts,
+	  ARRAY_SIZE(store_opts), do_ls },
+	{ "inspect", "NAME[:TAG]", "print an image's metadata as JSON", store_opts,
+	  ARRAY_SIZE(store_opts), do_inspect },
+	{ "rm", "NAME[:TAG]...", "remove names (prune frees the space)", store_opts,
+	  ARRAY_SIZE(store_opts), do_rm },
+	{ "prune", "", "remove blobs and layers no name uses, and leftovers", store_opts,
+	  ARRAY_SIZE(store_opts), do_prune },
+	{ "build",
+	  "--from BASE [--package P]... [--run CMD]... [--env K=V]... [--tag NAME] "
+	  "[--network host|none] [--no-cache]",
+	  "build NAME:<inputs-hash> from a base, packages and steps", NULL, 0, do_build },
+	{ "status", "--from BASE [--package P]... [--run CMD]... [--env K=V]... [--tag NAME]",
+	  "whether the image for these inputs is built (exit 0) or not (exit 1)", NULL, 0,
+	  do_status },
+};
+
+void rt_image_print_help(int fd)
+{
+	dprintf(fd, "usage: hutch image SUBCOMMAND [OPTIONS] [ARGS]\n\n"
+		    "Images without a daemon: a content-addressed store (--store, $HUTCH_STORE, "
+		    "default " IMG_STORE_DEFAULT "),\nused by `hutch sandbox --image NAME`.\n\n"
+		    "subcommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
+		dprintf(fd, "  %-8s %s\n           %s\n", subs[i].name, subs[i].usage,
+			subs[i].summary);
+	dprintf(fd, "\nbuild and status also take --store DIR, --timeout SECONDS (default 3600) "
+		    "and --memory SIZE (default 2g).\n"
+		    "Registry pulls stay outside hutch: skopeo copy docker://IMAGE oci:DIR:TAG, "
+		    "then hutch image import DIR.\n");
+}
+
+/* `image import FILE --name N` reads naturally: unlike runc's verbs, flags may follow
+ * positionals, so move them (and their values) to the front before rt_parse_opts. */
+static void flags_first(int argc, char **argv, const struct rt_opt *opts, size_t n)
+{
+	_cleanup_free_ char **pos = hutch_xcalloc((size_t)argc + 1, sizeof(char *));
+	int np = 0, o = 1;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			while (i < argc)
+				pos[np++] = argv[i++];
+			break;
+		}
+		if (a[0] != '-' || !a[1]) {
+			pos[np++] = a;
+			continue;
+		}
+		argv[o++] = a;
+		for (size_t k = 0; k < n; k++) {
+			size_t len = strlen(opts[k].name);
+			bool match = (a[1] == '-' && !strncmp(a + 2, opts[k].name, len) && !a[2 + len]) ||
+				     (a[1] == opts[k].short_name && !a[2]);
+			if (match && opts[k].has_arg && i + 1 < argc)
+				argv[o++] = argv[++i];
+		}
+	}
+	memcpy(argv + o, pos, (size_t)np * sizeof(char *));
+}
+
+RT_VERB_FN(image)
+{
+	(void)first, (void)opts;
+	if (argc < 2)
+		return hutch_fail(err, EINVAL, "image: expected a subcommand (hutch image --help)");
+	const struct sub *sub = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
+		if (!strcmp(subs[i].name, argv[1]))
+			sub = &subs[i];
+	if (!sub)
+		return hutch_fail(err, EINVAL, "image: unknown subcommand %s", argv[1]);
+	bool help = false;
+	for (int i = 2; i < argc && !sub->opts; i++)
+		help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+	int at = 1;
+	if (sub->opts) {
+		for (size_t i = 0; i < sub->n_opts; i++)
+			sub->opts[i].value = NULL;
+		flags_first(argc - 1, argv + 1, sub->opts, sub->n_opts);
+		at = rt_parse_opts(argc - 1, argv + 1, sub->opts, sub->n_opts, &help, err);
+		if (at < 0)
+			return at;
+		at += 1;
+	}
+	if (help) {
+		printf("usage: hutch image %s %s\n\n%s\n", sub->name, sub->usage, sub->summary);
+		for (size_t i = 0; i < sub->n_opts; i++)
+			printf("  --%-12s %s\n", sub->opts[i].name, sub->opts[i].help);
+		return 0;
+	}
+	const char *store = sub->opts ? rt_opt(sub->opts, sub->n_opts, "store") : NULL;
+	return sub->run(g, store, argc - 1, argv + 1, sub->opts ? at - 1 : 1, err);
+}
