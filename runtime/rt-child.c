@@ -265,7 +265,7 @@ static int early_filter(struct rt_child *c, struct hutch_err *err)
 /* Blocks until `hutch start` opens exec.fifo, runs startContainer hooks, drops the last
  * privileges, then answers start: what fails here is reported by start. The seccomp filter
  * is loaded by now, so only write, close and execve follow. */
-static int wait_for_start(struct rt_child *c, const char *state, struct hutch_err *err)
+static int wait_for_start(struct rt_child *c, const char *state, bool *told, struct hutch_err *err)
 {
 	char path[HUTCH_FD_PATH_MAX];
 	int fd = open(hutch_fd_path(c->fifo_fd, path), O_WRONLY | O_CLOEXEC);
@@ -279,7 +279,7 @@ static int wait_for_start(struct rt_child *c, const char *state, struct hutch_er
 	if (r >= 0 && !c->dropped)
 		r = rt_drop_privileges(&c->spec->process, c->filter, &e);
 	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = e };
-	hutch_write_all(fd, &m, sizeof(m));
+	*told = hutch_write_all(fd, &m, sizeof(m)) == 0;
 	close(fd);
 	if (r < 0) {
 		*err = e;
@@ -363,8 +363,10 @@ void rt_child_main(struct rt_child *c)
 		_exit(1);
 	close(c->sync_fd);
 	c->sync_fd = -1;
-	if (wait_for_start(c, state, &err) < 0) {
-		dprintf(2, "hutch: error: %s\n", err.msg);
+	bool told = false;
+	if (wait_for_start(c, state, &told, &err) < 0) {
+		if (!told) /* start reports what it was told */
+			dprintf(2, "hutch: error: %s\n", err.msg);
 		_exit(1);
 	}
 	char **env = with_listen_fds(c);
