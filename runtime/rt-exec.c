@@ -107,7 +107,6 @@ void rt_exec_target_free(struct rt_exec_target *t)
 	*t = (struct rt_exec_target){ 0 };
 }
 
-
 /* ---- the child ---- */
 
 static const struct {

@@ -293,8 +293,8 @@ struct rt_build {
 int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err);
 void rt_build_free(struct rt_build *b);
 /* NAME:<inputs hash> for these inputs; base gets the base image's manifest digest. */
-int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag,
-		    char base[72], struct hutch_err *err);
+int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag, char base[72],
+		    struct hutch_err *err);
 /* Runs the build's sandbox and stores its result as name_tag. */
 int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build *b,
 		 const char *name_tag, const char *base, char digest[72], struct hutch_err *err);
