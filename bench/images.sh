@@ -18,33 +18,38 @@ export HUTCH_STORE=$work/store
 now() { date +%s.%N; }
 secs() { echo "$2 - $1" | bc; }
 
-# The image: busybox, then the payload as a second layer.
+# mk_layout DIR [PAYLOAD]: an OCI layout with tag "img": busybox, then PAYLOAD in /payload as
+# a second layer.
+mk_layout() {
+	local dir=$1 payload=${2:-}
+	umoci init --layout "$dir" >/dev/null
+	umoci new --image "$dir:img" >/dev/null
+	umoci unpack --image "$dir:img" "$work/b" >/dev/null
+	cp -a "$work/rootfs/." "$work/b/rootfs/"
+	umoci repack --image "$dir:img" "$work/b" >/dev/null
+	rm -rf "$work/b"
+	[ -n "$payload" ] || return 0
+	umoci unpack --image "$dir:img" "$work/b" >/dev/null
+	mkdir -p "$work/b/rootfs/payload"
+	cp -a "$payload/." "$work/b/rootfs/payload/"
+	umoci repack --image "$dir:img" "$work/b" >/dev/null
+	rm -rf "$work/b"
+}
 mkdir -p "$work/rootfs"/{bin,etc,proc,sys,dev,tmp}
 cp /bin/busybox "$work/rootfs/bin/"
 ln -s busybox "$work/rootfs/bin/sh"
 ln -s busybox "$work/rootfs/bin/true"
-umoci init --layout "$work/oci" >/dev/null
-umoci new --image "$work/oci:small" >/dev/null
-umoci unpack --image "$work/oci:small" "$work/b" >/dev/null
-cp -a "$work/rootfs/." "$work/b/rootfs/"
-umoci repack --image "$work/oci:small" "$work/b" >/dev/null
-rm -rf "$work/b"
-umoci unpack --image "$work/oci:small" "$work/b" >/dev/null
-mkdir -p "$work/b/rootfs/payload"
-cp -a "$src/." "$work/b/rootfs/payload/"
-umoci repack --image "$work/oci:small" --tag large "$work/b" >/dev/null 2>&1 ||
-	umoci repack --image "$work/oci:large" "$work/b" >/dev/null
-rm -rf "$work/b"
+mk_layout "$work/oci" "$src"
+mk_layout "$work/oci-small"
 bytes=$(du -sb --apparent-size "$src" | cut -f1)
 files=$(find "$src" | wc -l)
 echo "image: busybox + $src ($((bytes / 1000000)) MB, $files entries), gzip layers"
 
 sync
 t0=$(now)
-umoci unpack --image "$work/oci:large" "$work/umoci" >/dev/null
+umoci unpack --image "$work/oci:img" "$work/umoci" >/dev/null
 t1=$(now)
-"$hutch" image import "$work/oci" --name large:1 >/dev/null 2>&1 ||
-	"$hutch" image import "$work/oci" --name large:1
+"$hutch" image import "$work/oci" --name large:1 >/dev/null
 t2=$(now)
 u=$(secs "$t0" "$t1")
 h=$(secs "$t1" "$t2")
@@ -52,14 +57,6 @@ printf "umoci unpack:        %6.2f s  %6.1f MB/s\n" "$u" "$(echo "$bytes / $u / 
 printf "hutch image import:  %6.2f s  %6.1f MB/s  (verifies blob and diff_id digests)\n" "$h" \
 	"$(echo "$bytes / $h / 1000000" | bc -l)"
 
-# The layout's index has both tags; import picks the first manifest for this host, so
-# import the small image from a layout that only has it.
-umoci init --layout "$work/oci-small" >/dev/null
-umoci new --image "$work/oci-small:s" >/dev/null
-umoci unpack --image "$work/oci-small:s" "$work/b" >/dev/null
-cp -a "$work/rootfs/." "$work/b/rootfs/"
-umoci repack --image "$work/oci-small:s" "$work/b" >/dev/null
-rm -rf "$work/b"
 "$hutch" image import "$work/oci-small" --name small:1 >/dev/null
 for img in small:1 large:1; do
 	"$hutch" sandbox --image "$img" -- /bin/true # warm

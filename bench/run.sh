@@ -6,7 +6,8 @@
 # Usage: bench/run.sh [SECTION...]   sections: latency sandbox memory throughput images
 #        profile targets (default: all). Needs root; run bench/install-deps.sh once.
 # Env: HUTCH (default build/runtime/hutch), N_LAT (100), N_SB (50), N_TPUT (500),
-#      BENCH_RUNSC (0: the sandbox section leaves runsc out).
+#      BENCH_RUNSC (0: the sandbox section leaves runsc out), IMG_SRC (/usr/include: the
+#      image payload), N_IMG (5).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -198,7 +199,8 @@ images()
 {
 	section "5. image import/unpack vs umoci unpack"
 	if [ -x "$bench_dir/images.sh" ]; then
-		HUTCH=$hutch "$bench_dir/images.sh" || true
+		# A payload of ~130 MB by default: the script's own default (/usr/lib) takes minutes.
+		HUTCH=$hutch "$bench_dir/images.sh" "${IMG_SRC:-/usr/include}" "${N_IMG:-5}" || true
 	else
 		echo "skipped: images not built yet"
 	fi

@@ -412,6 +412,12 @@ int cg_get_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
 static int kill_all(struct cg *cg, struct hutch_err *err)
 {
 	struct hutch_err ignored = { 0 };
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+	/* Usually the init has exited and taken everything with it: an empty cgroup needs no
+	 * freeze/thaw, whose every state change is costly for the kernel. */
+	if (cg_pids(cg, &pids, &n, &ignored) == 0 && n == 0)
+		return 0;
 	if (cg->v2) {
 		int r = cg_v2_kill(cg, err);
 		if (r != 0)

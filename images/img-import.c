@@ -219,12 +219,16 @@ static int pick_manifest(struct import *im, yajl_val index, int depth, char **ma
 	if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0)
 		return hutch_fail(err, EINVAL, "index.json: no manifests");
 	yajl_val pick = NULL, other = NULL;
-	for (size_t i = 0; i < list->u.array.len && !pick; i++) {
+	/* With several manifests, --name's tag picks by ref.name (skopeo's oci:DIR:TAG). */
+	const char *want = im->name && strrchr(im->name, ':') ? strrchr(im->name, ':') + 1 : NULL;
+	for (size_t i = 0; i < list->u.array.len; i++) {
 		yajl_val d = list->u.array.values[i];
-		if (platform_matches(d))
-			pick = d;
-		else
+		const char *rn = img_json_str(img_json_get(d, "annotations"),
+					      "org.opencontainers.image.ref.name");
+		if (!platform_matches(d))
 			other = d;
+		else if (!pick || (want && rn && !strcmp(rn, want)))
+			pick = d;
 	}
 	if (!pick) {
 		yajl_val p = img_json_get(other, "platform");

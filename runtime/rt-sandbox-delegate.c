@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/sysmacros.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -86,12 +87,11 @@ static void exec_runtime(const struct sandbox_delegate_in *in, const struct dele
 		 * namespace for "none" (runsc refuses to run networked there). */
 		argv[n++] = in->network_none ? "--network=none" : "--network=host";
 		argv[n++] = "--oci-seccomp";
-	} else {
-		argv[n++] = "--log";
-		argv[n++] = d->log;
-		argv[n++] = "--log-format";
-		argv[n++] = "json";
 	}
+	argv[n++] = "--log";
+	argv[n++] = d->log;
+	argv[n++] = "--log-format";
+	argv[n++] = "json";
 	argv[n++] = "run";
 	argv[n++] = "--bundle";
 	argv[n++] = d->bundle;
@@ -104,14 +104,29 @@ static void exec_runtime(const struct sandbox_delegate_in *in, const struct dele
 	_exit(RT_SB_EXIT_FAIL);
 }
 
+/* 126/127 only when the message is about executing the command (runc: exec: "X": ...;
+ * crun: executable file `X` ... / open executable; runsc: error finding executable /
+ * failed to load); a failed mkdir or chdir is the sandbox failing to start: 0 (125). */
+static int exec_status(const char *msg)
+{
+	bool about_exec =
+		strstr(msg, "exec: ") || strstr(msg, "executable") || strstr(msg, "failed to load");
+	if (!about_exec)
+		return 0;
+	if (strcasestr(msg, "not found") || strcasestr(msg, "no such file"))
+		return 127;
+	if (strcasestr(msg, "permission denied") || strcasestr(msg, "exec format error"))
+		return 126;
+	return 0;
+}
+
 /* An error the runtime logged means the sandbox never ran the command: 125, or 126/127 when
  * it says the command could not be executed or found. */
 static int runtime_error(const struct delegate *d, struct hutch_err *err)
 {
 	_cleanup_free_ char *text = NULL;
 	struct hutch_err e = { 0 };
-	if (d->kind == KIND_RUNSC ||
-	    hutch_read_file_at(AT_FDCWD, d->log, 1 << 20, &text, NULL, &e) < 0)
+	if (hutch_read_file_at(AT_FDCWD, d->log, 1 << 20, &text, NULL, &e) < 0)
 		return 0;
 	char *line = NULL;
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
@@ -126,10 +141,7 @@ static int runtime_error(const struct delegate *d, struct hutch_err *err)
 	    rt_json_string(doc, "msg", "msg", true, &msg, &e) < 0)
 		return hutch_fail(err, EIO, "%s failed: %s", d->path, line);
 	int r = hutch_fail(err, EIO, "%s: %s", d->path, msg);
-	if (strcasestr(msg, "no such file or directory") || strcasestr(msg, "not found"))
-		err->status = 127;
-	else if (strcasestr(msg, "permission denied"))
-		err->status = 126;
+	err->status = exec_status(msg);
 	free(msg);
 	return r;
 }
@@ -184,6 +196,148 @@ static void remove_unified(char dirs[][512], size_t n)
 		rmdir(dirs[i - 1]);
 }
 
+/*
+ * Runtimes chown the container's stdio to its user (runc's fixStdioPermissions; crun and
+ * runsc alike), so they must never be handed a file of the caller's: the host's /dev/null
+ * included. A null device becomes a private node in our scratch tmpfs; a regular file or a
+ * device goes through a pipe that a small copier process relays; pipes, sockets (chowning
+ * those touches no file) and terminals are passed as they are.
+ */
+struct stdio_plan {
+	int fd[3];
+	pid_t copier[3];
+};
+
+static pid_t copier(int from, int to)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	int keep[] = { from, to };
+	hutch_close_fds_from(3, keep, ARRAY_SIZE(keep));
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(from, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0 && hutch_write_all(to, buf, (size_t)n) < 0)
+			break;
+	_exit(0);
+}
+
+/* The scratch tmpfs is nodev: the private null node gets a tiny tmpfs of its own. */
+static int private_null(const char *scratch, char *path, size_t len, struct hutch_err *err)
+{
+	char dir[200];
+	snprintf(dir, sizeof(dir), "%s/dev", scratch);
+	snprintf(path, len, "%s/null", dir);
+	if (access(path, F_OK) == 0)
+		return 0;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", dir);
+	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=4k") < 0)
+		return hutch_fail_errno(err, errno, "sandbox: mount %s", dir);
+	if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: mknod %s", path);
+	return 0;
+}
+
+static int plan_stdio(const char *scratch, struct stdio_plan *sp, struct hutch_err *err)
+{
+	char null[256];
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+		sp->fd[i] = -1;
+		sp->copier[i] = 0;
+		if (fstat(i, &st) < 0 || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || isatty(i))
+			continue;
+		if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
+			TRY(private_null(scratch, null, sizeof(null), err));
+			sp->fd[i] = open(null, (i == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+			if (sp->fd[i] < 0)
+				return hutch_fail_errno(err, errno, "sandbox: open %s", null);
+			continue;
+		}
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return hutch_fail_errno(err, errno, "sandbox: pipe");
+		sp->copier[i] = i == 0 ? copier(0, p[1]) : copier(p[0], i);
+		close(i == 0 ? p[1] : p[0]);
+		sp->fd[i] = i == 0 ? p[0] : p[1];
+	}
+	return 0;
+}
+
+static void use_stdio(const struct stdio_plan *sp)
+{
+	for (int i = 0; i < 3; i++)
+		if (sp->fd[i] >= 0)
+			dup2(sp->fd[i], i);
+}
+
+/* After the run: outputs end when the sandbox's last writer is gone; stdin may never. */
+static void end_stdio(struct stdio_plan *sp)
+{
+	for (int i = 0; i < 3; i++) {
+		if (sp->fd[i] >= 0)
+			close(sp->fd[i]);
+		if (sp->copier[i] <= 0)
+			continue;
+		if (i == 0)
+			kill(sp->copier[i], SIGKILL);
+		waitpid(sp->copier[i], NULL, 0);
+	}
+}
+
+/*
+ * A keeper process ties the delegated sandbox to hutch's life: runc, crun and runsc keep
+ * running if hutch is SIGKILLed, and they have no state hutch's next run could find. It
+ * waits on a pipe only hutch writes; end of file without the "done" byte means hutch died,
+ * and the keeper kills the tree, deletes the container and removes the cgroups.
+ */
+static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct delegate *d,
+			  char unified[][512], size_t n_unified, int *done_fd)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid != 0) {
+		close(p[0]);
+		*done_fd = p[1];
+		return pid;
+	}
+	hutch_close_fds_from(3, &p[0], 1);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
+			signal(sig, SIG_IGN); /* only the pipe decides */
+	char c;
+	ssize_t n;
+	while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1)
+		_exit(0);
+	struct hutch_err e = { 0 };
+	struct cg *cg = NULL;
+	if (cg_open(in->parent_cgroup, &cg, &e) >= 0)
+		cg_signal_all(cg, SIGKILL, &e);
+	delete_container(in, d);
+	remove_unified(unified, n_unified);
+	if (cg) {
+		cg_destroy(cg, &e);
+		cg_free(cg);
+	}
+	_exit(0);
+}
+
+static void child_stats(struct sandbox_delegate_in *in)
+{
+	struct cg *cg = NULL;
+	struct hutch_err e = { 0 };
+	if (cg_open(in->cgroup, &cg, &e) < 0)
+		return;
+	in->has_stats = cg_get_stats(cg, &in->stats, &e) >= 0;
+	cg_free(cg);
+}
+
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err)
 {
 	struct delegate d = { 0 };
@@ -191,18 +345,32 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	TRY(find_runtime(in->runtime, &d, err));
 	TRY(write_bundle(in, &d, err));
 	size_t n_unified = missing_unified(in->cgroup, unified);
-	pid_t pid = fork();
-	if (pid < 0)
-		return hutch_fail_errno(err, errno, "sandbox: fork %s", d.path);
-	if (pid == 0)
+	struct stdio_plan sp = { { -1, -1, -1 }, { 0, 0, 0 } };
+	int done = -1;
+	pid_t keeper = spawn_keeper(in, &d, unified, n_unified, &done);
+	if (keeper < 0)
+		return hutch_fail_errno(err, errno, "sandbox: keeper process");
+	int r = plan_stdio(in->scratch, &sp, err);
+	pid_t pid = r < 0 ? -1 : fork();
+	if (pid == 0) {
+		use_stdio(&sp);
 		exec_runtime(in, &d);
-	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	}
+	if (pid < 0 && r >= 0)
+		r = hutch_fail_errno(err, errno, "sandbox: fork %s", d.path);
+	_cleanup_close_ int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
 	w->pidfd = pidfd;
 	w->pid = pid;
 	w->master = -1;
-	int r = rt_wait_container(w, err);
+	if (r >= 0)
+		r = rt_wait_container(w, err);
+	child_stats(in);
 	delete_container(in, &d);
 	remove_unified(unified, n_unified);
+	end_stdio(&sp);
+	(void)!write(done, "d", 1);
+	close(done);
+	waitpid(keeper, NULL, 0);
 	if (r < 0)
 		return r;
 	if (!w->timed_out && WIFEXITED(w->status) && WEXITSTATUS(w->status) != 0)

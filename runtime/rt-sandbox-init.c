@@ -54,8 +54,9 @@ void rt_sb_init(const char *exe, char *const *argv, char *const *envp, int sync_
 	/* Blocked before the fork, so no signal is lost between fork and signalfd. */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	/* Before the command exists: it must never see hutch's host command line or env. */
+	hutch_set_proctitle("hutch-init");
 	pid_t cmd = spawn_command(exe, argv, envp, sync_fd);
-	hutch_set_proctitle("hutch-init"); /* not hutch's host command line and environment */
 	if (cmd < 0 || sfd < 0)
 		_exit(RT_SB_EXIT_FAIL);
 	/* The write end reports POLLERR once hutch (the only reader) is gone. */

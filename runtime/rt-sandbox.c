@@ -346,6 +346,7 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 					  .id = sb->id,
 					  .config = config,
 					  .cgroup = cgpath,
+					  .parent_cgroup = sb->plan.cgroup,
 					  .network_none = sb->o.network == RT_SB_NET_NONE };
 	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o.timeout * 1000),
 			       .grace_ms = (int64_t)(sb->o.grace * 1000),
@@ -353,6 +354,10 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 			       .kill_arg = sb };
 	int r = rt_sb_delegate(&in, &w, err);
 	collect(sb);
+	if (in.has_stats) { /* on v1 an OOM kill shows only in the container's own cgroup */
+		sb->res.stats = in.stats;
+		sb->res.oom_killed = in.stats.oom_kills > 0;
+	}
 	struct hutch_err e = { 0 };
 	cg_destroy(sb->cg, &e);
 	if (r < 0)

@@ -128,9 +128,12 @@ int rt_sb_lock(const struct rt_sb_opts *o, int *fd, struct hutch_err *err);
  * grace and kill_tree set; pidfd/pid/status are filled in). */
 struct sandbox_delegate_in {
 	const char *runtime, *scratch, *id;
-	const char *config; /* config.json text */
-	const char *cgroup; /* linux.cgroupsPath, absolute */
+	const char *config;	   /* config.json text */
+	const char *cgroup;	   /* linux.cgroupsPath, absolute */
+	const char *parent_cgroup; /* hutch's own, holding cgroup: killed if hutch dies */
 	bool network_none;
+	bool has_stats; /* out: the container cgroup's figures, read before delete */
+	struct cg_stats stats;
 };
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);
 
