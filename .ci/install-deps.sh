@@ -8,6 +8,8 @@ pkgs=(
 	libseccomp-dev libcap-dev libyajl-dev libmnl-dev libnftables-dev nftables
 	bats busybox-static jq util-linux iproute2 procps psmisc
 	crun runc libssl-dev util-linux
+	libarchive-dev libzstd-dev liblz4-dev libacl1-dev nettle-dev liblzma-dev libbz2-dev
+	umoci skopeo python3 bc # tests/integration/images.bats, bench/images.sh
 	podman containerd docker.io # tests/clients: hutch under the real clients
 )
 # gVisor: bookworm's runsc is from 2022; the 2024 build is in bookworm-backports.

@@ -199,6 +199,7 @@ int cg_v1_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
 	fd = hier_fd(cg, "pids");
 	if (fd >= 0) {
 		(void)cg_read_u64_at(fd, "pids.current", &st->pids_current);
+		(void)cg_read_u64_at(fd, "pids.peak", &st->pids_peak);
 		if (cg_read_u64_at(fd, "pids.max", &st->pids_limit) == 0 &&
 		    st->pids_limit == UINT64_MAX)
 			st->pids_limit = 0; /* "max": unlimited, as runc reports it */

@@ -133,6 +133,7 @@ int cg_v2_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
 	(void)cg_read_u64_at(fd, "memory.max", &st->mem_limit);
 	(void)cg_read_key_at(fd, "memory.events", "oom_kill", &st->oom_kills);
 	(void)cg_read_u64_at(fd, "pids.current", &st->pids_current);
+	(void)cg_read_u64_at(fd, "pids.peak", &st->pids_peak);
 	if (cg_read_u64_at(fd, "pids.max", &st->pids_limit) == 0 && st->pids_limit == UINT64_MAX)
 		st->pids_limit = 0; /* "max": unlimited, as runc reports it */
 	if (cg_read_key_at(fd, "cpu.stat", "usage_usec", &usec) == 0)

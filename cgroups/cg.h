@@ -111,6 +111,7 @@ struct cg_mem_entry {
 struct cg_stats {
 	uint64_t mem_usage, mem_max_usage, mem_limit, oom_kills;
 	uint64_t pids_current, pids_limit;
+	uint64_t pids_peak; /* 0 where the kernel has no pids.peak */
 	uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
 	/* The rest is what `events --stats` reports, in runc's terms. 0 when unknown. */
 	uint64_t mem_failcnt, mem_cache;

@@ -24,7 +24,7 @@ struct walk {
 		dev_t dev;
 		ino_t ino;
 		char *path;
-	} *links;
+	} * links;
 	size_t n_links;
 	char buf[65536];
 };
@@ -139,8 +139,8 @@ static int walk_one(struct walk *w, int dfd, const char *name, const char *rel,
 		    struct hutch_err *err)
 {
 	struct stat st;
-	_cleanup_free_ char *path = rel[0] ? hutch_xasprintf("%s/%s", rel, name)
-					   : hutch_xstrdup(name);
+	_cleanup_free_ char *path =
+		rel[0] ? hutch_xasprintf("%s/%s", rel, name) : hutch_xstrdup(name);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return hutch_fail_errno(err, errno, "stat %s", path);
 	if (S_ISCHR(st.st_mode) && st.st_rdev == 0) { /* an overlayfs whiteout */
@@ -161,14 +161,14 @@ static int walk_one(struct walk *w, int dfd, const char *name, const char *rel,
 		return 0; /* a socket left by a build step: not content */
 	if (!S_ISDIR(st.st_mode)) {
 		_cleanup_close_ int fd =
-			S_ISREG(st.st_mode)
-				? openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-				: -1;
+			S_ISREG(st.st_mode) ? openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+					    : -1;
 		if (S_ISREG(st.st_mode) && fd < 0)
 			return hutch_fail_errno(err, errno, "open %s", path);
 		return emit(w, path, &st, NULL, seen(w, &st, path), fd, err);
 	}
-	_cleanup_close_ int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int sub =
+		openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sub < 0)
 		return hutch_fail_errno(err, errno, "open %s", path);
 	bool opaque = opaque_and_clean(sub);
@@ -194,8 +194,8 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, struct hutch_err *
 }
 
 /* diff_id (and sizes) of the layer a directory stands for. */
-static int layer_digest(int dirfd, char diff[IMG_DIGEST_MAX], uint64_t *tar_size,
-			uint64_t *bytes, struct hutch_err *err)
+static int layer_digest(int dirfd, char diff[IMG_DIGEST_MAX], uint64_t *tar_size, uint64_t *bytes,
+			struct hutch_err *err)
 {
 	struct walk *w = hutch_xcalloc(1, sizeof(*w));
 	img_sha_init(&w->h);
@@ -355,8 +355,8 @@ static char *new_config(yajl_val base, const struct img_commit *c, const char *d
 }
 
 /* The base manifest's layer descriptors plus the new layer. */
-static int new_manifest(yajl_val base, const char *config, const struct img_desc *layer,
-			char **out, struct hutch_err *err)
+static int new_manifest(yajl_val base, const char *config, const struct img_desc *layer, char **out,
+			struct hutch_err *err)
 {
 	yajl_val layers = img_json_get(base, "layers");
 	size_t n = YAJL_IS_ARRAY(layers) ? layers->u.array.len : 0;
@@ -366,7 +366,8 @@ static int new_manifest(yajl_val base, const char *config, const struct img_desc
 		const char *dg = img_json_str(l, "digest");
 		if (!dg || !img_digest_valid(dg))
 			return hutch_fail(err, EINVAL, "base manifest: layer %zu: no digest", i);
-		d[i].media_type = img_json_str(l, "mediaType") ?: "application/vnd.oci.image.layer.v1.tar";
+		d[i].media_type =
+			img_json_str(l, "mediaType") ?: "application/vnd.oci.image.layer.v1.tar";
 		snprintf(d[i].digest, sizeof(d[i].digest), "%s", dg);
 		d[i].size = YAJL_IS_INTEGER(sz) ? (uint64_t)YAJL_GET_INTEGER(sz) : 0;
 	}

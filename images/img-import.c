@@ -27,9 +27,9 @@ struct import {
 const char *img_host_arch(void)
 {
 	static const char *const map[][2] = {
-		{ "x86_64", "amd64" },	 { "aarch64", "arm64" }, { "armv7l", "arm" },
-		{ "armv6l", "arm" },	 { "i686", "386" },	 { "i386", "386" },
-		{ "ppc64le", "ppc64le" }, { "s390x", "s390x" },	 { "riscv64", "riscv64" },
+		{ "x86_64", "amd64" },	  { "aarch64", "arm64" }, { "armv7l", "arm" },
+		{ "armv6l", "arm" },	  { "i686", "386" },	  { "i386", "386" },
+		{ "ppc64le", "ppc64le" }, { "s390x", "s390x" },	  { "riscv64", "riscv64" },
 	};
 	static struct utsname u;
 	if (uname(&u) < 0)
@@ -189,8 +189,8 @@ static char *default_name(const char *src, const char *tag)
 		*dot = '\0';
 	for (char *p = b; *p; p++)
 		*p = (char)(strchr("abcdefghijklmnopqrstuvwxyz0123456789._-", *p) ? *p
-			    : (*p >= 'A' && *p <= 'Z')				 ? *p + 32
-										 : '-');
+			    : (*p >= 'A' && *p <= 'Z')				  ? *p + 32
+										  : '-');
 	return hutch_xasprintf("%s:%s", *b && *b != '.' ? b : "image", tag ? tag : "latest");
 }
 
@@ -233,8 +233,8 @@ static int pick_manifest(struct import *im, yajl_val index, int depth, char **ma
 	if (!pick) {
 		yajl_val p = img_json_get(other, "platform");
 		return hutch_fail(err, ENOEXEC, "image is for %s/%s, this host is linux/%s",
-				  img_json_str(p, "os") ?: "?", img_json_str(p, "architecture") ?: "?",
-				  img_host_arch());
+				  img_json_str(p, "os") ?: "?",
+				  img_json_str(p, "architecture") ?: "?", img_host_arch());
 	}
 	const char *digest = img_json_str(pick, "digest");
 	const char *mt = img_json_str(pick, "mediaType");
@@ -318,7 +318,8 @@ static int import_docker(struct import *im, struct hutch_err *err)
 	TRY(img_json_parse(ctext, "image config", &c, err));
 	yajl_val ids = img_json_get(img_json_get(c, "rootfs"), "diff_ids");
 	if (!YAJL_IS_ARRAY(ids) || ids->u.array.len != layers->u.array.len)
-		return hutch_fail(err, EINVAL, "manifest.json: layers do not match rootfs.diff_ids");
+		return hutch_fail(err, EINVAL,
+				  "manifest.json: layers do not match rootfs.diff_ids");
 	size_t n = layers->u.array.len;
 	_cleanup_free_ struct img_desc *descs = hutch_xcalloc(n + 1, sizeof(*descs));
 	for (size_t i = 0; i < n; i++) {
@@ -415,8 +416,9 @@ static bool all_hex(const char *s, size_t n)
 /* Names an OCI layout or a docker-archive may hold at its top. */
 static bool image_archive_name(const char *n)
 {
-	static const char *const fixed[] = { "", "oci-layout", "index.json", "manifest.json",
-					     "repositories", "blobs" };
+	static const char *const fixed[] = {
+		"", "oci-layout", "index.json", "manifest.json", "repositories", "blobs"
+	};
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
 		if (!strcmp(n, fixed[i]))
 			return true;
@@ -462,8 +464,9 @@ static int import_dir(struct import *im, struct hutch_err *err)
 		return import_oci(im, err);
 	if (fstatat(im->srcfd, "manifest.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return import_docker(im, err);
-	return hutch_fail(err, EINVAL, "%s: neither an OCI layout (oci-layout) nor a docker-archive "
-				       "(manifest.json)",
+	return hutch_fail(err, EINVAL,
+			  "%s: neither an OCI layout (oci-layout) nor a docker-archive "
+			  "(manifest.json)",
 			  im->src);
 }
 

@@ -42,8 +42,8 @@ static int bind_ro(const char *src, const char *target, struct hutch_err *err)
 	return 0;
 }
 
-int img_mount_rootfs(struct img_store *s, const char *ref, const char *target,
-		     const char *upper, const char *work, struct hutch_err *err)
+int img_mount_rootfs(struct img_store *s, const char *ref, const char *target, const char *upper,
+		     const char *work, struct hutch_err *err)
 {
 	_cleanup_strv_ char **dirs = NULL;
 	size_t n = 0;

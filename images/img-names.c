@@ -134,8 +134,8 @@ static int newest_tag(struct img_store *s, const char *name, char **file)
 	return *file ? 0 : -ENOENT;
 }
 
-int img_resolve(struct img_store *s, const char *ref, char **name_tag,
-		char digest[IMG_DIGEST_MAX], struct hutch_err *err)
+int img_resolve(struct img_store *s, const char *ref, char **name_tag, char digest[IMG_DIGEST_MAX],
+		struct hutch_err *err)
 {
 	_cleanup_free_ char *name = NULL, *tag = NULL, *file = NULL;
 	if (!strncmp(ref, "sha256:", 7)) {

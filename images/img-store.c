@@ -67,8 +67,8 @@ int img_store_open(const char *path, bool create, bool exclusive, struct img_sto
 	static const char *const subdirs[] = { "blobs", "blobs/sha256", "layers", "names", "tmp" };
 	/* overlayfs options separate lowerdirs with ':' and options with ','. */
 	if (path[0] != '/' || strpbrk(path, ":,\\"))
-		return hutch_fail(err, EINVAL, "store %s: must be an absolute path without ':' or ','",
-				  path);
+		return hutch_fail(err, EINVAL,
+				  "store %s: must be an absolute path without ':' or ','", path);
 	if (create) {
 		int r = mkdirs(path, 0700);
 		if (r < 0)
@@ -83,8 +83,8 @@ int img_store_open(const char *path, bool create, bool exclusive, struct img_sto
 	for (size_t i = 0; create && i < ARRAY_SIZE(subdirs); i++)
 		if (mkdirat(s->dirfd, subdirs[i], 0700) < 0 && errno != EEXIST)
 			return hutch_fail_errno(err, errno, "store %s/%s", path, subdirs[i]);
-	s->lockfd = openat(s->dirfd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0),
-			   0600);
+	s->lockfd = openat(s->dirfd, "lock",
+			   O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
 	if (s->lockfd < 0)
 		return hutch_fail_errno(err, errno, "store %s/lock", path);
 	/* prune does not wait: sandboxes hold the lock shared for as long as they run. */
@@ -154,8 +154,8 @@ int img_tmp_create(struct img_store *s, const char *kind, char **name, int *lock
 			hutch_xasprintf("tmp/%s-%d-%u", kind, (int)getpid(), counter++);
 		_cleanup_free_ char *lock = hutch_xasprintf("%s.lock", n);
 		/* The lock first: prune removes a dir whose lock nobody holds or that has none. */
-		_cleanup_close_ int fd = openat(s->dirfd, lock,
-						O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		_cleanup_close_ int fd = openat(
+			s->dirfd, lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0 && errno == EEXIST)
 			continue;
 		if (fd < 0 || flock(fd, LOCK_EX) < 0)

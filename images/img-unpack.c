@@ -129,15 +129,14 @@ static bool xattr_allowed(const char *name)
 	return hutch_str_has_prefix(name, "user.") && !hutch_str_has_prefix(name, "user.overlay.");
 }
 
-static void apply_meta(struct unpack *u, int dfd, const char *base, int fd,
-		       struct archive_entry *e)
+static void apply_meta(struct unpack *u, int dfd, const char *base, int fd, struct archive_entry *e)
 {
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
 				  { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
 	mode_t mode = archive_entry_perm(e) & 07777;
 	if (!u->root && S_ISDIR(archive_entry_filetype(e)))
 		mode |= 0700; /* we must still write into it */
-	if (u->root) /* before chmod: chown clears setuid bits */
+	if (u->root)	      /* before chmod: chown clears setuid bits */
 		fchownat(dfd, base, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e),
 			 AT_SYMLINK_NOFOLLOW);
 	if (archive_entry_filetype(e) != AE_IFLNK)
@@ -163,8 +162,8 @@ static int write_data(struct unpack *u, int fd, struct archive *a, const char *n
 	int r;
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 		for (size_t done = 0; done < len;) {
-			ssize_t n = pwrite(fd, (const char *)buf + done, len - done,
-					   off + (off_t)done);
+			ssize_t n =
+				pwrite(fd, (const char *)buf + done, len - done, off + (off_t)done);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0)
@@ -385,9 +384,14 @@ int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST
 {
 	struct img_unpack_stats dummy;
 	_cleanup_free_ char *buf = hutch_xmalloc(BUF_SIZE);
-	struct unpack u = { .rootfd = rootfd, .whiteouts = whiteouts, .root = geteuid() == 0,
-			    .real_root = is_real_root(), .st = st ? st : &dummy,
-			    .parentfd = -1, .fd = fd, .buf = buf };
+	struct unpack u = { .rootfd = rootfd,
+			    .whiteouts = whiteouts,
+			    .root = geteuid() == 0,
+			    .real_root = is_real_root(),
+			    .st = st ? st : &dummy,
+			    .parentfd = -1,
+			    .fd = fd,
+			    .buf = buf };
 	memset(u.st, 0, sizeof(*u.st));
 	img_sha_init(&u.blob);
 	img_sha_init(&u.diff);

@@ -33,20 +33,19 @@ const char *img_store_path(const struct img_store *s);
 int img_parse_ref(const char *ref, char **name, char **tag, struct hutch_err *err);
 /* A reference to NAME:TAG (a name alone: latest when it exists, else the newest tag) or to a
  * manifest digest "sha256:HEX". name_tag may be NULL; digest gets the manifest digest. */
-int img_resolve(struct img_store *s, const char *ref, char **name_tag,
-		char digest[IMG_DIGEST_MAX], struct hutch_err *err);
-int img_tag(struct img_store *s, const char *name_tag, const char *digest,
-	    struct hutch_err *err);
+int img_resolve(struct img_store *s, const char *ref, char **name_tag, char digest[IMG_DIGEST_MAX],
+		struct hutch_err *err);
+int img_tag(struct img_store *s, const char *name_tag, const char *digest, struct hutch_err *err);
 
 struct img_info {
 	char *name; /* NAME:TAG, NULL when looked up by digest */
 	char digest[IMG_DIGEST_MAX];
 	char *created, *arch, *os;
-	uint64_t size;	  /* unpacked bytes of all layers */
-	char **diff_ids;  /* bottom -> top, NULL-terminated */
+	uint64_t size;	 /* unpacked bytes of all layers */
+	char **diff_ids; /* bottom -> top, NULL-terminated */
 	size_t n_layers;
-	char *config;	  /* the config blob (JSON text) */
-	char *manifest;	  /* the manifest blob (JSON text) */
+	char *config;	   /* the config blob (JSON text) */
+	char *manifest;	   /* the manifest blob (JSON text) */
 	int64_t tagged_at; /* when the name was last set (seconds) */
 };
 void img_info_clear(struct img_info *i);
@@ -75,9 +74,9 @@ struct img_import_result {
 	char digest[IMG_DIGEST_MAX];
 	char *name; /* NAME:TAG it was stored under */
 	size_t n_layers, n_new_layers;
-	uint64_t bytes;	      /* unpacked bytes written */
+	uint64_t bytes;		/* unpacked bytes written */
 	size_t skipped_devices; /* device nodes not created (not real root) */
-	const char *kind;     /* "oci", "docker-archive", "rootfs" */
+	const char *kind;	/* "oci", "docker-archive", "rootfs" */
 };
 /* An OCI image layout (dir or tar), a docker-archive tar, or a plain rootfs tar. name may be
  * NULL (the archive's own tag, else the file name). */
@@ -106,8 +105,8 @@ int img_layer_dirs(struct img_store *s, const char *ref, char ***dirs, size_t *n
 		   struct hutch_err *err);
 /* Mounts the image at target: an overlay of its layers with upper/work when given (they must
  * be on one filesystem), else read-only (one layer: a read-only bind mount). */
-int img_mount_rootfs(struct img_store *s, const char *ref, const char *target,
-		     const char *upper, const char *work, struct hutch_err *err);
+int img_mount_rootfs(struct img_store *s, const char *ref, const char *target, const char *upper,
+		     const char *work, struct hutch_err *err);
 
 /* ---- builds (img-commit.c): runtime/ runs the sandbox, images/ stores its result ---- */
 
@@ -119,8 +118,8 @@ void img_inputs_hash(const char *base_digest, char *const *packages, size_t n_pa
 struct img_commit {
 	const char *base;     /* reference of the base image */
 	const char *name_tag; /* NAME:TAG to store the result under */
-	const char *upper;    /* an overlay upper dir on the store's filesystem: moved, not copied */
-	char *const *labels;  /* K=V pairs for config.Labels (NULL-terminated, may be NULL) */
+	const char *upper;   /* an overlay upper dir on the store's filesystem: moved, not copied */
+	char *const *labels; /* K=V pairs for config.Labels (NULL-terminated, may be NULL) */
 	char *const *history; /* created_by lines */
 };
 /* Turns an overlay upper directory into a new layer over base and tags the image. digest gets

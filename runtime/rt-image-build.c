@@ -36,9 +36,10 @@ static void push(char ***v, size_t *n, const char *s)
  * does not fit; the table still gives every flag one meaning. */
 int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err)
 {
-	static const char *const names[] = { "from",  "package", "run",	   "env",
-					     "tag",   "network", "store",  "timeout",
-					     "no-cache", "memory" };
+	static const char *const names[] = {
+		"from",	   "package", "run",	 "env",	     "tag",
+		"network", "store",   "timeout", "no-cache", "memory"
+	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
 		if (strncmp(a, "--", 2))
@@ -59,19 +60,35 @@ int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *
 			return hutch_fail(err, EINVAL, "%s: flag --%s requires a value", argv[0],
 					  names[k]);
 		switch (k) {
-		case 0: b->from = val; break;
-		case 1: push(&b->packages, &b->n_packages, val); break;
-		case 2: push(&b->steps, &b->n_steps, val); break;
+		case 0:
+			b->from = val;
+			break;
+		case 1:
+			push(&b->packages, &b->n_packages, val);
+			break;
+		case 2:
+			push(&b->steps, &b->n_steps, val);
+			break;
 		case 3:
 			if (!strchr(val, '='))
 				return hutch_fail(err, EINVAL, "--env %s: expected KEY=VALUE", val);
 			push(&b->env, &b->n_env, val);
 			break;
-		case 4: b->tag = val; break;
-		case 5: b->network = val; break;
-		case 6: b->store = val; break;
-		case 7: b->timeout = val; break;
-		case 9: b->memory = val; break;
+		case 4:
+			b->tag = val;
+			break;
+		case 5:
+			b->network = val;
+			break;
+		case 6:
+			b->store = val;
+			break;
+		case 7:
+			b->timeout = val;
+			break;
+		case 9:
+			b->memory = val;
+			break;
 		}
 	}
 	if (!b->from)
@@ -115,15 +132,16 @@ static char *build_script(const struct rt_build *b)
 		strcat(s, "P='");
 		for (size_t i = 0; i < b->n_packages; i++)
 			strcat(strcat(s, b->packages[i]), " ");
-		strcat(s, "'\n"
-			  "if command -v apt-get >/dev/null; then\n"
-			  "  export DEBIAN_FRONTEND=noninteractive\n"
-			  "  apt-get update && apt-get install -y --no-install-recommends $P\n"
-			  "  apt-get clean; rm -rf /var/lib/apt/lists/*\n"
-			  "elif command -v apk >/dev/null; then apk add --no-cache $P\n"
-			  "elif command -v dnf >/dev/null; then dnf install -y $P && dnf clean all\n"
-			  "else echo 'hutch: no package manager (apt-get, apk, dnf) in the base' >&2;"
-			  " exit 1; fi\n");
+		strcat(s,
+		       "'\n"
+		       "if command -v apt-get >/dev/null; then\n"
+		       "  export DEBIAN_FRONTEND=noninteractive\n"
+		       "  apt-get update && apt-get install -y --no-install-recommends $P\n"
+		       "  apt-get clean; rm -rf /var/lib/apt/lists/*\n"
+		       "elif command -v apk >/dev/null; then apk add --no-cache $P\n"
+		       "elif command -v dnf >/dev/null; then dnf install -y $P && dnf clean all\n"
+		       "else echo 'hutch: no package manager (apt-get, apk, dnf) in the base' >&2;"
+		       " exit 1; fi\n");
 	}
 	for (size_t i = 0; i < b->n_steps; i++)
 		strcat(strcat(strcat(s, "(\n"), b->steps[i]), "\n)\n");
@@ -131,7 +149,8 @@ static char *build_script(const struct rt_build *b)
 		strcat(s, "{ if command -v dpkg-query >/dev/null; then"
 			  " dpkg-query -W -f '${Package}=${Version}\\n';"
 			  " elif command -v apk >/dev/null; then apk info -v;"
-			  " elif command -v rpm >/dev/null; then rpm -qa; fi; } >/.hutch-out/packages\n");
+			  " elif command -v rpm >/dev/null; then rpm -qa; fi; } "
+			  ">/.hutch-out/packages\n");
 	return s;
 }
 
@@ -186,7 +205,8 @@ static int run_sandbox(struct rt_global *g, const struct rt_build *b, const char
 			return hutch_fail_errno(err, errno, "build: wait");
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (code)
-		return hutch_fail(err, EIO, "build: the build sandbox failed (exit status %d)", code);
+		return hutch_fail(err, EIO, "build: the build sandbox failed (exit status %d)",
+				  code);
 	return 0;
 }
 
@@ -251,8 +271,11 @@ int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build
 		}
 		for (size_t i = 0; i < b->n_steps; i++)
 			push(&history, &n, b->steps[i]);
-		struct img_commit c = { .base = base, .name_tag = name_tag, .upper = upper,
-					.labels = labels, .history = history };
+		struct img_commit c = { .base = base,
+					.name_tag = name_tag,
+					.upper = upper,
+					.labels = labels,
+					.history = history };
 		r = img_commit_layer(s, &c, digest, layer, err);
 	}
 	img_tmp_remove(s, tmp, lockfd);

@@ -263,6 +263,7 @@ static void collect(struct sandbox *sb)
 	if (sb->cg && cg_get_stats(sb->cg, &sb->res.stats, &e) >= 0) {
 		sb->res.has_stats = true;
 		sb->res.oom_killed = sb->res.stats.oom_kills > 0;
+		sb->res.pids_peak = sb->res.stats.pids_peak;
 	}
 }
 
@@ -357,6 +358,7 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	if (in.has_stats) { /* on v1 an OOM kill shows only in the container's own cgroup */
 		sb->res.stats = in.stats;
 		sb->res.oom_killed = in.stats.oom_kills > 0;
+		sb->res.pids_peak = in.stats.pids_peak;
 	}
 	struct hutch_err e = { 0 };
 	cg_destroy(sb->cg, &e);

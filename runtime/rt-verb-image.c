@@ -273,7 +273,8 @@ static void flags_first(int argc, char **argv, const struct rt_opt *opts, size_t
 		argv[o++] = a;
 		for (size_t k = 0; k < n; k++) {
 			size_t len = strlen(opts[k].name);
-			bool match = (a[1] == '-' && !strncmp(a + 2, opts[k].name, len) && !a[2 + len]) ||
+			bool match = (a[1] == '-' && !strncmp(a + 2, opts[k].name, len) &&
+				      !a[2 + len]) ||
 				     (a[1] == opts[k].short_name && !a[2]);
 			if (match && opts[k].has_arg && i + 1 < argc)
 				argv[o++] = argv[++i];

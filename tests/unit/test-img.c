@@ -17,7 +17,7 @@
 
 struct ent {
 	const char *name;
-	char type; /* f file, d dir, l symlink, h hardlink, c char device */
+	char type;	  /* f file, d dir, l symlink, h hardlink, c char device */
 	const char *data; /* content, or link target */
 };
 
@@ -101,8 +101,8 @@ static void test_refs(void)
 		   !strcmp(t, "12"),
 	   "name:tag");
 	free(n), free(t);
-	ok(img_parse_ref("localhost:5000/a/b", &n, &t, &err) == 0 && !strcmp(n, "localhost:5000/a/b") &&
-		   !t,
+	ok(img_parse_ref("localhost:5000/a/b", &n, &t, &err) == 0 &&
+		   !strcmp(n, "localhost:5000/a/b") && !t,
 	   "host:port/name has no tag");
 	free(n), free(t);
 	ok(img_parse_ref("Upper", &n, &t, &err) == -EINVAL, "uppercase names are refused");
@@ -137,11 +137,12 @@ static void test_hostile(void)
 	char out[600];
 	snprintf(out, sizeof(out), "%s/outside", tmpdir);
 	mkdir(out, 0755);
-	const struct ent sym[] = { { "lnk", 'l', out }, { "lnk/file", 'f', "evil" },
-				   { "rel", 'l', "../../../../.." }, { "rel/file2", 'f', "evil" } };
+	const struct ent sym[] = { { "lnk", 'l', out },
+				   { "lnk/file", 'f', "evil" },
+				   { "rel", 'l', "../../../../.." },
+				   { "rel/file2", 'f', "evil" } };
 	ok(unpack("sym", sym, 4, &st, &err) == 0 && !exists("%s/%s", "outside/file") &&
-		   exists("%s/sym/root%s/file", out) &&
-		   exists("%s/sym/root/%s", "file2"),
+		   exists("%s/sym/root%s/file", out) && exists("%s/sym/root/%s", "file2"),
 	   "writes through symlinks stay in the layer (%s)", err.msg);
 	const struct ent hl[] = { { "passwd", 'h', "/etc/passwd" } };
 	ok(unpack("hl", hl, 1, &st, &err) < 0 && !exists("%s/hl/root/%s", "passwd"),
@@ -153,7 +154,8 @@ static void test_hostile(void)
 	int r = unpack("dev", dev, 1, &st, &err);
 	ok(r == 0 && (st.skipped_devices == 1) == !exists("%s/dev/root/%s", "null"),
 	   "a device node is made only by real root (skipped: %zu)", st.skipped_devices);
-	const struct ent wh[] = { { "d/.wh..wh..opq", 'f', "" }, { "d/x", 'f', "y" },
+	const struct ent wh[] = { { "d/.wh..wh..opq", 'f', "" },
+				  { "d/x", 'f', "y" },
 				  { ".wh.gone", 'f', "" } };
 	char p[600];
 	struct stat s;
