@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <string.h>
 
 static bool is_prefix(const char *p, const char *of)
@@ -92,4 +93,35 @@ size_t cg_hierarchy_dirs(const struct cg *cg, const char **names, const char **d
 		dirs[n++] = cg->h[i].dir;
 	}
 	return n;
+}
+
+/* v1: an eventfd the kernel signals when the memory cgroup runs out of memory (its oom
+ * notifier, cgroup.event_control), for OOMs whose kill count lands in a child cgroup that
+ * is gone by the time anyone reads it. -ENOTSUP on v2, where memory.events counts
+ * hierarchically. */
+int cg_oom_watch(struct cg *cg, struct hutch_err *err)
+{
+	struct cg_hier *h = cg->v2 ? NULL : cg_find_hier(cg, "memory");
+	if (!h || h->fd < 0)
+		return -ENOTSUP;
+	_cleanup_close_ int oc = openat(h->fd, "memory.oom_control", O_RDONLY | O_CLOEXEC);
+	if (oc < 0)
+		return hutch_fail_errno(err, errno, "open %s/memory.oom_control", h->dir);
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (efd < 0)
+		return hutch_fail_errno(err, errno, "eventfd");
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%d %d", efd, oc);
+	int r = hutch_write_str_at(h->fd, "cgroup.event_control", buf, err);
+	if (r < 0) {
+		close(efd);
+		return r;
+	}
+	return efd;
+}
+
+bool cg_oom_fired(int efd)
+{
+	uint64_t n = 0;
+	return efd >= 0 && read(efd, &n, sizeof(n)) == (ssize_t)sizeof(n) && n > 0;
 }

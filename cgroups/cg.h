@@ -141,6 +141,11 @@ int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err);
  * container's directory in it; 0 on v2. The strings belong to cg. */
 size_t cg_hierarchy_dirs(const struct cg *cg, const char **names, const char **dirs, size_t max);
 
+/* v1: an eventfd signalled when the memory cgroup runs out of memory (-ENOTSUP on v2);
+ * cg_oom_fired reads it without blocking. */
+int cg_oom_watch(struct cg *cg, struct hutch_err *err);
+bool cg_oom_fired(int efd);
+
 /* True on a pure cgroup v2 host (cgroup2 mounted at /sys/fs/cgroup). */
 bool cg_is_v2(void);
 

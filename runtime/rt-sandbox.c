@@ -340,6 +340,18 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	sb->plan.seccomp_json = seccomp;
 	sb->plan.cgroups_path = cgpath;
 	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
+	/* The runtime removes its own cgroup, and with it the OOM count, before it returns. One
+	 * page less on ours makes ours the cgroup that runs out, whose OOM hutch can see; the
+	 * container still sees the limit it was given. */
+	_cleanup_close_ int oomfd = -1;
+	if (sb->o.memory > 4096) {
+		struct cg_resources lim = { .mem_limit = { true, (int64_t)sb->o.memory - 4096 } };
+		TRY(cg_apply(sb->cg, &lim, err));
+		oomfd = cg_oom_watch(sb->cg,
+				     err); /* v1: the notifier; v2 counts in memory.events */
+		if (oomfd < 0 && oomfd != -ENOTSUP)
+			return oomfd;
+	}
 	size_t len;
 	_cleanup_free_ char *config = rt_sb_spec_json(&sb->o, &sb->plan, sb->id, &len);
 	struct sandbox_delegate_in in = { .runtime = sb->o.runtime,
@@ -355,11 +367,13 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 			       .kill_arg = sb };
 	int r = rt_sb_delegate(&in, &w, err);
 	collect(sb);
-	if (in.has_stats) { /* on v1 an OOM kill shows only in the container's own cgroup */
+	if (in.has_stats) {
 		sb->res.stats = in.stats;
 		sb->res.oom_killed = in.stats.oom_kills > 0;
 		sb->res.pids_peak = in.stats.pids_peak;
 	}
+	if (cg_oom_fired(oomfd))
+		sb->res.oom_killed = true;
 	struct hutch_err e = { 0 };
 	cg_destroy(sb->cg, &e);
 	if (r < 0)
