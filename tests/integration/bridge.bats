@@ -154,12 +154,14 @@ nothing_left() {
 }
 
 @test "bridge: concurrent sandboxes get distinct addresses" {
-	local i
+	local i pids=()
 	for i in 1 2 3; do
 		sbn --network bridge -- sh -c \
 			'ip -4 -o addr show eth0 | awk "{print \$4}"; sleep 1' >"$TEST_DIR/a$i" &
+		pids+=($!)
 	done
-	wait
+	# Only these: a bare `wait` would also wait for bats' own test-timeout sleeper.
+	wait "${pids[@]}"
 	sort -u "$TEST_DIR"/a? >"$TEST_DIR/all"
 	cat "$TEST_DIR"/a?
 	[ "$(wc -l <"$TEST_DIR/all")" -eq 3 ]
