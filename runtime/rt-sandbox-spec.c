@@ -13,21 +13,6 @@
 #define SB_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define ID_SPAN 65536U /* ids 0..65535 exist inside */
 
-static const char *const masked_paths[] = {
-	"/proc/acpi",
-	"/proc/asound",
-	"/proc/kcore",
-	"/proc/keys",
-	"/proc/latency_stats",
-	"/proc/timer_list",
-	"/proc/timer_stats",
-	"/proc/sched_debug",
-	"/proc/scsi",
-	"/sys/firmware",
-	"/sys/devices/virtual/powercap",
-};
-static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
-					      "/proc/sysrq-trigger" };
 /* Docker's default set, for --as-root (package installs need chown, setuid, ...). */
 static const char *const root_caps[] = {
 	"CAP_CHOWN",   "CAP_DAC_OVERRIDE", "CAP_FSETID",	   "CAP_FOWNER",
@@ -35,6 +20,14 @@ static const char *const root_caps[] = {
 	"CAP_SETFCAP", "CAP_SETPCAP",	   "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
 	"CAP_KILL",    "CAP_AUDIT_WRITE",
 };
+
+static size_t strv_len(const char *const *v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	return n;
+}
 
 static void gen_strs(yajl_gen g, const char *key, const char *const *v, size_t n)
 {
@@ -247,8 +240,8 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 			rt_gen_value(g, sc);
 		}
 	}
-	gen_strs(g, "maskedPaths", masked_paths, ARRAY_SIZE(masked_paths));
-	gen_strs(g, "readonlyPaths", readonly_paths, ARRAY_SIZE(readonly_paths));
+	gen_strs(g, "maskedPaths", rt_default_masked, strv_len(rt_default_masked));
+	gen_strs(g, "readonlyPaths", rt_default_readonly, strv_len(rt_default_readonly));
 	yajl_gen_map_close(g);
 }
 

@@ -34,7 +34,8 @@ static const struct default_mount rootless_sys = {
 	"/sys", "none", "/sys", STRV("rbind", "nosuid", "noexec", "nodev", "ro")
 };
 
-static const char *const default_masked[] = {
+/* Also the sandbox's (rt-sandbox-spec.c): NULL-terminated. */
+const char *const rt_default_masked[] = {
 	"/proc/acpi",
 	"/proc/asound",
 	"/proc/kcore",
@@ -49,7 +50,7 @@ static const char *const default_masked[] = {
 	NULL,
 };
 
-static const char *const default_readonly[] = {
+const char *const rt_default_readonly[] = {
 	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL,
 };
 
@@ -195,8 +196,8 @@ static void gen_linux(yajl_gen g, bool rootless, yajl_val seccomp)
 		gen_resources(g);
 	}
 	gen_namespaces(g, rootless);
-	gen_strv(g, "maskedPaths", default_masked, NULL);
-	gen_strv(g, "readonlyPaths", default_readonly, NULL);
+	gen_strv(g, "maskedPaths", rt_default_masked, NULL);
+	gen_strv(g, "readonlyPaths", rt_default_readonly, NULL);
 	if (seccomp) {
 		rt_gen_str(g, "seccomp");
 		rt_gen_value(g, seccomp);

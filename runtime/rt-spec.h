@@ -109,6 +109,10 @@ bool rt_spec_new_ns(const struct rt_spec *spec, int clone_flag);
 const struct rt_namespace *rt_spec_ns(const struct rt_spec *spec, int clone_flag);
 
 /* `hutch spec`: runc's default config.json (rootless variant with rootless=true). */
+/* runc's default maskedPaths and readonlyPaths, NULL-terminated. */
+extern const char *const rt_default_masked[];
+extern const char *const rt_default_readonly[];
+
 /* seccomp (a parsed linux.seccomp, or NULL) is written as given. */
 typedef struct yajl_val_s *yajl_val;
 char *rt_spec_default_json(bool rootless, yajl_val seccomp);
