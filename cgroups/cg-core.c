@@ -6,6 +6,8 @@
  */
 #include "cg-internal.h"
 
+#include <inttypes.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -392,9 +394,31 @@ int cg_signal_all(struct cg *cg, int sig, struct hutch_err *err)
 	return 0;
 }
 
+/* memory.checkBeforeUpdate (runc): a new limit below what the container already uses is
+ * refused, rather than left to the kernel to reclaim or OOM-kill down to. */
+static int check_before_update(struct cg *cg, const struct cg_resources *res, struct hutch_err *err)
+{
+	if (!res->mem_check_before_update || !res->mem_limit.set || res->mem_limit.v <= 0)
+		return 0;
+	struct cg_hier *h = cg->v2 ? &cg->h[0] : cg_find_hier(cg, "memory");
+	const char *file = cg->v2 ? "memory.current" : "memory.usage_in_bytes";
+	uint64_t usage = 0;
+	if (!h || h->fd < 0 || cg_read_u64_at(h->fd, file, &usage) < 0)
+		return 0; /* no memory controller: applying the limit fails and says so */
+	if ((uint64_t)res->mem_limit.v < usage)
+		return hutch_fail(err, EBUSY,
+				  "linux.resources.memory.limit: %" PRId64 " is below the current "
+				  "usage, %" PRIu64 " (memory.checkBeforeUpdate)",
+				  res->mem_limit.v, usage);
+	return 0;
+}
+
 int cg_complete_update(struct cg *cg, struct cg_resources *res, struct hutch_err *err)
 {
-	return cg->v2 ? cg_v2_complete_update(cg, res, err) : 0;
+	int r = check_before_update(cg, res, err);
+	if (r < 0 || !cg->v2)
+		return r;
+	return cg_v2_complete_update(cg, res, err);
 }
 
 int cg_freeze(struct cg *cg, bool frozen, struct hutch_err *err)

@@ -49,6 +49,12 @@ int cg_collect_pids(int dirfd, pid_t **v, size_t *n, struct hutch_err *err);
 /* rmdir every sub-cgroup of dirfd, deepest first. */
 int cg_rmdir_children(int dirfd, struct hutch_err *err);
 
+/* cg-plan.c: the spec field a planned write of file comes from, for errors ("hugetlb.2MB.max"
+ * -> "linux.resources.hugepageLimits"); NULL for the fields whose errors name the file alone. */
+const char *cg_plan_field(const char *file);
+/* cg-plan.c: runc's mapping of a blkio weight [10, 1000] onto a v2 io.weight [1, 10000]. */
+int64_t cg_blkio_to_io_weight(int64_t weight);
+
 /* Appliers. */
 int cg_v1_create(struct cg *cg, struct hutch_err *err);
 int cg_v1_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_err *err);

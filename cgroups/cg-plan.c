@@ -4,7 +4,7 @@
  * writes for a v2 or a v1 host, with validation whose errors name the spec field. Nothing
  * here touches the kernel, so every conversion is unit-tested anywhere.
  */
-#include "cg.h"
+#include "cg-internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -106,12 +106,20 @@ static int check_unsupported(const struct cg_resources *res, bool v2, struct hut
 		return hutch_fail(err, ENOTSUP, "linux.resources.rdma: not supported");
 	if (res->has_blkio_devices)
 		return hutch_fail(err, ENOTSUP,
-				  "linux.resources.blockIO: per-device weights, leaf weight and "
-				  "throttling are not supported");
+				  "linux.resources.blockIO.leafWeight: not supported (the kernel "
+				  "dropped leaf weights with CFQ)");
 	if (res->n_unified && !v2)
 		return hutch_fail(err, ENOTSUP, "linux.resources.unified: requires cgroup v2");
 	if (!v2)
 		return 0;
+	if (given(res->net_class_id))
+		return hutch_fail(err, ENOTSUP,
+				  "linux.resources.network.classID: not supported on cgroup v2 "
+				  "(net_cls is a v1 controller)");
+	if (res->n_net_priorities)
+		return hutch_fail(err, ENOTSUP,
+				  "linux.resources.network.priorities: not supported on cgroup v2 "
+				  "(net_prio is a v1 controller)");
 	if (given(res->cpu_rt_runtime) || given(res->cpu_rt_period))
 		return hutch_fail(
 			err, ENOTSUP,
@@ -126,9 +134,71 @@ static int check_unsupported(const struct cg_resources *res, bool v2, struct hut
 	return 0;
 }
 
+static const char *const throttle_fields[CG_THROTTLE_N] = {
+	"throttleReadBpsDevice",
+	"throttleWriteBpsDevice",
+	"throttleReadIOPSDevice",
+	"throttleWriteIOPSDevice",
+};
+
+static int check_dev_values(const struct cg_dev_value *v, size_t n, const char *field, bool weight,
+			    struct hutch_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].major < 0 || v[i].minor < 0 || v[i].major > UINT32_MAX ||
+		    v[i].minor > UINT32_MAX)
+			return hutch_fail(err, EINVAL,
+					  "linux.resources.blockIO.%s[%zu]: invalid major/minor",
+					  field, i);
+		if (weight && v[i].value && (v[i].value < 10 || v[i].value > 1000))
+			return hutch_fail(
+				err, EINVAL,
+				"linux.resources.blockIO.%s[%zu].weight: must be 10..1000", field,
+				i);
+	}
+	return 0;
+}
+
+/* Names become file names ("hugetlb.2MB.max") and ifpriomap lines: nothing else fits. */
+static int check_names(const struct cg_resources *res, struct hutch_err *err)
+{
+	for (size_t i = 0; i < res->n_hugepages; i++) {
+		const char *s = res->hugepages[i].page_size;
+		size_t d = s ? strspn(s, "0123456789") : 0;
+		if (!d || d > 12 || !strchr("KMG", s[d]) || strcmp(s + d + 1, "B") != 0)
+			return hutch_fail(err, EINVAL,
+					  "linux.resources.hugepageLimits[%zu].pageSize: invalid "
+					  "\"%s\" (expected a size such as 2MB or 1GB)",
+					  i, s ? s : "");
+	}
+	for (size_t i = 0; i < res->n_net_priorities; i++) {
+		const char *s = res->net_priorities[i].iface;
+		if (!s || !*s || strlen(s) >= 16 || strpbrk(s, " \t\n/"))
+			return hutch_fail(err, EINVAL,
+					  "linux.resources.network.priorities[%zu].name: invalid "
+					  "interface name \"%s\"",
+					  i, s ? s : "");
+	}
+	return 0;
+}
+
+static int check_blkio(const struct cg_resources *res, struct hutch_err *err)
+{
+	int r = check_dev_values(res->blkio_weight_devices, res->n_blkio_weight_devices,
+				 "weightDevice", true, err);
+	for (size_t t = 0; r == 0 && t < CG_THROTTLE_N; t++)
+		r = check_dev_values(res->blkio_throttle[t], res->n_blkio_throttle[t],
+				     throttle_fields[t], false, err);
+	return r;
+}
+
 static int validate(const struct cg_resources *res, bool v2, struct hutch_err *err)
 {
 	int r = check_unsupported(res, v2, err);
+	if (r == 0)
+		r = check_blkio(res, err);
+	if (r == 0)
+		r = check_names(res, err);
 	if (r == 0)
 		r = check_min(res->mem_limit, -1, "memory.limit", err);
 	if (r == 0)
@@ -180,6 +250,72 @@ static void plan_cpuset(struct plan *p, const struct cg_resources *res)
 		add(p, "cpuset", "cpuset.mems", "%s", res->mems);
 }
 
+int64_t cg_blkio_to_io_weight(int64_t weight)
+{
+	return 1 + (weight - 10) * 9999 / 990;
+}
+
+/* The last entry for major:minor in list t, or NULL. */
+static const struct cg_dev_value *find_dev(const struct cg_resources *res, size_t t,
+					   const struct cg_dev_value *d)
+{
+	const struct cg_dev_value *found = NULL;
+	for (size_t i = 0; i < res->n_blkio_throttle[t]; i++)
+		if (res->blkio_throttle[t][i].major == d->major &&
+		    res->blkio_throttle[t][i].minor == d->minor)
+			found = &res->blkio_throttle[t][i];
+	return found;
+}
+
+/* v2 has one io.max line per device for all four throttles: gathered here, in the order the
+ * devices first appear. A rate of 0 lifts the limit (as on v1), "max" in io.max terms. */
+static void plan_v2_io_max(struct plan *p, const struct cg_resources *res)
+{
+	static const char *const keys[CG_THROTTLE_N] = { "rbps", "wbps", "riops", "wiops" };
+	for (size_t t = 0; t < CG_THROTTLE_N; t++) {
+		for (size_t i = 0; i < res->n_blkio_throttle[t]; i++) {
+			const struct cg_dev_value *d = &res->blkio_throttle[t][i];
+			bool seen = false;
+			for (size_t e = 0; e < t && !seen; e++)
+				seen = find_dev(res, e, d) != NULL;
+			if (seen || find_dev(res, t, d) != d)
+				continue; /* done with an earlier list, or a later entry of this */
+			char line[256];
+			int len = snprintf(line, sizeof(line), "%" PRId64 ":%" PRId64, d->major,
+					   d->minor);
+			for (size_t k = t; k < CG_THROTTLE_N; k++) {
+				const struct cg_dev_value *v = find_dev(res, k, d);
+				if (!v)
+					continue;
+				if (v->value)
+					len += snprintf(line + len, sizeof(line) - len,
+							" %s=%" PRIu64, keys[k], v->value);
+				else
+					len += snprintf(line + len, sizeof(line) - len, " %s=max",
+							keys[k]);
+			}
+			add(p, "io", "io.max", "%s", line);
+		}
+	}
+}
+
+static void plan_v2_devices(struct plan *p, const struct cg_resources *res)
+{
+	/* BFQ's per-device weight (cg-v2.c falls back to io.weight, converted, without BFQ). */
+	for (size_t i = 0; i < res->n_blkio_weight_devices; i++) {
+		const struct cg_dev_value *d = &res->blkio_weight_devices[i];
+		if (d->value)
+			add(p, "io", "io.bfq.weight", "%" PRId64 ":%" PRId64 " %" PRIu64, d->major,
+			    d->minor, d->value);
+	}
+	plan_v2_io_max(p, res);
+	for (size_t i = 0; i < res->n_hugepages; i++) {
+		char file[64];
+		snprintf(file, sizeof(file), "hugetlb.%s.max", res->hugepages[i].page_size);
+		add(p, "hugetlb", file, "%" PRIu64, res->hugepages[i].limit);
+	}
+}
+
 static void plan_v2(struct plan *p, const struct cg_resources *res)
 {
 	plan_cpuset(p, res);
@@ -222,7 +358,8 @@ static void plan_v2(struct plan *p, const struct cg_resources *res)
 	else if (res->pids_limit.set)
 		add(p, "pids", "pids.max", "max");
 	if (given(res->blkio_weight))
-		add(p, "io", "io.weight", "%" PRId64, 1 + (res->blkio_weight.v - 10) * 9999 / 990);
+		add(p, "io", "io.weight", "%" PRId64, cg_blkio_to_io_weight(res->blkio_weight.v));
+	plan_v2_devices(p, res);
 	/* Last, so an explicit unified value overrides a converted one (as runc). */
 	for (size_t i = 0; i < res->n_unified; i++)
 		add(p, "", res->unified[i].key, "%s", res->unified[i].value);
@@ -273,6 +410,40 @@ static void plan_v1_devices(struct plan *p, const struct cg_resources *res)
 	}
 }
 
+static void plan_v1_more(struct plan *p, const struct cg_resources *res)
+{
+	static const char *const files[CG_THROTTLE_N] = {
+		"blkio.throttle.read_bps_device",
+		"blkio.throttle.write_bps_device",
+		"blkio.throttle.read_iops_device",
+		"blkio.throttle.write_iops_device",
+	};
+	/* cg-v1.c falls back to blkio.bfq.weight_device on kernels with BFQ instead of CFQ. */
+	for (size_t i = 0; i < res->n_blkio_weight_devices; i++) {
+		const struct cg_dev_value *d = &res->blkio_weight_devices[i];
+		if (d->value)
+			add(p, "blkio", "blkio.weight_device", "%" PRId64 ":%" PRId64 " %" PRIu64,
+			    d->major, d->minor, d->value);
+	}
+	for (size_t t = 0; t < CG_THROTTLE_N; t++)
+		for (size_t i = 0; i < res->n_blkio_throttle[t]; i++) {
+			const struct cg_dev_value *d = &res->blkio_throttle[t][i];
+			add(p, "blkio", files[t], "%" PRId64 ":%" PRId64 " %" PRIu64, d->major,
+			    d->minor, d->value);
+		}
+	for (size_t i = 0; i < res->n_hugepages; i++) {
+		char file[64];
+		snprintf(file, sizeof(file), "hugetlb.%s.limit_in_bytes",
+			 res->hugepages[i].page_size);
+		add(p, "hugetlb", file, "%" PRIu64, res->hugepages[i].limit);
+	}
+	if (given(res->net_class_id))
+		add(p, "net_cls", "net_cls.classid", "%" PRId64, res->net_class_id.v);
+	for (size_t i = 0; i < res->n_net_priorities; i++)
+		add(p, "net_prio", "net_prio.ifpriomap", "%s %" PRIu32,
+		    res->net_priorities[i].iface, res->net_priorities[i].priority);
+}
+
 static void plan_v1(struct plan *p, const struct cg_resources *res)
 {
 	plan_cpuset(p, res);
@@ -294,6 +465,7 @@ static void plan_v1(struct plan *p, const struct cg_resources *res)
 		add(p, "pids", "pids.max", "max");
 	if (given(res->blkio_weight))
 		add(p, "blkio", "blkio.weight", "%" PRId64, res->blkio_weight.v);
+	plan_v1_more(p, res);
 	plan_v1_devices(p, res);
 }
 
@@ -311,4 +483,27 @@ int cg_plan(const struct cg_resources *res, bool v2, struct cg_write **out, size
 	*out = p.v ? p.v : hutch_xcalloc(1, sizeof(struct cg_write));
 	*n = p.n;
 	return 0;
+}
+
+const char *cg_plan_field(const char *file)
+{
+	static const struct {
+		const char *prefix, *field;
+	} map[] = {
+		{ "blkio.throttle.read_bps", "linux.resources.blockIO.throttleReadBpsDevice" },
+		{ "blkio.throttle.write_bps", "linux.resources.blockIO.throttleWriteBpsDevice" },
+		{ "blkio.throttle.read_iops", "linux.resources.blockIO.throttleReadIOPSDevice" },
+		{ "blkio.throttle.write_iops", "linux.resources.blockIO.throttleWriteIOPSDevice" },
+		{ "io.max", "linux.resources.blockIO.throttle*Device" },
+		{ "blkio.weight_device", "linux.resources.blockIO.weightDevice" },
+		{ "blkio.bfq.weight_device", "linux.resources.blockIO.weightDevice" },
+		{ "io.bfq.weight", "linux.resources.blockIO.weightDevice" },
+		{ "hugetlb.", "linux.resources.hugepageLimits" },
+		{ "net_cls.", "linux.resources.network.classID" },
+		{ "net_prio.", "linux.resources.network.priorities" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+		if (strncmp(file, map[i].prefix, strlen(map[i].prefix)) == 0)
+			return map[i].field;
+	return NULL;
 }

@@ -71,6 +71,8 @@ static int set_one(int fd, const struct cg_write *w, struct hutch_err *err)
 	/* Kernels with BFQ instead of CFQ name the weight blkio.bfq.weight. */
 	if (r == -ENOENT && strcmp(w->file, "blkio.weight") == 0)
 		r = set_file(fd, "blkio.bfq.weight", w->value, err);
+	if (r == -ENOENT && strcmp(w->file, "blkio.weight_device") == 0)
+		r = set_file(fd, "blkio.bfq.weight_device", w->value, err);
 	if (r != -ENOENT)
 		return r;
 	if (strcmp(w->file, "memory.memsw.limit_in_bytes") == 0)
@@ -78,10 +80,11 @@ static int set_one(int fd, const struct cg_write *w, struct hutch_err *err)
 				  "set %s: swap limit not supported by this kernel "
 				  "(no swap accounting)",
 				  w->file);
-	if (strcmp(w->file, "blkio.weight") == 0)
+	if (strncmp(w->file, "blkio.weight", strlen("blkio.weight")) == 0)
 		return hutch_fail(err, ENOTSUP,
-				  "set blkio.weight: not supported by this kernel "
-				  "(needs the BFQ or CFQ I/O scheduler)");
+				  "set %s: not supported by this kernel "
+				  "(needs the BFQ or CFQ I/O scheduler)",
+				  w->file);
 	return hutch_fail(err, ENOTSUP, "set %s: not supported by this kernel", w->file);
 }
 
@@ -117,14 +120,23 @@ static int set_memory(int fd, const struct cg_write *limit, const struct cg_writ
 	return r;
 }
 
+/* The error of a failed write, led by the spec field it came from where that helps. */
+static int field_error(const struct cg_write *w, int r, struct hutch_err *err)
+{
+	const char *field = cg_plan_field(w->file);
+	return field ? hutch_err_prefix(err, "%s: ", field) : r;
+}
+
 int cg_v1_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_err *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct cg_hier *h = cg_find_hier(cg, w[i].controller);
-		if (!h || h->fd < 0)
-			return hutch_fail(err, ENOTSUP,
-					  "set %s: the %s cgroup controller is not mounted",
-					  w[i].file, w[i].controller);
+		if (!h || h->fd < 0) {
+			int r = hutch_fail(err, ENOTSUP,
+					   "set %s: the %s cgroup controller is not mounted",
+					   w[i].file, w[i].controller);
+			return field_error(&w[i], r, err);
+		}
 		int r;
 		if (strcmp(w[i].file, "memory.limit_in_bytes") == 0) {
 			bool with_swap = i + 1 < n &&
@@ -135,7 +147,7 @@ int cg_v1_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_
 			r = set_one(h->fd, &w[i], err);
 		}
 		if (r < 0)
-			return r;
+			return field_error(&w[i], r, err);
 	}
 	return 0;
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const wanted[] = { "cpuset", "cpu", "io", "memory", "pids" };
+static const char *const wanted[] = { "cpuset", "cpu", "io", "memory", "pids", "hugetlb" };
 
 static bool word_in(const char *list, const char *word)
 {
@@ -67,23 +67,50 @@ int cg_v2_create(struct cg *cg, struct hutch_err *err)
 	return 0;
 }
 
+/* Opens *file for writing; BFQ's io.bfq.weight falls back to io.weight (iocost), whose scale
+ * differs: *file and value are then rewritten. */
+static int open_file(int dirfd, const char **file, char *value, size_t size)
+{
+	int fd = openat(dirfd, *file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 || errno != ENOENT || strcmp(*file, "io.bfq.weight") != 0)
+		return fd;
+	unsigned long long maj, min;
+	long long w;
+	if (sscanf(value, "%llu:%llu %lld", &maj, &min, &w) != 3) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(value, size, "%llu:%llu %lld", maj, min, (long long)cg_blkio_to_io_weight(w));
+	*file = "io.weight";
+	return openat(dirfd, *file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+static int apply_one(struct cg_hier *h, const struct cg_write *w, struct hutch_err *err)
+{
+	char value[sizeof(w->value)];
+	const char *file = w->file;
+	snprintf(value, sizeof(value), "%s", w->value);
+	_cleanup_close_ int fd = open_file(h->fd, &file, value, sizeof(value));
+	if (fd < 0 && errno == ENOENT)
+		return hutch_fail(err, ENOTSUP,
+				  "set %s: no such file in %s (is the %s controller enabled for "
+				  "it?)",
+				  file, h->dir, w->controller[0] ? w->controller : "");
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "set %s to %s", file, value);
+	int r = hutch_write_all(fd, value, strlen(value));
+	if (r < 0)
+		return hutch_fail_errno(err, r, "set %s to %s", file, value);
+	return 0;
+}
+
 int cg_v2_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_err *err)
 {
-	struct cg_hier *h = &cg->h[0];
 	for (size_t i = 0; i < n; i++) {
-		_cleanup_close_ int fd =
-			openat(h->fd, w[i].file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0 && errno == ENOENT)
-			return hutch_fail(
-				err, ENOTSUP,
-				"set %s: no such file in %s (is the %s controller enabled "
-				"for it?)",
-				w[i].file, h->dir, w[i].controller[0] ? w[i].controller : "");
-		if (fd < 0)
-			return hutch_fail_errno(err, errno, "set %s to %s", w[i].file, w[i].value);
-		int r = hutch_write_all(fd, w[i].value, strlen(w[i].value));
+		int r = apply_one(&cg->h[0], &w[i], err);
+		const char *field = r < 0 ? cg_plan_field(w[i].file) : NULL;
 		if (r < 0)
-			return hutch_fail_errno(err, r, "set %s to %s", w[i].file, w[i].value);
+			return field ? hutch_err_prefix(err, "%s: ", field) : r;
 	}
 	return 0;
 }

@@ -29,6 +29,31 @@ struct cg_kv {
 	char *key, *value;
 };
 
+/* A per-device value: a blockIO weight or throttle rate for block device major:minor. */
+struct cg_dev_value {
+	int64_t major, minor;
+	uint64_t value;
+};
+
+/* Indexes of struct cg_resources.blkio_throttle, in OCI's order. */
+enum {
+	CG_THROTTLE_READ_BPS,
+	CG_THROTTLE_WRITE_BPS,
+	CG_THROTTLE_READ_IOPS,
+	CG_THROTTLE_WRITE_IOPS,
+	CG_THROTTLE_N,
+};
+
+struct cg_hugepage {
+	const char *page_size; /* "2MB", "1GB", "64KB" */
+	uint64_t limit;
+};
+
+struct cg_net_prio {
+	const char *iface;
+	uint32_t priority;
+};
+
 struct cg_resources {
 	const struct cg_device_rule *devices;
 	size_t n_devices;
@@ -42,6 +67,18 @@ struct cg_resources {
 	const struct cg_kv *unified; /* linux.resources.unified: v2 only */
 	size_t n_unified;
 	bool has_hugetlb, has_network, has_rdma, has_blkio_devices; /* refused: not supported */
+	/* blockIO.weightDevice (weights only) and the four throttle lists. */
+	const struct cg_dev_value *blkio_weight_devices;
+	size_t n_blkio_weight_devices;
+	const struct cg_dev_value *blkio_throttle[CG_THROTTLE_N];
+	size_t n_blkio_throttle[CG_THROTTLE_N];
+	const struct cg_hugepage *hugepages; /* hugepageLimits */
+	size_t n_hugepages;
+	struct cg_i64 net_class_id; /* network.classID: v1 only */
+	const struct cg_net_prio *net_priorities;
+	size_t n_net_priorities;
+	/* memory.checkBeforeUpdate: update refuses a memory limit below the current usage. */
+	bool mem_check_before_update;
 };
 
 struct cg_write {
@@ -74,7 +111,8 @@ int cg_enter(struct cg *cg, pid_t pid, struct hutch_err *err);
 int cg_apply(struct cg *cg, const struct cg_resources *res, struct hutch_err *err);
 /* For a live update, where what is not given stays as it is: fills in from the cgroup what a
  * v2 write needs but res left out (cpu.max's period when only the quota changes, the memory
- * limit that OCI's memory+swap is relative to). Nothing to do on v1. */
+ * limit that OCI's memory+swap is relative to), and refuses a memory limit below the current
+ * usage when res asks for memory.checkBeforeUpdate (v1 and v2). */
 int cg_complete_update(struct cg *cg, struct cg_resources *res, struct hutch_err *err);
 /* Kills everything in the cgroup (cgroup.kill on v2, SIGKILL of every pid otherwise), waits
  * until it is empty, and removes it everywhere. Missing cgroups are not an error. */

@@ -108,6 +108,36 @@ int img_layer_dirs(struct img_store *s, const char *ref, char ***dirs, size_t *n
 int img_mount_rootfs(struct img_store *s, const char *ref, const char *target, const char *upper,
 		     const char *work, struct hutch_err *err);
 
+/* ---- the layers as one plain directory (img-copy.c) ---- */
+
+/* Copies the image's layers, bottom to top, into dstfd (an empty directory), applying their
+ * whiteouts and opaque directories: the result is what an overlay of them shows. For bundles,
+ * and for sandboxes where overlayfs is unavailable. skipped_devices (may be NULL) counts the
+ * device nodes that could not be made (not real root). Hardlinks become separate copies. */
+int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, size_t *skipped_devices,
+		    struct hutch_err *err);
+
+/* rm -rf dirfd/name without following symlinks (a failed bundle's leftovers). */
+int img_remove_tree_at(int dirfd, const char *name);
+
+/* ---- what the image says about running it (img-config.c) ---- */
+
+struct img_run_config {
+	char **env, **entrypoint, **cmd; /* NULL-terminated, NULL when absent */
+	char *working_dir, *user;	 /* NULL when absent or empty */
+};
+void img_run_config_clear(struct img_run_config *c);
+/* The "config" object of an image config blob (JSON text). Pure. */
+int img_run_config_parse(const char *config_json, struct img_run_config *out,
+			 struct hutch_err *err);
+int img_run_config(struct img_store *s, const char *ref, struct img_run_config *out,
+		   struct hutch_err *err);
+/* An image's User ("uid", "uid:gid", "name", "name:group", ...) as numeric ids; names are
+ * looked up in rootfd's /etc/passwd and /etc/group, resolved inside rootfd. A user without a
+ * group gets its passwd gid (a number: 0). NULL or "" is 0:0. */
+int img_resolve_user(int rootfd, const char *user, uint32_t *uid, uint32_t *gid,
+		     struct hutch_err *err);
+
 /* ---- builds (img-commit.c): runtime/ runs the sandbox, images/ stores its result ---- */
 
 /* The tag for a build's inputs: sha256 over the base digest, the sorted packages, the steps

@@ -72,6 +72,11 @@ static struct rt_opt list_opts[] = {
 	{ "quiet", 'q', false, "print only the ids", NULL },
 };
 
+static struct rt_opt bundle_opts[] = {
+	{ "image", 'i', true, "the stored image NAME[:TAG] to make the bundle from", NULL },
+	{ "store", 0, true, "image store (default $HUTCH_STORE or /var/lib/hutch)", NULL },
+};
+
 static struct rt_opt exec_opts[] = {
 	{ "process", 'p', true, "an OCI process JSON file to run instead of COMMAND", NULL },
 	{ "cwd", 0, true, "working directory inside the container", NULL },
@@ -133,6 +138,9 @@ const struct rt_verb rt_verbs[] = {
 	  rt_sb_print_help },
 	{ "image", "import, list, build and remove images (hutch image --help)",
 	  "SUBCOMMAND [OPTIONS] [ARGS]", no_opts, 0, rt_verb_image, 0, true, rt_image_print_help },
+	{ "bundle", "write an OCI bundle (config.json + rootfs) from a stored image",
+	  "--image NAME[:TAG] [--store DIR] DIR", bundle_opts, ARRAY_SIZE(bundle_opts),
+	  rt_verb_bundle },
 	{ "checkpoint", "checkpoint with CRIU (not supported: built without CRIU)", "ID", no_opts,
 	  0, verb_unsupported },
 	{ "restore", "restore with CRIU (not supported: built without CRIU)", "ID", no_opts, 0,

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -290,12 +291,34 @@ bool rt_image_is_dir(const char *image)
 	return stat(image, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* No overlayfs (HUTCH_NO_OVERLAY=1 pretends so, for tests): the layers are copied into a
+ * tmpfs of their own beneath scratch, sized for the image, which dies with the sandbox's
+ * mount namespace as the overlay's upper layer would. */
+static int copy_rootfs(struct img_store *s, const char *image, const char *root,
+		       struct hutch_err *err)
+{
+	struct img_info i;
+	TRY(img_inspect(s, image, &i, err));
+	uint64_t size = i.size + i.size / 8 + (64ULL << 20); /* + metadata, + writes */
+	img_info_clear(&i);
+	_cleanup_free_ char *opts =
+		hutch_xasprintf("mode=0755,size=%llu", (unsigned long long)size);
+	if (mount("tmpfs", root, "tmpfs", 0, opts) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: tmpfs for the image copy");
+	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "sandbox: open %s", root);
+	return img_copy_rootfs(s, image, fd, NULL, err);
+}
+
 int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struct hutch_err *err)
 {
 	static struct img_store *held; /* until exit: see rt.h */
 	_cleanup_free_ char *root = hutch_xasprintf("%s/root", scratch);
 	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", scratch);
 	_cleanup_free_ char *work = hutch_xasprintf("%s/work", scratch);
+	const char *no_overlay = getenv("HUTCH_NO_OVERLAY");
+	bool copy = no_overlay && !strcmp(no_overlay, "1");
 	if (!held)
 		TRY(img_store_open(img_store_default(NULL), false, false, &held, err));
 	if (rt_sb_build_upper) {
@@ -309,9 +332,16 @@ int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struc
 	}
 	if (mkdir(root, 0755) < 0)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", root);
-	int r = img_mount_rootfs(held, image, root, upper, work, err);
+	int r = copy ? -ENODEV : img_mount_rootfs(held, image, root, upper, work, err);
+	/* ENODEV: no overlay filesystem; EINVAL: one that cannot stack these layers. */
+	if ((r == -ENODEV || r == -EINVAL) && !rt_sb_build_upper) {
+		copy = true;
+		r = copy_rootfs(held, image, root, err);
+	} else if (copy) {
+		r = hutch_fail(err, ENODEV, "an image build needs overlayfs (HUTCH_NO_OVERLAY)");
+	}
 	if (r < 0)
 		return hutch_err_prefix(err, "--image: ");
 	*rootfs = steal_ptr(root);
-	return 0;
+	return copy ? 1 : 0;
 }

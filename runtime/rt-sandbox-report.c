@@ -69,6 +69,10 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 	rt_gen_kv(g, "seccomp", "default");
 	gen_bool(g, "read_only_root", !o->as_root);
 	gen_bool(g, "throwaway_layer", p->layered);
+	rt_gen_kv(g, "rootfs",
+		  p->rootfs_copy ? "copy (overlayfs unavailable)"
+		  : p->layered	 ? "overlay"
+				 : "directory");
 	static const char *const nets[] = { "none", "host", "bridge" };
 	rt_gen_kv(g, "network", nets[o->network]);
 	if (o->network == RT_SB_NET_BRIDGE && p->net_address)

@@ -166,7 +166,13 @@ static int plan_rootfs(struct sandbox *sb, struct hutch_err *err)
 	char real[4096];
 	if (!rt_image_is_dir(sb->o.image)) { /* NAME[:TAG] from the image store: layered */
 		sb->plan.layered = true;
-		TRY(rt_image_rootfs(sb->o.image, SB_SCRATCH, &sb->plan.rootfs, err));
+		int r = rt_image_rootfs(sb->o.image, SB_SCRATCH, &sb->plan.rootfs, err);
+		if (r < 0)
+			return r;
+		sb->plan.rootfs_copy = r == 1;
+		if (sb->plan.rootfs_copy)
+			hutch_warn("--image %s: overlayfs unavailable, the image was copied",
+				   sb->o.image);
 		return make_mount_points(&sb->o, sb->plan.rootfs, err);
 	}
 	if (!realpath(sb->o.image, real))

@@ -83,6 +83,7 @@ struct rt_sb_plan {
 	gid_t host_gid;
 	uint32_t other_ids; /* host start of the range every other id maps to */
 	bool layered;	    /* a throw-away layer over the image */
+	bool rootfs_copy;   /* layered by copying the image (no overlayfs) */
 	bool with_init;	    /* PID 1 is hutch's init (native runs) */
 	bool userns;
 	char *cgroup; /* the sandbox's cgroup path, as cg_open takes it */

@@ -2,7 +2,8 @@
 /*
  * linux.resources -> struct cg_resources. Numbers come from tables (one line per field);
  * range checks that depend on the cgroup version are left to cg_plan, which names the same
- * fields. Sections hutch cannot enforce are flagged so cg_plan refuses them, never ignored.
+ * fields. What hutch cannot enforce (rdma, leaf weights) is flagged so cg_plan refuses it,
+ * never ignored.
  */
 #include "rt-spec-internal.h"
 
@@ -159,6 +160,9 @@ static int parse_memory(yajl_val res, struct cg_resources *out, struct hutch_err
 		r = rt_json_bool(m, "disableOOMKiller", "linux.resources.memory.disableOOMKiller",
 				 &out->mem_disable_oom_killer, err);
 	if (r == 0)
+		r = rt_json_bool(m, "checkBeforeUpdate", "linux.resources.memory.checkBeforeUpdate",
+				 &out->mem_check_before_update, err);
+	if (r == 0)
 		r = rt_json_refuse(m, refused, "linux.resources.memory", err);
 	/* memory.kernel is deprecated and ignored by runc and the kernel (5.16+): so here. */
 	if (out->mem_swappiness.set && out->mem_swappiness.v == -1)
@@ -184,24 +188,154 @@ static int parse_cpu(yajl_val res, struct cg_resources *out, struct hutch_err *e
 	return r;
 }
 
+/* One entry of a blockIO per-device list: major, minor and the value under value_key
+ * (required for the throttle lists' "rate", optional for weightDevice's "weight"). */
+static int parse_dev_value(yajl_val d, const char *field, const char *value_key,
+			   struct cg_dev_value *out, struct hutch_err *err)
+{
+	char f[RT_FIELD_MAX];
+	bool present = false;
+	if (!YAJL_IS_OBJECT(d))
+		return hutch_fail(err, EINVAL, "%s: expected an object", field);
+	int r = rt_json_req_int(d, "major", rt_field(f, "%s.major", field), 0, UINT32_MAX,
+				&out->major, err);
+	if (r == 0)
+		r = rt_json_req_int(d, "minor", rt_field(f, "%s.minor", field), 0, UINT32_MAX,
+				    &out->minor, err);
+	if (r == 0)
+		r = rt_json_uint64(d, value_key, rt_field(f, "%s.%s", field, value_key), &present,
+				   &out->value, err);
+	if (r == 0 && !present && strcmp(value_key, "rate") == 0)
+		r = hutch_fail(err, EINVAL, "%s.rate: required", field);
+	return r;
+}
+
+static int parse_dev_values(yajl_val b, const char *key, const char *value_key,
+			    const struct cg_dev_value **out, size_t *n, bool *leaf,
+			    struct hutch_err *err)
+{
+	char field[RT_FIELD_MAX];
+	yajl_val arr;
+	int r = rt_json_array(b, key, rt_field(field, "linux.resources.blockIO.%s", key), &arr,
+			      err);
+	if (r < 0 || !arr)
+		return r;
+	struct cg_dev_value *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
+	*out = v; /* owned by the spec from here: rt_spec_free_resources frees it */
+	for (size_t i = 0; i < arr->u.array.len; i++) {
+		yajl_val d = arr->u.array.values[i];
+		rt_field(field, "linux.resources.blockIO.%s[%zu]", key, i);
+		r = parse_dev_value(d, field, value_key, &v[i], err);
+		if (r < 0)
+			return r;
+		*leaf |= nonempty(rt_json_get(d, "leafWeight"));
+		*n = i + 1;
+	}
+	return 0;
+}
+
 static int parse_blkio(yajl_val res, struct cg_resources *out, struct hutch_err *err)
 {
-	static const char *const per_device[] = {
-		"leafWeight",
-		"weightDevice",
-		"throttleReadBpsDevice",
-		"throttleWriteBpsDevice",
-		"throttleReadIOPSDevice",
-		"throttleWriteIOPSDevice",
+	static const char *const throttle[CG_THROTTLE_N] = {
+		[CG_THROTTLE_READ_BPS] = "throttleReadBpsDevice",
+		[CG_THROTTLE_WRITE_BPS] = "throttleWriteBpsDevice",
+		[CG_THROTTLE_READ_IOPS] = "throttleReadIOPSDevice",
+		[CG_THROTTLE_WRITE_IOPS] = "throttleWriteIOPSDevice",
 	};
 	yajl_val b;
+	bool leaf = false;
 	int r = rt_json_object(res, "blockIO", "linux.resources.blockIO", &b, err);
 	if (r < 0 || !b)
 		return r;
 	r = parse_nums(b, "blockIO", blkio_fields, ARRAY_SIZE(blkio_fields), out, err);
-	for (size_t i = 0; i < ARRAY_SIZE(per_device); i++)
-		out->has_blkio_devices |= nonempty(rt_json_get(b, per_device[i]));
+	if (r == 0)
+		r = parse_dev_values(b, "weightDevice", "weight", &out->blkio_weight_devices,
+				     &out->n_blkio_weight_devices, &leaf, err);
+	for (size_t i = 0; r == 0 && i < CG_THROTTLE_N; i++)
+		r = parse_dev_values(b, throttle[i], "rate", &out->blkio_throttle[i],
+				     &out->n_blkio_throttle[i], &leaf, err);
+	/* Leaf weights went with CFQ (kernel 5.0): flagged so that cg_plan refuses them. */
+	out->has_blkio_devices = leaf || nonempty(rt_json_get(b, "leafWeight"));
 	return r;
+}
+
+static int parse_hugepages(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+{
+	char field[RT_FIELD_MAX];
+	yajl_val arr;
+	int r = rt_json_array(res, "hugepageLimits", "linux.resources.hugepageLimits", &arr, err);
+	if (r < 0 || !arr)
+		return r;
+	struct cg_hugepage *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
+	out->hugepages = v;
+	for (size_t i = 0; i < arr->u.array.len; i++) {
+		yajl_val h = arr->u.array.values[i];
+		bool present = false;
+		char *size = NULL;
+		if (!YAJL_IS_OBJECT(h))
+			return hutch_fail(err, EINVAL,
+					  "linux.resources.hugepageLimits[%zu]: expected an object",
+					  i);
+		r = rt_json_string(
+			h, "pageSize",
+			rt_field(field, "linux.resources.hugepageLimits[%zu].pageSize", i), true,
+			&size, err);
+		v[i].page_size = size;
+		out->n_hugepages = i + 1;
+		if (r == 0)
+			r = rt_json_uint64(
+				h, "limit",
+				rt_field(field, "linux.resources.hugepageLimits[%zu].limit", i),
+				&present, &v[i].limit, err);
+		if (r == 0 && !present)
+			r = hutch_fail(err, EINVAL, "%s: required", field);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int parse_network(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+{
+	char field[RT_FIELD_MAX];
+	yajl_val net, arr;
+	int r = rt_json_object(res, "network", "linux.resources.network", &net, err);
+	if (r == 0 && net)
+		r = rt_json_int(net, "classID", "linux.resources.network.classID", 0, UINT32_MAX,
+				&out->net_class_id.set, &out->net_class_id.v, err);
+	if (r == 0 && net)
+		r = rt_json_array(net, "priorities", "linux.resources.network.priorities", &arr,
+				  err);
+	if (r < 0 || !net || !arr)
+		return r;
+	struct cg_net_prio *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
+	out->net_priorities = v;
+	for (size_t i = 0; i < arr->u.array.len; i++) {
+		yajl_val p = arr->u.array.values[i];
+		char *name = NULL;
+		int64_t prio = 0;
+		if (!YAJL_IS_OBJECT(p))
+			return hutch_fail(err, EINVAL,
+					  "linux.resources.network.priorities[%zu]: expected an "
+					  "object",
+					  i);
+		r = rt_json_string(
+			p, "name",
+			rt_field(field, "linux.resources.network.priorities[%zu].name", i), true,
+			&name, err);
+		v[i].iface = name;
+		out->n_net_priorities = i + 1;
+		if (r == 0)
+			r = rt_json_req_int(
+				p, "priority",
+				rt_field(field, "linux.resources.network.priorities[%zu].priority",
+					 i),
+				0, UINT32_MAX, &prio, err);
+		if (r < 0)
+			return r;
+		v[i].priority = (uint32_t)prio;
+	}
+	return 0;
 }
 
 static int parse_unified(yajl_val res, struct rt_spec *spec, struct hutch_err *err)
@@ -232,12 +366,14 @@ int rt_spec_parse_resources(yajl_val resources, struct rt_spec *spec, struct hut
 	if (r == 0)
 		r = parse_blkio(resources, res, err);
 	if (r == 0)
+		r = parse_hugepages(resources, res, err);
+	if (r == 0)
+		r = parse_network(resources, res, err);
+	if (r == 0)
 		r = parse_unified(resources, spec, err);
 	if (r < 0)
 		return r;
-	/* Recorded, not dropped: cg_plan refuses them with the field's name. */
-	res->has_hugetlb = nonempty(rt_json_get(resources, "hugepageLimits"));
-	res->has_network = nonempty(rt_json_get(resources, "network"));
+	/* Recorded, not dropped: cg_plan refuses it with the field's name. */
 	res->has_rdma = nonempty(rt_json_get(resources, "rdma"));
 	spec->has_resources = true;
 	return 0;
@@ -253,8 +389,19 @@ void rt_spec_free_resources(struct rt_spec *spec)
 	}
 	free(spec->unified);
 	spec->unified = NULL;
-	/* cpus and mems are the only strings the struct points at that the spec owns. */
-	free((char *)spec->resources.cpus);
-	free((char *)spec->resources.mems);
+	/* The struct's const pointers the spec owns: the cpuset lists and the arrays parsed
+	 * here (with their strings). */
+	struct cg_resources *res = &spec->resources;
+	free((char *)res->cpus);
+	free((char *)res->mems);
+	free((void *)res->blkio_weight_devices);
+	for (size_t i = 0; i < CG_THROTTLE_N; i++)
+		free((void *)res->blkio_throttle[i]);
+	for (size_t i = 0; res->hugepages && i < res->n_hugepages; i++)
+		free((char *)res->hugepages[i].page_size);
+	free((void *)res->hugepages);
+	for (size_t i = 0; res->net_priorities && i < res->n_net_priorities; i++)
+		free((char *)res->net_priorities[i].iface);
+	free((void *)res->net_priorities);
 	memset(&spec->resources, 0, sizeof(spec->resources));
 }

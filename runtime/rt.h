@@ -272,6 +272,7 @@ int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err);
 
 RT_VERB_FN(image);
 void rt_image_print_help(int fd);
+RT_VERB_FN(bundle); /* rt-verb-bundle.c: an OCI bundle from a stored image */
 
 /* Set only in the child that runs an image build's sandbox: plan_rootfs then keeps the
  * overlay's upper and work dirs there (in the store, on disk) instead of in scratch. */
@@ -280,7 +281,9 @@ extern const char *rt_sb_build_upper, *rt_sb_build_work;
 bool rt_image_is_dir(const char *image);
 /* Mounts a stored image at scratch/root: its layers under an overlay whose upper is
  * scratch/upper (or the build's). The store stays locked (shared) until hutch exits, so
- * prune cannot pull layers from under a running sandbox. */
+ * prune cannot pull layers from under a running sandbox. Where overlayfs is unavailable
+ * (or HUTCH_NO_OVERLAY=1), the layers are copied into a tmpfs at scratch/root instead and
+ * 1 is returned (0 for the overlay). */
 int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struct hutch_err *err);
 
 struct img_store;

@@ -144,9 +144,12 @@ hostile() {
 	wait "$pid" || true
 	run -0 img ls
 	[[ "$output" != *killed* || "$output" == "killed:latest "* ]]
+	# by pid: bats' own timeout sleeper is a background job too (%1 may be it)
 	img import "$TEST_DIR/oci" --name c:1 >"$TEST_DIR/c1" &
+	local p1=$!
 	img import "$TEST_DIR/oci" --name c:2 >"$TEST_DIR/c2" &
-	wait %1 && wait %2
+	local p2=$!
+	wait "$p1" && wait "$p2"
 	run -0 img ls
 	[[ "$output" == *"c:1 "* && "$output" == *"c:2 "* ]]
 	[ "$(ls "$HUTCH_STORE/layers" | wc -l)" -eq 2 ]
@@ -191,4 +194,60 @@ hostile() {
 	run -0 timeout 600 "$HUTCH" image build --from deb:12 --package hello --tag debhello
 	run -0 timeout 30 "$HUTCH" sandbox --image "${lines[-1]%% *}" -- hello
 	[ "$output" = "Hello, world!" ]
+}
+
+@test "bundle --image: config.json from the image config, rootfs with whiteouts applied" {
+	make_oci
+	umoci config --image "$TEST_DIR/oci:bb" --config.env FOO=bar --config.workingdir /etc \
+		--config.cmd /bin/sh --config.cmd -c \
+		--config.cmd 'echo "$FOO $(pwd) $(id -u)"; ls /etc; test -e /bin/ls || echo no-ls'
+	img import "$TEST_DIR/oci" --name app:1
+	local b=$TEST_DIR/app-bundle
+	run -0 "$HUTCH" bundle --image app:1 "$b"
+	[ "$(jq -r .process.terminal "$b/config.json")" = false ]
+	[ "$(jq -r .process.cwd "$b/config.json")" = /etc ]
+	[ -e "$b/rootfs/bin/cat" ] && [ ! -e "$b/rootfs/bin/ls" ] && [ ! -e "$b/rootfs/etc/passwd" ]
+	update_config_in "$b" '.linux.cgroupsPath = $cg | .process.env += ["HUTCH_IT_TAG=" + $tag]' \
+		--arg cg "$TAG-app" --arg tag "$TAG"
+	run -0 hutch run --bundle "$b" "$ID"
+	[ "${lines[0]}" = "bar /etc 0" ]
+	[ "${lines[1]}" = motd ]
+	[ "${lines[2]}" = no-ls ]
+}
+
+@test "bundle --image: a name resolved in the image's /etc/passwd; a non-empty DIR refused" {
+	img import "$TEST_DIR/bb.tar.gz" --name bb:1
+	mkdir -p "$TEST_DIR/full" "$TEST_DIR/empty"
+	touch "$TEST_DIR/full/x"
+	run -1 "$HUTCH" bundle --image bb:1 "$TEST_DIR/full"
+	[[ "$output" == *"exists and is not empty"* ]]
+	[ "$(ls -A "$TEST_DIR/full")" = x ]
+	run -1 "$HUTCH" bundle "$TEST_DIR/empty"
+	[[ "$output" == *"--image NAME is required"* ]]
+	run -1 "$HUTCH" bundle --image missing "$TEST_DIR/empty"
+	[[ "$output" == *"--image missing"* ]]
+	[ -z "$(ls -A "$TEST_DIR/empty")" ]
+	command -v umoci >/dev/null || skip "umoci missing (apt-get install umoci)"
+	umoci init --layout "$TEST_DIR/u"
+	umoci new --image "$TEST_DIR/u:x"
+	umoci unpack --image "$TEST_DIR/u:x" "$TEST_DIR/ub" >/dev/null
+	cp -a "$ROOTFS/." "$TEST_DIR/ub/rootfs/"
+	umoci repack --image "$TEST_DIR/u:x" "$TEST_DIR/ub"
+	umoci config --image "$TEST_DIR/u:x" --config.user user:nogroup
+	img import "$TEST_DIR/u" --name u:x
+	run -0 "$HUTCH" bundle --image u:x "$TEST_DIR/empty"
+	[ "$(jq -c .process.user "$TEST_DIR/empty/config.json")" = '{"uid":1000,"gid":65534}' ]
+	[ "$(jq -c .process.args "$TEST_DIR/empty/config.json")" = '["sh"]' ]
+}
+
+@test "sandbox --image: a copy where overlayfs is unavailable (HUTCH_NO_OVERLAY=1), and said so" {
+	img import "$TEST_DIR/bb.tar.gz" --name bb:1
+	run -1 --separate-stderr env HUTCH_NO_OVERLAY=1 timeout 30 "$HUTCH" sandbox --image bb:1 \
+		--report "$TEST_DIR/r.json" -- /bin/sh -c 'grep ^user: /etc/passwd; touch /x'
+	[[ "$output" == "user:x:1000"* ]]
+	[[ "$stderr" == *"overlayfs unavailable, the image was copied"* ]]
+	[[ "$stderr" == *"Read-only file system"* ]]
+	[ "$(jq -r .isolation.rootfs "$TEST_DIR/r.json")" = "copy (overlayfs unavailable)" ]
+	run -0 timeout 30 "$HUTCH" sandbox --image bb:1 --report "$TEST_DIR/r2.json" -- true
+	[ "$(jq -r .isolation.rootfs "$TEST_DIR/r2.json")" = overlay ]
 }

@@ -111,7 +111,7 @@ static void test_plan_v2(void)
 	e = (struct cg_resources){ .has_rdma = true };
 	is_str(plan_err(&e, true), "linux.resources.rdma: not supported", "rdma");
 	e = (struct cg_resources){ .has_blkio_devices = true };
-	ok(strstr(plan_err(&e, true), "linux.resources.blockIO"), "blkio devices refused");
+	ok(strstr(plan_err(&e, true), "linux.resources.blockIO.leafWeight"), "leafWeight refused");
 	e = (struct cg_resources){ .blkio_weight = I(5) };
 	ok(strstr(plan_err(&e, true), "blockIO.weight"), "blkio weight 5 refused");
 	e = (struct cg_resources){ .cpus = "0-1\nx" };
@@ -646,6 +646,99 @@ static void put(int dirfd, const char *file, const char *text)
 		(void)hutch_write_all(fd, text, strlen(text));
 }
 
+/* blockIO per-device values, hugetlb and network: both versions' writes and refusals. */
+static void test_plan_devices(void)
+{
+	struct hutch_err err = { 0 };
+	const struct cg_dev_value rbps[] = { { 8, 0, 1048576 }, { 8, 16, 2 } },
+				  wiops[] = { { 8, 0, 0 } }, wdev[] = { { 8, 0, 500 } };
+	const struct cg_hugepage huge[] = { { "2MB", 4194304 } };
+	const struct cg_net_prio prio[] = { { "eth0", 5 } };
+	struct cg_resources res = {
+		.blkio_weight_devices = wdev,
+		.n_blkio_weight_devices = 1,
+		.blkio_throttle = { [CG_THROTTLE_READ_BPS] = rbps,
+				    [CG_THROTTLE_WRITE_IOPS] = wiops },
+		.n_blkio_throttle = { [CG_THROTTLE_READ_BPS] = 2, [CG_THROTTLE_WRITE_IOPS] = 1 },
+		.hugepages = huge,
+		.n_hugepages = 1,
+	};
+	struct cg_write *w = NULL;
+	size_t n = 0;
+	ok(cg_plan(&res, true, &w, &n, &err) == 0, "v2 device plan: %s", err.msg);
+	const struct cg_write *io = find(w, n, "io.max");
+	is_str(io ? io->value : "", "8:0 rbps=1048576 wiops=max", "v2 io.max: one line per device");
+	ok(io && io + 1 < w + n && !strcmp(io[1].value, "8:16 rbps=2"), "v2 io.max: second device");
+	is_str(val(w, n, "io.bfq.weight"), "8:0 500", "v2 weightDevice -> io.bfq.weight");
+	is_str(val(w, n, "hugetlb.2MB.max"), "4194304", "v2 hugetlb.2MB.max");
+	free(w);
+	res.net_class_id = I(0x100001);
+	res.net_priorities = prio;
+	res.n_net_priorities = 1;
+	ok(cg_plan(&res, false, &w, &n, &err) == 0, "v1 device plan: %s", err.msg);
+	is_str(val(w, n, "blkio.throttle.read_bps_device"), "8:0 1048576", "v1 read bps");
+	is_str(val(w, n, "blkio.throttle.write_iops_device"), "8:0 0", "v1 write iops");
+	is_str(val(w, n, "blkio.weight_device"), "8:0 500", "v1 blkio.weight_device");
+	is_str(val(w, n, "hugetlb.2MB.limit_in_bytes"), "4194304", "v1 hugetlb limit");
+	is_str(val(w, n, "net_cls.classid"), "1048577", "v1 net_cls.classid");
+	is_str(val(w, n, "net_prio.ifpriomap"), "eth0 5", "v1 net_prio.ifpriomap");
+	free(w);
+	ok(strstr(plan_err(&res, true), "network.classID: not supported on cgroup v2"),
+	   "v2 refuses classID: %s", plan_err(&res, true));
+	res.net_class_id = (struct cg_i64){ 0 };
+	ok(strstr(plan_err(&res, true), "network.priorities: not supported on cgroup v2"),
+	   "v2 refuses priorities");
+	const struct cg_hugepage bad_huge[] = { { "2M/../x", 1 } };
+	struct cg_resources e = { .hugepages = bad_huge, .n_hugepages = 1 };
+	ok(strstr(plan_err(&e, false), "hugepageLimits[0].pageSize"), "bad pageSize: %s",
+	   plan_err(&e, false));
+	const struct cg_net_prio bad_prio[] = { { "eth0 1\nlo", 1 } };
+	e = (struct cg_resources){ .net_priorities = bad_prio, .n_net_priorities = 1 };
+	ok(strstr(plan_err(&e, false), "priorities[0].name"), "bad interface name refused");
+	const struct cg_dev_value light[] = { { 8, 0, 5 } };
+	e = (struct cg_resources){ .blkio_weight_devices = light, .n_blkio_weight_devices = 1 };
+	ok(strstr(plan_err(&e, false), "weightDevice[0].weight"), "weightDevice 5 refused");
+	is_str(cg_plan_field("hugetlb.1GB.max"), "linux.resources.hugepageLimits",
+	       "field: hugetlb");
+	is_str(cg_plan_field("blkio.throttle.write_iops_device"),
+	       "linux.resources.blockIO.throttleWriteIOPSDevice", "field: v1 throttle");
+	ok(cg_plan_field("memory.max") == NULL, "field: none for memory.max");
+}
+
+/* The appliers against temp dirs: io.weight stands in for a missing io.bfq.weight, and an
+ * unmounted v1 controller is an error naming the spec field. */
+static void test_apply_fields(void)
+{
+	struct hutch_err err = { 0 };
+	char dir[] = "/tmp/hutch-unit-cg-XXXXXX";
+	struct cg_hier h = { .name = "blkio", .fd = -1 };
+	struct cg cg = { true, &h, 1 };
+	ok(mkdtemp(dir) != NULL, "temp dir");
+	h.dir = dir;
+	h.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	put(h.fd, "io.weight", "");
+	struct cg_write w = { "io", "io.bfq.weight", "8:0 500" };
+	_cleanup_free_ char *got = NULL;
+	ok(cg_v2_apply(&cg, &w, 1, &err) == 0 && cg_read_at(h.fd, "io.weight", &got, &err) == 0,
+	   "v2: io.bfq.weight falls back to io.weight: %s", err.msg);
+	is_str(got ? got : "", "8:0 4950", "v2: io.weight gets the converted weight");
+	unlinkat(h.fd, "io.weight", 0);
+	ok(cg_v2_apply(&cg, &w, 1, &err) == -ENOTSUP &&
+		   strstr(err.msg, "linux.resources.blockIO.weightDevice: ") == err.msg,
+	   "v2: no weight file: %s", err.msg);
+	cg.v2 = false;
+	struct cg_write hw = { "hugetlb", "hugetlb.2MB.limit_in_bytes", "1" };
+	ok(cg_v1_apply(&cg, &hw, 1, &err) == -ENOTSUP &&
+		   strstr(err.msg, "linux.resources.hugepageLimits: ") == err.msg,
+	   "v1: no hugetlb hierarchy: %s", err.msg);
+	struct cg_write bw = { "blkio", "blkio.weight_device", "8:0 500" };
+	ok(cg_v1_apply(&cg, &bw, 1, &err) == -ENOTSUP && strstr(err.msg, "weightDevice: ") &&
+		   strstr(err.msg, "BFQ"),
+	   "v1: no weight_device file: %s", err.msg);
+	close(h.fd);
+	rmdir(dir);
+}
+
 /* v2 update completion against a temp dir standing in for the cgroup. */
 static void test_complete_update(void)
 {
@@ -665,9 +758,23 @@ static void test_complete_update(void)
 	struct cg_resources res2 = { .mem_swap = I(8 << 20) };
 	ok(cg_complete_update(&cg, &res2, &err) == 0 && res2.mem_limit.v == 4 << 20,
 	   "v2: swap alone is relative to the live memory limit");
+	put(h.fd, "memory.current", "1048576\n");
+	struct cg_resources res4 = { .mem_limit = I(524288), .mem_check_before_update = true };
+	ok(cg_complete_update(&cg, &res4, &err) == -EBUSY && strstr(err.msg, "checkBeforeUpdate"),
+	   "v2: checkBeforeUpdate refuses a limit below usage: %s", err.msg);
+	res4.mem_limit = I(2 << 20);
+	ok(cg_complete_update(&cg, &res4, &err) == 0, "v2: checkBeforeUpdate, above usage");
 	cg.v2 = false;
+	h.name = "memory";
 	struct cg_resources res3 = { .cpu_quota = I(30000) };
 	ok(cg_complete_update(&cg, &res3, &err) == 0 && !res3.cpu_period.set, "v1: nothing to do");
+	put(h.fd, "memory.usage_in_bytes", "1048576\n");
+	res4.mem_limit = I(4096);
+	ok(cg_complete_update(&cg, &res4, &err) == -EBUSY, "v1: checkBeforeUpdate: %s", err.msg);
+	res4.mem_check_before_update = false;
+	ok(cg_complete_update(&cg, &res4, &err) == 0, "v1: no check unless asked");
+	unlinkat(h.fd, "memory.usage_in_bytes", 0);
+	unlinkat(h.fd, "memory.current", 0);
 	unlinkat(h.fd, "cpu.max", 0);
 	unlinkat(h.fd, "memory.max", 0);
 	close(h.fd);
@@ -678,6 +785,8 @@ int main(void)
 {
 	test_complete_update();
 	test_plan_v2();
+	test_plan_devices();
+	test_apply_fields();
 	test_stats_parsers();
 	test_plan_v1();
 	test_resolve();

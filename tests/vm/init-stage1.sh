@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: Apache-2.0
 # Stage 1 of the VM lane's guest: /init of the initramfs that setup.sh builds (busybox only).
-# Loads the virtio, 9p and overlayfs modules, makes the root (the host's / read-only over 9p
+# Loads the virtio, 9p, overlayfs and virtio-blk modules, makes the root (the host's / read-only over 9p
 # under a tmpfs upper layer) and switch_roots into it: containers need a real root, because
 # pivot_root refuses the initramfs. Any failure powers off; the runner prints the console log.
 # shellcheck shell=dash
@@ -18,7 +18,8 @@ fail() {
 
 # One modprobe loads them all with their dependencies (modules.dep from setup.sh): an exec
 # per insmod would cost ~30 ms each under TCG.
-modprobe -a virtio_mmio virtio_console 9pnet_virtio 9p overlay || fail "modprobe failed"
+modprobe -a virtio_mmio virtio_console 9pnet_virtio 9p overlay virtio_blk ||
+	fail "modprobe failed"
 
 O=trans=virtio,version=9p2000.L,msize=512000
 mount -t 9p -o $O,ro,cache=loose hostroot /lower || fail "mount of the host's / failed"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [-e VAR=VAL]... -- CMD ARGS...
+# run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [-e VAR=VAL]... -- CMD ARGS...
 # Runs CMD as root in a throw-away qemu microvm: Debian's stock 6.1 kernel, pure cgroup v2 with
 # every controller enabled, the host's / read-only under a tmpfs overlay, and $PWD shared
-# read-write at the same path (init-stage1.sh, init-stage2.sh). CMD's stdout and stderr come back
+# read-write at the same path (init-stage1.sh, init-stage2.sh). --disk gives the guest an empty
+# virtio-blk scratch disk of SIZE (a sparse raw file, /dev/vda there). CMD's stdout and stderr come back
 # on ours; its stdin is /dev/null. Exit status: CMD's, or 125 when the VM failed (its console log
 # is printed then). Environment: HUTCH_VM_CACHE (setup.sh's cache, default /var/cache/hutch-vm),
 # HUTCH_VM_APPEND (more kernel arguments), HUTCH_VM_KEEP=1 (keep the control dir and console log).
@@ -11,21 +12,22 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${HUTCH_VM_CACHE:-/var/cache/hutch-vm}
-MEM=1G SMP=2 TIMEOUT=0 ENVS=() CMD=() CTL='' QPID='' R1='' R2=''
+MEM=1G SMP=2 TIMEOUT=0 DISK='' ENVS=() CMD=() CTL='' QPID='' R1='' R2=''
 
 die() {
 	echo "run-in-vm: $*" >&2
 	exit 125
 }
-usage() { die "usage: run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [-e VAR=VAL]... -- CMD ARGS..."; }
+usage() { die "usage: run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [-e VAR=VAL]... -- CMD ARGS..."; }
 
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--mem | --smp | --timeout | -e) [ $# -ge 2 ] || usage ;;&
+		--mem | --smp | --timeout | --disk | -e) [ $# -ge 2 ] || usage ;;&
 		--mem) MEM=$2 ;;
 		--smp) SMP=$2 ;;
 		--timeout) TIMEOUT=$2 ;;
+		--disk) DISK=$2 ;;
 		-e) [[ $2 == [A-Za-z_]*=* ]] || die "-e wants VAR=VALUE, not '$2'"
 		    ENVS+=("$2") ;;
 		--) shift; break ;;
@@ -91,7 +93,7 @@ cleanup() {
 }
 
 run_qemu() {
-	local sm=passthrough fs=() to=() append
+	local sm=passthrough fs=() to=() blk=() append
 	append="console=ttyS0 quiet loglevel=1 panic=-1 mitigations=off audit=0 nowatchdog"
 	append+=" cryptomgr.notests no_timer_check $(tsc_args) ${HUTCH_VM_APPEND:-}"
 	# passthrough keeps the host's owners and modes, but needs root on the host.
@@ -99,6 +101,12 @@ run_qemu() {
 	[ "$PWD" = / ] || fs=(-fsdev "local,id=wk,path=$PWD,security_model=$sm,multidevs=remap"
 		-device "virtio-9p-device,fsdev=wk,mount_tag=work")
 	[ "$TIMEOUT" = 0 ] || to=(timeout -k 5 "$TIMEOUT")
+	if [ -n "$DISK" ]; then
+		truncate -s "$DISK" "$CTL/disk.raw" || die "--disk $DISK: cannot make the disk"
+		# shellcheck disable=SC2054 # qemu's option syntax
+		blk=(-drive "file=$CTL/disk.raw,if=none,id=d0,format=raw"
+			-device virtio-blk-device,drive=d0)
+	fi
 	${to[@]+"${to[@]}"} qemu-system-x86_64 -M microvm -accel tcg,thread=multi -cpu max \
 		-m "$MEM" -smp "$SMP" -nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$HUTCH_VM_KERNEL" -initrd "$HUTCH_VM_INITRD" \
@@ -107,6 +115,7 @@ run_qemu() {
 		-device virtio-9p-device,fsdev=ctl,mount_tag=ctl \
 		-fsdev "local,id=hr,path=/,security_model=$sm,readonly=on,multidevs=remap" \
 		-device virtio-9p-device,fsdev=hr,mount_tag=hostroot ${fs[@]+"${fs[@]}"} \
+		${blk[@]+"${blk[@]}"} \
 		-device virtio-serial-device \
 		-chardev "file,id=out,path=$CTL/out" -device virtserialport,chardev=out,name=out,nr=1 \
 		-chardev "file,id=err,path=$CTL/err" -device virtserialport,chardev=err,name=err,nr=2 \

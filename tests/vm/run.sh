@@ -21,7 +21,7 @@ start=$SECONDS
 # shared working directory: share BUILD_DIR, and hand the guest script over as text.
 cd "$BUILD"
 rc=0
-"$here/run-in-vm.sh" --timeout "${HUTCH_VM_TIMEOUT:-120}" -- \
+"$here/run-in-vm.sh" --timeout "${HUTCH_VM_TIMEOUT:-120}" --disk 16M -- \
 	bash -c "$(<"$here/guest-v2.sh")" guest-v2.sh "$BUILD" || rc=$?
 
 took=$((SECONDS - start))

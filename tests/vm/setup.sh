@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Prepares the VM lane (see run-in-vm.sh): qemu, Debian's stock 6.1 kernel as an uncompressed
 # vmlinux (qemu boots it through PVH, skipping the slow bzImage decompressor under TCG) and a
-# busybox initramfs holding the 10 modules 9p and overlayfs need. The kernel package is fetched
+# busybox initramfs holding the 11 modules 9p, overlayfs and virtio-blk need. The kernel package is fetched
 # with `apt-get download` and unpacked into the cache, never installed. Everything lives in
 # $HUTCH_VM_CACHE (default /var/cache/hutch-vm); a warm run only checks it. Idempotent.
 set -euo pipefail
@@ -10,10 +10,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${HUTCH_VM_CACHE:-/var/cache/hutch-vm}
 PKGS=(qemu-system-x86 busybox-static xz-utils jq)
-# What 9p and overlayfs need (the -cloud kernel flavour lacks 9p).
+# What 9p and overlayfs need (the -cloud kernel flavour lacks 9p), and virtio_blk for the
+# scratch disk that io.max is tested on.
 MODULES=(drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_mmio
 	 drivers/char/virtio_console fs/netfs/netfs fs/fscache/fscache net/9p/9pnet
-	 net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay)
+	 net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay drivers/block/virtio_blk)
 
 say() { echo "vm-setup: $*" >&2; }
 die() {
@@ -113,13 +114,22 @@ prepare_kernel() {
 		die "no xz-compressed vmlinux found in $root/boot/vmlinuz-$kver"
 }
 
+# True when dir holds every module of MODULES (a cache from before a module was added lacks it).
+has_modules() {
+	local m
+	for m in "${MODULES[@]}"; do
+		[ -e "$1/${m##*/}.ko" ] || return 1
+	done
+}
+
 # The kernel version to use, made ready in the cache: one already there, else the host's
 # installed one, else the package linux-image-amd64 points to.
 ensure_kernel() {
 	local kver pkg
 	for kver in $(cd "$CACHE" && printf '%s\n' */vmlinux | sort -rV); do
 		kver=${kver%/vmlinux}
-		[ -s "$CACHE/$kver/vmlinux" ] && [ -d "$CACHE/$kver/modules" ] && { echo "$kver"; return; }
+		[ -s "$CACHE/$kver/vmlinux" ] && has_modules "$CACHE/$kver/modules" &&
+			{ echo "$kver"; return; }
 	done
 	if kver=$(installed_kernel ""); then
 		say "using the installed kernel $kver"
