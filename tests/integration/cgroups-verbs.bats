@@ -306,7 +306,7 @@ counter() {
 		tries=$((tries - 1))
 	done
 	touch "$TEST_DIR/shared/go"
-	wait_for_output "$ID" "hog status 137"
+	wait_for_output "$ID" "hog status 137" 40 # the hog is slow on a loaded host
 	tries=40
 	until grep -q '"type":"oom"' "$TEST_DIR/events" || [ $tries -eq 0 ]; do
 		sleep 0.05
