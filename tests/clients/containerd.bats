@@ -124,9 +124,10 @@ teardown_file() {
 	run ctr task exec --exec-id e2 --user 1000 svc sh -c 'echo $FOO $(id -u)'
 	check_status 0
 	[ "$output" = "bar 1000" ]
-	# ctr -t wants a terminal on stdin: script(1) gives it one.
+	# ctr -t wants a terminal on stdin: script(1) gives it one. script's own stdin must not
+	# be at end of file (CI runs with </dev/null): a pipe that stays open a while.
 	run script -qec "timeout $CLIENT_TIMEOUT /usr/bin/ctr --address $CL_DIR/containerd.sock \
-		--namespace hutch-test task exec -t --exec-id e3 svc tty" /dev/null
+		--namespace hutch-test task exec -t --exec-id e3 svc tty" /dev/null < <(sleep 20)
 	check_status 0
 	expect_output /dev/pts/
 	run ctr task exec --exec-id e4 svc sh -c 'exit 5'
