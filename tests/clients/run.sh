@@ -10,6 +10,10 @@
 #                                     runtime bugs
 set -euo pipefail
 
+# The clients and daemons run as from a login shell: CI may start us with a bare
+# environment, and `ctr task exec -t` then hangs.
+export TERM=${TERM:-xterm} SHELL=${SHELL:-/bin/bash} LANG=${LANG:-C.UTF-8}
+
 bats=${1:-bats}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
