@@ -6,6 +6,7 @@
  * afterwards images/ turns that upper directory into the new layer without copying it.
  */
 #include "rt.h"
+#include "rt-image.h"
 #include "rt-sandbox.h"
 #include "img.h"
 

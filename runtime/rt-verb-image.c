@@ -5,6 +5,7 @@
  * this file only parses, calls images/ and prints.
  */
 #include "rt.h"
+#include "rt-image.h"
 #include "img.h"
 
 #include <inttypes.h>

@@ -264,7 +264,7 @@ struct rt_exec_opts {
  * 128+signal). */
 int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 		const struct rt_exec_opts *o, struct hutch_err *err);
-/* Also what create needs (rt-create.c has static copies of both). */
+/* Shared with create. */
 int rt_connect_console(const char *path, struct hutch_err *err);
 int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err);
 
@@ -285,21 +285,5 @@ bool rt_image_is_dir(const char *image);
  * (or HUTCH_NO_OVERLAY=1), the layers are copied into a tmpfs at scratch/root instead and
  * 1 is returned (0 for the overlay). */
 int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struct hutch_err *err);
-
-struct img_store;
-struct rt_build {
-	const char *from, *tag, *network, *store, *timeout, *memory;
-	char **packages, **steps, **env; /* NULL-terminated; env is K=V */
-	size_t n_packages, n_steps, n_env;
-	bool no_cache;
-};
-int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err);
-void rt_build_free(struct rt_build *b);
-/* NAME:<inputs hash> for these inputs; base gets the base image's manifest digest. */
-int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag, char base[72],
-		    struct hutch_err *err);
-/* Runs the build's sandbox and stores its result as name_tag. */
-int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build *b,
-		 const char *name_tag, const char *base, char digest[72], struct hutch_err *err);
 
 #endif

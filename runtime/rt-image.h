@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `image build`: its options and steps, shared by rt-verb-image.c and rt-image-build.c. */
+#ifndef HUTCH_RT_IMAGE_H
+#define HUTCH_RT_IMAGE_H
+
+#include "rt.h"
+
+struct img_store;
+struct rt_build {
+	const char *from, *tag, *network, *store, *timeout, *memory;
+	char **packages, **steps, **env; /* NULL-terminated; env is K=V */
+	size_t n_packages, n_steps, n_env;
+	bool no_cache;
+};
+int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err);
+void rt_build_free(struct rt_build *b);
+/* NAME:<inputs hash> for these inputs; base gets the base image's manifest digest. */
+int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag, char base[72],
+		    struct hutch_err *err);
+/* Runs the build's sandbox and stores its result as name_tag. */
+int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build *b,
+		 const char *name_tag, const char *base, char digest[72], struct hutch_err *err);
+
+#endif
