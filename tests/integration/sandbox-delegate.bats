@@ -8,6 +8,7 @@
 # skipped. runsc can lose bytes of stdout through a pipe here, so output always goes to files.
 
 load helpers
+load sandbox-helpers
 
 SB_STATE=/run/hutch/sandbox
 
@@ -21,10 +22,6 @@ setup_file() {
 	mkdir -p "$SB_IMAGES/full"/{workspace,sys/fs/cgroup}
 	: >"$SB_IMAGES/full/etc/resolv.conf"
 	export SB_IMAGES
-}
-
-teardown_file() {
-	[ -z "${SB_IMAGES:-}" ] || rm -rf --one-file-system "$SB_IMAGES"
 }
 
 setup() {
@@ -43,29 +40,9 @@ setup() {
 	mknod -m 666 "$TEST_DIR/null" c 1 3
 }
 
-teardown() {
-	local rc=0
-	sb_teardown || rc=1
-	teardown_bundle || rc=1
-	return $rc
-}
-
 # requires_runtime NAME: skips the test when the runtime's binary is absent.
 requires_runtime() {
 	command -v "$1" >/dev/null || skip "$1 not installed"
-}
-
-# sb_raw ARGS...: `hutch sandbox ARGS...`; the shell records its pid in $SB_PIDS (and in
-# $SB_PIDFILE if set) and execs hutch, so the pids are hutch's own (see sb_teardown).
-sb_raw() {
-	timeout -k 5 "$HUTCH_CMD_TIMEOUT" sh -c \
-		'echo $$ >>"$0"; [ -z "$1" ] || echo $$ >"$1"; shift; exec "$@"' \
-		"$SB_PIDS" "${SB_PIDFILE:-}" "$HUTCH" sandbox "$@"
-}
-
-# sb ARGS...: on the image, with the test's tag in the sandbox's environment.
-sb() {
-	sb_raw --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" "$@"
 }
 
 # sb_run ARGS...: like `run sb ARGS...`, through files: stdout+stderr in output/lines,
@@ -79,68 +56,10 @@ sb_run() {
 	sed 's/^/#   /' <<<"$output" >&2
 }
 
-# Milliseconds.
-now_ms() {
-	local t=${EPOCHREALTIME/./}
-	echo $((t / 1000))
-}
-
-is_hutch() {
-	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$HUTCH")" ] && ! pid_gone "$1"
-}
-
-# The cgroup dirs of sandbox PID's hutch, in every hierarchy; only those made during the
-# test: hutches of other sessions on this host (whose pids may be the same) have their own.
-sb_cgroups() {
-	local d
-	find /sys/fs/cgroup -type d -name "hutch-sb-$1" 2>/dev/null | while read -r d; do
-		grep -qxF "$d" "$TEST_DIR/cgroups.before" || echo "$d"
-	done
-}
-
 # Processes on the host whose command line names the sandbox of hutch PID (the delegate runs
 # it as container sb-PID): the runtime itself, runsc's gofer and sandbox.
 runtime_processes() {
 	pgrep -f -- "(^|[ =/])sb-$1( |$)" || true
-}
-
-no_process_like() {
-	local tries=100
-	while pgrep -f "$1" >/dev/null && [ $tries -gt 0 ]; do
-		sleep 0.05
-		tries=$((tries - 1))
-	done
-	if pgrep -f "$1" >/dev/null; then
-		echo "processes left:" >&2
-		pgrep -af "$1" >&2
-		return 1
-	fi
-}
-
-wait_process_like() {
-	local tries=200
-	until pgrep -f "$1" >/dev/null; do
-		[ $tries -gt 0 ] || return 1
-		sleep 0.05
-		tries=$((tries - 1))
-	done
-}
-
-mark() {
-	echo $((500000 + RANDOM * 7 + BATS_TEST_NUMBER))
-}
-
-# remove_cgroups DIR...: removes leaked cgroup dirs, then those of their ancestors that did
-# not exist before the test (hutch made them for the leaked ones), and only while empty.
-remove_cgroups() {
-	local d
-	find "$@" -depth -type d -exec rmdir {} + 2>/dev/null
-	for d; do
-		d=${d%/*}
-		while ! grep -qxF "$d" "$TEST_DIR/cgroups.before" && rmdir "$d" 2>/dev/null; do
-			d=${d%/*}
-		done
-	done
 }
 
 # Every hutch of the test must have left nothing: no state dir, cgroup, runtime process or

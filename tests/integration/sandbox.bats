@@ -8,6 +8,7 @@
 # mounts, lock files or processes.
 
 load helpers
+load sandbox-helpers
 bats_require_minimum_version 1.5.0
 
 SB_STATE=/run/hutch/sandbox
@@ -28,10 +29,6 @@ setup_file() {
 	export SB_IMAGES
 }
 
-teardown_file() {
-	[ -z "${SB_IMAGES:-}" ] || rm -rf --one-file-system "$SB_IMAGES"
-}
-
 setup() {
 	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
 	setup_tmp
@@ -41,28 +38,6 @@ setup() {
 	# (find fails when a cgroup of someone else's vanishes during the walk: that is fine)
 	find /sys/fs/cgroup -type d >"$TEST_DIR/cgroups.before" 2>/dev/null || true
 	LOCK=it-$TAG
-}
-
-teardown() {
-	local rc=0
-	sb_teardown || rc=1
-	teardown_bundle || rc=1
-	return $rc
-}
-
-# sb_raw ARGS...: `hutch sandbox ARGS...`. The shell records its pid in $SB_PIDS (and in
-# $SB_PIDFILE if set) and execs hutch, so the pids are hutch's own: teardown checks what each
-# of them left behind (sandbox sb-PID, cgroups hutch-sb-PID).
-sb_raw() {
-	timeout -k 5 "$HUTCH_CMD_TIMEOUT" sh -c \
-		'echo $$ >>"$0"; [ -z "$1" ] || echo $$ >"$1"; shift; exec "$@"' \
-		"$SB_PIDS" "${SB_PIDFILE:-}" "$HUTCH" sandbox "$@"
-}
-
-# sb ARGS...: on the full image, with the test's tag in the sandbox's environment (by which
-# teardown finds leaked sandbox processes).
-sb() {
-	sb_raw --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" "$@"
 }
 
 # sb_bg NAME ARGS...: sb in the background, stdio to $TEST_DIR/NAME.out; `sb_pid NAME` is
@@ -112,26 +87,6 @@ sb_wait() {
 	status=$(cat "$TEST_DIR/$1.rc")
 }
 
-# Milliseconds on a monotonic-enough clock.
-now_ms() {
-	local t=${EPOCHREALTIME/./}
-	echo $((t / 1000))
-}
-
-# True if PID is a live hutch (the binary under test), not a zombie.
-is_hutch() {
-	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$HUTCH")" ] && ! pid_gone "$1"
-}
-
-# The cgroup dirs of sandbox PID's hutch, in every hierarchy; only those made during the
-# test: hutches of other sessions on this host (whose pids may be the same) have their own.
-sb_cgroups() {
-	local d
-	find /sys/fs/cgroup -type d -name "hutch-sb-$1" 2>/dev/null | while read -r d; do
-		grep -qxF "$d" "$TEST_DIR/cgroups.before" || echo "$d"
-	done
-}
-
 # hutch-sb-* cgroups made during this test (other sessions on this host have their own) of
 # hutch processes that are gone: a stale sandbox's.
 stale_cgroups() {
@@ -139,48 +94,6 @@ stale_cgroups() {
 	find /sys/fs/cgroup -type d -name 'hutch-sb-*' 2>/dev/null | while read -r d; do
 		p=${d##*hutch-sb-}
 		is_hutch "$p" || grep -qxF "$d" "$TEST_DIR/cgroups.before" || echo "$d"
-	done
-}
-
-# Waits (up to 5 s) until no process's command line matches the regex; fails listing them.
-no_process_like() {
-	local tries=100
-	while pgrep -f "$1" >/dev/null && [ $tries -gt 0 ]; do
-		sleep 0.05
-		tries=$((tries - 1))
-	done
-	if pgrep -f "$1" >/dev/null; then
-		echo "processes left:" >&2
-		pgrep -af "$1" >&2
-		return 1
-	fi
-}
-
-# Waits (up to 5 s) until a process's command line matches the regex.
-wait_process_like() {
-	local tries=100
-	until pgrep -f "$1" >/dev/null; do
-		[ $tries -gt 0 ] || return 1
-		sleep 0.05
-		tries=$((tries - 1))
-	done
-}
-
-# A unique argument for `sleep`, to find a sandbox's processes on the host with pgrep.
-mark() {
-	echo $((500000 + RANDOM * 7 + BATS_TEST_NUMBER))
-}
-
-# remove_cgroups DIR...: removes leaked cgroup dirs, then those of their ancestors that did
-# not exist before the test (hutch made them for the leaked ones), and only while empty.
-remove_cgroups() {
-	local d
-	find "$@" -depth -type d -exec rmdir {} + 2>/dev/null
-	for d; do
-		d=${d%/*}
-		while ! grep -qxF "$d" "$TEST_DIR/cgroups.before" && rmdir "$d" 2>/dev/null; do
-			d=${d%/*}
-		done
 	done
 }
 

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+# What sandbox.bats and sandbox-delegate.bats share: running hutch sandbox with its pid
+# recorded, finding what a sandbox left on the host (cgroups, processes), and removing it.
+# Each file keeps its own sb_teardown, which calls these. Loaded after helpers.bash.
+
+# sb_raw ARGS...: `hutch sandbox ARGS...`. The shell records its pid in $SB_PIDS (and in
+# $SB_PIDFILE if set) and execs hutch, so the pids are hutch's own: teardown checks what each
+# of them left behind (sandbox sb-PID, cgroups hutch-sb-PID).
+sb_raw() {
+	timeout -k 5 "$HUTCH_CMD_TIMEOUT" sh -c \
+		'echo $$ >>"$0"; [ -z "$1" ] || echo $$ >"$1"; shift; exec "$@"' \
+		"$SB_PIDS" "${SB_PIDFILE:-}" "$HUTCH" sandbox "$@"
+}
+
+# sb ARGS...: on the full image, with the test's tag in the sandbox's environment (by which
+# teardown finds leaked sandbox processes).
+sb() {
+	sb_raw --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" "$@"
+}
+
+# Milliseconds on a monotonic-enough clock.
+now_ms() {
+	local t=${EPOCHREALTIME/./}
+	echo $((t / 1000))
+}
+
+# True if PID is a live hutch (the binary under test), not a zombie.
+is_hutch() {
+	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$HUTCH")" ] && ! pid_gone "$1"
+}
+
+# The cgroup dirs of sandbox PID's hutch, in every hierarchy; only those made during the
+# test: hutches of other sessions on this host (whose pids may be the same) have their own.
+sb_cgroups() {
+	local d
+	find /sys/fs/cgroup -type d -name "hutch-sb-$1" 2>/dev/null | while read -r d; do
+		grep -qxF "$d" "$TEST_DIR/cgroups.before" || echo "$d"
+	done
+}
+
+# Waits (up to 5 s) until no process's command line matches the regex; fails listing them.
+no_process_like() {
+	local tries=100
+	while pgrep -f "$1" >/dev/null && [ $tries -gt 0 ]; do
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	if pgrep -f "$1" >/dev/null; then
+		echo "processes left:" >&2
+		pgrep -af "$1" >&2
+		return 1
+	fi
+}
+
+# Waits (up to 5 s) until a process's command line matches the regex.
+wait_process_like() {
+	local tries=200
+	until pgrep -f "$1" >/dev/null; do
+		[ $tries -gt 0 ] || return 1
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+}
+
+# A unique argument for `sleep`, to find a sandbox's processes on the host with pgrep.
+mark() {
+	echo $((500000 + RANDOM * 7 + BATS_TEST_NUMBER))
+}
+
+# remove_cgroups DIR...: removes leaked cgroup dirs, then those of their ancestors that did
+# not exist before the test (hutch made them for the leaked ones), and only while empty.
+remove_cgroups() {
+	local d
+	find "$@" -depth -type d -exec rmdir {} + 2>/dev/null
+	for d; do
+		d=${d%/*}
+		while ! grep -qxF "$d" "$TEST_DIR/cgroups.before" && rmdir "$d" 2>/dev/null; do
+			d=${d%/*}
+		done
+	done
+}
+
+teardown() {
+	local rc=0
+	sb_teardown || rc=1
+	teardown_bundle || rc=1
+	return $rc
+}
+
+teardown_file() {
+	[ -z "${SB_IMAGES:-}" ] || rm -rf --one-file-system "$SB_IMAGES"
+}
