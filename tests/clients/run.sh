@@ -30,18 +30,9 @@ bin=$(mktemp -d "${TMPDIR:-/tmp}/hutch-clients-bin.XXXXXX")
 trap 'rm -rf "$bin"' EXIT
 cc -O2 -Wall -Wextra -o "$bin/reaper" "$here/../integration/helpers/reaper.c"
 
-files=()
-IFS=', ' read -r -a globs <<<"${HUTCH_CLIENTS:-*}"
-for f in "$here"/*.bats; do
-	for g in "${globs[@]}"; do
-		# shellcheck disable=SC2053 # the glob is meant to match
-		if [[ $(basename "$f" .bats) == ${g%.bats} ]]; then
-			files+=("$f")
-			break
-		fi
-	done
-done
-if [ ${#files[@]} -eq 0 ]; then
+# shellcheck source=../select-bats.bash
+. "$here/../select-bats.bash"
+if ! select_bats "$here" "${HUTCH_CLIENTS:-*}"; then
 	echo "run.sh: no test file matches HUTCH_CLIENTS=$HUTCH_CLIENTS" >&2
 	exit 2
 fi

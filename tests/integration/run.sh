@@ -31,18 +31,9 @@ for h in reaper recvtty; do
 	cc -O2 -Wall -Wextra -o "$bin/$h" "$here/helpers/$h.c"
 done
 
-files=()
-IFS=', ' read -r -a globs <<<"${HUTCH_TESTS:-*}"
-for f in "$here"/*.bats; do
-	for g in "${globs[@]}"; do
-		# shellcheck disable=SC2053 # the glob is meant to match
-		if [[ $(basename "$f" .bats) == ${g%.bats} ]]; then
-			files+=("$f")
-			break
-		fi
-	done
-done
-if [ ${#files[@]} -eq 0 ]; then
+# shellcheck source=../select-bats.bash
+. "$here/../select-bats.bash"
+if ! select_bats "$here" "${HUTCH_TESTS:-*}"; then
 	echo "run.sh: no test file matches HUTCH_TESTS=$HUTCH_TESTS" >&2
 	exit 2
 fi
