@@ -6,6 +6,7 @@
  * the base's with one more layer, one more history line and the build's labels.
  */
 #include "img-internal.h"
+#include "hutch-json.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -220,31 +221,6 @@ static int layer_digest(int dirfd, char diff[IMG_DIGEST_MAX], uint64_t *tar_size
 	return r;
 }
 
-static void gen_value(yajl_gen g, yajl_val v)
-{
-	if (YAJL_IS_OBJECT(v)) {
-		yajl_gen_map_open(g);
-		for (size_t i = 0; i < v->u.object.len; i++) {
-			img_gen_str(g, v->u.object.keys[i]);
-			gen_value(g, v->u.object.values[i]);
-		}
-		yajl_gen_map_close(g);
-	} else if (YAJL_IS_ARRAY(v)) {
-		yajl_gen_array_open(g);
-		for (size_t i = 0; i < v->u.array.len; i++)
-			gen_value(g, v->u.array.values[i]);
-		yajl_gen_array_close(g);
-	} else if (YAJL_IS_STRING(v)) {
-		img_gen_str(g, v->u.string);
-	} else if (YAJL_IS_NUMBER(v)) {
-		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
-	} else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
-		yajl_gen_bool(g, YAJL_IS_TRUE(v));
-	} else {
-		yajl_gen_null(g);
-	}
-}
-
 /* config.config with Labels extended by K=V pairs. */
 static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
 {
@@ -253,7 +229,7 @@ static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
 		if (!strcmp(rc->u.object.keys[i], "Labels"))
 			continue;
 		img_gen_str(g, rc->u.object.keys[i]);
-		gen_value(g, rc->u.object.values[i]);
+		hutch_json_gen_value(g, rc->u.object.values[i]);
 	}
 	img_gen_str(g, "Labels");
 	yajl_gen_map_open(g);
@@ -267,7 +243,7 @@ static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
 		if (replaced)
 			continue;
 		img_gen_str(g, old->u.object.keys[i]);
-		gen_value(g, old->u.object.values[i]);
+		hutch_json_gen_value(g, old->u.object.values[i]);
 	}
 	for (char *const *l = labels; l && *l; l++) {
 		const char *eq = strchr(*l, '=');
@@ -285,7 +261,7 @@ static void gen_array_plus(yajl_gen g, yajl_val arr, void (*add)(yajl_gen, const
 {
 	yajl_gen_array_open(g);
 	for (size_t i = 0; YAJL_IS_ARRAY(arr) && i < arr->u.array.len; i++)
-		gen_value(g, arr->u.array.values[i]);
+		hutch_json_gen_value(g, arr->u.array.values[i]);
 	add(g, arg);
 	yajl_gen_array_close(g);
 }
@@ -333,7 +309,7 @@ static char *new_config(yajl_val base, const struct img_commit *c, const char *d
 		    !strcmp(k, "config"))
 			continue;
 		img_gen_str(g, k);
-		gen_value(g, base->u.object.values[i]);
+		hutch_json_gen_value(g, base->u.object.values[i]);
 	}
 	img_gen_str(g, "created");
 	img_gen_str(g, created);

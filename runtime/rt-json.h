@@ -7,6 +7,7 @@
 #define HUTCH_RT_JSON_H
 
 #include "hutch-base.h"
+#include "hutch-json.h"
 
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -65,7 +66,5 @@ int rt_json_kv(yajl_val obj, const char *field, struct cg_kv **out, size_t *n,
 void rt_gen_str(yajl_gen g, const char *s);
 void rt_gen_kv(yajl_gen g, const char *key, const char *value); /* NULL value -> null */
 char *rt_gen_finish(yajl_gen g, size_t *len);
-/* Emits a parsed tree as is (numbers keep their text). */
-void rt_gen_value(yajl_gen g, yajl_val v);
 
 #endif

@@ -237,7 +237,7 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 		struct hutch_err e = { 0 };
 		if (rt_json_parse(p->seccomp_json, "seccomp profile", &sc, &e) == 0) {
 			rt_gen_str(g, "seccomp");
-			rt_gen_value(g, sc);
+			hutch_json_gen_value(g, sc);
 		}
 	}
 	gen_strs(g, "maskedPaths", rt_default_masked, strv_len(rt_default_masked));

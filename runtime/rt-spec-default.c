@@ -200,7 +200,7 @@ static void gen_linux(yajl_gen g, bool rootless, yajl_val seccomp)
 	gen_strv(g, "readonlyPaths", rt_default_readonly, NULL);
 	if (seccomp) {
 		rt_gen_str(g, "seccomp");
-		rt_gen_value(g, seccomp);
+		hutch_json_gen_value(g, seccomp);
 	}
 	yajl_gen_map_close(g);
 }

@@ -58,7 +58,7 @@ static void gen_process(yajl_gen g, yajl_val def, const struct bundle_proc *p)
 			rt_gen_kv(g, k, p->cwd);
 		} else {
 			rt_gen_str(g, k);
-			rt_gen_value(g, def->u.object.values[i]);
+			hutch_json_gen_value(g, def->u.object.values[i]);
 		}
 	}
 	yajl_gen_map_close(g);
@@ -79,7 +79,7 @@ static char *config_json(const struct bundle_proc *p, struct hutch_err *err)
 		if (!strcmp(def->u.object.keys[i], "process"))
 			gen_process(g, def->u.object.values[i], p);
 		else
-			rt_gen_value(g, def->u.object.values[i]);
+			hutch_json_gen_value(g, def->u.object.values[i]);
 	}
 	yajl_gen_map_close(g);
 	return rt_gen_finish(g, NULL);

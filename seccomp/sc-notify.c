@@ -6,6 +6,7 @@
  * the process, listenerMetadata and the container's state.
  */
 #include "sc.h"
+#include "hutch-json.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -19,32 +20,6 @@
 static void gen_str(yajl_gen g, const char *s)
 {
 	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
-
-/* Writes a parsed tree back out, numbers in their original spelling. */
-static void gen_value(yajl_gen g, yajl_val v)
-{
-	if (YAJL_IS_STRING(v)) {
-		gen_str(g, v->u.string);
-	} else if (YAJL_IS_NUMBER(v)) {
-		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
-	} else if (YAJL_IS_OBJECT(v)) {
-		yajl_gen_map_open(g);
-		for (size_t i = 0; i < v->u.object.len; i++) {
-			gen_str(g, v->u.object.keys[i]);
-			gen_value(g, v->u.object.values[i]);
-		}
-		yajl_gen_map_close(g);
-	} else if (YAJL_IS_ARRAY(v)) {
-		yajl_gen_array_open(g);
-		for (size_t i = 0; i < v->u.array.len; i++)
-			gen_value(g, v->u.array.values[i]);
-		yajl_gen_array_close(g);
-	} else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
-		yajl_gen_bool(g, YAJL_IS_TRUE(v));
-	} else {
-		yajl_gen_null(g);
-	}
 }
 
 /* {ociVersion, fds: ["seccompFd"], pid, metadata, state} as the runtime spec defines it. */
@@ -77,7 +52,7 @@ static int process_state(const char *state_json, const char *metadata, char **ou
 	gen_str(g, "metadata");
 	gen_str(g, metadata ? metadata : "");
 	gen_str(g, "state");
-	gen_value(g, state);
+	hutch_json_gen_value(g, state);
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &text, &len);
 	*out = hutch_xmalloc(len + 1);
