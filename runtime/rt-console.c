@@ -73,13 +73,6 @@ static bool pump(int in, int out)
 	return hutch_write_all(out, buf, (size_t)n) == 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The next deadline, or -1: the timeout sends SIGTERM, the grace after it kills the tree. */
 static int poll_timeout(struct rt_waiter *w, int64_t start)
 {
@@ -90,7 +83,7 @@ static int poll_timeout(struct rt_waiter *w, int64_t start)
 		deadline = w->term_at + w->grace_ms;
 	if (deadline < 0)
 		return -1;
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - (int64_t)hutch_now_ms();
 	return left < 0 ? 0 : (int)(left > INT32_MAX ? INT32_MAX : left);
 }
 
@@ -98,7 +91,7 @@ static void on_deadline(struct rt_waiter *w)
 {
 	if (!w->timed_out) {
 		w->timed_out = true;
-		w->term_at = now_ms();
+		w->term_at = (int64_t)hutch_now_ms();
 		syscall(SYS_pidfd_send_signal, w->pidfd, SIGTERM, NULL, 0);
 		return;
 	}
@@ -127,7 +120,7 @@ int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 			       { .fd = sfd, .events = POLLIN },
 			       { .fd = w->master, .events = POLLIN },
 			       { .fd = w->master >= 0 ? 0 : -1, .events = POLLIN } };
-	int64_t start = now_ms();
+	int64_t start = (int64_t)hutch_now_ms();
 	for (;;) {
 		int n = poll(p, 4, poll_timeout(w, start));
 		if (n < 0 && errno != EINTR)

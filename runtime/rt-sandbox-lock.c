@@ -30,8 +30,7 @@ int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "--lock %s", o->lock);
-	struct timespec start, now;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	double start = hutch_now_ms();
 	bool poll_mode = o->no_wait || o->lock_timeout >= 0;
 	/* Without a limit, block in the kernel; with one, poll every 10 ms. */
 	while (flock(fd, poll_mode ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
@@ -39,10 +38,7 @@ int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 			continue;
 		if (errno != EWOULDBLOCK)
 			return hutch_fail_errno(err, errno, "--lock %s", o->lock);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		double waited = (double)(now.tv_sec - start.tv_sec) +
-				(double)(now.tv_nsec - start.tv_nsec) / 1e9;
-		if (o->no_wait || waited >= o->lock_timeout)
+		if (o->no_wait || (hutch_now_ms() - start) / 1e3 >= o->lock_timeout)
 			return hutch_fail(err, EWOULDBLOCK, "--lock %s: held by pid %d", o->lock,
 					  holder(fd));
 		usleep(10000);

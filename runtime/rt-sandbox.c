@@ -35,13 +35,6 @@ struct sandbox {
 	char error[sizeof(((struct hutch_err *)0)->msg)];
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Sandboxes whose hutch died: their init died with it (the pipe broke), so they are
  * stopped; one whose owner lock is still held belongs to a live hutch. */
 static void clean_stale(struct rt_global *g)
@@ -447,16 +440,16 @@ RT_VERB_FN(sandbox)
 	rt_sb_opts_init(&sb.o);
 	sb.o.tmpfs = hutch_xcalloc(1, sizeof(*sb.o.tmpfs));
 	sb.o.tmpfs[sb.o.n_tmpfs++] = (struct rt_sb_tmpfs){ hutch_xstrdup("/tmp"), 256ULL << 20 };
-	double t0 = now_ms();
+	double t0 = hutch_now_ms();
 	int r = prepare(&sb, argc, argv, err);
 	if (r >= 0) {
-		t0 = now_ms(); /* the lock wait is not the sandbox's time */
+		t0 = hutch_now_ms(); /* the lock wait is not the sandbox's time */
 		if (sb.o.isolation != RT_SB_ISO_NAMESPACES)
 			r = rt_sb_run_host(&sb.o, &sb.res, err);
 		else
 			r = delegated(&sb.o) ? run_delegated(&sb, err) : run_native(&sb, err);
 	}
-	sb.res.wall_ms = now_ms() - t0;
+	sb.res.wall_ms = hutch_now_ms() - t0;
 	if (sb.id[0]) {
 		struct hutch_err e = { 0 };
 		rt_container_delete(&sb.g, sb.id, true, &e);

@@ -102,3 +102,10 @@ void hutch_set_proctitle(const char *title)
 	if (cap > 1)
 		memcpy(title_start, title, strnlen(title, cap - 1));
 }
+
+double hutch_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}

@@ -123,6 +123,9 @@ void hutch_set_proctitle(const char *title);
 int hutch_cap_from_name(const char *name);
 const char *hutch_cap_name(int cap);
 
+/* Milliseconds on the monotonic clock, for timeouts and durations. */
+double hutch_now_ms(void);
+
 /* Strings. */
 bool hutch_str_has_prefix(const char *s, const char *prefix);
 int hutch_parse_u64(const char *s, uint64_t *out);
