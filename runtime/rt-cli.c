@@ -123,3 +123,14 @@ int rt_validate_id(const char *id, struct hutch_err *err)
 				"invalid container id \"%s\": only [a-zA-Z0-9_+.-] allowed", id);
 	return 0;
 }
+
+int rt_parse_preserve_fds(const char *v, int *out, struct hutch_err *err)
+{
+	uint64_t n;
+	if (!v)
+		return 0;
+	if (hutch_parse_u64(v, &n) < 0 || n > 4096)
+		return hutch_fail(err, EINVAL, "--preserve-fds: invalid number %s", v);
+	*out = (int)n;
+	return 0;
+}

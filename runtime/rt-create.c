@@ -183,40 +183,26 @@ static uint64_t clone_flags(struct create_ctx *x)
 	return x->new_ns & ~(uint64_t)CLONE_NEWCGROUP;
 }
 
-/* Joining a pid namespace only changes where children go, so the parent joins it for the
- * clone and returns to its own right after. */
-static int enter_pid_ns(const struct rt_spec *s, int *own, struct hutch_err *err)
+/* A pid namespace given by path: an fd for rt_clone() to join around the clone. */
+static int pid_ns_fd(const struct rt_spec *s, int *fd, struct hutch_err *err)
 {
 	const struct rt_namespace *p = rt_spec_ns(s, CLONE_NEWPID);
-	*own = -1;
+	*fd = -1;
 	if (!p || !p->path)
 		return 0;
-	*own = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
-	if (*own < 0)
-		return hutch_fail_errno(err, errno, "open own pid namespace");
-	return ns_join(p->path, CLONE_NEWPID, err);
+	*fd = open(p->path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return hutch_fail_errno(err, errno, "linux.namespaces: pid %s", p->path);
+	return 0;
 }
 
 static int spawn(struct create_ctx *x, struct hutch_err *err)
 {
-	struct clone_args args = {
-		.flags = clone_flags(x) | CLONE_PIDFD,
-		.pidfd = (uint64_t)(uintptr_t)&x->pidfd,
-		.exit_signal = SIGCHLD,
-	};
-	int cgfd = cg_dirfd(x->cg);
-	if (cgfd >= 0) {
-		args.flags |= CLONE_INTO_CGROUP;
-		args.cgroup = (uint64_t)cgfd;
-	}
-	_cleanup_close_ int own_pid_ns = -1;
-	TRY(enter_pid_ns(x->spec, &own_pid_ns, err));
-	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-	int e = errno;
-	if (own_pid_ns >= 0)
-		setns(own_pid_ns, CLONE_NEWPID);
+	_cleanup_close_ int pidns = -1;
+	TRY(pid_ns_fd(x->spec, &pidns, err));
+	pid_t pid = rt_clone(clone_flags(x), cg_dirfd(x->cg), pidns, &x->pidfd, err);
 	if (pid < 0)
-		return hutch_fail_errno(err, e, "clone");
+		return pid;
 	if (pid == 0) {
 		close(x->sync[0]);
 		struct rt_child c = {

@@ -343,48 +343,13 @@ static int prepare(struct exec_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
-/* clone3 straight into the init's pid namespace (joined for our children only, and left
- * right after) and, on cgroup v2, into its cgroup. */
-static pid_t clone_into(struct exec_ctx *x, struct hutch_err *err)
-{
-	struct clone_args args = {
-		.flags = CLONE_PIDFD,
-		.pidfd = (uint64_t)(uintptr_t)&x->pidfd,
-		.exit_signal = SIGCHLD,
-	};
-	int cgfd = cg_dirfd(x->cg);
-	if (cgfd >= 0) {
-		args.flags |= CLONE_INTO_CGROUP;
-		args.cgroup = (uint64_t)cgfd;
-	}
-	_cleanup_close_ int own = -1;
-	if (x->ns_flags & CLONE_NEWPID) {
-		own = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
-		if (own < 0)
-			return hutch_fail_errno(err, errno, "open own pid namespace");
-		if (setns(x->init_pidfd, CLONE_NEWPID) < 0)
-			return hutch_fail_errno(err, errno, "join the container's pid namespace");
-	}
-	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-	int e = errno;
-	if (pid != 0 && own >= 0 && setns(own, CLONE_NEWPID) < 0) {
-		/* Our later children (hooks) would land in the container: stop here. */
-		if (pid > 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-		}
-		return hutch_fail_errno(err, errno, "return to own pid namespace");
-	}
-	if (pid < 0)
-		return hutch_fail_errno(err, e, "clone into container %s", x->t->id);
-	return pid;
-}
-
 static int spawn(struct exec_ctx *x, struct hutch_err *err)
 {
-	pid_t pid = clone_into(x, err);
+	/* Straight into the init's pid namespace and, on cgroup v2, its cgroup. */
+	pid_t pid = rt_clone(0, cg_dirfd(x->cg), (x->ns_flags & CLONE_NEWPID) ? x->init_pidfd : -1,
+			     &x->pidfd, err);
 	if (pid < 0)
-		return pid;
+		return hutch_err_prefix(err, "exec in container %s: ", x->t->id);
 	if (pid == 0) {
 		close(x->sync[0]);
 		const struct exec_child c = {

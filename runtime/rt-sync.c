@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Parent/child synchronisation over a SOCK_SEQPACKET pair: one fixed-size message per step,
- * so a failing child sends its struct hutch_err and the parent reports exactly why.
+ * so a failing child sends its struct hutch_err and the parent reports exactly why. Also the
+ * clone itself, shared by create and exec.
  */
 #include "rt.h"
 
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e, struct hutch_err *err)
 {
@@ -50,4 +57,40 @@ int rt_sync_expect(int fd, enum rt_sync_type type, struct hutch_err *err)
 	if (m.type != type)
 		return hutch_fail(err, EPROTO, "sync: expected message %d, got %u", type, m.type);
 	return 0;
+}
+
+pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_err *err)
+{
+	struct clone_args args = {
+		.flags = flags | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	if (cgfd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cgfd;
+	}
+	/* Joining a pid namespace only changes where children go: the parent joins it for
+	 * this clone and returns to its own right after. */
+	_cleanup_close_ int own = -1;
+	if (pidns_fd >= 0) {
+		own = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+		if (own < 0)
+			return hutch_fail_errno(err, errno, "open own pid namespace");
+		if (setns(pidns_fd, CLONE_NEWPID) < 0)
+			return hutch_fail_errno(err, errno, "join the pid namespace");
+	}
+	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	int e = errno;
+	if (pid != 0 && own >= 0 && setns(own, CLONE_NEWPID) < 0) {
+		/* Our later children (hooks) would land in the container: stop here. */
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		return hutch_fail_errno(err, errno, "return to own pid namespace");
+	}
+	if (pid < 0)
+		return hutch_fail_errno(err, e, "clone");
+	return pid;
 }

@@ -252,14 +252,7 @@ static int exec_opts(const struct rt_opt *opts, struct rt_exec_opts *o, struct h
 	o->pid_file = rt_opt(opts, n, "pid-file");
 	o->console_socket = rt_opt(opts, n, "console-socket");
 	o->detach = rt_opt(opts, n, "detach") != NULL;
-	const char *pf = rt_opt(opts, n, "preserve-fds");
-	if (pf) {
-		uint64_t v;
-		if (hutch_parse_u64(pf, &v) < 0 || v > 4096)
-			return hutch_fail(err, EINVAL, "--preserve-fds: invalid number %s", pf);
-		o->preserve_fds = (int)v;
-	}
-	return 0;
+	return rt_parse_preserve_fds(rt_opt(opts, n, "preserve-fds"), &o->preserve_fds, err);
 }
 
 RT_VERB_FN(exec)

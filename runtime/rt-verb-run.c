@@ -49,14 +49,7 @@ static int fill_create_opts(int argc, char **argv, int first, struct rt_opt *opt
 	o->console_socket = rt_opt(opts, n, "console-socket");
 	o->no_pivot = rt_opt(opts, n, "no-pivot") != NULL;
 	o->no_new_keyring = rt_opt(opts, n, "no-new-keyring") != NULL;
-	const char *pf = rt_opt(opts, n, "preserve-fds");
-	if (pf) {
-		uint64_t v;
-		if (hutch_parse_u64(pf, &v) < 0 || v > 4096)
-			return hutch_fail(err, EINVAL, "--preserve-fds: invalid number %s", pf);
-		o->preserve_fds = (int)v;
-	}
-	return 0;
+	return rt_parse_preserve_fds(rt_opt(opts, n, "preserve-fds"), &o->preserve_fds, err);
 }
 
 RT_VERB_FN(create)

@@ -36,6 +36,8 @@ struct rt_opt {
 int rt_parse_opts(int argc, char **argv, struct rt_opt *opts, size_t n_opts, bool *help,
 		  struct hutch_err *err);
 const char *rt_opt(const struct rt_opt *opts, size_t n, const char *name);
+/* --preserve-fds N (absent: *out untouched). */
+int rt_parse_preserve_fds(const char *v, int *out, struct hutch_err *err);
 /* Exactly one positional: the container id, validated. */
 int rt_one_id(int argc, char **argv, int first, const char **id, struct hutch_err *err);
 
@@ -190,6 +192,9 @@ struct rt_sync_msg {
 int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e, struct hutch_err *err);
 int rt_sync_recv(int fd, struct rt_sync_msg *msg, struct hutch_err *err);
 int rt_sync_expect(int fd, enum rt_sync_type type, struct hutch_err *err);
+/* clone3 used as fork (0 in the child): the pidfd into *pidfd, born into cgroup cgfd (v2;
+ * -1 none), and inside the pid namespace pidns_fd (a namespace fd or a pidfd; -1 none). */
+pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_err *err);
 
 /* ---- waiting and the terminal (rt-console.c) ---- */
 

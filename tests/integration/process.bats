@@ -89,3 +89,23 @@ load helpers
 	run_ok
 	[ "${lines[0]}" = 1 ]
 }
+
+@test "process: joins a pid namespace given by path, and is not its pid 1" {
+	unshare --pid --fork sleep 100 &
+	local holder=$!
+	track_pid "$holder"
+	local inner tries=100
+	until inner=$(pgrep -P "$holder" -x sleep) || [ $tries -eq 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	[ -n "$inner" ]
+	update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+		--arg p "/proc/$inner/ns/pid"
+	set_args sh -c 'readlink /proc/self/ns/pid; echo $$'
+	run_ok
+	[ "${lines[0]}" = "pid:[$(stat -L -c %i "/proc/$inner/ns/pid")]" ]
+	[ "${lines[1]}" != 1 ]
+	kill -9 "$holder" "$inner"
+	wait "$holder" 2>/dev/null || true
+}
