@@ -20,15 +20,9 @@ static bool is_prefix(const char *p, const char *of)
 
 int cg_own_common(char **out, struct hutch_err *err)
 {
-	_cleanup_free_ char *pc = NULL, *mi = NULL;
-	int r = hutch_read_file_at(AT_FDCWD, "/proc/self/cgroup", 1 << 20, &pc, NULL, err);
-	if (r == 0)
-		r = hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &mi, NULL, err);
-	if (r < 0)
-		return r;
 	struct cg_hier *h = NULL;
 	size_t n = 0;
-	r = cg_parse_hierarchies(pc, mi, cg_is_v2(), &h, &n, err);
+	int r = cg_read_hierarchies(cg_is_v2(), &h, &n, err);
 	if (r < 0)
 		return r;
 	const char *longest = "/";

@@ -148,7 +148,7 @@ int cg_rmdir_children(int dirfd, struct hutch_err *err)
 }
 
 /* Reads both /proc files and locates the container's directory in every hierarchy. */
-static int load(const char *path, struct cg **out, struct hutch_err *err)
+int cg_read_hierarchies(bool v2, struct cg_hier **out, size_t *n, struct hutch_err *err)
 {
 	_cleanup_free_ char *pc = NULL, *mi = NULL;
 	int r = hutch_read_file_at(AT_FDCWD, "/proc/self/cgroup", 1 << 20, &pc, NULL, err);
@@ -156,9 +156,14 @@ static int load(const char *path, struct cg **out, struct hutch_err *err)
 		r = hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &mi, NULL, err);
 	if (r < 0)
 		return r;
+	return cg_parse_hierarchies(pc, mi, v2, out, n, err);
+}
+
+static int load(const char *path, struct cg **out, struct hutch_err *err)
+{
 	struct cg *cg = hutch_xcalloc(1, sizeof(*cg));
 	cg->v2 = cg_is_v2();
-	r = cg_parse_hierarchies(pc, mi, cg->v2, &cg->h, &cg->n, err);
+	int r = cg_read_hierarchies(cg->v2, &cg->h, &cg->n, err);
 	for (size_t i = 0; r == 0 && i < cg->n; i++)
 		r = cg_hier_dir(&cg->h[i], path, &cg->h[i].dir, err);
 	if (r < 0) {
