@@ -20,7 +20,7 @@
 #include <sys/utsname.h>
 
 #define DEFAULT_DIR "/var/cache/hutch/seccomp"
-#define FORMAT_VERSION 1 /* bump when the program layout or the key changes */
+#define FORMAT_VERSION 2 /* bump when the program layout or the key changes */
 static const char magic[8] = "HUTCHBPF";
 
 struct header {
@@ -86,24 +86,31 @@ static void put_rule(SHA256_CTX *c, const struct sc_rule *r)
 	}
 }
 
+/* What every key starts with: which kind of key, our format, libseccomp's version (its output
+ * may change) and the kernel (libseccomp probes it). */
+static void put_context(SHA256_CTX *c, const char *kind)
+{
+	const struct scmp_version *v = seccomp_version();
+	struct utsname u = { 0 };
+
+	uname(&u);
+	SHA256_Init(c);
+	put_str(c, kind);
+	put_u64(c, FORMAT_VERSION);
+	put_u64(c, ((uint64_t)v->major << 32) | (v->minor << 16) | v->micro);
+	put_str(c, u.release);
+	put_str(c, u.machine);
+}
+
 /*
- * Everything the program depends on, in a fixed order: our format, libseccomp's version (its
- * output may change), the kernel (libseccomp probes it), then the config with its
+ * Everything the program depends on, in a fixed order: the context, then the config with its
  * architectures sorted (their order changes nothing) and its rules in order (it matters).
  */
 void sc_config_hash(const struct sc_config *cfg, uint8_t out[32])
 {
-	const struct scmp_version *v = seccomp_version();
-	struct utsname u = { 0 };
 	SHA256_CTX c;
 
-	uname(&u);
-	SHA256_Init(&c);
-	put_str(&c, "hutch seccomp");
-	put_u64(&c, FORMAT_VERSION);
-	put_u64(&c, ((uint64_t)v->major << 32) | (v->minor << 16) | v->micro);
-	put_str(&c, u.release);
-	put_str(&c, u.machine);
+	put_context(&c, "hutch seccomp");
 	put_u64(&c, cfg->default_action);
 	_cleanup_free_ char **archs = hutch_xcalloc(cfg->n_archs + 1, sizeof(char *));
 	memcpy(archs, cfg->archs, cfg->n_archs * sizeof(char *));
@@ -117,6 +124,19 @@ void sc_config_hash(const struct sc_config *cfg, uint8_t out[32])
 	put_u64(&c, cfg->n_rules);
 	for (size_t i = 0; i < cfg->n_rules; i++)
 		put_rule(&c, &cfg->rules[i]);
+	SHA256_Final(out, &c);
+}
+
+/* A key on input bytes that determine the config (a profile's JSON text, and a number such
+ * as the capabilities the default profile was resolved against). */
+void sc_text_hash(const char *kind, const void *text, size_t len, uint64_t extra, uint8_t out[32])
+{
+	SHA256_CTX c;
+
+	put_context(&c, kind);
+	put_u64(&c, extra);
+	put_u64(&c, len);
+	put(&c, text, len);
 	SHA256_Final(out, &c);
 }
 
@@ -165,7 +185,7 @@ int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_conf
 	if (memcmp(h.magic, magic, sizeof(magic)) != 0 || h.version != FORMAT_VERSION ||
 	    memcmp(h.key, key, 32) != 0 || h.len == 0 || h.len > SC_MAX_INSNS ||
 	    (uint64_t)st.st_size != sizeof(h) + h.len * sizeof(struct sock_filter) ||
-	    h.flags != sc_load_flags(cfg) || h.notify != sc_config_notifies(cfg))
+	    (cfg && (h.flags != sc_load_flags(cfg) || h.notify != sc_config_notifies(cfg))))
 		return 0;
 	size_t bytes = h.len * sizeof(struct sock_filter);
 	f = hutch_xmalloc(sizeof(*f) + bytes);

@@ -22,16 +22,24 @@ static void ctx_releasep(scmp_filter_ctx *ctx)
 		seccomp_release(*ctx);
 }
 
-static int add_archs(scmp_filter_ctx ctx, const struct sc_config *cfg, struct hutch_err *err)
+/* The filter's ABIs: the native one (libseccomp always has it) first, then the listed ones. */
+static int list_tokens(const struct sc_config *cfg, uint32_t *tokens, size_t max, size_t *n,
+		       struct hutch_err *err)
 {
+	tokens[0] = seccomp_arch_native();
+	*n = 1;
 	for (size_t i = 0; i < cfg->n_archs; i++) {
 		uint32_t token;
 		if (sc_arch_token(cfg->archs[i], &token) < 0)
 			return hutch_fail(err, EINVAL, "unknown architecture %s", cfg->archs[i]);
-		int r = seccomp_arch_add(ctx, token);
-		/* The native arch is always in a new filter; listing it again is normal. */
-		if (r < 0 && r != -EEXIST)
-			return hutch_fail_errno(err, r, "add architecture %s", cfg->archs[i]);
+		bool seen = false;
+		for (size_t k = 0; k < *n; k++)
+			seen |= tokens[k] == token;
+		if (seen)
+			continue;
+		if (*n == max)
+			return hutch_fail(err, E2BIG, "too many architectures");
+		tokens[(*n)++] = token;
 	}
 	return 0;
 }
@@ -141,9 +149,11 @@ static int add_syscall(scmp_filter_ctx ctx, const struct sc_rule *rule, int nr,
 	return r;
 }
 
+/* Adds rule to the one-ABI ctx of token, less the syscalls the ranges decide there. */
 static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const struct sc_rule *rule,
-		    struct hutch_err *err)
+		    uint32_t token, const struct sc_ranges *rg, struct hutch_err *err)
 {
+	bool rangeable = rg->n_groups && rule->n_args == 0 && rule->action == rg->action;
 	_cleanup_free_ struct scmp_arg_cmp *cmps = NULL;
 	int r;
 
@@ -161,6 +171,10 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const stru
 		 * where skipping it opens something; the rest are skipped, as runc. */
 		int nr = seccomp_syscall_resolve_name(rule->names[i]);
 		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (rangeable &&
+		    sc_ranges_has(rg, token,
+				  seccomp_syscall_resolve_name_arch(token, rule->names[i])))
 			continue;
 		r = add_syscall(ctx, rule, nr, cmps, err);
 		if (r < 0)
@@ -308,31 +322,87 @@ static bool wants_enosys(uint32_t def)
 	       kind == SECCOMP_RET_TRAP;
 }
 
-int sc_compile_bpf(const struct sc_config *cfg, struct sc_filter **out, struct hutch_err *err)
+/* libseccomp's filter for one ABI (rules may differ per ABI once the ranges are out). */
+static int abi_ctx(const struct sc_config *cfg, uint32_t token, const struct sc_ranges *rg,
+		   scmp_filter_ctx *out, struct hutch_err *err)
 {
-	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = NULL;
-	struct sc_filter *f = NULL;
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(cfg->default_action);
+	uint32_t native = seccomp_arch_native();
 	int r;
 
-	ctx = seccomp_init(cfg->default_action);
 	if (!ctx)
-		r = hutch_fail(err, EINVAL, "invalid default action %#x", cfg->default_action);
-	else
-		r = add_archs(ctx, cfg, err);
-	if (r >= 0)
-		r = set_attrs(ctx, cfg, err);
+		return hutch_fail(err, EINVAL, "invalid default action %#x", cfg->default_action);
+	if (token != native) {
+		r = seccomp_arch_add(ctx, token);
+		if (r >= 0)
+			r = seccomp_arch_remove(ctx, native);
+		if (r < 0)
+			return hutch_fail_errno(err, r, "add architecture %#x", token);
+	}
+	r = set_attrs(ctx, cfg, err);
 	for (size_t i = 0; r >= 0 && i < cfg->n_rules; i++) {
-		r = add_rule(ctx, cfg, &cfg->rules[i], err);
+		r = add_rule(ctx, cfg, &cfg->rules[i], token, rg, err);
 		if (r < 0)
 			hutch_err_prefix(err, "syscalls[%zu]: ", i);
 	}
-	size_t room = wants_enosys(cfg->default_action) ? enosys_prologue(cfg, NULL) : 0;
-	if (r >= 0)
-		r = export_bpf(ctx, room, &f, err);
 	if (r < 0)
 		return r;
-	if (room)
-		enosys_prologue(cfg, f->insns);
+	*out = steal_ptr(ctx);
+	return 0;
+}
+
+/* One ctx per ABI, merged: libseccomp then lays them out as one multi-arch program. */
+static int build_ctx(const struct sc_config *cfg, const uint32_t *tokens, size_t n,
+		     const struct sc_ranges *rg, scmp_filter_ctx *out, struct hutch_err *err)
+{
+	_cleanup_(ctx_releasep) scmp_filter_ctx all = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		scmp_filter_ctx one = NULL;
+		int r = abi_ctx(cfg, tokens[i], rg, &one, err);
+		if (r < 0)
+			return r;
+		if (!all) {
+			all = one;
+			continue;
+		}
+		r = seccomp_merge(all, one); /* takes one on success */
+		if (r < 0) {
+			seccomp_release(one);
+			return hutch_fail_errno(err, r, "merge architecture filters");
+		}
+	}
+	*out = steal_ptr(all);
+	return 0;
+}
+
+int sc_compile_bpf(const struct sc_config *cfg, bool ranges, struct sc_filter **out,
+		   struct hutch_err *err)
+{
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = NULL;
+	struct sc_ranges rg = { 0 };
+	struct sc_filter *f = NULL;
+	uint32_t tokens[16];
+	size_t n_tokens;
+
+	int r = list_tokens(cfg, tokens, ARRAY_SIZE(tokens), &n_tokens, err);
+	if (r < 0)
+		return r;
+	if (ranges)
+		sc_ranges_plan(cfg, tokens, n_tokens, &rg);
+	r = build_ctx(cfg, tokens, n_tokens, &rg, &ctx, err);
+	size_t head = wants_enosys(cfg->default_action) ? enosys_prologue(cfg, NULL) : 0;
+	size_t prefix = sc_ranges_emit(&rg, NULL);
+	if (r >= 0)
+		r = export_bpf(ctx, head + prefix, &f, err);
+	if (r >= 0) {
+		if (head)
+			enosys_prologue(cfg, f->insns);
+		sc_ranges_emit(&rg, f->insns + head);
+	}
+	sc_ranges_free(&rg);
+	if (r < 0)
+		return r;
 	if (f->len > SC_MAX_INSNS) {
 		size_t len = f->len;
 		free(f);

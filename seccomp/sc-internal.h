@@ -29,11 +29,42 @@ int sc_json_rule(yajl_val s, const char *prefix, struct sc_rule *out, struct hut
 unsigned int sc_load_flags(const struct sc_config *cfg);
 bool sc_config_notifies(const struct sc_config *cfg);
 
-/* libseccomp's compile of cfg, with the ENOSYS prologue (sc-compile.c). */
-int sc_compile_bpf(const struct sc_config *cfg, struct sc_filter **out, struct hutch_err *err);
-/* The compiled-filter cache (sc-cache.c): a miss is 0 with *out NULL, never an error. */
+/*
+ * libseccomp's compile of cfg, with the ENOSYS prologue (sc-compile.c); with ranges, the
+ * argument-free rules of the commonest action go into the allow ranges in front instead
+ * (sc-ranges.c). Both programs decide every syscall alike: the unit tests compare them.
+ */
+int sc_compile_bpf(const struct sc_config *cfg, bool ranges, struct sc_filter **out,
+		   struct hutch_err *err);
+
+/* One audit arch's ranges, as sorted boundaries: [lo, hi] is stored as lo, hi + 1. */
+struct sc_ranges_group {
+	uint32_t audit;
+	uint32_t *bounds;
+	size_t n;
+};
+
+struct sc_ranges {
+	uint32_t action; /* what every range returns */
+	struct sc_ranges_group groups[8];
+	size_t n_groups;
+};
+
+/* Plans the ranges of cfg for the filter's ABIs (libseccomp arch tokens, x32 included). */
+void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t n_tokens,
+		    struct sc_ranges *out);
+/* Is nr (of ABI token) decided by the ranges, so that libseccomp must not see it? */
+bool sc_ranges_has(const struct sc_ranges *rg, uint32_t token, int nr);
+/* The prefix program into p (NULL: only its length); it jumps to the instruction after
+ * itself for every syscall it does not decide. 0 when there are no ranges. */
+size_t sc_ranges_emit(const struct sc_ranges *rg, struct sock_filter *p);
+void sc_ranges_free(struct sc_ranges *rg);
+/* The compiled-filter cache (sc-cache.c): a miss is 0 with *out NULL, never an error. cfg
+ * (NULL for a key on text, which covers them) must agree with the entry's flags. */
 int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_config *cfg,
 		    struct sc_filter **out);
 void sc_cache_store(const char *dir, const uint8_t key[32], const struct sc_filter *f);
+/* The key for a config known by the bytes it comes from (see sc_compile_json). */
+void sc_text_hash(const char *kind, const void *text, size_t len, uint64_t extra, uint8_t out[32]);
 
 #endif

@@ -76,13 +76,64 @@ int sc_compile_cached(const struct sc_config *cfg, const char *cache_dir, struct
 	}
 	r = check_kernel_flags(sc_load_flags(cfg), err);
 	if (r >= 0)
-		r = sc_compile_bpf(cfg, &f, err);
+		r = sc_compile_bpf(cfg, true, &f, err);
 	if (r < 0)
 		return hutch_err_prefix(err, "seccomp: ");
 	if (cache_dir)
 		sc_cache_store(cache_dir, key, f);
 	*out = f;
 	return 0;
+}
+
+int sc_compile_json(const char *json, const char *prefix, struct sc_config *cfg,
+		    struct sc_filter **out, struct hutch_err *err)
+{
+	const char *dir = sc_cache_dir();
+	struct sc_filter *f = NULL;
+	uint8_t key[32];
+
+	*cfg = (struct sc_config){ 0 };
+	if (dir) {
+		sc_text_hash("hutch seccomp json", json, strlen(json), 0, key);
+		sc_cache_lookup(dir, key, NULL, &f);
+		if (f && !f->notify) {
+			*out = f;
+			return 0;
+		}
+	}
+	int r = sc_config_parse(json, prefix, cfg, err);
+	if (r >= 0 && !f) {
+		r = sc_compile_cached(cfg, dir, &f, NULL, err);
+		if (r >= 0 && dir)
+			sc_cache_store(dir, key, f);
+	}
+	if (r < 0) {
+		sc_filter_free(f);
+		return r;
+	}
+	*out = f;
+	return 0;
+}
+
+int sc_compile_default(uint64_t caps, struct sc_filter **out, struct hutch_err *err)
+{
+	const char *dir = sc_cache_dir(), *json = sc_default_profile_json();
+	struct sc_config cfg = { 0 };
+	uint8_t key[32];
+
+	if (dir) {
+		sc_text_hash("hutch seccomp default", json, strlen(json), caps, key);
+		sc_cache_lookup(dir, key, NULL, out);
+		if (*out)
+			return 0;
+	}
+	int r = sc_default_config(caps, &cfg, err);
+	if (r >= 0)
+		r = sc_compile_cached(&cfg, dir, out, NULL, err);
+	if (r >= 0 && dir)
+		sc_cache_store(dir, key, *out);
+	sc_config_free(&cfg);
+	return r;
 }
 
 int sc_compile(const struct sc_config *cfg, struct sc_filter **out, struct hutch_err *err)

@@ -94,6 +94,17 @@ int sc_compile(const struct sc_config *cfg, struct sc_filter **out, struct hutch
 /* The same with an explicit cache dir (NULL: none); *ret_hit (may be NULL) says if it hit. */
 int sc_compile_cached(const struct sc_config *cfg, const char *cache_dir, struct sc_filter **out,
 		      bool *ret_hit, struct hutch_err *err);
+/*
+ * linux.seccomp as its JSON text (the bytes config.json carried): the cache is also keyed on
+ * the text itself, so a hit parses and hashes no rules at all, which is most of seccomp's
+ * cost at start. *cfg gets the parsed config whenever it was parsed (a miss, or a filter with
+ * NOTIFY rules, whose listenerPath the caller needs) and is zeroed otherwise; the caller frees
+ * it. Errors name fields under prefix, as sc_config_parse.
+ */
+int sc_compile_json(const char *json, const char *prefix, struct sc_config *cfg,
+		    struct sc_filter **out, struct hutch_err *err);
+/* sc_default_config(caps) compiled, keyed on the embedded profile and caps in the same way. */
+int sc_compile_default(uint64_t caps, struct sc_filter **out, struct hutch_err *err);
 /* $HUTCH_SECCOMP_CACHE or the default; NULL when disabled. */
 const char *sc_cache_dir(void);
 /* SHA-256 of the canonical form of cfg plus libseccomp's and the kernel's versions. */

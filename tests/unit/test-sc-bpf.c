@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The allow ranges (seccomp/sc-ranges.c) must not change a single decision. A small classic
+ * BPF interpreter runs the program with ranges and libseccomp's program without them over
+ * every syscall number of each ABI (and x32's, and other arches), with argument values taken
+ * from the profile's own conditions, and the two must answer alike. No kernel needed.
+ */
+#include "sc-internal.h"
+#include "tap.h"
+
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdlib.h>
+
+/* Classic BPF as seccomp allows it. Returns false on anything malformed. */
+static bool run_bpf(const struct sock_filter *p, size_t len, const struct seccomp_data *d,
+		    uint32_t *ret)
+{
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+
+	for (size_t pc = 0; pc < len; pc++) {
+		const struct sock_filter *f = &p[pc];
+		uint32_t src = BPF_SRC(f->code) == BPF_X ? x : f->k;
+		switch (f->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (f->k % 4 || f->k + 4 > sizeof(*d))
+				return false;
+			memcpy(&a, (const char *)d + f->k, 4);
+			continue;
+		case BPF_LD | BPF_IMM:
+			a = f->k;
+			continue;
+		case BPF_LDX | BPF_IMM:
+			x = f->k;
+			continue;
+		case BPF_LD | BPF_MEM:
+		case BPF_LDX | BPF_MEM:
+		case BPF_ST:
+		case BPF_STX:
+			if (f->k >= BPF_MEMWORDS)
+				return false;
+			if (f->code == (BPF_LD | BPF_MEM))
+				a = mem[f->k];
+			else if (f->code == (BPF_LDX | BPF_MEM))
+				x = mem[f->k];
+			else
+				mem[f->k] = f->code == BPF_ST ? a : x;
+			continue;
+		case BPF_MISC | BPF_TAX:
+			x = a;
+			continue;
+		case BPF_MISC | BPF_TXA:
+			a = x;
+			continue;
+		case BPF_RET | BPF_K:
+			*ret = f->k;
+			return true;
+		case BPF_RET | BPF_A:
+			*ret = a;
+			return true;
+		case BPF_JMP | BPF_JA:
+			pc += f->k;
+			continue;
+		}
+		if (BPF_CLASS(f->code) == BPF_ALU) {
+			switch (BPF_OP(f->code)) {
+			case BPF_ADD:
+				a += src;
+				break;
+			case BPF_SUB:
+				a -= src;
+				break;
+			case BPF_MUL:
+				a *= src;
+				break;
+			case BPF_AND:
+				a &= src;
+				break;
+			case BPF_OR:
+				a |= src;
+				break;
+			case BPF_XOR:
+				a ^= src;
+				break;
+			case BPF_LSH:
+				a = src < 32 ? a << src : 0;
+				break;
+			case BPF_RSH:
+				a = src < 32 ? a >> src : 0;
+				break;
+			case BPF_NEG:
+				a = -a;
+				break;
+			default:
+				return false;
+			}
+			continue;
+		}
+		if (BPF_CLASS(f->code) != BPF_JMP)
+			return false;
+		bool t;
+		switch (BPF_OP(f->code)) {
+		case BPF_JEQ:
+			t = a == src;
+			break;
+		case BPF_JGT:
+			t = a > src;
+			break;
+		case BPF_JGE:
+			t = a >= src;
+			break;
+		case BPF_JSET:
+			t = (a & src) != 0;
+			break;
+		default:
+			return false;
+		}
+		pc += t ? f->jt : f->jf;
+	}
+	return false; /* fell off the end */
+}
+
+/* Argument vectors worth trying: zeros, all ones, and every value the rules compare with,
+ * put at the index they test (for MASKED_EQ the expected value, and the mask itself). */
+struct vecs {
+	uint64_t (*v)[6];
+	size_t n;
+};
+
+static void add_vec(struct vecs *s, unsigned int idx, uint64_t val)
+{
+	s->v = realloc(s->v, (s->n + 1) * sizeof(*s->v));
+	memset(s->v[s->n], 0, sizeof(s->v[s->n]));
+	if (idx < 6)
+		s->v[s->n][idx] = val;
+	s->n++;
+}
+
+static struct vecs arg_vecs(const struct sc_config *cfg)
+{
+	struct vecs s = { 0 };
+	add_vec(&s, 6, 0);
+	add_vec(&s, 6, 0);
+	memset(s.v[1], 0xff, sizeof(s.v[1]));
+	for (size_t i = 0; i < cfg->n_rules; i++)
+		for (size_t k = 0; k < cfg->rules[i].n_args; k++) {
+			const struct sc_arg *a = &cfg->rules[i].args[k];
+			add_vec(&s, a->index, a->value);
+			add_vec(&s, a->index, a->value_two);
+			add_vec(&s, a->index, a->value + 1);
+		}
+	return s;
+}
+
+/* Every decision of a against b; returns how many differ (printing the first few). */
+static size_t compare(const struct sc_filter *a, const struct sc_filter *b,
+		      const struct sc_config *cfg, size_t *checked)
+{
+	static const uint32_t arches[] = { AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64,
+					   0 };
+	static const uint32_t bases[] = { 0, 0x40000000u };
+	struct vecs vs = arg_vecs(cfg);
+	size_t bad = 0;
+
+	for (size_t ai = 0; ai < ARRAY_SIZE(arches); ai++)
+		for (size_t bi = 0; bi < ARRAY_SIZE(bases); bi++)
+			for (uint32_t n = 0; n < 1100; n++)
+				for (size_t v = 0; v < vs.n; v++) {
+					struct seccomp_data d = { .nr = (int)(bases[bi] + n),
+								  .arch = arches[ai] };
+					memcpy(d.args, vs.v[v], sizeof(d.args));
+					uint32_t ra = 0, rb = 0;
+					bool oka = run_bpf(a->insns, a->len, &d, &ra);
+					bool okb = run_bpf(b->insns, b->len, &d, &rb);
+					(*checked)++;
+					if (oka && okb && ra == rb)
+						continue;
+					if (bad++ < 5)
+						printf("# arch %#x nr %#x args[%zu]: %#x (%d) vs "
+						       "%#x "
+						       "(%d)\n",
+						       d.arch, (unsigned)d.nr, v, ra, oka, rb, okb);
+				}
+	free(vs.v);
+	return bad;
+}
+
+static void check_same(const char *what, const struct sc_config *cfg)
+{
+	struct hutch_err err = { 0 };
+	struct sc_filter *with = NULL, *without = NULL;
+	size_t checked = 0;
+
+	int r = sc_compile_bpf(cfg, true, &with, &err);
+	if (r == 0)
+		r = sc_compile_bpf(cfg, false, &without, &err);
+	ok(r == 0, "%s: compiles with and without ranges (%s)", what, r < 0 ? err.msg : "ok");
+	if (r == 0) {
+		size_t bad = compare(with, without, cfg, &checked);
+		ok(bad == 0, "%s: %zu vs %zu instructions, %zu decisions, %zu differ", what,
+		   with->len, without->len, checked, bad);
+	}
+	sc_filter_free(with);
+	sc_filter_free(without);
+}
+
+static const char *allow_names[] = { "read", "write", "close", "exit_group", "getpid", NULL };
+static const char *sock_names[] = { "socket", NULL };
+static const char *socketcall_names[] = { "socketcall", "bind", "shmget", NULL };
+static const char *mixed_names[] = { "getppid", "getpid", "no_such_syscall", NULL };
+static const char *ioctl_names[] = { "ioctl", NULL };
+static const char *log_names[] = { "uname", "getuid", NULL };
+static struct sc_arg af_unix[] = { { .index = 0, .value = 1, .op = SC_OP_EQ } };
+static struct sc_arg af_inet[] = { { .index = 0, .value = 2, .op = SC_OP_EQ } };
+static struct sc_arg tiocsti[] = {
+	{ .index = 1, .value = 0xffffffff, .value_two = 0x5412, .op = SC_OP_MASKED_EQ }
+};
+static const char *archs3[] = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", NULL };
+
+#define RULE(n, act)                                                                               \
+	{                                                                                          \
+		.names = (char **)(n), .n_names = ARRAY_SIZE(n) - 1, .action = (act)               \
+	}
+#define RULE_ARGS(n, act, a)                                                                       \
+	{                                                                                          \
+		.names = (char **)(n), .n_names = ARRAY_SIZE(n) - 1, .action = (act), .args = (a), \
+		.n_args = ARRAY_SIZE(a)                                                            \
+	}
+
+/* Hand-made corners: a syscall in an argument rule and an argument-free one, a pseudo name on
+ * i386 next to its multiplexer, a second action, an unknown name, every x86 ABI. */
+static void test_corners(void)
+{
+	struct sc_rule rules[] = {
+		RULE(allow_names, SCMP_ACT_ALLOW),
+		RULE_ARGS(sock_names, SCMP_ACT_ALLOW, af_unix),
+		RULE(socketcall_names, SCMP_ACT_ALLOW),
+		RULE(mixed_names, SCMP_ACT_ERRNO(5)),
+		RULE(mixed_names, SCMP_ACT_ALLOW),
+		RULE(ioctl_names, SCMP_ACT_ALLOW),
+		RULE_ARGS(ioctl_names, SCMP_ACT_ERRNO(1), tiocsti),
+		RULE(log_names, SCMP_ACT_LOG),
+		RULE_ARGS(sock_names, SCMP_ACT_ERRNO(7), af_inet), /* denying default: dropped */
+	};
+	struct sc_config cfg = { .default_action = SCMP_ACT_ERRNO(1),
+				 .rules = rules,
+				 .n_rules = ARRAY_SIZE(rules) - 1 };
+#if defined(__x86_64__)
+	cfg.archs = (char **)archs3;
+	cfg.n_archs = 3;
+#endif
+	check_same("corners, denying default", &cfg);
+	/* A deny list: the ranges hold the commonest deny, socketcall among them on i386 unless
+	 * the multiplexed socket rule keeps it for libseccomp. */
+	cfg.default_action = SCMP_ACT_ALLOW;
+	cfg.n_rules = ARRAY_SIZE(rules);
+	rules[0].action = rules[2].action = SCMP_ACT_ERRNO(13);
+	check_same("corners, allowing default", &cfg);
+	cfg.default_action = SCMP_ACT_KILL_PROCESS;
+	cfg.n_archs = 1;
+	check_same("corners, killing default, native only", &cfg);
+}
+
+static void test_default_profile(void)
+{
+	struct hutch_err err = { 0 };
+	struct sc_config cfg = { 0 };
+	struct sc_filter *f = NULL;
+
+	int r = sc_default_config(0, &cfg, &err);
+	ok(r == 0, "default profile builds");
+	check_same("default profile, no capabilities", &cfg);
+	r = sc_compile_bpf(&cfg, true, &f, &err);
+	ok(r == 0 && f->len < 700, "default profile with ranges: %zu instructions (< 700)",
+	   f ? f->len : 0);
+	sc_filter_free(f);
+	sc_config_free(&cfg);
+	r = sc_default_config(~0ULL, &cfg, &err);
+	ok(r == 0, "default profile with every capability builds");
+	check_same("default profile, every capability", &cfg);
+	sc_config_free(&cfg);
+}
+
+/* The plan on its own: what lands in the ranges and what libseccomp keeps. */
+static void test_plan(void)
+{
+	struct sc_rule rules[] = {
+		RULE(allow_names, SCMP_ACT_ALLOW),
+		RULE_ARGS(ioctl_names, SCMP_ACT_ALLOW, tiocsti),
+		RULE(ioctl_names, SCMP_ACT_ALLOW),
+	};
+	struct sc_config cfg = { .default_action = SCMP_ACT_ERRNO(1),
+				 .rules = rules,
+				 .n_rules = ARRAY_SIZE(rules) };
+	uint32_t native = seccomp_arch_native();
+	struct sc_ranges rg;
+
+	sc_ranges_plan(&cfg, &native, 1, &rg);
+	int rd = seccomp_syscall_resolve_name("read"), io = seccomp_syscall_resolve_name("ioctl");
+	ok(rg.action == SCMP_ACT_ALLOW && rg.n_groups == 1, "one group, action ALLOW");
+	ok(sc_ranges_has(&rg, native, rd), "read is in the ranges");
+	ok(!sc_ranges_has(&rg, native, io), "ioctl (also in an argument rule) is not");
+	ok(!sc_ranges_has(&rg, native, -1), "a negative number never is");
+	sc_ranges_free(&rg);
+
+	cfg.default_action = SCMP_ACT_ALLOW; /* nothing but ALLOW rules: nothing to do */
+	sc_ranges_plan(&cfg, &native, 1, &rg);
+	ok(rg.n_groups == 0 && sc_ranges_emit(&rg, NULL) == 0, "no ranges when only the default");
+	sc_ranges_free(&rg);
+}
+
+int main(void)
+{
+	test_plan();
+	test_corners();
+	test_default_profile();
+	return tap_done();
+}
