@@ -52,12 +52,12 @@ bench_setup()
 
 # bench_bundle NAME [JQ-FILTER]: $work/b/NAME from the base config, with a cgroup of its own
 # beneath ours (absolute: crun reads a relative path from the hierarchy root). The filter may
-# use $p[0], the default seccomp profile.
+# use $p[0], the default seccomp profile. Written compact, as podman and containerd write it.
 bench_bundle()
 {
 	local name=$1 filter=${2:-.}
 	mkdir -p "$work/b/$name"
-	jq --arg r "$rootfs" --arg cg "$own/hbench-$name" --slurpfile p "$work/profile.json" \
+	jq -c --arg r "$rootfs" --arg cg "$own/hbench-$name" --slurpfile p "$work/profile.json" \
 		".root.path = \$r | .linux.cgroupsPath = \$cg | .ociVersion = \"1.0.2-dev\" | $filter" \
 		"$work/base/config.json" >"$work/b/$name/config.json"
 }

@@ -25,7 +25,7 @@ else
 	jq -f seccomp/default-oci.jq seccomp/default.json >"$work/profile.json"
 fi
 mkdir "$work/sc"
-jq --slurpfile p "$work/profile.json" --arg r "$work/plain/rootfs" \
+jq -c --slurpfile p "$work/profile.json" --arg r "$work/plain/rootfs" \
 	'.linux.seccomp = $p[0] | .root.path = $r' "$work/plain/config.json" >"$work/sc/config.json"
 echo "profile: $(jq '.syscalls | length' "$work/profile.json") rules"
 

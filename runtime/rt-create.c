@@ -111,10 +111,12 @@ static uint32_t host_id(const struct ns_idmap *m, size_t n, uint32_t id)
 	return 65534; /* unmapped: nobody can open it, which fails clearly at start */
 }
 
-/* State dir, cgroup, seccomp program, console and fifo: everything made before clone. */
+/* Seccomp program, state dir, cgroup, console and fifo: everything made before clone. */
 static int prepare(struct create_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
+	if (x->spec->has_seccomp) /* first: a bad profile leaves nothing to undo */
+		TRY(rt_spec_compile_seccomp(x->spec, &x->filter, err));
 	TRY(rt_state_create_dir(x->g->root, x->o->id, &x->dirfd, err));
 	x->st.id = hutch_xstrdup(x->o->id);
 	x->st.bundle = hutch_xstrdup(x->spec->bundle);
@@ -131,8 +133,6 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	TRY(cg_create(x->st.cgroup_path, &x->cg, err));
 	if (x->spec->has_resources)
 		TRY(cg_apply(x->cg, &x->spec->resources, err));
-	if (x->spec->has_seccomp)
-		TRY(sc_compile(&x->spec->seccomp, &x->filter, err));
 	if (x->o->console_socket) {
 		x->console_fd = rt_connect_console(x->o->console_socket, err);
 		if (x->console_fd < 0)

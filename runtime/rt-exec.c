@@ -332,7 +332,7 @@ static int prepare(struct exec_ctx *x, struct hutch_err *err)
 	TRY(pin_init(x, err));
 	TRY(cg_open(x->t->cgroup_path, &x->cg, err));
 	if (x->t->spec->has_seccomp) /* the container's filter applies to every process */
-		TRY(sc_compile(&x->t->spec->seccomp, &x->filter, err));
+		TRY(rt_spec_compile_seccomp(x->t->spec, &x->filter, err));
 	if (x->o->console_socket) {
 		x->console_fd = rt_connect_console(x->o->console_socket, err);
 		if (x->console_fd < 0)

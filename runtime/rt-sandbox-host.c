@@ -289,12 +289,7 @@ static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 
 static int compile_seccomp(struct rt_host *hs, struct hutch_err *err)
 {
-	struct sc_config cfg = { 0 };
-	int r = sc_default_config(0, &cfg, err); /* the command holds no capability */
-	if (r >= 0)
-		r = sc_compile(&cfg, &hs->filter, err);
-	sc_config_free(&cfg);
-	return r;
+	return sc_compile_default(0, &hs->filter, err); /* the command holds no capability */
 }
 
 static int prepare(struct rt_host *hs, struct hutch_err *err)

@@ -243,8 +243,7 @@ static int build_spec(struct sandbox *sb, struct rt_spec **spec, struct hutch_er
 	(*spec)->rootfs = hutch_xstrdup(sb->plan.rootfs);
 	(*spec)->bundle = hutch_xstrdup(SB_SCRATCH);
 	/* The default profile is compiled here rather than carried in the JSON. */
-	TRY(sc_default_config((*spec)->process.caps.bounding, &(*spec)->seccomp, err));
-	(*spec)->has_seccomp = true;
+	(*spec)->has_seccomp = (*spec)->seccomp_default = true;
 	return 0;
 }
 

@@ -19,6 +19,10 @@ int rt_spec_parse_resources(yajl_val resources, struct rt_spec *spec, struct hut
 void rt_spec_free_resources(struct rt_spec *spec);
 /* linux.seccomp -> *out. */
 int rt_spec_parse_seccomp(yajl_val seccomp, struct sc_config *out, struct hutch_err *err);
-void rt_spec_free_seccomp(struct sc_config *cfg);
+void rt_spec_free_seccomp(struct rt_spec *spec);
+/* linux.seccomp's text cut out of json: 1 with *rest (a copy of json with null in its place)
+ * and *seccomp (json itself, cut short after the profile), 0 when the text is not plain
+ * enough to cut safely. */
+int rt_spec_cut_seccomp(char *json, char **rest, const char **seccomp);
 
 #endif

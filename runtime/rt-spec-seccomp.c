@@ -1,10 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * linux.seccomp of config.json -> struct sc_config. The parsing itself lives in seccomp/
- * (sc-json.c), which names every field in its errors; this keeps the spec parser's
- * one-function-per-section shape.
+ * linux.seccomp of config.json. Docker's and podman's profile is ~90% of config.json's bytes,
+ * and parsing it costs more than loading the filter, so rt_spec_parse cuts its text out
+ * unparsed; seccomp/ compiles it through a cache keyed on those bytes and parses it only on
+ * a miss (sc_compile_json, whose errors name every field). A text the cutter cannot vouch
+ * for goes through the ordinary parse instead.
  */
 #include "rt-spec-internal.h"
+
+#include <string.h>
+
+/* Copies the small rest rather than the large profile: every page a start touches costs. */
+int rt_spec_cut_seccomp(char *json, char **rest, const char **seccomp)
+{
+	size_t at, len;
+
+	*rest = NULL;
+	*seccomp = NULL;
+	if (!hutch_json_find_object(json, "linux", "seccomp", &at, &len))
+		return 0;
+	size_t tail = strlen(json + at + len);
+	*rest = hutch_xmalloc(at + 4 + tail + 1);
+	memcpy(*rest, json, at);
+	memcpy(*rest + at, "null", 4);
+	memcpy(*rest + at + 4, json + at + len, tail + 1);
+	json[at + len] = '\0';
+	*seccomp = json + at;
+	return 1;
+}
 
 /* On failure *out may be partly filled; rt_spec_free_seccomp releases it either way. */
 int rt_spec_parse_seccomp(yajl_val seccomp, struct sc_config *out, struct hutch_err *err)
@@ -12,7 +35,18 @@ int rt_spec_parse_seccomp(yajl_val seccomp, struct sc_config *out, struct hutch_
 	return sc_config_from_json(seccomp, "linux.seccomp", out, err);
 }
 
-void rt_spec_free_seccomp(struct sc_config *cfg)
+int rt_spec_compile_seccomp(struct rt_spec *spec, struct sc_filter **out, struct hutch_err *err)
 {
-	sc_config_free(cfg);
+	if (spec->seccomp_default)
+		return sc_compile_default(spec->process.caps.bounding, out, err);
+	if (!spec->seccomp_json)
+		return sc_compile(&spec->seccomp, out, err);
+	sc_config_free(&spec->seccomp);
+	return sc_compile_json(spec->seccomp_json, "linux.seccomp", &spec->seccomp, out, err);
+}
+
+void rt_spec_free_seccomp(struct rt_spec *spec)
+{
+	sc_config_free(&spec->seccomp);
+	free(spec->seccomp_text);
 }

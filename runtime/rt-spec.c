@@ -188,15 +188,23 @@ static int parse_tree(yajl_val top, const char *bundle, struct rt_spec *spec, st
 	return img_resolve_rootfs(spec->bundle, spec->root_path, &spec->rootfs, err);
 }
 
-int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out, struct hutch_err *err)
+/* Takes text: when linux.seccomp is cut out of it, the spec keeps it for seccomp_json. */
+static int parse_owned(char *text, const char *bundle, struct rt_spec **out, struct hutch_err *err)
 {
 	_cleanup_json_ yajl_val top = NULL;
+	_cleanup_free_ char *owned = text, *rest = NULL;
+	const char *seccomp = NULL;
 	struct rt_spec *spec;
 
-	int r = rt_json_parse(json, "config.json", &top, err);
+	rt_spec_cut_seccomp(text, &rest, &seccomp);
+	int r = rt_json_parse(rest ? rest : text, "config.json", &top, err);
 	if (r < 0)
 		return r;
 	spec = hutch_xcalloc(1, sizeof(*spec));
+	if (seccomp) {
+		spec->seccomp_json = seccomp;
+		spec->seccomp_text = steal_ptr(owned);
+	}
 	r = parse_tree(top, bundle, spec, err);
 	if (r < 0) {
 		rt_spec_free(spec);
@@ -204,6 +212,11 @@ int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out, st
 	}
 	*out = spec;
 	return 0;
+}
+
+int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out, struct hutch_err *err)
+{
+	return parse_owned(hutch_xstrdup(json), bundle, out, err);
 }
 
 int rt_spec_load(const char *bundle, struct rt_spec **out, struct hutch_err *err)
@@ -214,7 +227,7 @@ int rt_spec_load(const char *bundle, struct rt_spec **out, struct hutch_err *err
 	int r = hutch_read_file_at(AT_FDCWD, path, CONFIG_MAX, &text, NULL, err);
 	if (r < 0)
 		return r;
-	return rt_spec_parse(text, bundle, out, err);
+	return parse_owned(steal_ptr(text), bundle, out, err);
 }
 
 const struct rt_namespace *rt_spec_ns(const struct rt_spec *spec, int clone_flag)
@@ -255,7 +268,7 @@ void rt_spec_free(struct rt_spec *spec)
 	rt_spec_free_mounts(spec);
 	rt_spec_free_linux(spec);
 	rt_spec_free_resources(spec);
-	rt_spec_free_seccomp(&spec->seccomp);
+	rt_spec_free_seccomp(spec);
 	for (int k = 0; k < RT_HOOK_COUNT; k++)
 		free_hooks(&spec->hooks[k]);
 	for (size_t i = 0; i < spec->n_annotations; i++) {

@@ -86,7 +86,12 @@ struct rt_spec {
 	struct cg_device_rule *device_rules;
 	struct cg_kv *unified;
 
-	bool has_seccomp;
+	/* linux.seccomp: kept as its JSON text (seccomp_json) and compiled through a cache keyed
+	 * on it, or built in memory (seccomp), or the built-in profile (seccomp_default, for
+	 * process.caps.bounding). rt_spec_compile_seccomp handles all three. */
+	bool has_seccomp, seccomp_default;
+	const char *seccomp_json; /* within seccomp_text, config.json's bytes as read */
+	char *seccomp_text;
 	struct sc_config seccomp;
 
 	struct rt_hooks hooks[RT_HOOK_COUNT];
@@ -112,6 +117,9 @@ const struct rt_namespace *rt_spec_ns(const struct rt_spec *spec, int clone_flag
 /* runc's default maskedPaths and readonlyPaths, NULL-terminated. */
 extern const char *const rt_default_masked[];
 extern const char *const rt_default_readonly[];
+
+/* The seccomp program of a spec with has_seccomp (see struct rt_spec). */
+int rt_spec_compile_seccomp(struct rt_spec *spec, struct sc_filter **out, struct hutch_err *err);
 
 /* seccomp (a parsed linux.seccomp, or NULL) is written as given. */
 typedef struct yajl_val_s *yajl_val;

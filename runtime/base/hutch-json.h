@@ -3,10 +3,22 @@
 #ifndef HUTCH_JSON_H
 #define HUTCH_JSON_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 /* Emits a parsed tree as is (numbers keep their text). */
 void hutch_json_gen_value(yajl_gen g, yajl_val v);
+
+/*
+ * Finds the object value of text's top-level member outer, then of its member inner (as
+ * "linux" then "seccomp"), without parsing: *start and *len give its bytes. Only an
+ * unambiguous answer counts: false when either key is missing or repeated, when any key has
+ * an escape, when there is a comment, or when the text is not well-formed as far as scanned.
+ * The caller then parses the whole text as usual.
+ */
+bool hutch_json_find_object(const char *text, const char *outer, const char *inner, size_t *start,
+			    size_t *len);
 
 #endif

@@ -104,6 +104,21 @@ probe() {
 	check_status 0
 }
 
+# The runtime cuts the profile's bytes out of config.json unparsed; text it cannot vouch for
+# goes through the ordinary parser, with the same result.
+@test "seccomp: the profile applies in config.json with a comment, or written compactly" {
+	set_seccomp "$(getppid_profile SCMP_ACT_ERRNO 33)"
+	set_args scprobe getppid=EDOM getpid=OK
+	sed -i '1s|^|/* yajl allows comments */ |' "$BUNDLE/config.json"
+	run hutch run "$ID"
+	check_status 0
+	sed -i '1s|^/\* yajl allows comments \*/ ||' "$BUNDLE/config.json"
+	set_args scprobe getppid=ERANGE getpid=OK
+	update_config -c '.linux.seccomp.syscalls[0].errnoRet = 34'
+	run hutch run "$ID"
+	check_status 0
+}
+
 @test "seccomp: SCMP_ACT_KILL_PROCESS, KILL_THREAD and KILL end the process with SIGSYS" {
 	local a
 	for a in SCMP_ACT_KILL_PROCESS SCMP_ACT_KILL_THREAD SCMP_ACT_KILL; do
@@ -228,24 +243,31 @@ probe() {
 }
 
 @test "seccomp: the compiled-filter cache is filled, hit, repaired and not trusted when writable" {
-	local cache=$HUTCH_SECCOMP_CACHE entry ino
+	local cache=$HUTCH_SECCOMP_CACHE entries inos e
 	set_seccomp "$(default_profile)"
 	set_args scprobe getppid=OK mount/0/0/0/0/0=EPERM
 	run_ok
 	[ "$(stat -c %a "$cache")" = 700 ]
-	entry=$(ls "$cache"/*.bpf)
-	[ "$(echo "$entry" | wc -l)" -eq 1 ]
-	[ "$(stat -c %a "$entry")" = 600 ]
-	ino=$(stat -c %i "$entry")
-	run_ok # a hit: the entry is not rewritten
-	[ "$(stat -c %i "$entry")" = "$ino" ]
+	# Two keys: the profile's own bytes (a hit parses nothing) and the parsed config.
+	entries=$(ls "$cache"/*.bpf)
+	[ "$(echo "$entries" | wc -l)" -eq 2 ]
+	for e in $entries; do [ "$(stat -c %a "$e")" = 600 ]; done
+	inos=$(stat -c %i $entries)
+	run_ok # a hit: no entry is rewritten
+	[ "$(stat -c %i $entries)" = "$inos" ]
 
-	truncate -s 100 "$entry" # corrupt: compiled again, entry replaced
+	# The same profile written differently: a new key for the bytes, the config's entry hit.
+	jq -c . "$BUNDLE/config.json" >"$TEST_DIR/compact" && mv "$TEST_DIR/compact" "$BUNDLE/config.json"
 	run_ok
-	[ "$(stat -c %i "$entry")" != "$ino" ]
-	[ "$(stat -c %s "$entry")" -gt 100 ]
+	[ "$(ls "$cache"/*.bpf | wc -l)" -eq 3 ]
+	[ "$(stat -c %i $entries)" = "$inos" ]
 
-	rm "$entry" # a directory others can write is neither read nor written
+	truncate -s 100 "$cache"/*.bpf # corrupt: compiled again, both keys' entries replaced
+	run_ok
+	[ "$(find "$cache" -name '*.bpf' -size +100c | wc -l)" -eq 2 ]
+	[ "$(stat -c %i $entries)" != "$inos" ]
+
+	rm "$cache"/*.bpf # a directory others can write is neither read nor written
 	chmod 777 "$cache"
 	run_ok
 	[ -z "$(ls "$cache")" ]

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * runtime/base: the error convention, the fd helpers that keep rootfs paths inside the
- * root (a planted symlink must never reach the host), atomic writes and fd closing.
+ * root (a planted symlink must never reach the host), atomic writes, fd closing, and finding
+ * a member's bytes in JSON text without parsing it.
  */
 #include "hutch-base.h"
+#include "hutch-json.h"
 #include "tap.h"
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -110,6 +113,54 @@ static void test_proc_stat(void)
 	   "own /proc stat: running with a start time");
 }
 
+/* The bytes found for linux.seccomp in text, or "-" when the scanner declines. */
+static const char *find(const char *text)
+{
+	static char buf[256];
+	size_t at, len;
+	if (!hutch_json_find_object(text, "linux", "seccomp", &at, &len))
+		return "-";
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, text + at);
+	return buf;
+}
+
+static void test_json_find(void)
+{
+	is_str(find("{\"linux\":{\"seccomp\":{\"a\":1}}}"), "{\"a\":1}", "found");
+	is_str(find(" {\n \"ociVersion\": \"1\",\n \"linux\" : { \"x\": [1, {\"y\": \"]}\"}],\n"
+		    "  \"seccomp\" :\t{ \"s\": \"\\\"}{\", \"n\": [ ] } , \"z\": null } }\n"),
+	       "{ \"s\": \"\\\"}{\", \"n\": [ ] }",
+	       "brackets and escaped quotes inside strings do not count; whitespace anywhere");
+	is_str(find("{\"a\":\"linux\",\"linux\":{\"seccomp\":{}},\"b\":[\"seccomp\"]}"), "{}",
+	       "keys, not string values");
+	is_str(find("{\"linux\":{\"seccomp\":{}},\"linux\":{}}"), "-", "a repeated outer key");
+	is_str(find("{\"linux\":{\"seccomp\":{},\"seccomp\":{\"a\":1}}}"), "-",
+	       "a repeated inner key");
+	is_str(find("{\"linux\":{\"sec\\u0063omp\":{},\"seccomp\":{}}}"), "-",
+	       "an escaped key (it may be the same name)");
+	is_str(find("{\"linux\":{/* c */\"seccomp\":{}}}"), "-", "a comment");
+	is_str(find("{\"linux\":{\"seccomp\":null}}"), "-", "not an object");
+	is_str(find("{\"seccomp\":{},\"linux\":{}}"), "-", "only at the top level");
+	is_str(find("{\"linuxx\":{\"seccomp\":{}},\"linu\":{\"seccomp\":{}}}"), "-",
+	       "names must match exactly");
+	is_str(find("{\"linux\":{\"seccomp\":{\"a\":[}}}"), "-", "unbalanced");
+	is_str(find("{\"linux\":{\"seccomp\":{}}} x"), "-", "trailing text");
+	is_str(find("{\"linux\":{\"seccomp\":{\"a\":\"b"), "-", "truncated in a string");
+	is_str(find("[{\"linux\":{\"seccomp\":{}}}]"), "-", "not an object at the top");
+
+	/* Every truncation declines, and reads nothing past the end (the ASan build checks). */
+	static const char full[] = "{\"a\":[1,\"x\\\"\"],\"linux\":{\"b\":{\"c\":null},"
+				   "\"seccomp\":{\"d\":[\"e\",{}]}},\"f\":true}";
+	bool declined = true;
+	for (size_t n = 0; n < sizeof(full) - 1; n++) {
+		char *t = strndup(full, n);
+		declined &= strcmp(find(t), "-") == 0;
+		free(t);
+	}
+	ok(declined && strcmp(find(full), "{\"d\":[\"e\",{}]}") == 0,
+	   "every truncation of a document declines; the whole one is found");
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/hutch-test-base-XXXXXX";
@@ -121,6 +172,7 @@ int main(void)
 	test_files(tmp);
 	test_close_fds();
 	test_proc_stat();
+	test_json_find();
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	(void)!system(cmd);

@@ -507,9 +507,45 @@ static void test_process_alone(void)
 	   "rt_process_parse names process.cwd");
 }
 
+/* linux.seccomp is cut out as text and compiled (and so checked) only at create. */
+static void test_seccomp_text(void)
+{
+	struct hutch_err err = { 0 };
+	struct sc_filter *f = NULL;
+	static const char good[] = "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":"
+				   "[{\"names\":[\"getppid\"],\"action\":\"SCMP_ACT_ERRNO\"}]}";
+
+	setenv("HUTCH_SECCOMP_CACHE", "off", 1);
+	struct rt_spec *s = parse(WITH_LINUX("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\","
+					     "\"syscalls\":[{\"names\":[\"getppid\"],"
+					     "\"action\":\"SCMP_ACT_ERRNO\"}]}"),
+				  bundle, &err);
+	ok(s && s->has_seccomp && s->seccomp_json && !strcmp(s->seccomp_json, good),
+	   "linux.seccomp kept as its own bytes");
+	ok(s && rt_spec_compile_seccomp(s, &f, &err) == 0 && f, "and compiled from them (%s)",
+	   err.msg);
+	sc_filter_free(f);
+	rt_spec_free(s);
+
+	s = parse(WITH_LINUX("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_NOPE\"}"), bundle, &err);
+	ok(s != NULL, "a bad profile parses as text");
+	ok(s && rt_spec_compile_seccomp(s, &f, &err) < 0 &&
+		   strstr(err.msg, "linux.seccomp.defaultAction") != NULL,
+	   "compiling it names the field: %s", err.msg);
+	rt_spec_free(s);
+
+	s = parse(WITH_LINUX("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\"},"
+			     "\"seccomp\":{\"defaultAction\":\"SCMP_ACT_KILL\"}"),
+		  bundle, &err);
+	ok(s && s->has_seccomp && !s->seccomp_json,
+	   "a repeated key is not cut: the parser decides as before");
+	rt_spec_free(s);
+}
+
 int main(void)
 {
 	make_bundle();
+	test_seccomp_text();
 	test_default();
 	test_rootless();
 	test_errors();
