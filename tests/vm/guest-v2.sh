@@ -138,7 +138,7 @@ make_rootfs() {
 	local a
 	mkdir -p "$WORK/rootfs/bin" "$WORK/rootfs/dev" "$WORK/rootfs/proc" "$WORK/rootfs/sys" &&
 		cp /bin/busybox "$WORK/rootfs/bin/" || return 1
-	for a in sh cat mknod sleep true; do
+	for a in sh cat dd mknod rm sleep true; do
 		ln -s busybox "$WORK/rootfs/bin/$a" || return 1
 	done
 }
@@ -309,6 +309,117 @@ check_tiny_memory() {
 	skip "128 KiB memory limit fails on v2; the smallest that starts /bin/true: $((hi / 1024)) KiB"
 }
 
+# hutch VERB ARGS... against the lane's state dir, with a timeout; sets out and rc. Output
+# goes through a file: a container started here inherits it and would hold a pipe open.
+h() {
+	rc=0
+	timeout -k 5 30 "$HUTCH" --root $STATE "$@" </dev/null >"$WORK/h.out" 2>&1 || rc=$?
+	out=$(cat "$WORK/h.out")
+}
+
+# cgroup file $2 of container cgroup $1 (the first line matching key $3 when given).
+cgval() {
+	if [ -n "${3:-}" ]; then
+		awk -v k="$3" '$1 == k { print $2; exit }' "$CG/$1/$2" 2>/dev/null
+	else
+		cat "$CG/$1/$2" 2>/dev/null
+	fi
+}
+
+# The pid of container $1's init (0 when there is none).
+init_pid() { timeout -k 5 30 "$HUTCH" --root $STATE state "$1" 2>/dev/null | jq -r '.pid // 0'; }
+
+# The v1 lane's verb tests, on v2: cpu.max throttles, pause freezes (a counter stops), ps,
+# update changes live limits, pids.max stops forks, kill --all and delete --force of a
+# paused container leave nothing. The root is read-only: the counter (a file that grows by a
+# byte a round, so a freeze mid-write still reads alike twice) lives in the container's
+# /dev/shm, read from outside through /proc/PID/root.
+check_verbs() {
+	local b=$WORK/hutch-vm-verbs id=hutch-vm-verbs n1 n2 n3 pids pid good left=
+	write_bundle "$b" 'while :; do echo >>/dev/shm/count; done' \
+		'{"cpu": {"quota": 10000, "period": 100000}, "pids": {"limit": 32}}' || return
+	h create --bundle "$b" $id && h start $id
+	check "a busy container starts (status $rc: $out)" [ $rc = 0 ]
+	[ $rc = 0 ] || return
+	pid=$(init_pid $id)
+	sleep 1.5
+	n1=$(cgval $id cpu.stat nr_throttled)
+	check "cpu.max 10000 100000 throttles a busy loop (nr_throttled ${n1:-none})" \
+		[ "${n1:-0}" -gt 0 ]
+
+	h pause $id
+	n1=$(wc -c </proc/$pid/root/dev/shm/count 2>/dev/null)
+	sleep 0.5
+	n2=$(wc -c </proc/$pid/root/dev/shm/count 2>/dev/null)
+	good=no
+	[ $rc = 0 ] && [ "$(cgval $id cgroup.events frozen)" = 1 ] && [ -n "$n1" ] &&
+		[ "$n1" = "$n2" ] && good=yes
+	check "pause freezes it: frozen $(cgval $id cgroup.events frozen), the count stays ($n1, $n2)" \
+		[ $good = yes ]
+	h ps --format json $id
+	pids=$out
+	check "ps of the paused container lists its init ($pids)" \
+		jq -e --argjson p "$pid" '. == [$p]' <<<"$pids" >/dev/null
+	h resume $id
+	sleep 0.5
+	n3=$(wc -c </proc/$pid/root/dev/shm/count 2>/dev/null)
+	check "resume thaws it: the count goes on ($n2 -> $n3)" [ "${n3:-0}" -gt "${n2:-0}" ]
+
+	h update --memory 67108864 --pids-limit 3 $id
+	good=no
+	[ $rc = 0 ] && [ "$(cgval $id memory.max)" = 67108864 ] && [ "$(cgval $id pids.max)" = 3 ] &&
+		good=yes
+	check "update sets memory.max $(cgval $id memory.max), pids.max $(cgval $id pids.max) ($out)" \
+		[ $good = yes ]
+	h exec $id sh -c 'for i in 1 2 3 4 5 6; do sleep 30 >/dev/null 2>&1 & done 2>/dev/null; :'
+	n1=$(cgval $id pids.events max)
+	check "pids.max 3 stops forks: pids.events max ${n1:-none}, pids.current \
+$(cgval $id pids.current)" [ "${n1:-0}" -gt 0 ]
+
+	pids=$(cat $CG/$id/cgroup.procs 2>/dev/null)
+	h pause $id
+	h kill --all $id KILL
+	check "kill --all of the paused container (status $rc: $out)" [ $rc = 0 ]
+	h delete --force $id
+	for p in $pids; do
+		[ -d /proc/$p ] && left="$left $p"
+	done
+	[ ! -e $CG/$id ] || left="$left cgroup"
+	[ $rc = 0 ] || left="$left status $rc"
+	check "delete --force of the paused container: nothing left (${left:-no process, no cgroup})" \
+		[ -z "$left" ]
+}
+
+# An OOM kill under memory.max: a child fills the container's /dev/shm past the limit and is
+# killed, and `events` reports it as runc does.
+check_oom() {
+	local b=$WORK/hutch-vm-oom id=hutch-vm-oom ev pid st
+	write_bundle "$b" 'while [ ! -e /dev/shm/go ]; do sleep 0.1; done
+		dd if=/dev/zero of=/dev/shm/x bs=1M count=48 2>/dev/null; s=$?
+		rm -f /dev/shm/x; echo "hog $s" >/dev/shm/status; sleep 100' \
+		'{"memory": {"limit": 16777216}}' || return
+	h run -d --bundle "$b" $id
+	check "a container under a 16 MiB limit starts (status $rc: $out)" [ $rc = 0 ]
+	[ $rc = 0 ] || return
+	pid=$(init_pid $id)
+	timeout -k 5 60 "$HUTCH" --root $STATE events --interval 200ms $id >"$WORK/oom.events" 2>&1 &
+	ev=$!
+	sleep 0.5
+	touch /proc/$pid/root/dev/shm/go
+	for _ in $(seq 100); do
+		grep -q '"type":"oom"' "$WORK/oom.events" && [ -e /proc/$pid/root/dev/shm/status ] &&
+			break
+		sleep 0.2
+	done
+	st=$(cat /proc/$pid/root/dev/shm/status 2>/dev/null)
+	check "the hog is OOM-killed (${st:-no status}, oom_kill $(cgval $id memory.events oom_kill))" \
+		[ "$st" = "hog 137" ]
+	check "events reports {\"type\":\"oom\",\"id\":\"$id\"}" \
+		grep -qx "{\"type\":\"oom\",\"id\":\"$id\"}" "$WORK/oom.events"
+	h delete --force $id
+	wait $ev 2>/dev/null
+}
+
 check_no_leaks() {
 	local left=()
 	shopt -s nullglob
@@ -344,6 +455,8 @@ check_containers() {
 	check_delete
 	check_blkio
 	check_force_delete
+	check_verbs
+	check_oom
 	check_tiny_memory
 	check_no_leaks
 }
