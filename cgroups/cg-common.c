@@ -67,7 +67,7 @@ int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hut
 int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err)
 {
 	for (size_t i = 0; i < cg->n; i++) {
-		if (cg->v2 || cg->h[i].fd < 0 || !has_controller(&cg->h[i], controller))
+		if (cg->h[i].fd < 0 || (!cg->v2 && !has_controller(&cg->h[i], controller)))
 			continue;
 		int fd = openat(cg->h[i].fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
 		if (fd < 0)

@@ -290,13 +290,10 @@ rollback:
 	return r;
 }
 
-int cg_open(const char *path, struct cg **out, struct hutch_err *err)
+static int open_dirs(struct cg *cg, struct cg **out, struct hutch_err *err)
 {
-	struct cg *cg = NULL;
-	int r = load(path, &cg, err);
-	if (r < 0)
-		return r;
 	size_t found = 0;
+	int r;
 	for (size_t i = 0; i < cg->n; i++) {
 		cg->h[i].fd = open(cg->h[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		found += cg->h[i].fd >= 0;
@@ -310,6 +307,64 @@ int cg_open(const char *path, struct cg **out, struct hutch_err *err)
 	return 0;
 }
 
+int cg_open(const char *path, struct cg **out, struct hutch_err *err)
+{
+	struct cg *cg = NULL;
+	int r = load(path, &cg, err);
+	return r < 0 ? r : open_dirs(cg, out, err);
+}
+
+size_t cg_paths(const struct cg *cg, struct cg_kv **out)
+{
+	*out = hutch_xcalloc(cg->n ? cg->n : 1, sizeof(**out));
+	for (size_t i = 0; i < cg->n; i++)
+		(*out)[i] = (struct cg_kv){ hutch_xstrdup(cg->h[i].name),
+					    cg_hier_cgroup_path(&cg->h[i]) };
+	return cg->n;
+}
+
+/* One saved path, as strict as a cgroupsPath (absolute, no ".."), at its place in h. */
+static int saved_dir(struct cg_hier *h, const char *path, struct hutch_err *err)
+{
+	_cleanup_free_ char *norm = NULL;
+	if (*path != '/')
+		return hutch_fail(err, EINVAL, "saved cgroup path %s is not absolute", path);
+	int r = cg_resolve_path(path, NULL, &norm, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "saved cgroup path %s: ", path);
+	return cg_hier_dir(h, norm, &h->dir, err);
+}
+
+/* The hierarchies mounted now that paths names, each at its saved path; the rest dropped. */
+int cg_open_paths(const struct cg_kv *paths, size_t n, struct cg **out, struct hutch_err *err)
+{
+	struct cg *cg = hutch_xcalloc(1, sizeof(*cg));
+	size_t kept = 0, i = 0;
+	cg->v2 = cg_is_v2();
+	int r = cg_read_hierarchies(cg->v2, &cg->h, &cg->n, err);
+	for (; r == 0 && i < cg->n; i++) {
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(paths[k].key, cg->h[i].name) == 0) {
+				r = saved_dir(&cg->h[i], paths[k].value, err);
+				break;
+			}
+		if (r == 0 && cg->h[i].dir)
+			cg->h[kept++] = cg->h[i]; /* moved: slot i is not freed again */
+		else
+			cg_hier_clear(&cg->h[i]);
+	}
+	for (; i < cg->n; i++)
+		cg_hier_clear(&cg->h[i]); /* not reached after a failure */
+	cg->n = kept;
+	if (r == 0 && kept == 0)
+		r = hutch_fail(err, ENOENT, "no saved cgroup path names a mounted hierarchy");
+	if (r < 0) {
+		cg_free(cg);
+		return r;
+	}
+	return open_dirs(cg, out, err);
+}
+
 void cg_free(struct cg *cg)
 {
 	if (!cg)
@@ -321,6 +376,14 @@ void cg_free(struct cg *cg)
 int cg_dirfd(const struct cg *cg)
 {
 	return cg->v2 && cg->n ? cg->h[0].fd : -1;
+}
+
+uint64_t cg_memory_max(const struct cg *cg)
+{
+	uint64_t v;
+	if (cg_dirfd(cg) < 0 || cg_read_u64_at(cg_dirfd(cg), "memory.max", &v) < 0)
+		return UINT64_MAX;
+	return v;
 }
 
 int cg_enter(struct cg *cg, pid_t pid, struct hutch_err *err)

@@ -35,6 +35,9 @@ int cg_parse_hierarchies(const char *proc_cgroup, const char *mountinfo, bool v2
 			 struct cg_hier **out, size_t *n, struct hutch_err *err);
 /* The same from this process's own /proc files. */
 int cg_read_hierarchies(bool v2, struct cg_hier **out, size_t *n, struct hutch_err *err);
+void cg_hier_clear(struct cg_hier *h);
+/* The cgroup path of h->dir as /proc/PID/cgroup would show it (malloc'd). */
+char *cg_hier_cgroup_path(const struct cg_hier *h);
 /* Pure: the container directory for the normalized path (cg_resolve_path) in h. */
 int cg_hier_dir(const struct cg_hier *h, const char *path, char **out, struct hutch_err *err);
 void cg_hier_free(struct cg_hier *h, size_t n);

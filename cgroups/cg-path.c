@@ -206,18 +206,32 @@ int cg_hier_dir(const struct cg_hier *h, const char *path, char **out, struct hu
 	return 0;
 }
 
+/* The cgroup path (as /proc/PID/cgroup shows it) of h->dir: the mount shows h->root. */
+char *cg_hier_cgroup_path(const struct cg_hier *h)
+{
+	const char *rel = h->dir + strlen(h->mount); /* "" or "/a/b" */
+	if (strcmp(h->root, "/") == 0)
+		return hutch_xstrdup(*rel ? rel : "/");
+	return hutch_xasprintf("%s%s", h->root, rel);
+}
+
+void cg_hier_clear(struct cg_hier *h)
+{
+	free(h->name);
+	free(h->mount);
+	free(h->root);
+	free(h->own);
+	free(h->dir);
+	if (h->fd >= 0)
+		close(h->fd);
+	hutch_strv_free(h->created);
+	*h = (struct cg_hier){ .fd = -1 };
+}
+
 void cg_hier_free(struct cg_hier *h, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(h[i].name);
-		free(h[i].mount);
-		free(h[i].root);
-		free(h[i].own);
-		free(h[i].dir);
-		if (h[i].fd >= 0)
-			close(h[i].fd);
-		hutch_strv_free(h[i].created);
-	}
+	for (size_t i = 0; i < n; i++)
+		cg_hier_clear(&h[i]);
 	free(h);
 }
 

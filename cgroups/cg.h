@@ -104,6 +104,13 @@ int cg_resolve_path(const char *cgroups_path, const char *id, char **out, struct
 int cg_create(const char *path, struct cg **out, struct hutch_err *err);
 /* Re-opens an existing container cgroup (for kill, delete, pause, stats). */
 int cg_open(const char *path, struct cg **out, struct hutch_err *err);
+/* The container's cgroup in each hierarchy, as the cgroup path /proc/PID/cgroup would show
+ * ("cpu,cpuacct" -> "/a/b"; v2: "" -> "/a/b"), malloc'd: what the state keeps, so that a
+ * later verb finds the same cgroups from whatever cgroup it runs in (a relative
+ * cgroupsPath is resolved against the creator's own cgroup in each hierarchy, as runc). */
+size_t cg_paths(const struct cg *cg, struct cg_kv **out);
+/* Re-opens what cg_paths gave (hierarchies no longer mounted are left out). */
+int cg_open_paths(const struct cg_kv *paths, size_t n, struct cg **out, struct hutch_err *err);
 void cg_free(struct cg *cg);
 /* v2 only: an O_DIRECTORY fd of the cgroup for clone3(CLONE_INTO_CGROUP); -1 on v1. */
 int cg_dirfd(const struct cg *cg);
@@ -171,9 +178,12 @@ int cg_own_common(char **out, struct hutch_err *err);
 
 /* v1: joins every hierarchy but the one holding controller (all of them on v2). */
 int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hutch_err *err);
-/* v1: an O_WRONLY fd of cgroup.procs in controller's hierarchy, for a process to join it
- * itself later ("0" = the writer); -ENOENT on v2 or when that controller is not mounted. */
+/* An O_WRONLY fd of cgroup.procs in controller's hierarchy (v2: the one), for a process to
+ * join it itself later ("0" = the writer); -ENOENT when that controller is not mounted. */
 int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err);
+/* v2: the cgroup's own memory.max in bytes; UINT64_MAX for "max", when unreadable, and on v1
+ * (where the memory cgroup is always joined late). */
+uint64_t cg_memory_max(const struct cg *cg);
 
 /* v1: each hierarchy's controller list ("memory", "cpu,cpuacct", "name=systemd") and the
  * container's directory in it; 0 on v2. The strings belong to cg. */

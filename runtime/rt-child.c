@@ -226,9 +226,10 @@ int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filte
 	return rt_drop_privileges_fd(p, filter, NULL, err);
 }
 
-/* v1: the memory cgroup is joined last, so hutch's setup is not charged to the container
- * (a 128 KiB limit still starts), then the cgroup namespace is made, rooted at the now
- * complete cgroup. Needs CAP_SYS_ADMIN: before the privileges are dropped. */
+/* The memory cgroup is joined last (v1 always, v2 under a tiny limit), so hutch's setup is
+ * not charged to the container (a 128 KiB limit still starts), then the cgroup namespace is
+ * made, rooted at the now complete cgroup. Needs CAP_SYS_ADMIN: before the privileges are
+ * dropped. */
 static int late_cgroup(struct rt_child *c, struct hutch_err *err)
 {
 	if (c->memcg_fd < 0)

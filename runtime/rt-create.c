@@ -111,6 +111,9 @@ static uint32_t host_id(const struct ns_idmap *m, size_t n, uint32_t id)
 	return 65534; /* unmapped: nobody can open it, which fails clearly at start */
 }
 
+/* v2: below this memory limit the init joins its cgroup late (see prepare). */
+#define LATE_JOIN_BELOW (1024 * 1024)
+
 /* Seccomp program, state dir, cgroup, console and fifo: everything made before clone. */
 static int prepare(struct create_ctx *x, struct hutch_err *err)
 {
@@ -131,6 +134,7 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	x->st.n_annotations = x->spec->n_annotations;
 	TRY(cg_resolve_path(x->spec->cgroups_path, x->o->id, &x->st.cgroup_path, err));
 	TRY(cg_create(x->st.cgroup_path, &x->cg, err));
+	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
 	if (x->spec->has_resources)
 		TRY(cg_apply(x->cg, &x->spec->resources, err));
 	if (x->o->console_socket) {
@@ -153,10 +157,15 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sync) < 0)
 		return hutch_fail_errno(err, errno, "sync socketpair");
-	/* v1: the init joins its memory cgroup itself just before execve, so hutch's setup is
-	 * not charged to the container and a tiny limit still starts (v2 has CLONE_INTO_CGROUP
-	 * and charges from birth). */
-	x->memcg_fd = cg_open_procs(x->cg, "memory", err);
+	/* The init joins the cgroup holding memory itself, just before execve, so that hutch's
+	 * setup (~160 KiB of copied pages and mount and namespace objects) is not charged to
+	 * the container and a tiny limit still starts. Always on v1, where joining is a write
+	 * either way. On v2 only under a tiny limit: there the init is otherwise born into its
+	 * cgroup (CLONE_INTO_CGROUP), and a migration costs a grace period (~10 ms) of the
+	 * cgroup-wide lock that a birth does not. */
+	x->memcg_fd = -ENOENT;
+	if (cg_dirfd(x->cg) < 0 || cg_memory_max(x->cg) < LATE_JOIN_BELOW)
+		x->memcg_fd = cg_open_procs(x->cg, "memory", err);
 	if (x->memcg_fd < 0 && x->memcg_fd != -ENOENT)
 		return x->memcg_fd;
 	const char *names[16], *dirs[16];
@@ -200,7 +209,8 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 {
 	_cleanup_close_ int pidns = -1;
 	TRY(pid_ns_fd(x->spec, &pidns, err));
-	pid_t pid = rt_clone(clone_flags(x), cg_dirfd(x->cg), pidns, &x->pidfd, err);
+	int born_in = x->memcg_fd >= 0 ? -1 : cg_dirfd(x->cg); /* v2, unless joining late */
+	pid_t pid = rt_clone(clone_flags(x), born_in, pidns, &x->pidfd, err);
 	if (pid < 0)
 		return pid;
 	if (pid == 0) {

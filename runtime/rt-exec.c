@@ -7,6 +7,7 @@
  * socket.
  */
 #include "rt.h"
+#include "rt-json.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -94,6 +95,9 @@ int rt_exec_target_open(struct rt_global *g, const char *id, bool ignore_paused,
 		t->pid = st.pid;
 		t->start_time = st.start_time;
 		t->cgroup_path = steal_ptr(st.cgroup_path);
+		t->cgroup_paths = steal_ptr(st.cgroup_paths);
+		t->n_cgroup_paths = st.n_cgroup_paths;
+		st.n_cgroup_paths = 0;
 	}
 	rt_state_clear(&st);
 	return r;
@@ -103,6 +107,7 @@ void rt_exec_target_free(struct rt_exec_target *t)
 {
 	free(t->id);
 	free(t->cgroup_path);
+	rt_kv_free(t->cgroup_paths, t->n_cgroup_paths);
 	rt_spec_free(t->spec);
 	*t = (struct rt_exec_target){ 0 };
 }
@@ -330,7 +335,8 @@ static int prepare(struct exec_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
 	TRY(pin_init(x, err));
-	TRY(cg_open(x->t->cgroup_path, &x->cg, err));
+	TRY(rt_open_cgroup(x->t->cgroup_path, x->t->cgroup_paths, x->t->n_cgroup_paths, &x->cg,
+			   err));
 	if (x->t->spec->has_seccomp) /* the container's filter applies to every process */
 		TRY(rt_spec_compile_seccomp(x->t->spec, &x->filter, err));
 	if (x->o->console_socket) {

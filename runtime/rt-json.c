@@ -237,6 +237,15 @@ int rt_json_refuse(yajl_val obj, const char *const *keys, const char *prefix, st
 	return 0;
 }
 
+void rt_kv_free(struct cg_kv *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].key);
+		free(v[i].value);
+	}
+	free(v);
+}
+
 int rt_json_kv(yajl_val obj, const char *field, struct cg_kv **out, size_t *n,
 	       struct hutch_err *err)
 {

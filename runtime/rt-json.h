@@ -61,6 +61,8 @@ int rt_json_refuse(yajl_val obj, const char *const *keys, const char *prefix,
 struct cg_kv;
 int rt_json_kv(yajl_val obj, const char *field, struct cg_kv **out, size_t *n,
 	       struct hutch_err *err);
+/* Frees n pairs and the array (NULL is fine). */
+void rt_kv_free(struct cg_kv *v, size_t n);
 
 /* yajl_gen convenience: a string, and the finished buffer copied out. */
 void rt_gen_str(yajl_gen g, const char *s);

@@ -383,11 +383,7 @@ void rt_spec_free_resources(struct rt_spec *spec)
 {
 	free(spec->device_rules);
 	spec->device_rules = NULL;
-	for (size_t i = 0; spec->unified && i < spec->resources.n_unified; i++) {
-		free(spec->unified[i].key);
-		free(spec->unified[i].value);
-	}
-	free(spec->unified);
+	rt_kv_free(spec->unified, spec->resources.n_unified);
 	spec->unified = NULL;
 	/* The struct's const pointers the spec owns: the cpuset lists and the arrays parsed
 	 * here (with their strings). */

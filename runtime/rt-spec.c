@@ -271,10 +271,6 @@ void rt_spec_free(struct rt_spec *spec)
 	rt_spec_free_seccomp(spec);
 	for (int k = 0; k < RT_HOOK_COUNT; k++)
 		free_hooks(&spec->hooks[k]);
-	for (size_t i = 0; i < spec->n_annotations; i++) {
-		free(spec->annotations[i].key);
-		free(spec->annotations[i].value);
-	}
-	free(spec->annotations);
+	rt_kv_free(spec->annotations, spec->n_annotations);
 	free(spec);
 }

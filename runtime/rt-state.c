@@ -128,6 +128,11 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 		rt_gen_str(g, "hutch_start_time");
 		yajl_gen_integer(g, (long long)st->start_time);
 		rt_gen_kv(g, "hutch_cgroup_path", st->cgroup_path);
+		rt_gen_str(g, "hutch_cgroup_paths");
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < st->n_cgroup_paths; i++)
+			rt_gen_kv(g, st->cgroup_paths[i].key, st->cgroup_paths[i].value);
+		yajl_gen_map_close(g);
 		rt_gen_str(g, "hutch_poststart");
 		yajl_gen_bool(g, st->poststart);
 		rt_gen_str(g, "hutch_poststop");
@@ -151,21 +156,20 @@ int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err)
 	return hutch_write_atomic_at(dirfd, "state.json", json, len, 0600, err);
 }
 
-static int load_annotations(yajl_val doc, struct rt_state *st)
+/* The string members of doc's object key (annotations, cgroup paths). */
+static void load_map(yajl_val doc, const char *key, struct cg_kv **out, size_t *n)
 {
-	yajl_val a = rt_json_get(doc, "annotations");
+	yajl_val a = rt_json_get(doc, key);
 	if (!YAJL_IS_OBJECT(a))
-		return 0;
-	size_t n = a->u.object.len;
-	st->annotations = hutch_xcalloc(n, sizeof(*st->annotations));
-	for (size_t i = 0; i < n; i++) {
+		return;
+	*out = hutch_xcalloc(a->u.object.len + 1, sizeof(**out));
+	for (size_t i = 0; i < a->u.object.len; i++) {
 		yajl_val v = a->u.object.values[i];
 		if (!YAJL_IS_STRING(v))
 			continue;
-		st->annotations[st->n_annotations].key = hutch_xstrdup(a->u.object.keys[i]);
-		st->annotations[st->n_annotations++].value = hutch_xstrdup(YAJL_GET_STRING(v));
+		(*out)[*n].key = hutch_xstrdup(a->u.object.keys[i]);
+		(*out)[(*n)++].value = hutch_xstrdup(YAJL_GET_STRING(v));
 	}
-	return 0;
 }
 
 int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err)
@@ -202,7 +206,9 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	}
 	st->pid = (pid_t)pid;
 	st->start_time = start;
-	return load_annotations(doc, st);
+	load_map(doc, "annotations", &st->annotations, &st->n_annotations);
+	load_map(doc, "hutch_cgroup_paths", &st->cgroup_paths, &st->n_cgroup_paths);
+	return 0;
 }
 
 void rt_state_clear(struct rt_state *st)
@@ -213,12 +219,19 @@ void rt_state_clear(struct rt_state *st)
 	free(st->created);
 	free(st->owner);
 	free(st->cgroup_path);
-	for (size_t i = 0; i < st->n_annotations; i++) {
-		free(st->annotations[i].key);
-		free(st->annotations[i].value);
-	}
-	free(st->annotations);
+	rt_kv_free(st->cgroup_paths, st->n_cgroup_paths);
+	rt_kv_free(st->annotations, st->n_annotations);
 	memset(st, 0, sizeof(*st));
+}
+
+int rt_open_cgroup(const char *path, const struct cg_kv *paths, size_t n, struct cg **out,
+		   struct hutch_err *err)
+{
+	if (n)
+		return cg_open_paths(paths, n, out, err);
+	if (path)
+		return cg_open(path, out, err);
+	return hutch_fail(err, ENOENT, "no cgroup");
 }
 
 int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_err *err)
@@ -256,7 +269,7 @@ static bool frozen(const struct rt_state *st)
 {
 	struct hutch_err ignored = { 0 };
 	struct cg *cg = NULL;
-	if (!st->cgroup_path || cg_open(st->cgroup_path, &cg, &ignored) < 0)
+	if (rt_state_cgroup(st, &cg, &ignored) < 0)
 		return false;
 	bool f = cg_is_frozen(cg);
 	cg_free(cg);

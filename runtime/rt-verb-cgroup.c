@@ -25,7 +25,7 @@ int rt_ctr_open(struct rt_global *g, const char *id, struct rt_ctr *c, struct hu
 		return r;
 	c->status = rt_state_status(c->dirfd, &c->st);
 	/* A stopped container's cgroup may already be gone: callers decide if that matters. */
-	if (c->st.cgroup_path && cg_open(c->st.cgroup_path, &c->cg, &ignored) < 0)
+	if (rt_state_cgroup(&c->st, &c->cg, &ignored) < 0)
 		c->cg = NULL;
 	return 0;
 }
@@ -44,7 +44,7 @@ int rt_ctr_thaw_for_kill(const struct rt_state *st, struct hutch_err *err)
 {
 	struct cg *cg = NULL;
 	struct hutch_err ignored = { 0 };
-	if (!st->cgroup_path || cg_open(st->cgroup_path, &cg, &ignored) < 0)
+	if (rt_state_cgroup(st, &cg, &ignored) < 0)
 		return 0;
 	int r = cg_is_frozen(cg) ? cg_freeze(cg, false, err) : 0;
 	cg_free(cg);

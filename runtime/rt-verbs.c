@@ -176,9 +176,9 @@ int rt_verb_kill(struct rt_global *g, int argc, char **argv, int first, struct r
 	TRY(open_locked(g, argv[first], &l, err));
 	enum rt_status s = rt_state_status(l.dirfd, &l.st);
 	bool all = rt_opt(o, 1, "all") != NULL;
-	if (all && l.st.cgroup_path) {
+	if (all && (l.st.cgroup_path || l.st.n_cgroup_paths)) {
 		struct cg *cg = NULL;
-		TRY(cg_open(l.st.cgroup_path, &cg, err));
+		TRY(rt_state_cgroup(&l.st, &cg, err));
 		int r = cg_signal_all(cg, sig, err);
 		cg_free(cg);
 		return r < 0 ? r : 0;
@@ -224,9 +224,9 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 				  id, rt_status_name(s));
 	if (s != RT_STOPPED && rt_pid_alive(l.st.pid, l.st.start_time))
 		kill(l.st.pid, SIGKILL);
-	if (l.st.cgroup_path) {
+	if (l.st.cgroup_path || l.st.n_cgroup_paths) {
 		struct cg *cg = NULL;
-		if (cg_open(l.st.cgroup_path, &cg, err) >= 0) {
+		if (rt_state_cgroup(&l.st, &cg, err) >= 0) {
 			r = cg_destroy(cg, err);
 			cg_free(cg);
 			if (r < 0)

@@ -82,12 +82,23 @@ struct rt_state {
 	pid_t pid;
 	uint64_t start_time;
 	char *cgroup_path; /* as given to cg_create */
-	bool poststart;	   /* the bundle has poststart hooks (start re-reads it only then) */
-	bool poststop;	   /* the bundle has poststop hooks */
-	bool creating;	   /* create has not finished */
+	/* Where that put the cgroup in each hierarchy (cg_paths): what later verbs open. */
+	struct cg_kv *cgroup_paths;
+	size_t n_cgroup_paths;
+	bool poststart; /* the bundle has poststart hooks (start re-reads it only then) */
+	bool poststop;	/* the bundle has poststop hooks */
+	bool creating;	/* create has not finished */
 	struct cg_kv *annotations;
 	size_t n_annotations;
 };
+
+/* The container's cgroup: at its saved paths, or (a state from before those) at path. */
+int rt_open_cgroup(const char *path, const struct cg_kv *paths, size_t n, struct cg **out,
+		   struct hutch_err *err);
+static inline int rt_state_cgroup(const struct rt_state *st, struct cg **out, struct hutch_err *err)
+{
+	return rt_open_cgroup(st->cgroup_path, st->cgroup_paths, st->n_cgroup_paths, out, err);
+}
 
 int rt_validate_id(const char *id, struct hutch_err *err);
 /* Creates <root>/<id> (EEXIST: "container ID already exists") and returns it locked. */
@@ -250,6 +261,8 @@ struct rt_exec_target {
 	pid_t pid;
 	uint64_t start_time;
 	char *cgroup_path;
+	struct cg_kv *cgroup_paths;
+	size_t n_cgroup_paths;
 	struct rt_spec *spec;
 };
 /* Refuses a stopped ("container not running"), creating or (unless ignore_paused) paused

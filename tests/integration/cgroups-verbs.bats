@@ -318,3 +318,26 @@ counter() {
 	grep -qx "{\"type\":\"oom\",\"id\":\"$ID\"}" "$TEST_DIR/events"
 	hutch delete "$ID"
 }
+
+# runc resolves a relative cgroupsPath against the creator's own cgroup in each hierarchy and
+# keeps the result: a later verb run from another cgroup must find the same one.
+@test "cgroups: a relative cgroupsPath is fixed at create; verbs from another cgroup find it" {
+	local own other
+	update_config '.linux.resources.memory = {limit: 67108864}'
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	own=$(ctr_cgroup memory)
+	other=${own%/*}/$TAG-other # a child of our own memory cgroup: still our subtree
+	mkdir "$other"
+	# The shell moves itself there, then becomes hutch.
+	in_other() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$other" \
+		"$HUTCH" --root "$HUTCH_ROOT" "$@"; }
+	run in_other update --memory 48m "$ID"
+	check_status 0
+	[ "$(cg_read memory memory.limit_in_bytes memory.max)" = 50331648 ]
+	run in_other delete --force "$ID"
+	check_status 0
+	[ ! -e "$own" ]
+	rmdir "$other"
+}

@@ -442,6 +442,9 @@ static void check_limits(struct cg *cg, bool v2, bool mem, bool pids)
 	if (mem)
 		ok(h && file_is(h->dir, v2 ? "memory.max" : "memory.limit_in_bytes", "67108864"),
 		   "memory limit reads back 64M");
+	if (mem)
+		ok(cg_memory_max(cg) == (v2 ? 64 << 20 : UINT64_MAX),
+		   "cg_memory_max: the v2 limit (v1: always late, so unknown)");
 	if (!v2 && h && access(path_in(h->dir, "memory.memsw.limit_in_bytes"), F_OK) == 0)
 		check_swap_order(cg, h->dir);
 	if (!v2) {
@@ -503,6 +506,39 @@ static void nest_child(struct cg *cg, bool v2, pid_t child)
 	   "child moved into a sub-cgroup: %s", err.msg);
 }
 
+/* What the state keeps (cg_paths) reopens the same directories; bad saved paths fail. */
+static void check_saved_paths(struct cg *cg, pid_t child)
+{
+	struct hutch_err err = { 0 };
+	struct cg_kv *paths = NULL, bad[] = { { (char *)"", (char *)"/a/../b" } };
+	struct cg *again = NULL;
+	pid_t *pids = NULL;
+	size_t np = 0, n = cg_paths(cg, &paths);
+	bool same = n == cg->n;
+	for (size_t i = 0; same && i < n; i++)
+		same = paths[i].value[0] == '/' && strcmp(paths[i].key, cg->h[i].name) == 0;
+	ok(same, "cg_paths: one absolute path per hierarchy (%zu)", n);
+	int r = cg_open_paths(paths, n, &again, &err);
+	same = r == 0 && again->n == cg->n;
+	for (size_t i = 0; same && i < cg->n; i++)
+		same = strcmp(again->h[i].dir, cg->h[i].dir) == 0;
+	ok(same && cg_pids(again, &pids, &np, &err) == 0 && np == 1 && pids[0] == child,
+	   "cg_open_paths reopens the same directories and finds the child: %s", err.msg);
+	free(pids);
+	cg_free(again);
+	for (size_t i = 0; i < n; i++) {
+		free(paths[i].key);
+		free(paths[i].value);
+	}
+	free(paths);
+	bad[0].key = cg->h[0].name;
+	ok(cg_open_paths(bad, 1, &again, &err) == -EINVAL, "a saved path with '..' fails: %s",
+	   err.msg);
+	bad[0].value = (char *)"relative";
+	ok(cg_open_paths(bad, 1, &again, &err) == -EINVAL, "a relative saved path fails: %s",
+	   err.msg);
+}
+
 static void test_root_lifecycle(void)
 {
 	struct hutch_err err = { 0 };
@@ -549,6 +585,7 @@ static void test_root_lifecycle(void)
 	   "cg_open finds it and the child: %s", err.msg);
 	free(pids_v);
 	cg_free(other);
+	check_saved_paths(cg, child);
 
 	/* Cleanup runs whatever the checks above said. */
 	hutch_err_clear(&err);
