@@ -118,6 +118,7 @@ static uint32_t host_id(const struct ns_idmap *m, size_t n, uint32_t id)
 static int prepare(struct create_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
+	rt_process_skip_ambient(&x->spec->process);
 	if (x->spec->has_seccomp) /* first: a bad profile leaves nothing to undo */
 		TRY(rt_spec_compile_seccomp(x->spec, &x->filter, err));
 	TRY(rt_state_create_dir(x->g->root, x->o->id, &x->dirfd, err));

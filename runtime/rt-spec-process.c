@@ -6,6 +6,7 @@
  */
 #include "rt-spec-internal.h"
 
+#include <stdio.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -155,6 +156,31 @@ static int parse_caps(yajl_val proc, struct rt_process *p, struct hutch_err *err
 			return r;
 	}
 	return 0;
+}
+
+int rt_process_skip_ambient(struct rt_process *p)
+{
+	uint64_t bad = p->caps.ambient & ~(p->caps.permitted & p->caps.inheritable);
+	char names[512] = "";
+	size_t len = 0;
+	int n = 0;
+
+	for (int i = 0; i < 64; i++) {
+		if (!(bad & (1ULL << i)))
+			continue;
+		const char *name = ns_cap_name(i);
+		if (len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						n ? ", " : "", name ? name : "?");
+		n++;
+	}
+	if (!n)
+		return 0;
+	hutch_warn("process.capabilities.ambient: %s %s not both permitted and inheritable, so "
+		   "the kernel cannot raise %s; ignoring, as runc does",
+		   names, n > 1 ? "are" : "is", n > 1 ? "them" : "it");
+	p->caps.ambient &= ~bad;
+	return n;
 }
 
 static int parse_rlimit(yajl_val v, const char *field, struct ns_rlimit *rl, struct hutch_err *err)

@@ -108,6 +108,10 @@ void rt_spec_free(struct rt_spec *spec);
 /* Parses a process object alone (exec --process FILE). */
 int rt_process_parse(const char *json, struct rt_process *out, struct hutch_err *err);
 void rt_process_free(struct rt_process *p);
+/* The kernel makes a capability ambient only when it is permitted and inheritable; runc and
+ * crun skip the others (runc's own `spec` asks for three such), so this drops them from
+ * p's ambient set, with a warning naming them. Returns how many it dropped. */
+int rt_process_skip_ambient(struct rt_process *p);
 
 /* True if the spec asks for a new namespace of this type (and does not join one). */
 bool rt_spec_new_ns(const struct rt_spec *spec, int clone_flag);

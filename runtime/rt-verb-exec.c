@@ -281,5 +281,6 @@ RT_VERB_FN(exec)
 		free(p.selinux_label);
 		p.selinux_label = hutch_xstrdup(label);
 	}
+	rt_process_skip_ambient(&p);
 	return rt_exec_run(&t, &p, &o, err);
 }

@@ -102,3 +102,16 @@ check_sets() {
 	grep -qx "CapPrm:	0000000000000000" <<<"$output"
 	grep -qx "CapBnd:	$(cap_mask "$(jq -c .process.capabilities.bounding "$BUNDLE/config.json")")" <<<"$output"
 }
+
+# runc's own `spec` lists ambient capabilities that are not inheritable; the kernel cannot
+# raise those, and runc and crun skip them. So does hutch, with a warning naming them.
+@test "caps: ambient capabilities that are not inheritable are skipped with a warning" {
+	update_config '.process.capabilities = {bounding: ["CAP_KILL", "CAP_NET_BIND_SERVICE"],
+		permitted: ["CAP_KILL", "CAP_NET_BIND_SERVICE"], effective: ["CAP_KILL"],
+		inheritable: ["CAP_NET_BIND_SERVICE"], ambient: ["CAP_KILL", "CAP_NET_BIND_SERVICE"]}'
+	set_args grep ^CapAmb /proc/self/status
+	run_ok
+	grep -qx "CapAmb:	$(cap_mask '["CAP_NET_BIND_SERVICE"]')" <<<"$output"
+	[[ $output == *"warning: process.capabilities.ambient: CAP_KILL is not both permitted and inheritable"*"ignoring, as runc does"* ]]
+	! [[ $output == *"CAP_NET_BIND_SERVICE is not"* ]]
+}
