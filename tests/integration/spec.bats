@@ -65,3 +65,21 @@ load helpers
 	run_ok
 	[ "$output" = "hello from $(jq -r .hostname config.json)" ]
 }
+
+# A drop-in runtime runs the configs the other runtimes write, untouched but for the rootfs,
+# the terminal and the command.
+@test "spec: runc's and crun's own default configs run as they are" {
+	local rt d
+	for rt in runc crun; do
+		command -v $rt >/dev/null || skip "$rt is not installed"
+		d=$TEST_DIR/spec-$rt
+		mkdir "$d"
+		(cd "$d" && $rt spec)
+		jq --arg r "$BUNDLE/rootfs" --arg cg "$TAG-$rt" '.root.path = $r
+			| .process.terminal = false | .process.args = ["true"]
+			| .linux.cgroupsPath = $cg' "$d/config.json" >"$d/c" && mv "$d/c" "$d/config.json"
+		run hutch run --bundle "$d" "$ID-$rt"
+		echo "$rt: $output"
+		check_status 0
+	done
+}
