@@ -93,8 +93,10 @@ void img_inputs_hash(const char *base_digest, char *const *packages, size_t n_pa
 	put(&h, "base", base_digest);
 	/* Packages are a set: their order must not make a new tag. Steps and env are not. */
 	char **sorted = hutch_xcalloc(n_packages + 1, sizeof(char *));
-	memcpy(sorted, packages, n_packages * sizeof(char *));
-	qsort(sorted, n_packages, sizeof(char *), cmp_str);
+	if (n_packages) { /* packages may be NULL then, which memcpy and qsort must not see */
+		memcpy(sorted, packages, n_packages * sizeof(char *));
+		qsort(sorted, n_packages, sizeof(char *), cmp_str);
+	}
 	for (size_t i = 0; i < n_packages; i++)
 		if (i == 0 || strcmp(sorted[i], sorted[i - 1]))
 			put(&h, "package", sorted[i]);

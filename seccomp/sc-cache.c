@@ -113,8 +113,10 @@ void sc_config_hash(const struct sc_config *cfg, uint8_t out[32])
 	put_context(&c, "hutch seccomp");
 	put_u64(&c, cfg->default_action);
 	_cleanup_free_ char **archs = hutch_xcalloc(cfg->n_archs + 1, sizeof(char *));
-	memcpy(archs, cfg->archs, cfg->n_archs * sizeof(char *));
-	qsort(archs, cfg->n_archs, sizeof(char *), cmp_str);
+	if (cfg->n_archs) { /* archs may be NULL then, which memcpy and qsort must not see */
+		memcpy(archs, cfg->archs, cfg->n_archs * sizeof(char *));
+		qsort(archs, cfg->n_archs, sizeof(char *), cmp_str);
+	}
 	put_u64(&c, cfg->n_archs);
 	for (size_t i = 0; i < cfg->n_archs; i++)
 		put_str(&c, archs[i]);

@@ -39,9 +39,16 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* bsearch and qsort must not be given NULL, even for no elements. */
 static bool contains(const struct nr_vec *sorted, uint32_t nr)
 {
-	return bsearch(&nr, sorted->v, sorted->n, sizeof(nr), cmp_u32) != NULL;
+	return sorted->n && bsearch(&nr, sorted->v, sorted->n, sizeof(nr), cmp_u32) != NULL;
+}
+
+static void sort(struct nr_vec *s)
+{
+	if (s->n)
+		qsort(s->v, s->n, sizeof(uint32_t), cmp_u32);
 }
 
 static uint32_t audit_of(uint32_t token)
@@ -129,8 +136,8 @@ static struct sc_ranges_group *group_for(struct sc_ranges *rg, uint32_t audit)
  * lo, hi + 1, so "how many boundaries are <= nr" is odd exactly inside a range. */
 static void add_ranges(struct sc_ranges_group *g, struct nr_vec *simple, struct nr_vec *complex)
 {
-	qsort(simple->v, simple->n, sizeof(uint32_t), cmp_u32);
-	qsort(complex->v, complex->n, sizeof(uint32_t), cmp_u32);
+	sort(simple);
+	sort(complex);
 	for (size_t i = 0; i < simple->n; i++) {
 		uint32_t nr = simple->v[i];
 		if (contains(complex, nr) || (i > 0 && simple->v[i - 1] == nr))
@@ -154,7 +161,8 @@ static int cmp_range(const void *a, const void *b)
  * sorted by range; they never touch. */
 static void sort_group(struct sc_ranges_group *g)
 {
-	qsort(g->bounds, g->n / 2, 2 * sizeof(uint32_t), cmp_range);
+	if (g->n)
+		qsort(g->bounds, g->n / 2, 2 * sizeof(uint32_t), cmp_range);
 }
 
 void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t n_tokens,

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The whole test suite, as CI runs it (README's second command). Run as root on Debian 12:
 # installs what is missing, checks formatting, builds, runs the unit tests, the integration
-# tests (bats, real containers), the cgroup v2 VM lane and a sanitizer build's unit tests.
+# tests (bats, real containers), the cgroup v2 VM lane, a sanitizer build's unit and
+# integration tests, and the podman/containerd/Docker client tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -21,12 +22,16 @@ failed=0
 echo "== unit + integration"
 meson test -C "$build" --print-errorlogs --suite unit --suite integration || failed=1
 
-echo "== sanitizers (ASan + UBSan, unit tests)"
+# The integration tests again, against the sanitized binary: memory errors and undefined
+# behaviour in the runtime itself (UBSan stops at the first report; ASan checks leaks too).
+echo "== sanitizers (ASan + UBSan: unit tests, and integration tests against that binary)"
 [ -f build-asan/build.ninja ] ||
-	meson setup build-asan -Dstatic=false -Dintegration=false -Db_sanitize=address,undefined \
+	meson setup build-asan -Dstatic=false -Db_sanitize=address,undefined \
 		-Dbuildtype=debug >/dev/null
+meson configure build-asan -Dintegration=true >/dev/null
 ninja -C build-asan >/dev/null
-meson test -C build-asan --print-errorlogs --suite unit || failed=1
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-asan --print-errorlogs --suite unit --suite integration || failed=1
 
 if [ -x tests/vm/run.sh ]; then
 	echo "== cgroup v2 lane (VM)"

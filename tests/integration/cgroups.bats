@@ -48,6 +48,8 @@ cgroup_paths() {
 }
 
 @test "cgroups: a container starts under a 128 KiB memory limit (setup not charged)" {
+	! ldd "$HUTCH" 2>/dev/null | grep -q libasan ||
+		skip "an ASan build's own setup does not fit in 128 KiB"
 	set_args true
 	update_config '.linux.resources.memory = {"limit": 131072}'
 	run_ok
