@@ -149,11 +149,11 @@ static int add_syscall(scmp_filter_ctx ctx, const struct sc_rule *rule, int nr,
 	return r;
 }
 
-/* Adds rule to the one-ABI ctx of token, less the syscalls the ranges decide there. */
+/* Adds rule to the one-ABI ctx of token, less the syscalls the prefix decides there (every
+ * rule naming one of those is the prefix's, by construction of the plan). */
 static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const struct sc_rule *rule,
 		    uint32_t token, const struct sc_ranges *rg, struct hutch_err *err)
 {
-	bool rangeable = rg->n_groups && rule->n_args == 0 && rule->action == rg->action;
 	_cleanup_free_ struct scmp_arg_cmp *cmps = NULL;
 	int r;
 
@@ -172,8 +172,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const stru
 		int nr = seccomp_syscall_resolve_name(rule->names[i]);
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		if (rangeable &&
-		    sc_ranges_has(rg, token,
+		if (sc_ranges_has(rg, token,
 				  seccomp_syscall_resolve_name_arch(token, rule->names[i])))
 			continue;
 		r = add_syscall(ctx, rule, nr, cmps, err);

@@ -37,11 +37,24 @@ bool sc_config_notifies(const struct sc_config *cfg);
 int sc_compile_bpf(const struct sc_config *cfg, bool ranges, struct sc_filter **out,
 		   struct hutch_err *err);
 
+/* One syscall decided by ranges of an argument's low word (its rules all MASKED_EQ with
+ * high-ones masks on that argument, one action): boundaries as for the numbers. */
+struct sc_arg_ranges {
+	uint32_t nr, action;
+	unsigned int index;
+	uint32_t *bounds;
+	size_t n;
+};
+
+#define SC_MAX_ARG_TREES 8
+
 /* One audit arch's ranges, as sorted boundaries: [lo, hi] is stored as lo, hi + 1. */
 struct sc_ranges_group {
 	uint32_t audit;
 	uint32_t *bounds;
 	size_t n;
+	struct sc_arg_ranges args[SC_MAX_ARG_TREES];
+	size_t n_args;
 };
 
 struct sc_ranges {
@@ -53,7 +66,8 @@ struct sc_ranges {
 /* Plans the ranges of cfg for the filter's ABIs (libseccomp arch tokens, x32 included). */
 void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t n_tokens,
 		    struct sc_ranges *out);
-/* Is nr (of ABI token) decided by the ranges, so that libseccomp must not see it? */
+/* Is nr (of ABI token) decided by the prefix (ranges or an argument tree), so that libseccomp
+ * must not see any rule for it? */
 bool sc_ranges_has(const struct sc_ranges *rg, uint32_t token, int nr);
 /* The prefix program into p (NULL: only its length); it jumps to the instruction after
  * itself for every syscall it does not decide. 0 when there are no ranges. */

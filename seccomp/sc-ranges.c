@@ -13,6 +13,8 @@
 #include "sc-internal.h"
 
 #include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <seccomp.h>
 #include <stdlib.h>
 
@@ -83,20 +85,48 @@ static bool pick_action(const struct sc_config *cfg, uint32_t *out)
 	return true;
 }
 
+/* A rule the argument trees can take: one MASKED_EQ of a 32-bit mask of high ones, so it
+ * tests an aligned range of the argument's low word and ignores its high word. libseccomp
+ * compares (arg & mask) with (value & mask), masking the expected value too (the unit
+ * tests hold us to its decisions), so the range is never empty. */
+static bool arg_rangeable(const struct sc_rule *r, uint32_t *lo, uint32_t *hi)
+{
+	if (r->n_args != 1 || r->args[0].op != SC_OP_MASKED_EQ || r->args[0].value >> 32)
+		return false;
+	uint32_t mask = (uint32_t)r->args[0].value, low = ~mask;
+	if (low & (low + 1)) /* ~mask must be 2^j - 1 */
+		return false;
+	*lo = (uint32_t)r->args[0].value_two & mask;
+	*hi = *lo | low;
+	return true;
+}
+
+struct arg_rule {
+	uint32_t nr, action, lo, hi;
+	unsigned int index;
+};
+
+struct arg_vec {
+	struct arg_rule *v;
+	size_t n;
+};
+
 /*
- * Sorts one ABI's numbers into simple (every rule naming it is argument-free, with the
- * chosen action) and complex. Names libseccomp maps onto a multiplexer (i386's socketcall
- * and ipc) resolve to pseudo numbers: then the multiplexers themselves stay with libseccomp,
- * which adds checks of their call number to them (libseccomp 2.5 lets an argument-free rule
- * on the multiplexer shadow those, but that is its decision, not ours).
+ * Sorts one ABI's numbers: simple (every rule naming it is argument-free, with the chosen
+ * action), argument rules the trees may take (args), and complex. Names libseccomp maps onto
+ * a multiplexer (i386's socketcall and ipc) resolve to pseudo numbers: then the multiplexers
+ * themselves stay with libseccomp, which adds checks of their call number to them
+ * (libseccomp 2.5 lets an argument-free rule on the multiplexer shadow those, but that is
+ * its decision, not ours).
  */
-static void classify(const struct sc_config *cfg, uint32_t token, uint32_t action,
-		     struct nr_vec *simple, struct nr_vec *complex)
+static void classify(const struct sc_config *cfg, uint32_t token, const uint32_t *action,
+		     struct nr_vec *simple, struct nr_vec *complex, struct arg_vec *args)
 {
 	static const char *const multiplexers[] = { "socketcall", "ipc" };
 
 	for (size_t i = 0; i < cfg->n_rules; i++) {
 		const struct sc_rule *r = &cfg->rules[i];
+		uint32_t lo, hi;
 		if (r->action == cfg->default_action)
 			continue; /* sc_compile_bpf skips these too */
 		for (size_t k = 0; k < r->n_names; k++) {
@@ -112,8 +142,12 @@ static void classify(const struct sc_config *cfg, uint32_t token, uint32_t actio
 					if (mx >= 0)
 						push(complex, (uint32_t)mx);
 				}
-			} else if (r->n_args == 0 && r->action == action) {
+			} else if (r->n_args == 0 && action && r->action == *action) {
 				push(simple, (uint32_t)nr);
+			} else if (r->action != SCMP_ACT_NOTIFY && arg_rangeable(r, &lo, &hi)) {
+				args->v = hutch_xrealloc(args->v, (args->n + 1) * sizeof(*args->v));
+				args->v[args->n++] = (struct arg_rule){ (uint32_t)nr, r->action, lo,
+									hi, r->args[0].index };
 			} else {
 				push(complex, (uint32_t)nr);
 			}
@@ -165,21 +199,93 @@ static void sort_group(struct sc_ranges_group *g)
 		qsort(g->bounds, g->n / 2, 2 * sizeof(uint32_t), cmp_range);
 }
 
+static int cmp_arg_rule(const void *a, const void *b)
+{
+	const struct arg_rule *x = a, *y = b;
+	if (x->nr != y->nr)
+		return x->nr < y->nr ? -1 : 1;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The union of rules [from, to) (one syscall, sorted by lo) as boundaries; an open end at
+ * 2^32 has no closing boundary, which the parity rule handles. */
+static struct sc_arg_ranges arg_tree(const struct arg_rule *r, size_t from, size_t to)
+{
+	struct sc_arg_ranges a = { .nr = r[from].nr,
+				   .action = r[from].action,
+				   .index = r[from].index };
+	a.bounds = hutch_xcalloc(2 * (to - from) + 1, sizeof(uint32_t));
+	bool open_end = false;
+	for (size_t i = from; i < to && !open_end; i++) {
+		if (r[i].lo > r[i].hi)
+			continue;			   /* matches nothing */
+		if (a.n && r[i].lo <= a.bounds[a.n - 1]) { /* overlaps or touches the last */
+			if (r[i].hi == UINT32_MAX)
+				open_end = true, a.n--;
+			else if (r[i].hi + 1 > a.bounds[a.n - 1])
+				a.bounds[a.n - 1] = r[i].hi + 1;
+			continue;
+		}
+		a.bounds[a.n++] = r[i].lo;
+		if (r[i].hi == UINT32_MAX)
+			open_end = true;
+		else
+			a.bounds[a.n++] = r[i].hi + 1;
+	}
+	return a;
+}
+
+/*
+ * A syscall becomes an argument tree when all its rules are rangeable, test one argument and
+ * share one action, and no argument-free rule names it; otherwise it is complex and
+ * libseccomp keeps it whole. Little-endian only: the tree reads the argument's low word.
+ */
+static void add_arg_trees(struct sc_ranges_group *g, struct arg_vec *args, struct nr_vec *simple,
+			  struct nr_vec *complex)
+{
+	if (args->n)
+		qsort(args->v, args->n, sizeof(*args->v), cmp_arg_rule);
+	for (size_t i = 0, j; i < args->n; i = j) {
+		const struct arg_rule *r = args->v;
+		bool same = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+		for (j = i; j < args->n && r[j].nr == r[i].nr; j++)
+			same &= r[j].index == r[i].index && r[j].action == r[i].action;
+		if (!same || contains(simple, r[i].nr) || contains(complex, r[i].nr) ||
+		    g->n_args == SC_MAX_ARG_TREES) {
+			push(complex, r[i].nr);
+			continue;
+		}
+		struct sc_arg_ranges a = arg_tree(r, i, j);
+		if (a.n > MAX_BOUNDARIES) {
+			free(a.bounds);
+			push(complex, r[i].nr);
+			continue;
+		}
+		g->args[g->n_args++] = a;
+	}
+}
+
 void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t n_tokens,
 		    struct sc_ranges *out)
 {
 	*out = (struct sc_ranges){ 0 };
-	if (!pick_action(cfg, &out->action))
-		return;
+	bool have_action = pick_action(cfg, &out->action);
 	for (size_t t = 0; t < n_tokens; t++) {
 		struct nr_vec simple = { 0 }, complex = { 0 };
+		struct arg_vec args = { 0 };
 		struct sc_ranges_group *g = group_for(out, audit_of(tokens[t]));
 		if (g) {
-			classify(cfg, tokens[t], out->action, &simple, &complex);
+			classify(cfg, tokens[t], have_action ? &out->action : NULL, &simple,
+				 &complex, &args);
+			sort(&simple);
+			sort(&complex);
+			add_arg_trees(g, &args, &simple, &complex); /* may add to complex */
+			sort(&complex);
 			add_ranges(g, &simple, &complex);
 		}
 		free(simple.v);
 		free(complex.v);
+		free(args.v);
 	}
 	for (size_t i = 0; i < out->n_groups; i++) {
 		struct sc_ranges_group *g = &out->groups[i];
@@ -200,6 +306,9 @@ bool sc_ranges_has(const struct sc_ranges *rg, uint32_t token, int nr)
 		const struct sc_ranges_group *g = &rg->groups[i];
 		if (g->audit != audit_of(token))
 			continue;
+		for (size_t k = 0; k < g->n_args; k++)
+			if (g->args[k].nr == (uint32_t)nr)
+				return true;
 		size_t le = 0; /* boundaries <= nr */
 		while (le < g->n && g->bounds[le] <= (uint32_t)nr)
 			le++;
@@ -210,8 +319,11 @@ bool sc_ranges_has(const struct sc_ranges *rg, uint32_t token, int nr)
 
 void sc_ranges_free(struct sc_ranges *rg)
 {
-	for (size_t i = 0; i < rg->n_groups; i++)
+	for (size_t i = 0; i < rg->n_groups; i++) {
 		free(rg->groups[i].bounds);
+		for (size_t k = 0; k < rg->groups[i].n_args; k++)
+			free(rg->groups[i].args[k].bounds);
+	}
 	rg->n_groups = 0;
 }
 
@@ -238,51 +350,84 @@ static void emit_tree(struct sock_filter *p, size_t *at, const uint32_t *b, size
 		emit_tree(p, at, b, mid + 1, hi, yes, no);
 }
 
-static size_t used_groups(const struct sc_ranges *rg)
+/* A group's block: load nr, each argument tree ("jeq nr" or skip it; load the argument's
+ * low word; the tree; "ret action"; "ja rest"), then the number tree with its "ret action"
+ * and "ja rest" (or just "ja rest"). */
+static size_t block_len(const struct sc_ranges_group *g)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < rg->n_groups; i++)
-		n += rg->groups[i].n > 0;
-	return n;
+	if (!g->n && !g->n_args)
+		return 0;
+	size_t len = 1 + (g->n ? g->n + 2 : 1);
+	for (size_t k = 0; k < g->n_args; k++)
+		len += 4 + g->args[k].n;
+	return len;
+}
+
+static struct sock_filter ja(size_t at, size_t to)
+{
+	return (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(to - at - 1));
+}
+
+static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group *g,
+		       struct sock_filter *p, size_t *at, size_t rest)
+{
+	p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	for (size_t k = 0; k < g->n_args; k++) {
+		const struct sc_arg_ranges *a = &g->args[k];
+		size_t i = (*at)++, yes = i + 2 + a->n, no = yes + 1;
+		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a->nr, 0,
+						    (uint8_t)(3 + a->n));
+		p[(*at)++] = (struct sock_filter)BPF_STMT(
+			BPF_LD | BPF_W | BPF_ABS,
+			(uint32_t)offsetof(struct seccomp_data, args[a->index])); /* low word */
+		emit_tree(p, at, a->bounds, 0, a->n, yes, no);
+		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, a->action);
+		p[*at] = ja(*at, rest);
+		(*at)++;
+	}
+	if (g->n) {
+		size_t yes = *at + g->n, no = yes + 1;
+		emit_tree(p, at, g->bounds, 0, g->n, yes, no);
+		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, rg->action);
+	}
+	p[*at] = ja(*at, rest);
+	(*at)++;
 }
 
 /*
- * Layout: load the arch; per group "jeq audit, next, skip; ja block"; "ja rest"; then per
- * group a block: load nr, the tree, "ret action", "ja rest". rest is the first instruction
- * after the prefix (libseccomp's program), and the only long jumps are the JAs.
+ * Layout: load the arch; per group "jeq audit, next, skip; ja block"; "ja rest"; then the
+ * groups' blocks. rest is the first instruction after the prefix (libseccomp's program);
+ * conditional jumps stay within a block, so only the JAs are long.
  */
 size_t sc_ranges_emit(const struct sc_ranges *rg, struct sock_filter *p)
 {
-	size_t groups = used_groups(rg), len = groups ? 2 + 2 * groups : 0;
-	for (size_t i = 0; i < rg->n_groups; i++)
-		if (rg->groups[i].n)
-			len += rg->groups[i].n + 3;
-	if (!p || !groups)
+	size_t groups = 0, len = 0;
+	for (size_t i = 0; i < rg->n_groups; i++) {
+		size_t b = block_len(&rg->groups[i]);
+		groups += b > 0;
+		len += b;
+	}
+	if (!groups)
+		return 0;
+	len += 2 + 2 * groups;
+	if (!p)
 		return len;
 	size_t at = 0, block = 2 + 2 * groups, rest = len;
 	p[at++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
 	for (size_t i = 0; i < rg->n_groups; i++) {
 		const struct sc_ranges_group *g = &rg->groups[i];
-		if (!g->n)
+		if (!block_len(g))
 			continue;
 		p[at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g->audit, 0, 1);
 		at++;
-		p[at] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(block - at - 1));
+		p[at] = ja(at, block);
 		at++;
-		block += g->n + 3;
+		block += block_len(g);
 	}
-	p[at] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(rest - at - 1));
+	p[at] = ja(at, rest);
 	at++;
-	for (size_t i = 0; i < rg->n_groups; i++) {
-		const struct sc_ranges_group *g = &rg->groups[i];
-		if (!g->n)
-			continue;
-		size_t yes = at + 1 + g->n, no = yes + 1;
-		p[at++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
-		emit_tree(p, &at, g->bounds, 0, g->n, yes, no);
-		p[at++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, rg->action);
-		p[at] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(rest - at - 1));
-		at++;
-	}
+	for (size_t i = 0; i < rg->n_groups; i++)
+		if (block_len(&rg->groups[i]))
+			emit_block(rg, &rg->groups[i], p, &at, rest);
 	return len;
 }
