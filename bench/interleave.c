@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Runs several commands round-robin N times, rotating which one goes first each round (so
- * drift, noise and cache warmth hit all of them alike), timing each with CLOCK_MONOTONIC and
- * taking its CPU time (user+sys of the whole waited tree) from wait4's rusage. Prints min,
- * median, p90, median CPU and the ratio of each median to a base command's.
+ * Runs several commands round-robin N times, in a new random order each round (so drift,
+ * noise, cache warmth and what one command leaves for the next hit all of them alike),
+ * timing each with CLOCK_MONOTONIC and taking its CPU time (user+sys of the whole waited
+ * tree) from wait4's rusage. Prints min, median, p90, median CPU and the ratio of each
+ * median to a base command's.
  *
  * Usage: interleave [-b BASE] [-s SUB] [-w WARMUP] [-t TSV] N NAME=CMD...
  *   -b BASE  the row the ratios are against (default: the first)
@@ -124,10 +125,22 @@ int main(int argc, char **argv)
 	}
 	long idx = 0;
 	double t, c;
+	int *order = calloc((size_t)k, sizeof(int));
+	unsigned int seed = 1; /* fixed: the same order every run */
 	for (int i = -warmup; i < n; i++) {
-		/* Round i starts at command i mod k: each goes first, second, ... equally often. */
+		/* A new order each round (Fisher-Yates): each command goes first, second, ... and
+		 * follows each other equally often on average, so what one leaves behind (a v1
+		 * cgroup being torn down, a runtime's kworkers) does not always land on the same
+		 * next command, as a fixed rotation would make it. */
+		for (int o = 0; o < k; o++)
+			order[o] = o;
+		for (int o = k - 1; o > 0; o--) {
+			int r = (int)(rand_r(&seed) % (unsigned int)(o + 1)), tmp = order[o];
+			order[o] = order[r];
+			order[r] = tmp;
+		}
 		for (int o = 0; o < k; o++) {
-			int j = ((i % k + k) % k + o) % k;
+			int j = order[o];
 			if (run_once(&rows[j], idx++, &t, &c) == 0 && i >= 0) {
 				rows[j].t[ok[j]] = t;
 				rows[j].cpu[ok[j]++] = c;

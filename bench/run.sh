@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The benchmark suite: hutch against crun, runc, bubblewrap and the kernel's floor, every
-# comparison interleaved in one run with a rotating order. Prints a table per section and,
+# comparison interleaved in one run in a shuffled order. Prints a table per section and,
 # last, the ratios against the targets of issue 7. Never fails on a slow result.
 # Usage: bench/run.sh [SECTION...]   sections: latency sandbox memory throughput images
 #        profile targets (default: all). Needs root; run bench/install-deps.sh once.

@@ -24,9 +24,19 @@ if (cd "$work/spec" && "$hutch" spec --seccomp) >/dev/null 2>&1 &&
 else
 	jq -f seccomp/default-oci.jq seccomp/default.json >"$work/profile.json"
 fi
-mkdir "$work/sc"
-jq -c --slurpfile p "$work/profile.json" --arg r "$work/plain/rootfs" \
-	'.linux.seccomp = $p[0] | .root.path = $r' "$work/plain/config.json" >"$work/sc/config.json"
+# One bundle per row, each with a cgroup of its own beneath ours (absolute: crun reads a
+# relative path from the hierarchy root): rows sharing one cgroup name disturb each other on
+# a v1 host, where a cgroup removed and made again stalls the next join.
+own=$(awk -F: '{ if (length($3) > length(m)) m = $3 } END { print (m == "/" ? "" : m) }' \
+	/proc/self/cgroup)
+for row in hutch-none hutch-hit hutch-miss crun-none crun-sc runc-none runc-sc; do
+	sc='.'
+	[[ $row == *none ]] || sc='.linux.seccomp = $p[0]'
+	mkdir "$work/$row"
+	jq -c --slurpfile p "$work/profile.json" --arg r "$work/plain/rootfs" \
+		--arg cg "$own/bench-sc-$row" ".root.path = \$r | .linux.cgroupsPath = \$cg | $sc" \
+		"$work/plain/config.json" >"$work/$row/config.json"
+done
 echo "profile: $(jq '.syscalls | length' "$work/profile.json") rules"
 
 cc -O2 -o "$work/interleave" bench/interleave.c
@@ -36,15 +46,15 @@ if mount | grep -q ' /sys/fs/cgroup/unified type cgroup2'; then
 fi
 # A warm cache for the hit case, and proof that it is one.
 export HUTCH_SECCOMP_CACHE=$work/cache
-"$hutch" --root "$work/h" run --bundle "$work/sc" warm >/dev/null
+"$hutch" --root "$work/h" run --bundle "$work/hutch-hit" warm >/dev/null
 ls "$work/cache"/*.bpf >/dev/null
 
 h="$hutch --root $work/h run --bundle"
 "$work/interleave" "$n" \
-	"hutch-none=$h $work/plain h\$I >/dev/null" \
-	"hutch-hit=$h $work/sc h\$I >/dev/null" \
-	"hutch-miss=HUTCH_SECCOMP_CACHE=off $h $work/sc h\$I >/dev/null" \
-	"crun-none=$(crun_wrap "crun --root $work/crun run --bundle $work/plain c\$I >/dev/null")" \
-	"crun-sc=$(crun_wrap "crun --root $work/crun run --bundle $work/sc c\$I >/dev/null")" \
-	"runc-none=runc --root $work/runc run --bundle $work/plain r\$I >/dev/null" \
-	"runc-sc=runc --root $work/runc run --bundle $work/sc r\$I >/dev/null"
+	"hutch-none=$h $work/hutch-none h\$I >/dev/null" \
+	"hutch-hit=$h $work/hutch-hit h\$I >/dev/null" \
+	"hutch-miss=HUTCH_SECCOMP_CACHE=off $h $work/hutch-miss h\$I >/dev/null" \
+	"crun-none=$(crun_wrap "crun --root $work/crun run --bundle $work/crun-none c\$I >/dev/null")" \
+	"crun-sc=$(crun_wrap "crun --root $work/crun run --bundle $work/crun-sc c\$I >/dev/null")" \
+	"runc-none=runc --root $work/runc run --bundle $work/runc-none r\$I >/dev/null" \
+	"runc-sc=runc --root $work/runc run --bundle $work/runc-sc r\$I >/dev/null"
