@@ -956,6 +956,45 @@ static void test_cache_concurrent(struct sc_config *cfg)
 	sc_filter_free(ref);
 }
 
+/* The key on a profile's own bytes: a hit parses nothing, unless the filter notifies, whose
+ * listenerPath the caller needs; then the parse comes with the cached program. */
+static void test_cache_json(void)
+{
+	static const char plain[] = "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":"
+				    "[{\"names\":[\"getppid\"],\"action\":\"SCMP_ACT_ERRNO\"}]}";
+	static const char notify[] = "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":"
+				     "\"/run/l.sock\",\"syscalls\":[{\"names\":[\"getppid\"],"
+				     "\"action\":\"SCMP_ACT_NOTIFY\"}]}";
+	struct hutch_err err = { 0 };
+	struct sc_config cfg = { 0 };
+	struct sc_filter *f = NULL;
+
+	setenv("HUTCH_SECCOMP_CACHE", cachedir, 1);
+	int r = sc_compile_json(plain, "linux.seccomp", &cfg, &f, &err);
+	ok(r == 0 && f && cfg.n_rules == 1, "json, first time: parsed and compiled (%s)", err.msg);
+	sc_config_free(&cfg);
+	sc_filter_free(f);
+	r = sc_compile_json(plain, "linux.seccomp", &cfg, &f, &err);
+	ok(r == 0 && f && cfg.n_rules == 0, "json, again: a hit, nothing parsed");
+	sc_config_free(&cfg);
+	sc_filter_free(f);
+	for (int i = 0; i < 2; i++) {
+		r = sc_compile_json(notify, "linux.seccomp", &cfg, &f, &err);
+		ok(r == 0 && sc_filter_needs_listener(f) && cfg.listener_path &&
+			   !strcmp(cfg.listener_path, "/run/l.sock"),
+		   "json with NOTIFY, %s: the listenerPath comes with it (%s)",
+		   i ? "a hit" : "a miss", err.msg);
+		sc_config_free(&cfg);
+		sc_filter_free(f);
+	}
+	r = sc_compile_json("{\"defaultAction\":\"SCMP_ACT_NOPE\"}", "linux.seccomp", &cfg, &f,
+			    &err);
+	ok(r < 0 && strstr(err.msg, "linux.seccomp.defaultAction"),
+	   "json, a bad profile: the field is named: %s", err.msg);
+	sc_config_free(&cfg);
+	setenv("HUTCH_SECCOMP_CACHE", "off", 1);
+}
+
 static void test_cache(void)
 {
 	struct hutch_err err = { 0 };
@@ -996,6 +1035,7 @@ static void test_cache(void)
 	cfg.default_action = SCMP_ACT_ERRNO(EIO); /* a key no one has filled */
 	test_cache_concurrent(&cfg);
 	sc_config_free(&cfg);
+	test_cache_json();
 }
 
 int main(void)
