@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The compiled-filter cache (seccomp/sc-cache.c, sc_compile_json, sc_compile_default): hits
+ * and misses, corrupt and untrusted entries, a concurrent fill, and the key on a profile's
+ * own bytes. No root needed.
+ */
+#include "sc-internal.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/test-sc-cache.XXXXXX";
+
+static char cachedir[128];
+
+static bool same_program(const struct sc_filter *a, const struct sc_filter *b)
+{
+	return a && b && a->len == b->len && a->flags == b->flags &&
+	       memcmp(a->insns, b->insns, a->len * sizeof(a->insns[0])) == 0;
+}
+
+static int compile_at(const struct sc_config *cfg, struct sc_filter **f, bool *hit)
+{
+	struct hutch_err err = { 0 };
+	sc_filter_free(*f);
+	*f = NULL;
+	return sc_compile_cached(cfg, cachedir, f, hit, &err);
+}
+
+/* The cache entry of cfg, opened for corrupting. */
+static int open_entry(const struct sc_config *cfg, int flags)
+{
+	uint8_t key[32];
+	char path[256];
+	int n = snprintf(path, sizeof(path), "%s/", cachedir);
+	sc_config_hash(cfg, key);
+	for (int i = 0; i < 32; i++)
+		n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", key[i]);
+	snprintf(path + n, sizeof(path) - (size_t)n, ".bpf");
+	return open(path, flags | O_CLOEXEC);
+}
+
+static void test_cache_basic(struct sc_config *cfg)
+{
+	struct sc_filter *ref = NULL, *f = NULL;
+	bool hit = true;
+
+	int r = compile_at(cfg, &ref, &hit);
+	ok(r == 0 && !hit, "first compile is a miss");
+	r = compile_at(cfg, &f, &hit);
+	ok(r == 0 && hit && same_program(f, ref), "second is a hit with the same program");
+	int fd = open_entry(cfg, O_RDWR);
+	struct stat st;
+	ok(fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0600, "entry is a 0600 file");
+	/* Flip one byte of the program: the checksum catches it, the entry is rewritten. */
+	char b = 0;
+	if (fd >= 0 && pread(fd, &b, 1, st.st_size - 3) == 1) {
+		b ^= 0x5a;
+		(void)!pwrite(fd, &b, 1, st.st_size - 3);
+	}
+	r = compile_at(cfg, &f, &hit);
+	ok(r == 0 && !hit && same_program(f, ref), "corrupt entry: miss, compiled again");
+	r = compile_at(cfg, &f, &hit);
+	ok(r == 0 && hit && same_program(f, ref), "and rewritten: hit");
+	if (fd >= 0)
+		close(fd);
+	fd = open_entry(cfg, O_RDWR);
+	if (fd >= 0) {
+		(void)!ftruncate(fd, 20);
+		close(fd);
+	}
+	r = compile_at(cfg, &f, &hit);
+	ok(r == 0 && !hit && same_program(f, ref), "short entry: miss");
+	/* A directory others can write is not trusted (nor written). */
+	chmod(cachedir, 0777);
+	r = compile_at(cfg, &f, &hit);
+	ok(r == 0 && !hit && same_program(f, ref), "group/world-writable cache dir: not used");
+	chmod(cachedir, 0700);
+	r = compile_at(cfg, &f, &hit);
+	ok(r == 0 && hit, "0700 again: hit");
+	if (geteuid() == 0) {
+		fd = open_entry(cfg, O_RDONLY);
+		(void)!fchown(fd, 65534, 65534);
+		close(fd);
+		r = compile_at(cfg, &f, &hit);
+		ok(r == 0 && !hit, "entry owned by another user: not used");
+	} else {
+		ok(1, "# SKIP foreign-owner check needs root");
+	}
+	sc_filter_free(f);
+	sc_filter_free(ref);
+}
+
+/* Four processes fill the same missing entry at once; all succeed, one valid entry stays. */
+static void test_cache_concurrent(struct sc_config *cfg)
+{
+	int go[2];
+	pid_t pids[4];
+	bool all = true;
+
+	if (pipe(go) < 0) {
+		ok(0, "pipe");
+		return;
+	}
+	fflush(stdout);
+	for (size_t i = 0; i < ARRAY_SIZE(pids); i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			struct sc_filter *f = NULL;
+			bool hit;
+			char c;
+			close(go[1]);
+			(void)!read(go[0], &c, 1); /* all start when the pipe closes */
+			_exit(compile_at(cfg, &f, &hit) == 0 && f ? 0 : 1);
+		}
+	}
+	close(go[0]);
+	close(go[1]);
+	for (size_t i = 0; i < ARRAY_SIZE(pids); i++) {
+		int st = -1;
+		waitpid(pids[i], &st, 0);
+		all = all && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	struct sc_filter *f = NULL, *ref = NULL;
+	bool hit = false;
+	int r = compile_at(cfg, &f, &hit);
+	struct hutch_err err = { 0 };
+	sc_compile_cached(cfg, NULL, &ref, NULL, &err);
+	ok(all && r == 0 && hit && same_program(f, ref),
+	   "concurrent fill: 4 writers succeed, the entry is valid");
+	/* No temp files left behind. */
+	DIR *d = opendir(cachedir);
+	struct dirent *e;
+	int tmp = 0;
+	while (d && (e = readdir(d)))
+		tmp += strstr(e->d_name, ".tmp.") != NULL;
+	if (d)
+		closedir(d);
+	ok(tmp == 0, "no temp files left (%d)", tmp);
+	sc_filter_free(f);
+	sc_filter_free(ref);
+}
+
+/* The key on a profile's own bytes: a hit parses nothing, unless the filter notifies, whose
+ * listenerPath the caller needs; then the parse comes with the cached program. */
+static void test_cache_json(void)
+{
+	static const char plain[] = "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":"
+				    "[{\"names\":[\"getppid\"],\"action\":\"SCMP_ACT_ERRNO\"}]}";
+	static const char notify[] = "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":"
+				     "\"/run/l.sock\",\"syscalls\":[{\"names\":[\"getppid\"],"
+				     "\"action\":\"SCMP_ACT_NOTIFY\"}]}";
+	struct hutch_err err = { 0 };
+	struct sc_config cfg = { 0 };
+	struct sc_filter *f = NULL;
+
+	setenv("HUTCH_SECCOMP_CACHE", cachedir, 1);
+	int r = sc_compile_json(plain, "linux.seccomp", &cfg, &f, &err);
+	ok(r == 0 && f && cfg.n_rules == 1, "json, first time: parsed and compiled (%s)", err.msg);
+	sc_config_free(&cfg);
+	sc_filter_free(f);
+	r = sc_compile_json(plain, "linux.seccomp", &cfg, &f, &err);
+	ok(r == 0 && f && cfg.n_rules == 0, "json, again: a hit, nothing parsed");
+	sc_config_free(&cfg);
+	sc_filter_free(f);
+	for (int i = 0; i < 2; i++) {
+		r = sc_compile_json(notify, "linux.seccomp", &cfg, &f, &err);
+		ok(r == 0 && sc_filter_needs_listener(f) && cfg.listener_path &&
+			   !strcmp(cfg.listener_path, "/run/l.sock"),
+		   "json with NOTIFY, %s: the listenerPath comes with it (%s)",
+		   i ? "a hit" : "a miss", err.msg);
+		sc_config_free(&cfg);
+		sc_filter_free(f);
+	}
+	r = sc_compile_json("{\"defaultAction\":\"SCMP_ACT_NOPE\"}", "linux.seccomp", &cfg, &f,
+			    &err);
+	ok(r < 0 && strstr(err.msg, "linux.seccomp.defaultAction"),
+	   "json, a bad profile: the field is named: %s", err.msg);
+	sc_config_free(&cfg);
+	setenv("HUTCH_SECCOMP_CACHE", "off", 1);
+}
+
+static void test_cache(void)
+{
+	struct hutch_err err = { 0 };
+	struct sc_config cfg = { 0 };
+	struct timespec t0, t1, t2;
+
+	snprintf(cachedir, sizeof(cachedir), "%s/cache/seccomp", tmpdir);
+	setenv("HUTCH_SECCOMP_CACHE", "off", 1);
+	ok(sc_cache_dir() == NULL, "HUTCH_SECCOMP_CACHE=off disables the cache");
+	unsetenv("HUTCH_SECCOMP_CACHE");
+	ok(strcmp(sc_cache_dir(), "/var/cache/hutch/seccomp") == 0, "default cache dir");
+	setenv("HUTCH_SECCOMP_CACHE", cachedir, 1);
+	ok(strcmp(sc_cache_dir(), cachedir) == 0, "HUTCH_SECCOMP_CACHE sets it");
+	setenv("HUTCH_SECCOMP_CACHE", "off", 1);
+
+	if (sc_default_config(0, &cfg, &err) < 0) {
+		ok(0, "default config: %s", err.msg);
+		return;
+	}
+	test_cache_basic(&cfg);
+	struct stat st;
+	ok(stat(cachedir, &st) == 0 && (st.st_mode & 0777) == 0700, "cache dir made 0700");
+
+	/* Timing, for the record: a miss runs libseccomp, a hit reads one file. */
+	struct sc_filter *f = NULL;
+	bool hit;
+	cfg.default_action = SCMP_ACT_ERRNO(EACCES);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	compile_at(&cfg, &f, &hit);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	compile_at(&cfg, &f, &hit);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	printf("# default profile: miss %.3f ms, hit %.3f ms\n",
+	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+	       (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6);
+	sc_filter_free(f);
+
+	cfg.default_action = SCMP_ACT_ERRNO(EIO); /* a key no one has filled */
+	test_cache_concurrent(&cfg);
+	sc_config_free(&cfg);
+	test_cache_json();
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_cache();
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", tmpdir);
+	return tap_done();
+}
