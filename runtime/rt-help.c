@@ -4,6 +4,7 @@
  * `hutch help VERB` and `hutch VERB --help` all come from one place.
  */
 #include "rt.h"
+#include "rt-image.h"
 #include "rt-sandbox.h"
 
 #include <stdio.h>

@@ -1,9 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* `image build`: its options and steps, shared by rt-verb-image.c and rt-image-build.c. */
+/* Images in the runtime: `image` and `bundle` help, --image resolution and mounting, and
+ * `image build`'s options and steps (rt-verb-image.c, rt-image-build.c, rt-sandbox*.c). */
 #ifndef HUTCH_RT_IMAGE_H
 #define HUTCH_RT_IMAGE_H
 
 #include "rt.h"
+
+void rt_image_print_help(int fd);
+
+/* Set only in the child that runs an image build's sandbox: plan_rootfs then keeps the
+ * overlay's upper and work dirs there (in the store, on disk) instead of in scratch. */
+extern const char *rt_sb_build_upper, *rt_sb_build_work;
+/* --image: a directory (a path wins), else NAME[:TAG] in the store. */
+bool rt_image_is_dir(const char *image);
+/* Mounts a stored image at scratch/root: its layers under an overlay whose upper is
+ * scratch/upper (or the build's). The store stays locked (shared) until hutch exits, so
+ * prune cannot pull layers from under a running sandbox. Where overlayfs is unavailable
+ * (or HUTCH_NO_OVERLAY=1), the layers are copied into a tmpfs at scratch/root instead and
+ * 1 is returned (0 for the overlay). */
+int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struct hutch_err *err);
 
 struct img_store;
 struct rt_build {

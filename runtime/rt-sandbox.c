@@ -7,6 +7,7 @@
  * removed by the next invocation.
  */
 #include "rt-sandbox.h"
+#include "rt-image.h"
 
 #include <fcntl.h>
 #include <sched.h>

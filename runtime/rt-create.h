@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* create/start/delete, the child between clone and execve, the parent/child sync and
+ * waiting (rt-create.c, rt-child.c, rt-sync.c, rt-console.c). Included through rt.h. */
+#ifndef HUTCH_RT_CREATE_H
+#define HUTCH_RT_CREATE_H
+
+#include "hutch-base.h"
+#include "rt-spec.h"
+#include "rt-state.h"
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rt_global;
+
+/* ---- create / start / delete (rt-create.c, rt-child.c) ---- */
+
+struct rt_create_opts {
+	const char *id;
+	const char *bundle;
+	const char *pid_file;
+	const char *console_socket;
+	int preserve_fds;
+	bool no_pivot;
+	bool no_new_keyring;
+	bool foreground; /* `run` without -d: the caller relays the terminal and waits */
+	struct rt_spec
+		*spec; /* already parsed (sandbox): used instead of the bundle's, not freed */
+	int init_fd;   /* >= 0: PID 1 is hutch's init, reporting the command's status here */
+};
+
+struct rt_created {
+	pid_t pid;
+	int pidfd;
+	int pty_master; /* foreground run with terminal: the master to relay, else -1 */
+};
+
+int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, struct rt_created *out,
+			struct hutch_err *err);
+int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *err);
+int rt_container_delete(struct rt_global *g, const char *id, bool force, struct hutch_err *err);
+
+/* ---- the child (rt-child.c): runs between clone and execve ---- */
+
+struct rt_child {
+	const struct rt_spec *spec;
+	const struct rt_create_opts *opts;
+	int sync_fd;
+	int fifo_fd;	/* O_PATH of exec.fifo: opening it for writing blocks until start */
+	int console_fd; /* connected --console-socket, or -1 */
+	const struct sc_filter *filter;
+	bool send_pty;	    /* foreground run: send the pty master to the parent */
+	bool hooks_sync;    /* parent runs prestart/createRuntime hooks mid-setup */
+	uint32_t new_ns;    /* CLONE_NEW* created for this container */
+	int memcg_fd;	    /* v1: memory cgroup.procs, joined just before execve; else -1 */
+	bool dropped;	    /* privileges already dropped (a seccomp listener needs it early) */
+	bool late_cgroupns; /* v1: unshare the cgroup namespace after the memory cgroup join */
+	const struct ns_cgroup_dir *cgroup_dirs; /* v1: bound in place of cgroup mounts */
+	size_t n_cgroup_dirs;
+};
+__attribute__((noreturn)) void rt_child_main(struct rt_child *c);
+/* Pieces of the child's setup that `exec` shares. */
+int rt_enter_cwd(const char *cwd, struct hutch_err *err);
+/* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)
+ * or "permission denied" (126), the texts container clients map to exit codes. */
+int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err);
+/* seccomp, capabilities and no_new_privs in the order that lets each one work. */
+int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
+		       struct hutch_err *err);
+/* The same; a filter with NOTIFY rules is loaded with a listener whose fd goes to notify_fd
+ * (NULL: such a filter is refused). */
+int rt_drop_privileges_fd(const struct rt_process *p, const struct sc_filter *filter,
+			  int *notify_fd, struct hutch_err *err);
+void rt_reset_signals(void);
+
+/* ---- parent/child sync (rt-sync.c) ---- */
+
+enum rt_sync_type {
+	RT_SYNC_GO = 1, /* parent -> child: id maps written, cgroup joined */
+	RT_SYNC_HOOKS,	/* child -> parent: mounts done; run prestart/createRuntime */
+	RT_SYNC_HOOKS_DONE,
+	RT_SYNC_PTY,	 /* child -> parent: the pty master follows as SCM_RIGHTS */
+	RT_SYNC_READY,	 /* child -> parent: set up, waiting for start */
+	RT_SYNC_ERROR,	 /* child -> parent: err follows */
+	RT_SYNC_SECCOMP, /* child -> parent: the seccomp notify fd follows as SCM_RIGHTS */
+};
+
+struct rt_sync_msg {
+	uint32_t type;
+	struct hutch_err err;
+};
+
+int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e, struct hutch_err *err);
+int rt_sync_recv(int fd, struct rt_sync_msg *msg, struct hutch_err *err);
+int rt_sync_expect(int fd, enum rt_sync_type type, struct hutch_err *err);
+/* clone3 used as fork (0 in the child): the pidfd into *pidfd, born into cgroup cgfd (v2;
+ * -1 none), and inside the pid namespace pidns_fd (a namespace fd or a pidfd; -1 none). */
+pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_err *err);
+
+/* ---- waiting and the terminal (rt-console.c) ---- */
+
+/* Waits for a container's init: forwards signals, relays stdin/stdout <-> master when
+ * master >= 0, and on timeout sends SIGTERM, then after grace calls kill_tree (or SIGKILLs
+ * the init). Returns the exit code or 128+signal; status gets the raw wait status. */
+struct rt_waiter {
+	int pidfd;
+	pid_t pid;
+	int master;
+	int64_t timeout_ms; /* 0 = none */
+	int64_t grace_ms;   /* < 0 = never kill */
+	void (*kill_tree)(void *arg);
+	void *kill_arg;
+	bool timed_out, killed;
+	int64_t term_at;
+	int status;
+};
+int rt_wait_container(struct rt_waiter *w, struct hutch_err *err);
+/* Relays stdin/stdout <-> master until the container exits; returns its exit code. */
+int rt_relay_and_wait(int master, int pidfd, pid_t pid, struct hutch_err *err);
+/* Waits for pid; returns the exit code or 128+signal. Forwards SIGINT/SIGTERM/... to it. */
+int rt_wait_forward(int pidfd, pid_t pid, struct hutch_err *err);
+
+/* --console-socket and --pid-file, shared by create and exec. */
+int rt_connect_console(const char *path, struct hutch_err *err);
+int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `hutch sandbox`'s options: flags and profile into one struct (rt-sandbox-opts.c). Included
+ * through rt-sandbox.h. */
+#ifndef HUTCH_RT_SANDBOX_OPTS_H
+#define HUTCH_RT_SANDBOX_OPTS_H
+
+#include "rt.h"
+
+struct rt_sb_bind {
+	char *src, *dst;
+	bool ro;
+};
+
+struct rt_sb_tmpfs {
+	char *path;
+	uint64_t size;
+};
+
+enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST, RT_SB_NET_BRIDGE };
+
+/* namespaces: the OCI sandbox; landlock: the host itself behind a mount view, Landlock and
+ * seccomp (rt-sandbox-host.c); none: the host, unrestricted (with a warning). */
+enum rt_sb_isolation { RT_SB_ISO_NAMESPACES, RT_SB_ISO_LANDLOCK, RT_SB_ISO_NONE };
+
+struct rt_sb_opts {
+	char *image, *workspace, *cwd, *hostname;
+	struct rt_sb_bind *binds;
+	size_t n_binds;
+	struct rt_sb_tmpfs *tmpfs;
+	size_t n_tmpfs;
+	char **env; /* K=V, in order; later ones win */
+	size_t n_env;
+	bool has_user, as_root, tty;
+	uid_t uid;
+	gid_t gid;
+	uint64_t memory;       /* bytes, 0 = unlimited */
+	double cpus;	       /* 0 = unlimited */
+	int64_t pids;	       /* 0 = unlimited */
+	double timeout, grace; /* seconds, 0 = none */
+	enum rt_sb_network network;
+	struct ns_subnet subnet; /* bridge mode (--subnet, --mtu, --dns) */
+	unsigned mtu;
+	char **dns; /* NULL-terminated IPv4 addresses */
+	size_t n_dns;
+	bool bridge_opts_set;
+	char *lock;
+	bool no_wait;
+	double lock_timeout; /* < 0: wait without limit */
+	char *runtime;	     /* NULL or "native" */
+	char *report;
+	int report_fd;
+	char **command; /* NULL-terminated */
+	size_t n_command;
+	/* host mode (--isolation landlock|none) */
+	enum rt_sb_isolation isolation;
+	char **allow_read, **allow_rw, **deny; /* NULL-terminated */
+	size_t n_allow_read, n_allow_rw, n_deny;
+	bool home_dotfiles, best_effort;
+	bool network_set; /* --network given: host mode's default is host, not none */
+};
+
+/* rt-sandbox-opts.c: defaults, then profile, then flags (lists append, values replace). */
+void rt_sb_opts_init(struct rt_sb_opts *o);
+void rt_sb_opts_free(struct rt_sb_opts *o);
+int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_err *err);
+int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err *err);
+int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err);
+int rt_sb_parse_size(const char *s, uint64_t *out);
+void rt_sb_print_help(int fd);
+
+#endif

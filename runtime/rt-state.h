@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Container state (rt-state.c) and hooks (rt-hooks.c). Included through rt.h. */
+#ifndef HUTCH_RT_STATE_H
+#define HUTCH_RT_STATE_H
+
+#include "hutch-base.h"
+#include "rt-spec.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rt_global;
+
+/* ---- state (rt-state.c) ---- */
+
+enum rt_status { RT_CREATING, RT_CREATED, RT_RUNNING, RT_PAUSED, RT_STOPPED };
+const char *rt_status_name(enum rt_status s);
+
+struct rt_state {
+	char *id;
+	char *bundle, *rootfs, *created, *owner;
+	pid_t pid;
+	uint64_t start_time;
+	char *cgroup_path; /* as given to cg_create */
+	/* Where that put the cgroup in each hierarchy (cg_paths): what later verbs open. */
+	struct cg_kv *cgroup_paths;
+	size_t n_cgroup_paths;
+	bool poststart; /* the bundle has poststart hooks (start re-reads it only then) */
+	bool poststop;	/* the bundle has poststop hooks */
+	bool creating;	/* create has not finished */
+	struct cg_kv *annotations;
+	size_t n_annotations;
+};
+
+/* The container's cgroup: at its saved paths, or (a state from before those) at path. */
+int rt_open_cgroup(const char *path, const struct cg_kv *paths, size_t n, struct cg **out,
+		   struct hutch_err *err);
+static inline int rt_state_cgroup(const struct rt_state *st, struct cg **out, struct hutch_err *err)
+{
+	return rt_open_cgroup(st->cgroup_path, st->cgroup_paths, st->n_cgroup_paths, out, err);
+}
+
+int rt_validate_id(const char *id, struct hutch_err *err);
+/* Creates <root>/<id> (EEXIST: "container ID already exists") and returns it locked. */
+int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hutch_err *err);
+/* Opens and locks <root>/<id> (ENOENT: "container ID does not exist"). */
+int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err);
+int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err);
+int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err);
+void rt_state_clear(struct rt_state *st);
+/* Removes the state directory's content and the directory itself. */
+int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_err *err);
+/* Live status: pid liveness (start time guards pid reuse; zombies are stopped) and exec.fifo
+ * (created vs running). */
+enum rt_status rt_state_status(int dirfd, const struct rt_state *st);
+bool rt_pid_alive(pid_t pid, uint64_t start_time);
+/* The OCI state document. */
+char *rt_state_json(const struct rt_state *st, enum rt_status status, size_t *len);
+int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err);
+
+/* ---- hooks (rt-hooks.c) ---- */
+
+int rt_hooks_run(const struct rt_hooks *hooks, const char *name, const char *state_json,
+		 struct hutch_err *err);
+
+#endif
