@@ -228,10 +228,10 @@ static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
 	for (size_t i = 0; YAJL_IS_OBJECT(rc) && i < rc->u.object.len; i++) {
 		if (!strcmp(rc->u.object.keys[i], "Labels"))
 			continue;
-		img_gen_str(g, rc->u.object.keys[i]);
+		hutch_json_gen_str(g, rc->u.object.keys[i]);
 		hutch_json_gen_value(g, rc->u.object.values[i]);
 	}
-	img_gen_str(g, "Labels");
+	hutch_json_gen_str(g, "Labels");
 	yajl_gen_map_open(g);
 	yajl_val old = img_json_get(rc, "Labels");
 	for (size_t i = 0; YAJL_IS_OBJECT(old) && i < old->u.object.len; i++) {
@@ -242,7 +242,7 @@ static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
 				    (*l)[strlen(old->u.object.keys[i])] == '=';
 		if (replaced)
 			continue;
-		img_gen_str(g, old->u.object.keys[i]);
+		hutch_json_gen_str(g, old->u.object.keys[i]);
 		hutch_json_gen_value(g, old->u.object.values[i]);
 	}
 	for (char *const *l = labels; l && *l; l++) {
@@ -250,7 +250,7 @@ static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
 		if (!eq)
 			continue;
 		yajl_gen_string(g, (const unsigned char *)*l, (size_t)(eq - *l));
-		img_gen_str(g, eq + 1);
+		hutch_json_gen_str(g, eq + 1);
 	}
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
@@ -274,16 +274,16 @@ static void add_hist(yajl_gen g, const void *arg)
 {
 	const struct hist *h = arg;
 	yajl_gen_map_open(g);
-	img_gen_str(g, "created");
-	img_gen_str(g, h->created);
-	img_gen_str(g, "created_by");
-	img_gen_str(g, h->by);
+	hutch_json_gen_str(g, "created");
+	hutch_json_gen_str(g, h->created);
+	hutch_json_gen_str(g, "created_by");
+	hutch_json_gen_str(g, h->by);
 	yajl_gen_map_close(g);
 }
 
 static void add_str(yajl_gen g, const void *arg)
 {
-	img_gen_str(g, arg);
+	hutch_json_gen_str(g, arg);
 }
 
 static char *new_config(yajl_val base, const struct img_commit *c, const char *diff)
@@ -308,21 +308,21 @@ static char *new_config(yajl_val base, const struct img_commit *c, const char *d
 		if (!strcmp(k, "created") || !strcmp(k, "rootfs") || !strcmp(k, "history") ||
 		    !strcmp(k, "config"))
 			continue;
-		img_gen_str(g, k);
+		hutch_json_gen_str(g, k);
 		hutch_json_gen_value(g, base->u.object.values[i]);
 	}
-	img_gen_str(g, "created");
-	img_gen_str(g, created);
-	img_gen_str(g, "config");
+	hutch_json_gen_str(g, "created");
+	hutch_json_gen_str(g, created);
+	hutch_json_gen_str(g, "config");
 	gen_runconfig(g, img_json_get(base, "config"), c->labels);
-	img_gen_str(g, "rootfs");
+	hutch_json_gen_str(g, "rootfs");
 	yajl_gen_map_open(g);
-	img_gen_str(g, "type");
-	img_gen_str(g, "layers");
-	img_gen_str(g, "diff_ids");
+	hutch_json_gen_str(g, "type");
+	hutch_json_gen_str(g, "layers");
+	hutch_json_gen_str(g, "diff_ids");
 	gen_array_plus(g, img_json_get(img_json_get(base, "rootfs"), "diff_ids"), add_str, diff);
 	yajl_gen_map_close(g);
-	img_gen_str(g, "history");
+	hutch_json_gen_str(g, "history");
 	gen_array_plus(g, img_json_get(base, "history"), add_hist, &hist);
 	yajl_gen_map_close(g);
 	const unsigned char *buf;

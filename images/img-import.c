@@ -6,6 +6,7 @@
  * (same diff_id) are not unpacked again.
  */
 #include "img-internal.h"
+#include "hutch-json.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -352,36 +353,36 @@ static char *rootfs_config(const char *diff_id, const char *src)
 	now_rfc3339(created);
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);
-	img_gen_str(g, "created");
-	img_gen_str(g, created);
-	img_gen_str(g, "architecture");
-	img_gen_str(g, img_host_arch());
-	img_gen_str(g, "os");
-	img_gen_str(g, "linux");
-	img_gen_str(g, "config");
+	hutch_json_gen_str(g, "created");
+	hutch_json_gen_str(g, created);
+	hutch_json_gen_str(g, "architecture");
+	hutch_json_gen_str(g, img_host_arch());
+	hutch_json_gen_str(g, "os");
+	hutch_json_gen_str(g, "linux");
+	hutch_json_gen_str(g, "config");
 	yajl_gen_map_open(g);
-	img_gen_str(g, "Env");
+	hutch_json_gen_str(g, "Env");
 	yajl_gen_array_open(g);
-	img_gen_str(g, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	hutch_json_gen_str(g, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
-	img_gen_str(g, "rootfs");
+	hutch_json_gen_str(g, "rootfs");
 	yajl_gen_map_open(g);
-	img_gen_str(g, "type");
-	img_gen_str(g, "layers");
-	img_gen_str(g, "diff_ids");
+	hutch_json_gen_str(g, "type");
+	hutch_json_gen_str(g, "layers");
+	hutch_json_gen_str(g, "diff_ids");
 	yajl_gen_array_open(g);
-	img_gen_str(g, diff_id);
+	hutch_json_gen_str(g, diff_id);
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
-	img_gen_str(g, "history");
+	hutch_json_gen_str(g, "history");
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
-	img_gen_str(g, "created");
-	img_gen_str(g, created);
-	img_gen_str(g, "created_by");
+	hutch_json_gen_str(g, "created");
+	hutch_json_gen_str(g, created);
+	hutch_json_gen_str(g, "created_by");
 	_cleanup_free_ char *by = hutch_xasprintf("hutch image import %s", src);
-	img_gen_str(g, by);
+	hutch_json_gen_str(g, by);
 	yajl_gen_map_close(g);
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);

@@ -47,7 +47,6 @@ void img_gen_freep(yajl_gen *g);
 int img_json_parse(const char *text, const char *what, yajl_val *out, struct hutch_err *err);
 yajl_val img_json_get(yajl_val obj, const char *key);
 const char *img_json_str(yajl_val obj, const char *key); /* NULL unless a string */
-void img_gen_str(yajl_gen g, const char *s);
 
 /* store internals (img-store.c) */
 int img_blob_put(struct img_store *s, const void *buf, size_t len, char digest[IMG_DIGEST_MAX],

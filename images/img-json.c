@@ -5,6 +5,7 @@
  * and commit write manifests the same way.
  */
 #include "img-internal.h"
+#include "hutch-json.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -91,19 +92,14 @@ const char *img_json_str(yajl_val obj, const char *key)
 	return YAJL_IS_STRING(v) ? v->u.string : NULL;
 }
 
-void img_gen_str(yajl_gen g, const char *s)
-{
-	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
-
 static void gen_desc(yajl_gen g, const struct img_desc *d)
 {
 	yajl_gen_map_open(g);
-	img_gen_str(g, "mediaType");
-	img_gen_str(g, d->media_type);
-	img_gen_str(g, "digest");
-	img_gen_str(g, d->digest);
-	img_gen_str(g, "size");
+	hutch_json_gen_str(g, "mediaType");
+	hutch_json_gen_str(g, d->media_type);
+	hutch_json_gen_str(g, "digest");
+	hutch_json_gen_str(g, d->digest);
+	hutch_json_gen_str(g, "size");
 	yajl_gen_integer(g, (long long)d->size);
 	yajl_gen_map_close(g);
 }
@@ -112,13 +108,13 @@ char *img_manifest_json(const struct img_desc *config, const struct img_desc *la
 {
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);
-	img_gen_str(g, "schemaVersion");
+	hutch_json_gen_str(g, "schemaVersion");
 	yajl_gen_integer(g, 2);
-	img_gen_str(g, "mediaType");
-	img_gen_str(g, "application/vnd.oci.image.manifest.v1+json");
-	img_gen_str(g, "config");
+	hutch_json_gen_str(g, "mediaType");
+	hutch_json_gen_str(g, "application/vnd.oci.image.manifest.v1+json");
+	hutch_json_gen_str(g, "config");
 	gen_desc(g, config);
-	img_gen_str(g, "layers");
+	hutch_json_gen_str(g, "layers");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < n; i++)
 		gen_desc(g, &layers[i]);

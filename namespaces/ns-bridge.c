@@ -102,24 +102,7 @@ static int nl_call(int fd, struct nlmsg *m, const char *what, struct hutch_err *
 	if (sendto(fd, m->u.buf, m->u.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) <
 	    0)
 		return hutch_fail_errno(err, errno, "%s: netlink send", what);
-	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return hutch_fail_errno(err, errno, "%s: netlink recv", what);
-		size_t len = (size_t)n;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
-		     h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_seq != m->u.nh.nlmsg_seq || h->nlmsg_type != NLMSG_ERROR)
-				continue;
-			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
-				return hutch_fail(err, EBADMSG, "%s: truncated netlink ack", what);
-			const struct nlmsgerr *e = NLMSG_DATA(h);
-			return e->error < 0 ? hutch_fail_errno(err, -e->error, "%s", what) : 0;
-		}
-	}
+	return ns_nl_ack(fd, m->u.nh.nlmsg_seq, what, err);
 }
 
 static int link_up(int fd, int index, const char *name, struct hutch_err *err)

@@ -16,7 +16,7 @@ struct link_req {
 	struct ifinfomsg ifi;
 };
 
-static int read_ack(int fd, uint32_t seq, struct hutch_err *err)
+int ns_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err)
 {
 	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
 	for (;;) {
@@ -24,18 +24,16 @@ static int read_ack(int fd, uint32_t seq, struct hutch_err *err)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return hutch_fail_errno(err, errno, "netlink recv");
+			return hutch_fail_errno(err, errno, "%s: netlink recv", what);
 		size_t len = (size_t)n;
 		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
 		     h = NLMSG_NEXT(h, len)) {
 			if (h->nlmsg_seq != seq || h->nlmsg_type != NLMSG_ERROR)
 				continue;
 			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
-				return hutch_fail(err, EBADMSG, "netlink: truncated ack");
+				return hutch_fail(err, EBADMSG, "%s: truncated netlink ack", what);
 			const struct nlmsgerr *e = NLMSG_DATA(h);
-			if (e->error < 0)
-				return hutch_fail_errno(err, -e->error, "RTM_NEWLINK lo up");
-			return 0;
+			return e->error < 0 ? hutch_fail_errno(err, -e->error, "%s", what) : 0;
 		}
 	}
 }
@@ -61,5 +59,5 @@ int ns_loopback_up(struct hutch_err *err)
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		return hutch_fail_errno(err, errno, "netlink send");
-	return read_ack(fd, req.nh.nlmsg_seq, err);
+	return ns_nl_ack(fd, req.nh.nlmsg_seq, "RTM_NEWLINK lo up", err);
 }

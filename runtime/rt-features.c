@@ -9,31 +9,22 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static void gen_list(yajl_gen g, const char *key, const char *const *v, size_t n)
-{
-	rt_gen_str(g, key);
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < n; i++)
-		rt_gen_str(g, v[i]);
-	yajl_gen_array_close(g);
-}
-
 static void gen_enabled(yajl_gen g, const char *key, bool on)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "enabled");
+	hutch_json_gen_str(g, "enabled");
 	yajl_gen_bool(g, on);
 	yajl_gen_map_close(g);
 }
 
 static void gen_caps(yajl_gen g)
 {
-	rt_gen_str(g, "capabilities");
+	hutch_json_gen_str(g, "capabilities");
 	yajl_gen_array_open(g);
 	for (int c = 0; c <= ns_cap_last(); c++)
 		if (ns_cap_name(c))
-			rt_gen_str(g, ns_cap_name(c));
+			hutch_json_gen_str(g, ns_cap_name(c));
 	yajl_gen_array_close(g);
 }
 
@@ -52,15 +43,15 @@ static void gen_seccomp(yajl_gen g)
 					     "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
 					     "SECCOMP_FILTER_FLAG_TSYNC",
 					     "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV" };
-	rt_gen_str(g, "seccomp");
+	hutch_json_gen_str(g, "seccomp");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "enabled");
+	hutch_json_gen_str(g, "enabled");
 	yajl_gen_bool(g, 1);
-	gen_list(g, "actions", actions, ARRAY_SIZE(actions));
-	gen_list(g, "operators", ops, ARRAY_SIZE(ops));
-	gen_list(g, "archs", archs, ARRAY_SIZE(archs));
-	gen_list(g, "knownFlags", flags, ARRAY_SIZE(flags));
-	gen_list(g, "supportedFlags", flags, ARRAY_SIZE(flags));
+	hutch_json_gen_strv(g, "actions", actions, ARRAY_SIZE(actions));
+	hutch_json_gen_strv(g, "operators", ops, ARRAY_SIZE(ops));
+	hutch_json_gen_strv(g, "archs", archs, ARRAY_SIZE(archs));
+	hutch_json_gen_strv(g, "knownFlags", flags, ARRAY_SIZE(flags));
+	hutch_json_gen_strv(g, "supportedFlags", flags, ARRAY_SIZE(flags));
 	yajl_gen_map_close(g);
 }
 
@@ -68,16 +59,16 @@ static void gen_linux(yajl_gen g)
 {
 	static const char *const ns[] = { "cgroup", "ipc",  "mount", "network",
 					  "pid",    "time", "user",  "uts" };
-	rt_gen_str(g, "linux");
+	hutch_json_gen_str(g, "linux");
 	yajl_gen_map_open(g);
-	gen_list(g, "namespaces", ns, ARRAY_SIZE(ns));
+	hutch_json_gen_strv(g, "namespaces", ns, ARRAY_SIZE(ns));
 	gen_caps(g);
-	rt_gen_str(g, "cgroup");
+	hutch_json_gen_str(g, "cgroup");
 	yajl_gen_map_open(g);
 	const char *const keys[] = { "v1", "v2", "systemd", "systemdUser", "rdma" };
 	const bool vals[] = { true, true, false, false, false };
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		rt_gen_str(g, keys[i]);
+		hutch_json_gen_str(g, keys[i]);
 		yajl_gen_bool(g, vals[i]);
 	}
 	yajl_gen_map_close(g);
@@ -85,7 +76,7 @@ static void gen_linux(yajl_gen g)
 	gen_enabled(g, "apparmor", false);
 	gen_enabled(g, "selinux", false);
 	gen_enabled(g, "intelRdt", false);
-	rt_gen_str(g, "mountExtensions");
+	hutch_json_gen_str(g, "mountExtensions");
 	yajl_gen_map_open(g);
 	gen_enabled(g, "idmap", false);
 	yajl_gen_map_close(g);
@@ -113,8 +104,8 @@ RT_VERB_FN(features)
 	yajl_gen_map_open(j);
 	rt_gen_kv(j, "ociVersionMin", "1.0.0");
 	rt_gen_kv(j, "ociVersionMax", "1.2.0");
-	gen_list(j, "hooks", hooks, ARRAY_SIZE(hooks));
-	gen_list(j, "mountOptions", mount_opts, ARRAY_SIZE(mount_opts));
+	hutch_json_gen_strv(j, "hooks", hooks, ARRAY_SIZE(hooks));
+	hutch_json_gen_strv(j, "mountOptions", mount_opts, ARRAY_SIZE(mount_opts));
 	gen_linux(j);
 	yajl_gen_map_close(j);
 	size_t len;

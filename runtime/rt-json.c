@@ -267,16 +267,11 @@ int rt_json_kv(yajl_val obj, const char *field, struct cg_kv **out, size_t *n,
 	return 0;
 }
 
-void rt_gen_str(yajl_gen g, const char *s)
-{
-	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
-
 void rt_gen_kv(yajl_gen g, const char *key, const char *value)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	if (value)
-		rt_gen_str(g, value);
+		hutch_json_gen_str(g, value);
 	else
 		yajl_gen_null(g);
 }

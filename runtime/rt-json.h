@@ -65,7 +65,6 @@ int rt_json_kv(yajl_val obj, const char *field, struct cg_kv **out, size_t *n,
 void rt_kv_free(struct cg_kv *v, size_t n);
 
 /* yajl_gen convenience: a string, and the finished buffer copied out. */
-void rt_gen_str(yajl_gen g, const char *s);
 void rt_gen_kv(yajl_gen g, const char *key, const char *value); /* NULL value -> null */
 char *rt_gen_finish(yajl_gen g, size_t *len);
 

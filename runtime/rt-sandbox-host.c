@@ -511,20 +511,11 @@ int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *res, struct 
 	return r;
 }
 
-static void gen_list(yajl_gen g, const char *key, char *const *v, size_t n)
-{
-	rt_gen_str(g, key);
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < n; i++)
-		rt_gen_str(g, v[i]);
-	yajl_gen_array_close(g);
-}
-
 static void gen_rights(yajl_gen g, const char *key, uint64_t rights, char kind)
 {
 	const char *names[20];
-	sc_landlock_names(rights, kind, names, ARRAY_SIZE(names));
-	gen_list(g, key, (char *const *)names, sc_landlock_names(rights, kind, names, 20));
+	hutch_json_gen_strv(g, key, names,
+			    sc_landlock_names(rights, kind, names, ARRAY_SIZE(names)));
 }
 
 static void gen_landlock(yajl_gen g, const struct rt_sb_host *h)
@@ -539,11 +530,11 @@ static void gen_landlock(yajl_gen g, const struct rt_sb_host *h)
 	rt_gen_kv(g, "landlock", summary);
 	if (!h->landlock)
 		return;
-	rt_gen_str(g, "landlock_rights");
+	hutch_json_gen_str(g, "landlock_rights");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "abi");
+	hutch_json_gen_str(g, "abi");
 	yajl_gen_integer(g, h->ll.abi);
-	rt_gen_str(g, "kernel_abi");
+	hutch_json_gen_str(g, "kernel_abi");
 	yajl_gen_integer(g, h->ll.kernel_abi);
 	gen_rights(g, "handled_fs", h->ll.handled_fs, 'f');
 	gen_rights(g, "handled_net", h->ll.handled_net, 'n');
@@ -553,15 +544,15 @@ static void gen_landlock(yajl_gen g, const struct rt_sb_host *h)
 
 static void gen_limits(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_host *h)
 {
-	rt_gen_str(g, "limits");
+	hutch_json_gen_str(g, "limits");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "memory_bytes");
+	hutch_json_gen_str(g, "memory_bytes");
 	h->cgroup && o->memory ? yajl_gen_integer(g, (long long)o->memory) : yajl_gen_null(g);
-	rt_gen_str(g, "cpus");
+	hutch_json_gen_str(g, "cpus");
 	h->cgroup && o->cpus > 0 ? yajl_gen_double(g, o->cpus) : yajl_gen_null(g);
-	rt_gen_str(g, "pids");
+	hutch_json_gen_str(g, "pids");
 	h->cgroup && o->pids ? yajl_gen_integer(g, o->pids) : yajl_gen_null(g);
-	rt_gen_str(g, "timeout_s");
+	hutch_json_gen_str(g, "timeout_s");
 	o->timeout > 0 ? yajl_gen_integer(g, (long long)o->timeout) : yajl_gen_null(g);
 	yajl_gen_map_close(g);
 }
@@ -580,7 +571,7 @@ static const char *network_enforcement(const struct rt_sb_opts *o, const struct 
 void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const struct rt_sb_host *h)
 {
 	bool none = o->isolation == RT_SB_ISO_NONE;
-	rt_gen_str(g, "isolation");
+	hutch_json_gen_str(g, "isolation");
 	yajl_gen_map_open(g);
 	rt_gen_kv(g, "mode", none ? "none" : "landlock");
 	const char *ns[3];
@@ -591,33 +582,33 @@ void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const stru
 		ns[n++] = "user";
 	if (h->netns)
 		ns[n++] = "network";
-	gen_list(g, "namespaces", (char *const *)ns, n);
+	hutch_json_gen_strv(g, "namespaces", ns, n);
 	if (!none)
 		rt_gen_kv(g, "capabilities", "none");
-	rt_gen_str(g, "no_new_privs");
+	hutch_json_gen_str(g, "no_new_privs");
 	yajl_gen_bool(g, !none && h->seccomp);
 	rt_gen_kv(g, "seccomp", h->seccomp ? "default" : "none");
-	rt_gen_str(g, "read_only_root");
+	hutch_json_gen_str(g, "read_only_root");
 	yajl_gen_bool(g, h->mount_view);
 	rt_gen_kv(g, "network", rt_host_network(o) == RT_SB_NET_NONE ? "none" : "host");
 	rt_gen_kv(g, "network_enforcement", network_enforcement(o, h));
 	gen_limits(g, o, h);
 	rt_gen_kv(g, "pid1", "command");
 	gen_landlock(g, h);
-	rt_gen_str(g, "policy");
+	hutch_json_gen_str(g, "policy");
 	yajl_gen_map_open(g);
-	gen_list(g, "allow_read", o->allow_read, o->n_allow_read);
-	gen_list(g, "allow_read_write", o->allow_rw, o->n_allow_rw);
-	gen_list(g, "deny", o->deny, o->n_deny);
-	rt_gen_str(g, "allow_home_dotfiles");
+	hutch_json_gen_strv(g, "allow_read", (const char *const *)o->allow_read, o->n_allow_read);
+	hutch_json_gen_strv(g, "allow_read_write", (const char *const *)o->allow_rw, o->n_allow_rw);
+	hutch_json_gen_strv(g, "deny", (const char *const *)o->deny, o->n_deny);
+	hutch_json_gen_str(g, "allow_home_dotfiles");
 	yajl_gen_bool(g, o->home_dotfiles);
-	rt_gen_str(g, "placeholders");
+	hutch_json_gen_str(g, "placeholders");
 	yajl_gen_integer(g, (long long)h->n_placeholders);
 	yajl_gen_map_close(g);
-	rt_gen_str(g, "weakened");
+	hutch_json_gen_str(g, "weakened");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < h->n_weakened; i++)
-		rt_gen_str(g, h->weakened[i]);
+		hutch_json_gen_str(g, h->weakened[i]);
 	yajl_gen_array_close(g);
 	if (none)
 		rt_gen_kv(g, "warning",

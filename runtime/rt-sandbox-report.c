@@ -13,19 +13,19 @@
 
 static void gen_int(yajl_gen g, const char *key, long long v)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_integer(g, v);
 }
 
 static void gen_bool(yajl_gen g, const char *key, bool v)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_bool(g, v);
 }
 
 static void gen_num_or_null(yajl_gen g, const char *key, bool have, long long v)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	if (have)
 		yajl_gen_integer(g, v);
 	else
@@ -34,7 +34,7 @@ static void gen_num_or_null(yajl_gen g, const char *key, bool have, long long v)
 
 static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_plan *p)
 {
-	rt_gen_str(g, "user");
+	hutch_json_gen_str(g, "user");
 	yajl_gen_map_open(g);
 	gen_int(g, "uid", o->as_root ? 0 : o->uid);
 	gen_int(g, "gid", o->as_root ? 0 : o->gid);
@@ -55,13 +55,13 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 {
 	static const char *const ns_all[] = { "pid",	"ipc",	"uts",	  "mount",
 					      "cgroup", "user", "network" };
-	rt_gen_str(g, "isolation");
+	hutch_json_gen_str(g, "isolation");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "namespaces");
+	hutch_json_gen_str(g, "namespaces");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < ARRAY_SIZE(ns_all); i++)
 		if ((i != 5 || p->userns) && (i != 6 || o->network != RT_SB_NET_HOST))
-			rt_gen_str(g, ns_all[i]);
+			hutch_json_gen_str(g, ns_all[i]);
 	yajl_gen_array_close(g);
 	gen_user(g, o, p);
 	rt_gen_kv(g, "capabilities", o->as_root ? "container-default" : "none");
@@ -77,10 +77,10 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 	rt_gen_kv(g, "network", nets[o->network]);
 	if (o->network == RT_SB_NET_BRIDGE && p->net_address)
 		rt_gen_kv(g, "network_address", p->net_address);
-	rt_gen_str(g, "limits");
+	hutch_json_gen_str(g, "limits");
 	yajl_gen_map_open(g);
 	gen_num_or_null(g, "memory_bytes", o->memory > 0, (long long)o->memory);
-	rt_gen_str(g, "cpus");
+	hutch_json_gen_str(g, "cpus");
 	if (o->cpus > 0)
 		yajl_gen_double(g, o->cpus);
 	else

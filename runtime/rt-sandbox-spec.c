@@ -29,18 +29,9 @@ static size_t strv_len(const char *const *v)
 	return n;
 }
 
-static void gen_strs(yajl_gen g, const char *key, const char *const *v, size_t n)
-{
-	rt_gen_str(g, key);
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < n; i++)
-		rt_gen_str(g, v[i]);
-	yajl_gen_array_close(g);
-}
-
 static void gen_int(yajl_gen g, const char *key, long long v)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_integer(g, v);
 }
 
@@ -58,7 +49,7 @@ static void gen_mount(yajl_gen g, const char *dst, const char *type, const char 
 	rt_gen_kv(g, "destination", dst);
 	rt_gen_kv(g, "type", type);
 	rt_gen_kv(g, "source", src);
-	gen_strs(g, "options", opts, n);
+	hutch_json_gen_strv(g, "options", opts, n);
 	yajl_gen_map_close(g);
 }
 
@@ -72,7 +63,7 @@ static void gen_env(yajl_gen g, const struct rt_sb_opts *o)
 			      : "/tmp");
 	snprintf(term, sizeof(term), "TERM=%s", host_term && *host_term ? host_term : "xterm");
 	const char *base[] = { "PATH=" SB_PATH, home, "TMPDIR=/tmp", "LANG=C.UTF-8", term };
-	rt_gen_str(g, "env");
+	hutch_json_gen_str(g, "env");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < ARRAY_SIZE(base) - (o->tty ? 0 : 1); i++) {
 		size_t k = strcspn(base[i], "=");
@@ -80,10 +71,10 @@ static void gen_env(yajl_gen g, const struct rt_sb_opts *o)
 		for (size_t j = 0; j < o->n_env; j++)
 			overridden |= !strncmp(o->env[j], base[i], k + 1);
 		if (!overridden)
-			rt_gen_str(g, base[i]);
+			hutch_json_gen_str(g, base[i]);
 	}
 	for (size_t j = 0; j < o->n_env; j++)
-		rt_gen_str(g, o->env[j]);
+		hutch_json_gen_str(g, o->env[j]);
 	yajl_gen_array_close(g);
 }
 
@@ -91,27 +82,27 @@ static void gen_process(yajl_gen g, const struct rt_sb_opts *o)
 {
 	uid_t uid = o->as_root ? 0 : o->uid;
 	gid_t gid = o->as_root ? 0 : o->gid;
-	rt_gen_str(g, "process");
+	hutch_json_gen_str(g, "process");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "terminal");
+	hutch_json_gen_str(g, "terminal");
 	yajl_gen_bool(g, o->tty);
-	rt_gen_str(g, "user");
+	hutch_json_gen_str(g, "user");
 	yajl_gen_map_open(g);
 	gen_int(g, "uid", uid);
 	gen_int(g, "gid", gid);
 	yajl_gen_map_close(g);
-	gen_strs(g, "args", (const char *const *)o->command, o->n_command);
+	hutch_json_gen_strv(g, "args", (const char *const *)o->command, o->n_command);
 	gen_env(g, o);
 	rt_gen_kv(g, "cwd", o->cwd ? o->cwd : o->workspace ? "/workspace" : "/");
-	rt_gen_str(g, "capabilities");
+	hutch_json_gen_str(g, "capabilities");
 	yajl_gen_map_open(g);
 	static const char *const sets[] = { "bounding", "effective", "permitted" };
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++)
-		gen_strs(g, sets[i], root_caps, o->as_root ? ARRAY_SIZE(root_caps) : 0);
-	gen_strs(g, "inheritable", NULL, 0);
-	gen_strs(g, "ambient", NULL, 0);
+		hutch_json_gen_strv(g, sets[i], root_caps, o->as_root ? ARRAY_SIZE(root_caps) : 0);
+	hutch_json_gen_strv(g, "inheritable", NULL, 0);
+	hutch_json_gen_strv(g, "ambient", NULL, 0);
 	yajl_gen_map_close(g);
-	rt_gen_str(g, "noNewPrivileges");
+	hutch_json_gen_str(g, "noNewPrivileges");
 	yajl_gen_bool(g, 1);
 	yajl_gen_map_close(g);
 }
@@ -119,7 +110,7 @@ static void gen_process(yajl_gen g, const struct rt_sb_opts *o)
 static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_plan *p)
 {
 	char buf[128];
-	rt_gen_str(g, "mounts");
+	hutch_json_gen_str(g, "mounts");
 	yajl_gen_array_open(g);
 	gen_mount(g, "/proc", "proc", "proc", "nosuid,noexec,nodev");
 	gen_mount(g, "/dev", "tmpfs", "tmpfs", "nosuid,strictatime,mode=755,size=65536k");
@@ -154,7 +145,7 @@ static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o, const struct rt_s
 
 static void gen_map(yajl_gen g, const char *key, uint32_t inside, uint32_t host, uint32_t other)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_array_open(g);
 	/* [0, inside) and (inside, 65535] go to the unprivileged range; inside -> host. */
 	uint32_t v[3][3] = { { 0, other, inside },
@@ -174,31 +165,31 @@ static void gen_map(yajl_gen g, const char *key, uint32_t inside, uint32_t host,
 
 static void gen_resources(yajl_gen g, const struct rt_sb_opts *o)
 {
-	rt_gen_str(g, "resources");
+	hutch_json_gen_str(g, "resources");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "devices");
+	hutch_json_gen_str(g, "devices");
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "allow");
+	hutch_json_gen_str(g, "allow");
 	yajl_gen_bool(g, 0);
 	rt_gen_kv(g, "access", "rwm");
 	yajl_gen_map_close(g);
 	yajl_gen_array_close(g);
 	if (o->memory) {
-		rt_gen_str(g, "memory");
+		hutch_json_gen_str(g, "memory");
 		yajl_gen_map_open(g);
 		gen_int(g, "limit", (long long)o->memory);
 		yajl_gen_map_close(g);
 	}
 	if (o->cpus > 0) {
-		rt_gen_str(g, "cpu");
+		hutch_json_gen_str(g, "cpu");
 		yajl_gen_map_open(g);
 		gen_int(g, "quota", (long long)(o->cpus * 100000));
 		gen_int(g, "period", 100000);
 		yajl_gen_map_close(g);
 	}
 	if (o->pids) {
-		rt_gen_str(g, "pids");
+		hutch_json_gen_str(g, "pids");
 		yajl_gen_map_open(g);
 		gen_int(g, "limit", o->pids);
 		yajl_gen_map_close(g);
@@ -215,9 +206,9 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 		ns[n++] = "user";
 	if (o->network != RT_SB_NET_HOST) /* bridge: hutch wires eth0 in after create */
 		ns[n++] = "network";
-	rt_gen_str(g, "linux");
+	hutch_json_gen_str(g, "linux");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "namespaces");
+	hutch_json_gen_str(g, "namespaces");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < n; i++) {
 		yajl_gen_map_open(g);
@@ -236,12 +227,12 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 		_cleanup_json_ yajl_val sc = NULL;
 		struct hutch_err e = { 0 };
 		if (rt_json_parse(p->seccomp_json, "seccomp profile", &sc, &e) == 0) {
-			rt_gen_str(g, "seccomp");
+			hutch_json_gen_str(g, "seccomp");
 			hutch_json_gen_value(g, sc);
 		}
 	}
-	gen_strs(g, "maskedPaths", rt_default_masked, strv_len(rt_default_masked));
-	gen_strs(g, "readonlyPaths", rt_default_readonly, strv_len(rt_default_readonly));
+	hutch_json_gen_strv(g, "maskedPaths", rt_default_masked, strv_len(rt_default_masked));
+	hutch_json_gen_strv(g, "readonlyPaths", rt_default_readonly, strv_len(rt_default_readonly));
 	yajl_gen_map_close(g);
 }
 
@@ -252,10 +243,10 @@ char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, co
 	yajl_gen_map_open(g);
 	rt_gen_kv(g, "ociVersion", "1.0.2-dev");
 	gen_process(g, o);
-	rt_gen_str(g, "root");
+	hutch_json_gen_str(g, "root");
 	yajl_gen_map_open(g);
 	rt_gen_kv(g, "path", p->rootfs);
-	rt_gen_str(g, "readonly");
+	hutch_json_gen_str(g, "readonly");
 	yajl_gen_bool(g, !o->as_root);
 	yajl_gen_map_close(g);
 	rt_gen_kv(g, "hostname", o->hostname ? o->hostname : "sandbox");

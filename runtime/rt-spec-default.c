@@ -5,6 +5,7 @@
  * document is data below, written out through yajl_gen in Go's field order.
  */
 #include "rt-spec-internal.h"
+#include "hutch-json.h"
 
 #include <string.h>
 
@@ -56,33 +57,33 @@ const char *const rt_default_readonly[] = {
 
 static void gen_int(yajl_gen g, const char *key, long long v)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_integer(g, v);
 }
 
 static void gen_bool(yajl_gen g, const char *key, bool v)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_bool(g, v);
 }
 
 /* key: [strings]; a NULL skip drops entries with that prefix (rootless: "gid="). */
 static void gen_strv(yajl_gen g, const char *key, const char *const *v, const char *skip)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_array_open(g);
 	for (; *v; v++)
 		if (!skip || !hutch_str_has_prefix(*v, skip))
-			rt_gen_str(g, *v);
+			hutch_json_gen_str(g, *v);
 	yajl_gen_array_close(g);
 }
 
 static void gen_process(yajl_gen g)
 {
-	rt_gen_str(g, "process");
+	hutch_json_gen_str(g, "process");
 	yajl_gen_map_open(g);
 	gen_bool(g, "terminal", true);
-	rt_gen_str(g, "user");
+	hutch_json_gen_str(g, "user");
 	yajl_gen_map_open(g);
 	gen_int(g, "uid", 0);
 	gen_int(g, "gid", 0);
@@ -93,13 +94,13 @@ static void gen_process(yajl_gen g)
 		      "TERM=xterm"),
 		 NULL);
 	rt_gen_kv(g, "cwd", "/");
-	rt_gen_str(g, "capabilities");
+	hutch_json_gen_str(g, "capabilities");
 	yajl_gen_map_open(g);
 	gen_strv(g, "bounding", default_caps, NULL);
 	gen_strv(g, "effective", default_caps, NULL);
 	gen_strv(g, "permitted", default_caps, NULL);
 	yajl_gen_map_close(g);
-	rt_gen_str(g, "rlimits");
+	hutch_json_gen_str(g, "rlimits");
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
 	rt_gen_kv(g, "type", "RLIMIT_NOFILE");
@@ -125,7 +126,7 @@ static void gen_mount(yajl_gen g, const struct default_mount *m, bool rootless)
 
 static void gen_mounts(yajl_gen g, bool rootless)
 {
-	rt_gen_str(g, "mounts");
+	hutch_json_gen_str(g, "mounts");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < ARRAY_SIZE(default_mounts); i++) {
 		const struct default_mount *m = &default_mounts[i];
@@ -138,7 +139,7 @@ static void gen_mounts(yajl_gen g, bool rootless)
 
 static void gen_idmap(yajl_gen g, const char *key, unsigned int host_id)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
 	gen_int(g, "containerID", 0);
@@ -150,9 +151,9 @@ static void gen_idmap(yajl_gen g, const char *key, unsigned int host_id)
 
 static void gen_resources(yajl_gen g)
 {
-	rt_gen_str(g, "resources");
+	hutch_json_gen_str(g, "resources");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "devices");
+	hutch_json_gen_str(g, "devices");
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
 	gen_bool(g, "allow", false);
@@ -166,7 +167,7 @@ static void gen_namespaces(yajl_gen g, bool rootless)
 {
 	static const char *const types[] = { "pid", "network", "ipc", "uts", "mount", "cgroup" };
 
-	rt_gen_str(g, "namespaces");
+	hutch_json_gen_str(g, "namespaces");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		/* Rootless: a network namespace of its own would have no way out. */
@@ -186,7 +187,7 @@ static void gen_namespaces(yajl_gen g, bool rootless)
 
 static void gen_linux(yajl_gen g, bool rootless, yajl_val seccomp)
 {
-	rt_gen_str(g, "linux");
+	hutch_json_gen_str(g, "linux");
 	yajl_gen_map_open(g);
 	if (rootless) {
 		gen_idmap(g, "uidMappings", geteuid());
@@ -199,7 +200,7 @@ static void gen_linux(yajl_gen g, bool rootless, yajl_val seccomp)
 	gen_strv(g, "maskedPaths", rt_default_masked, NULL);
 	gen_strv(g, "readonlyPaths", rt_default_readonly, NULL);
 	if (seccomp) {
-		rt_gen_str(g, "seccomp");
+		hutch_json_gen_str(g, "seccomp");
 		hutch_json_gen_value(g, seccomp);
 	}
 	yajl_gen_map_close(g);
@@ -217,7 +218,7 @@ char *rt_spec_default_json(bool rootless, yajl_val seccomp)
 	/* What runc 1.1 writes: crun 1.8 refuses newer versions, and bundles are shared. */
 	rt_gen_kv(g, "ociVersion", "1.0.2-dev");
 	gen_process(g);
-	rt_gen_str(g, "root");
+	hutch_json_gen_str(g, "root");
 	yajl_gen_map_open(g);
 	rt_gen_kv(g, "path", "rootfs");
 	gen_bool(g, "readonly", true);

@@ -102,7 +102,7 @@ int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err
 
 static void gen_annotations(yajl_gen g, const struct rt_state *st)
 {
-	rt_gen_str(g, "annotations");
+	hutch_json_gen_str(g, "annotations");
 	yajl_gen_map_open(g);
 	for (size_t i = 0; i < st->n_annotations; i++)
 		rt_gen_kv(g, st->annotations[i].key, st->annotations[i].value);
@@ -117,7 +117,7 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 	rt_gen_kv(g, "ociVersion", "1.2.0");
 	rt_gen_kv(g, "id", st->id);
 	rt_gen_kv(g, "status", status);
-	rt_gen_str(g, "pid");
+	hutch_json_gen_str(g, "pid");
 	yajl_gen_integer(g, st->pid);
 	rt_gen_kv(g, "bundle", st->bundle);
 	rt_gen_kv(g, "rootfs", st->rootfs);
@@ -125,19 +125,19 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 	rt_gen_kv(g, "owner", st->owner ? st->owner : "");
 	gen_annotations(g, st);
 	if (priv) {
-		rt_gen_str(g, "hutch_start_time");
+		hutch_json_gen_str(g, "hutch_start_time");
 		yajl_gen_integer(g, (long long)st->start_time);
 		rt_gen_kv(g, "hutch_cgroup_path", st->cgroup_path);
-		rt_gen_str(g, "hutch_cgroup_paths");
+		hutch_json_gen_str(g, "hutch_cgroup_paths");
 		yajl_gen_map_open(g);
 		for (size_t i = 0; i < st->n_cgroup_paths; i++)
 			rt_gen_kv(g, st->cgroup_paths[i].key, st->cgroup_paths[i].value);
 		yajl_gen_map_close(g);
-		rt_gen_str(g, "hutch_poststart");
+		hutch_json_gen_str(g, "hutch_poststart");
 		yajl_gen_bool(g, st->poststart);
-		rt_gen_str(g, "hutch_poststop");
+		hutch_json_gen_str(g, "hutch_poststop");
 		yajl_gen_bool(g, st->poststop);
-		rt_gen_str(g, "hutch_creating");
+		hutch_json_gen_str(g, "hutch_creating");
 		yajl_gen_bool(g, st->creating);
 	}
 	yajl_gen_map_close(g);

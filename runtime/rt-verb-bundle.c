@@ -24,15 +24,6 @@ struct bundle_proc {
 	uint32_t uid, gid;
 };
 
-static void gen_strv(yajl_gen g, const char *key, char *const *v)
-{
-	rt_gen_str(g, key);
-	yajl_gen_array_open(g);
-	for (; v && *v; v++)
-		rt_gen_str(g, *v);
-	yajl_gen_array_close(g);
-}
-
 /* The default process with the image's fields in place of runc's placeholders. */
 static void gen_process(yajl_gen g, yajl_val def, const struct bundle_proc *p)
 {
@@ -40,24 +31,24 @@ static void gen_process(yajl_gen g, yajl_val def, const struct bundle_proc *p)
 	for (size_t i = 0; YAJL_IS_OBJECT(def) && i < def->u.object.len; i++) {
 		const char *k = def->u.object.keys[i];
 		if (!strcmp(k, "terminal")) {
-			rt_gen_str(g, k);
+			hutch_json_gen_str(g, k);
 			yajl_gen_bool(g, false); /* a bundle is run from scripts as often as not */
 		} else if (!strcmp(k, "user")) {
-			rt_gen_str(g, k);
+			hutch_json_gen_str(g, k);
 			yajl_gen_map_open(g);
-			rt_gen_str(g, "uid");
+			hutch_json_gen_str(g, "uid");
 			yajl_gen_integer(g, p->uid);
-			rt_gen_str(g, "gid");
+			hutch_json_gen_str(g, "gid");
 			yajl_gen_integer(g, p->gid);
 			yajl_gen_map_close(g);
 		} else if (!strcmp(k, "args")) {
-			gen_strv(g, k, p->args);
+			hutch_json_gen_strv(g, k, (const char *const *)p->args, SIZE_MAX);
 		} else if (!strcmp(k, "env")) {
-			gen_strv(g, k, p->env);
+			hutch_json_gen_strv(g, k, (const char *const *)p->env, SIZE_MAX);
 		} else if (!strcmp(k, "cwd")) {
 			rt_gen_kv(g, k, p->cwd);
 		} else {
-			rt_gen_str(g, k);
+			hutch_json_gen_str(g, k);
 			hutch_json_gen_value(g, def->u.object.values[i]);
 		}
 	}
@@ -75,7 +66,7 @@ static char *config_json(const struct bundle_proc *p, struct hutch_err *err)
 	yajl_gen_config(g, yajl_gen_indent_string, "\t");
 	yajl_gen_map_open(g);
 	for (size_t i = 0; i < def->u.object.len; i++) {
-		rt_gen_str(g, def->u.object.keys[i]);
+		hutch_json_gen_str(g, def->u.object.keys[i]);
 		if (!strcmp(def->u.object.keys[i], "process"))
 			gen_process(g, def->u.object.values[i], p);
 		else

@@ -18,7 +18,7 @@ static void gen_u64(yajl_gen g, const char *key, uint64_t v)
 	char buf[24];
 	int len = snprintf(buf, sizeof(buf), "%" PRIu64, v);
 	if (key)
-		rt_gen_str(g, key);
+		hutch_json_gen_str(g, key);
 	yajl_gen_number(g, buf, (size_t)len);
 }
 
@@ -31,7 +31,7 @@ static void gen_u64_omit(yajl_gen g, const char *key, uint64_t v)
 
 static void gen_mem_entry(yajl_gen g, const char *key, const struct cg_mem_entry *e)
 {
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_map_open(g);
 	gen_u64(g, "limit", e->limit);
 	gen_u64_omit(g, "usage", e->usage);
@@ -42,13 +42,13 @@ static void gen_mem_entry(yajl_gen g, const char *key, const struct cg_mem_entry
 
 static void gen_cpu(yajl_gen g, const struct cg_stats *st)
 {
-	rt_gen_str(g, "cpu");
+	hutch_json_gen_str(g, "cpu");
 	yajl_gen_map_open(g);
-	rt_gen_str(g, "usage");
+	hutch_json_gen_str(g, "usage");
 	yajl_gen_map_open(g);
 	gen_u64_omit(g, "total", st->cpu_usage_ns);
 	if (st->n_percpu) {
-		rt_gen_str(g, "percpu");
+		hutch_json_gen_str(g, "percpu");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < st->n_percpu; i++)
 			gen_u64(g, NULL, st->cpu_percpu_ns[i]);
@@ -57,7 +57,7 @@ static void gen_cpu(yajl_gen g, const struct cg_stats *st)
 	gen_u64(g, "kernel", st->cpu_system_ns);
 	gen_u64(g, "user", st->cpu_user_ns);
 	yajl_gen_map_close(g);
-	rt_gen_str(g, "throttling");
+	hutch_json_gen_str(g, "throttling");
 	yajl_gen_map_open(g);
 	gen_u64_omit(g, "periods", st->cpu_periods);
 	gen_u64_omit(g, "throttledPeriods", st->cpu_throttled_periods);
@@ -71,7 +71,7 @@ static void gen_memory(yajl_gen g, const struct cg_stats *st)
 	struct cg_mem_entry usage = { st->mem_usage, st->mem_max_usage, st->mem_limit,
 				      st->mem_failcnt };
 	struct cg_mem_entry none = { 0 };
-	rt_gen_str(g, "memory");
+	hutch_json_gen_str(g, "memory");
 	yajl_gen_map_open(g);
 	gen_u64_omit(g, "cache", st->mem_cache);
 	gen_mem_entry(g, "usage", &usage);
@@ -79,7 +79,7 @@ static void gen_memory(yajl_gen g, const struct cg_stats *st)
 	gen_mem_entry(g, "kernel", &st->kmem);
 	gen_mem_entry(g, "kernelTCP", &none);
 	if (st->n_mem_raw) {
-		rt_gen_str(g, "raw");
+		hutch_json_gen_str(g, "raw");
 		yajl_gen_map_open(g);
 		for (size_t i = 0; i < st->n_mem_raw; i++)
 			gen_u64(g, st->mem_raw[i].key, st->mem_raw[i].v);
@@ -92,7 +92,7 @@ static void gen_io_list(yajl_gen g, const char *key, const struct cg_io_entry *v
 {
 	if (!n)
 		return;
-	rt_gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < n; i++) {
 		yajl_gen_map_open(g);
@@ -112,23 +112,23 @@ static void gen_stats(yajl_gen g, const struct cg_stats *st)
 	yajl_gen_map_open(g);
 	gen_cpu(g, st);
 	gen_memory(g, st);
-	rt_gen_str(g, "pids");
+	hutch_json_gen_str(g, "pids");
 	yajl_gen_map_open(g);
 	gen_u64_omit(g, "current", st->pids_current);
 	gen_u64_omit(g, "limit", st->pids_limit);
 	yajl_gen_map_close(g);
-	rt_gen_str(g, "blkio");
+	hutch_json_gen_str(g, "blkio");
 	yajl_gen_map_open(g);
 	gen_io_list(g, "ioServiceBytesRecursive", st->io_bytes, st->n_io_bytes);
 	gen_io_list(g, "ioServicedRecursive", st->io_ops, st->n_io_ops);
 	yajl_gen_map_close(g);
-	rt_gen_str(g, "hugetlb");
+	hutch_json_gen_str(g, "hugetlb");
 	yajl_gen_map_open(g);
 	yajl_gen_map_close(g);
-	rt_gen_str(g, "intel_rdt");
+	hutch_json_gen_str(g, "intel_rdt");
 	yajl_gen_map_open(g);
 	yajl_gen_map_close(g);
-	rt_gen_str(g, "network_interfaces");
+	hutch_json_gen_str(g, "network_interfaces");
 	yajl_gen_null(g);
 	yajl_gen_map_close(g);
 }
@@ -142,7 +142,7 @@ static void print_event(const char *type, const char *id, const struct cg_stats 
 	rt_gen_kv(g, "type", type);
 	rt_gen_kv(g, "id", id);
 	if (st) {
-		rt_gen_str(g, "data");
+		hutch_json_gen_str(g, "data");
 		gen_stats(g, st);
 	}
 	yajl_gen_map_close(g);

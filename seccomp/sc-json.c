@@ -6,6 +6,7 @@
  * writer is what `hutch spec --seccomp` prints.
  */
 #include "sc-internal.h"
+#include "hutch-json.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -305,19 +306,14 @@ int sc_config_parse(const char *text, const char *prefix, struct sc_config *out,
 	return r;
 }
 
-static void gen_str(yajl_gen g, const char *s)
-{
-	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
-
 static void gen_action(yajl_gen g, const char *key, const char *errno_key, uint32_t action)
 {
 	int64_t errno_ret;
 	const char *name = sc_action_name(action, &errno_ret);
-	gen_str(g, key);
-	gen_str(g, name ? name : "SCMP_ACT_KILL");
+	hutch_json_gen_str(g, key);
+	hutch_json_gen_str(g, name ? name : "SCMP_ACT_KILL");
 	if (errno_ret >= 0) {
-		gen_str(g, errno_key);
+		hutch_json_gen_str(g, errno_key);
 		yajl_gen_integer(g, errno_ret);
 	}
 }
@@ -327,21 +323,21 @@ static void gen_u64(yajl_gen g, const char *key, uint64_t v)
 {
 	char buf[24];
 	int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	gen_str(g, key);
+	hutch_json_gen_str(g, key);
 	yajl_gen_number(g, buf, (size_t)n);
 }
 
 static void gen_rule(yajl_gen g, const struct sc_rule *rule)
 {
 	yajl_gen_map_open(g);
-	gen_str(g, "names");
+	hutch_json_gen_str(g, "names");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < rule->n_names; i++)
-		gen_str(g, rule->names[i]);
+		hutch_json_gen_str(g, rule->names[i]);
 	yajl_gen_array_close(g);
 	gen_action(g, "action", "errnoRet", rule->action);
 	if (rule->n_args > 0) {
-		gen_str(g, "args");
+		hutch_json_gen_str(g, "args");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < rule->n_args; i++) {
 			const struct sc_arg *a = &rule->args[i];
@@ -350,22 +346,14 @@ static void gen_rule(yajl_gen g, const struct sc_rule *rule)
 			gen_u64(g, "value", a->value);
 			if (a->value_two)
 				gen_u64(g, "valueTwo", a->value_two);
-			gen_str(g, "op");
-			gen_str(g, sc_op_name(a->op) ? sc_op_name(a->op) : "SCMP_CMP_EQ");
+			hutch_json_gen_str(g, "op");
+			hutch_json_gen_str(g,
+					   sc_op_name(a->op) ? sc_op_name(a->op) : "SCMP_CMP_EQ");
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
 	}
 	yajl_gen_map_close(g);
-}
-
-static void gen_strv(yajl_gen g, const char *key, char *const *v, size_t n)
-{
-	gen_str(g, key);
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < n; i++)
-		gen_str(g, v[i]);
-	yajl_gen_array_close(g);
 }
 
 char *sc_config_to_json(const struct sc_config *cfg, bool pretty)
@@ -378,23 +366,23 @@ char *sc_config_to_json(const struct sc_config *cfg, bool pretty)
 	yajl_gen_config(g, yajl_gen_indent_string, "\t");
 	yajl_gen_map_open(g);
 	gen_action(g, "defaultAction", "defaultErrnoRet", cfg->default_action);
-	gen_strv(g, "architectures", cfg->archs, cfg->n_archs);
+	hutch_json_gen_strv(g, "architectures", (const char *const *)cfg->archs, cfg->n_archs);
 	size_t n_flags = 0;
 	const char *flags[ARRAY_SIZE(flag_table)];
 	for (size_t i = 0; i < ARRAY_SIZE(flag_table); i++)
 		if (*(const bool *)((const char *)cfg + flag_table[i].offset))
 			flags[n_flags++] = flag_table[i].name;
 	if (n_flags)
-		gen_strv(g, "flags", (char *const *)flags, n_flags);
+		hutch_json_gen_strv(g, "flags", flags, n_flags);
 	if (cfg->listener_path) {
-		gen_str(g, "listenerPath");
-		gen_str(g, cfg->listener_path);
+		hutch_json_gen_str(g, "listenerPath");
+		hutch_json_gen_str(g, cfg->listener_path);
 	}
 	if (cfg->listener_metadata) {
-		gen_str(g, "listenerMetadata");
-		gen_str(g, cfg->listener_metadata);
+		hutch_json_gen_str(g, "listenerMetadata");
+		hutch_json_gen_str(g, cfg->listener_metadata);
 	}
-	gen_str(g, "syscalls");
+	hutch_json_gen_str(g, "syscalls");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < cfg->n_rules; i++)
 		gen_rule(g, &cfg->rules[i]);

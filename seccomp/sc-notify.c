@@ -17,11 +17,6 @@
 
 #define OCI_VERSION "1.2.0"
 
-static void gen_str(yajl_gen g, const char *s)
-{
-	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
-
 /* {ociVersion, fds: ["seccompFd"], pid, metadata, state} as the runtime spec defines it. */
 static int process_state(const char *state_json, const char *metadata, char **out,
 			 struct hutch_err *err)
@@ -41,17 +36,17 @@ static int process_state(const char *state_json, const char *metadata, char **ou
 	yajl_val pid = yajl_tree_get(state, pid_path, yajl_t_number);
 	yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);
-	gen_str(g, "ociVersion");
-	gen_str(g, OCI_VERSION);
-	gen_str(g, "fds");
+	hutch_json_gen_str(g, "ociVersion");
+	hutch_json_gen_str(g, OCI_VERSION);
+	hutch_json_gen_str(g, "fds");
 	yajl_gen_array_open(g);
-	gen_str(g, "seccompFd");
+	hutch_json_gen_str(g, "seccompFd");
 	yajl_gen_array_close(g);
-	gen_str(g, "pid");
+	hutch_json_gen_str(g, "pid");
 	yajl_gen_integer(g, YAJL_IS_INTEGER(pid) ? pid->u.number.i : 0);
-	gen_str(g, "metadata");
-	gen_str(g, metadata ? metadata : "");
-	gen_str(g, "state");
+	hutch_json_gen_str(g, "metadata");
+	hutch_json_gen_str(g, metadata ? metadata : "");
+	hutch_json_gen_str(g, "state");
 	hutch_json_gen_value(g, state);
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &text, &len);

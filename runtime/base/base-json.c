@@ -7,11 +7,21 @@
 #include "hutch-json.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
-static void gen_str(yajl_gen g, const char *s)
+void hutch_json_gen_str(yajl_gen g, const char *s)
 {
 	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+void hutch_json_gen_strv(yajl_gen g, const char *key, const char *const *v, size_t n)
+{
+	hutch_json_gen_str(g, key);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; v && i < n && (n != SIZE_MAX || v[i]); i++)
+		hutch_json_gen_str(g, v[i]);
+	yajl_gen_array_close(g);
 }
 
 void hutch_json_gen_value(yajl_gen g, yajl_val v)
@@ -19,7 +29,7 @@ void hutch_json_gen_value(yajl_gen g, yajl_val v)
 	if (YAJL_IS_OBJECT(v)) {
 		yajl_gen_map_open(g);
 		for (size_t i = 0; i < v->u.object.len; i++) {
-			gen_str(g, v->u.object.keys[i]);
+			hutch_json_gen_str(g, v->u.object.keys[i]);
 			hutch_json_gen_value(g, v->u.object.values[i]);
 		}
 		yajl_gen_map_close(g);
@@ -29,7 +39,7 @@ void hutch_json_gen_value(yajl_gen g, yajl_val v)
 			hutch_json_gen_value(g, v->u.array.values[i]);
 		yajl_gen_array_close(g);
 	} else if (YAJL_IS_STRING(v)) {
-		gen_str(g, YAJL_GET_STRING(v));
+		hutch_json_gen_str(g, YAJL_GET_STRING(v));
 	} else if (YAJL_IS_NUMBER(v)) {
 		const char *num = YAJL_GET_NUMBER(v);
 		yajl_gen_number(g, num, strlen(num));

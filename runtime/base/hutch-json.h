@@ -8,6 +8,11 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+/* A string (NUL-terminated), and key: [strings] with n of them, or up to a NULL when n is
+ * SIZE_MAX. */
+void hutch_json_gen_str(yajl_gen g, const char *s);
+void hutch_json_gen_strv(yajl_gen g, const char *key, const char *const *v, size_t n);
+
 /* Emits a parsed tree as is (numbers keep their text). */
 void hutch_json_gen_value(yajl_gen g, yajl_val v);
 
