@@ -24,7 +24,7 @@ const char *ns_cap_name(int cap)
 	return hutch_cap_name(cap);
 }
 
-int ns_cap_last(void)
+static int read_cap_last(void)
 {
 	char buf[16];
 	_cleanup_close_ int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
@@ -39,6 +39,16 @@ int ns_cap_last(void)
 	if (hutch_parse_i64(buf, &v) < 0 || v < 0 || v > 63)
 		return CAP_LAST_KNOWN;
 	return (int)v;
+}
+
+/* Read once per process (a child inherits it): the init drops its capabilities after joining
+ * a tiny memory cgroup, where a procfs open (a file, a seq_file page) is charged to it. */
+int ns_cap_last(void)
+{
+	static int last = -1;
+	if (last < 0)
+		last = read_cap_last();
+	return last;
 }
 
 static void cap_freep(cap_t *c)
