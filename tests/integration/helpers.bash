@@ -433,3 +433,29 @@ setup() {
 teardown() {
 	teardown_bundle
 }
+
+# The console-socket tests (tty.bats, tty-exec.bats): $RECVTTY listening on $SOCK.
+# Starts recvtty on $SOCK, writing what the terminal shows to $TEST_DIR/tty.out.
+start_recvtty() {
+	"$RECVTTY" "$SOCK" "$@" >"$TEST_DIR/tty.out" 2>"$TEST_DIR/tty.err" </dev/null 3>&- &
+	RECVTTY_PID=$!
+	track_pid "$RECVTTY_PID"
+	local i
+	for i in $(seq 100); do
+		[ -S "$SOCK" ] && return 0
+		sleep 0.02
+	done
+	echo "recvtty did not listen: $(cat "$TEST_DIR/tty.err")" >&2
+	return 1
+}
+
+# Waits for recvtty to see the terminal close; sets output/lines to what it showed (no \r).
+finish_recvtty() {
+	local rc=0
+	wait "$RECVTTY_PID" || rc=$?
+	cat "$TEST_DIR/tty.err" >&2
+	output=$(tr -d '\r' <"$TEST_DIR/tty.out")
+	mapfile -t lines <<<"$output"
+	echo "terminal showed: $output"
+	[ "$rc" -eq 0 ]
+}

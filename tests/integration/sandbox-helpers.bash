@@ -3,6 +3,18 @@
 # recorded, finding what a sandbox left on the host (cgroups, processes), and removing it.
 # Each file keeps its own sb_teardown, which calls these. Loaded after helpers.bash.
 
+# The per-test start both files' setup share: the temp dir, the image, the pid list and the
+# cgroups there were before (teardown compares).
+sb_setup() {
+	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
+	setup_tmp
+	IMAGE=$SB_IMAGES/full
+	SB_PIDS=$TEST_DIR/hutch.pids
+	: >"$SB_PIDS"
+	# (find fails when a cgroup of someone else's vanishes during the walk: that is fine)
+	find /sys/fs/cgroup -type d >"$TEST_DIR/cgroups.before" 2>/dev/null || true
+}
+
 # sb_raw ARGS...: `hutch sandbox ARGS...`. The shell records its pid in $SB_PIDS (and in
 # $SB_PIDFILE if set) and execs hutch, so the pids are hutch's own: teardown checks what each
 # of them left behind (sandbox sb-PID, cgroups hutch-sb-PID).

@@ -30,13 +30,7 @@ setup_file() {
 }
 
 setup() {
-	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
-	setup_tmp
-	IMAGE=$SB_IMAGES/full
-	SB_PIDS=$TEST_DIR/hutch.pids
-	: >"$SB_PIDS"
-	# (find fails when a cgroup of someone else's vanishes during the walk: that is fine)
-	find /sys/fs/cgroup -type d >"$TEST_DIR/cgroups.before" 2>/dev/null || true
+	sb_setup
 	LOCK=it-$TAG
 }
 
