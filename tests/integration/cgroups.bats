@@ -60,6 +60,7 @@ cgroup_paths() {
 		run hutch run "$ID"
 		[ "$status" -eq 0 ] && break
 		echo "try $try: status $status"
+		sleep 1 # once in CI all three failed back to back, right after the OOM test
 	done
 	check_status 0
 }
