@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Compiling a struct sc_config into a classic BPF program with libseccomp, with runc's ENOSYS
- * prologue in front. This is the cache-miss path: sc_compile (sc-load.c) tries the cache
- * first. The result is a plain allocation (no libseccomp state), so the child's only seccomp
- * work is one seccomp(2) call.
+ * Compiling a struct sc_config into a classic BPF program: the allow ranges (sc-ranges.c),
+ * runc's ENOSYS prologue, then libseccomp's program for the rest. This is the cache-miss
+ * path: sc_compile (sc-load.c) tries the cache first. The result is a plain allocation (no
+ * libseccomp state), so the child's only seccomp work is one seccomp(2) call.
  */
 #include "sc-internal.h"
 
@@ -149,6 +149,26 @@ static int add_syscall(scmp_filter_ctx ctx, const struct sc_rule *rule, int nr,
 	return r;
 }
 
+/*
+ * The multiplexer's half of a rule on an i386 socket or ipc call whose direct syscall the
+ * ranges decide: what libseccomp writes for it (the rule's action on "socketcall or ipc with
+ * a0 == call", its other conditions dropped), given to libseccomp exactly. The pseudo numbers
+ * are libseccomp's: -100 - call for socketcall, -200 - call for ipc.
+ */
+static int add_mux_half(scmp_filter_ctx ctx, const struct sc_rule *rule, int pseudo,
+			struct hutch_err *err)
+{
+	bool sock = pseudo <= -100 && pseudo > -200;
+	int mux = seccomp_syscall_resolve_name(sock ? "socketcall" : "ipc");
+	struct scmp_arg_cmp call = { .arg = 0,
+				     .op = SCMP_CMP_EQ,
+				     .datum_a = (uint64_t)(-pseudo % 100) };
+	int r = seccomp_rule_add_exact_array(ctx, rule->action, mux, 1, &call);
+	if (r < 0)
+		return hutch_fail_errno(err, r, "add rule for %s", sock ? "socketcall" : "ipc");
+	return 0;
+}
+
 /* Adds rule to the one-ABI ctx of token, less the syscalls the prefix decides there (every
  * rule naming one of those is the prefix's, by construction of the plan). */
 static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const struct sc_rule *rule,
@@ -172,10 +192,13 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const stru
 		int nr = seccomp_syscall_resolve_name(rule->names[i]);
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		if (sc_ranges_has(rg, token,
-				  seccomp_syscall_resolve_name_arch(token, rule->names[i])))
+		int arch_nr = seccomp_syscall_resolve_name_arch(token, rule->names[i]);
+		if (sc_ranges_has(rg, token, arch_nr))
 			continue;
-		r = add_syscall(ctx, rule, nr, cmps, err);
+		if (arch_nr < 0 && sc_ranges_has(rg, token, sc_mux_direct(token, rule->names[i])))
+			r = add_mux_half(ctx, rule, arch_nr, err);
+		else
+			r = add_syscall(ctx, rule, nr, cmps, err);
 		if (r < 0)
 			return r;
 	}
@@ -234,7 +257,10 @@ static void note_arch(struct arch_max *m, size_t *n, const struct sc_config *cfg
 		m[(*n)++] = (struct arch_max){ .audit = audit, .plain = -1, .x32 = -1 };
 	for (size_t r = 0; r < cfg->n_rules; r++)
 		for (size_t k = 0; k < cfg->rules[r].n_names; k++) {
-			int nr = seccomp_syscall_resolve_name_arch(token, cfg->rules[r].names[k]);
+			const char *name = cfg->rules[r].names[k];
+			int nr = seccomp_syscall_resolve_name_arch(token, name);
+			if (nr < 0) /* i386's socket calls: libseccomp also allows the direct one */
+				nr = sc_mux_direct(token, name);
 			if (nr >= 0 && nr > max)
 				max = nr;
 		}
@@ -395,9 +421,11 @@ int sc_compile_bpf(const struct sc_config *cfg, bool ranges, struct sc_filter **
 	if (r >= 0)
 		r = export_bpf(ctx, head + prefix, &f, err);
 	if (r >= 0) {
+		/* The ranges first: they answer most syscalls, and never one above the
+		 * prologue's limits (they only hold numbers the profile names). */
+		sc_ranges_emit(&rg, f->insns);
 		if (head)
-			enosys_prologue(cfg, f->insns);
-		sc_ranges_emit(&rg, f->insns + head);
+			enosys_prologue(cfg, f->insns + prefix);
 	}
 	sc_ranges_free(&rg);
 	if (r < 0)

@@ -73,6 +73,9 @@ bool sc_ranges_has(const struct sc_ranges *rg, uint32_t token, int nr);
  * itself for every syscall it does not decide. 0 when there are no ranges. */
 size_t sc_ranges_emit(const struct sc_ranges *rg, struct sock_filter *p);
 void sc_ranges_free(struct sc_ranges *rg);
+/* The direct syscall libseccomp also writes for a multiplexed name of ABI token (i386's socket
+ * and ipc calls), or -1. */
+int sc_mux_direct(uint32_t token, const char *name);
 /* The compiled-filter cache (sc-cache.c): a miss is 0 with *out NULL, never an error. cfg
  * (NULL for a key on text, which covers them) must agree with the entry's flags. */
 int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_config *cfg,

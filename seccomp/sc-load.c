@@ -6,6 +6,8 @@
  */
 #include "sc-internal.h"
 
+#include <stddef.h>
+
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <string.h>
@@ -154,6 +156,33 @@ bool sc_filter_needs_listener(const struct sc_filter *f)
 void sc_filter_free(struct sc_filter *f)
 {
 	free(f);
+}
+
+/* The struct is flat: its bytes are the packed form. */
+const void *sc_filter_bytes(const struct sc_filter *f, size_t *size)
+{
+	*size = offsetof(struct sc_filter, insns) + f->len * sizeof(f->insns[0]);
+	return f;
+}
+
+size_t sc_filter_max_bytes(void)
+{
+	return offsetof(struct sc_filter, insns) + SC_MAX_INSNS * sizeof(struct sock_filter);
+}
+
+int sc_filter_unpack(const void *p, size_t size, struct sc_filter **out, struct hutch_err *err)
+{
+	struct sc_filter head;
+
+	if (size < offsetof(struct sc_filter, insns))
+		return hutch_fail(err, EPROTO, "seccomp program: short message (%zu bytes)", size);
+	memcpy(&head, p, offsetof(struct sc_filter, insns));
+	if (head.len == 0 || head.len > SC_MAX_INSNS ||
+	    size != offsetof(struct sc_filter, insns) + head.len * sizeof(struct sock_filter))
+		return hutch_fail(err, EPROTO, "seccomp program: bad length (%zu bytes)", size);
+	*out = hutch_xmalloc(size);
+	memcpy(*out, p, size);
+	return 0;
 }
 
 static long load(const struct sc_filter *f, unsigned int flags, struct hutch_err *err)

@@ -14,9 +14,11 @@
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <seccomp.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A group's tree must stay within the 8-bit jump offsets of classic BPF. */
 #define MAX_BOUNDARIES 250
@@ -101,6 +103,43 @@ static bool arg_rangeable(const struct sc_rule *r, uint32_t *lo, uint32_t *hi)
 	return true;
 }
 
+/*
+ * i386's socket and ipc calls. libseccomp names each with a pseudo number and writes a rule
+ * on it twice: on its direct syscall (Linux 4.3+) and on the multiplexer (socketcall or ipc
+ * with "a0 == call", whatever else the rule tests). The direct half can join the ranges;
+ * sc-compile.c then gives libseccomp the multiplexer's half alone. Which direct number
+ * belongs to which name is libseccomp's to say, so its table is read back once.
+ */
+static struct {
+	char *name;
+	int nr;
+} mux_direct[64];
+static size_t n_mux_direct;
+
+static void read_mux_direct(void)
+{
+	for (int nr = 0; nr < 1024 && n_mux_direct < ARRAY_SIZE(mux_direct); nr++) {
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86, nr);
+		if (name && seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, name) < 0)
+			mux_direct[n_mux_direct++] = (typeof(mux_direct[0])){ name, nr };
+		else
+			free(name);
+	}
+}
+
+int sc_mux_direct(uint32_t token, const char *name)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (token != SCMP_ARCH_X86)
+		return -1;
+	pthread_once(&once, read_mux_direct);
+	for (size_t i = 0; i < n_mux_direct; i++)
+		if (strcmp(mux_direct[i].name, name) == 0)
+			return mux_direct[i].nr;
+	return -1;
+}
+
 struct arg_rule {
 	uint32_t nr, action, lo, hi;
 	unsigned int index;
@@ -113,11 +152,11 @@ struct arg_vec {
 
 /*
  * Sorts one ABI's numbers: simple (every rule naming it is argument-free, with the chosen
- * action), argument rules the trees may take (args), and complex. Names libseccomp maps onto
- * a multiplexer (i386's socketcall and ipc) resolve to pseudo numbers: then the multiplexers
- * themselves stay with libseccomp, which adds checks of their call number to them
- * (libseccomp 2.5 lets an argument-free rule on the multiplexer shadow those, but that is
- * its decision, not ours).
+ * action), argument rules the trees may take (args), and complex. A name libseccomp maps onto
+ * a multiplexer (i386's socketcall and ipc) is sorted by its direct syscall (sc_mux_direct);
+ * the multiplexers themselves stay with libseccomp, which adds checks of their call number
+ * to them (libseccomp 2.5 lets an argument-free rule on the multiplexer shadow those, but
+ * that is its decision, not ours).
  */
 static void classify(const struct sc_config *cfg, uint32_t token, const uint32_t *action,
 		     struct nr_vec *simple, struct nr_vec *complex, struct arg_vec *args)
@@ -142,7 +181,11 @@ static void classify(const struct sc_config *cfg, uint32_t token, const uint32_t
 					if (mx >= 0)
 						push(complex, (uint32_t)mx);
 				}
-			} else if (r->n_args == 0 && action && r->action == *action) {
+				nr = sc_mux_direct(token, r->names[k]);
+			}
+			if (nr < 0)
+				continue;
+			if (r->n_args == 0 && action && r->action == *action) {
 				push(simple, (uint32_t)nr);
 			} else if (r->action != SCMP_ACT_NOTIFY && arg_rangeable(r, &lo, &hi)) {
 				args->v = hutch_xrealloc(args->v, (args->n + 1) * sizeof(*args->v));
@@ -350,14 +393,17 @@ static void emit_tree(struct sock_filter *p, size_t *at, const uint32_t *b, size
 		emit_tree(p, at, b, mid + 1, hi, yes, no);
 }
 
-/* A group's block: load nr, each argument tree ("jeq nr" or skip it; load the argument's
- * low word; the tree; "ret action"; "ja rest"), then the number tree with its "ret action"
- * and "ja rest" (or just "ja rest"). */
+/*
+ * A group's block: load nr, the number tree with its "ret action" (the common case first:
+ * the kernel runs the program for every syscall number at load to fill its action cache,
+ * so the fewer steps to an answer, the cheaper the load), then each argument tree ("jeq nr"
+ * or skip it; load the argument's low word; the tree; "ret action"; "ja rest"), "ja rest".
+ */
 static size_t block_len(const struct sc_ranges_group *g)
 {
 	if (!g->n && !g->n_args)
 		return 0;
-	size_t len = 1 + (g->n ? g->n + 2 : 1);
+	size_t len = 1 + (g->n ? g->n + 1 : 0) + 1;
 	for (size_t k = 0; k < g->n_args; k++)
 		len += 4 + g->args[k].n;
 	return len;
@@ -372,6 +418,11 @@ static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group 
 		       struct sock_filter *p, size_t *at, size_t rest)
 {
 	p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	if (g->n) {
+		size_t yes = *at + g->n, no = yes + 1; /* no: on to the argument trees */
+		emit_tree(p, at, g->bounds, 0, g->n, yes, no);
+		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, rg->action);
+	}
 	for (size_t k = 0; k < g->n_args; k++) {
 		const struct sc_arg_ranges *a = &g->args[k];
 		size_t i = (*at)++, yes = i + 2 + a->n, no = yes + 1;
@@ -384,11 +435,6 @@ static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group 
 		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, a->action);
 		p[*at] = ja(*at, rest);
 		(*at)++;
-	}
-	if (g->n) {
-		size_t yes = *at + g->n, no = yes + 1;
-		emit_tree(p, at, g->bounds, 0, g->n, yes, no);
-		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, rg->action);
 	}
 	p[*at] = ja(*at, rest);
 	(*at)++;

@@ -143,6 +143,8 @@ static struct vecs arg_vecs(const struct sc_config *cfg)
 	add_vec(&s, 6, 0);
 	add_vec(&s, 6, 0);
 	memset(s.v[1], 0xff, sizeof(s.v[1]));
+	for (uint64_t call = 1; call < 32; call++) /* i386's socketcall and ipc: a0 is the call */
+		add_vec(&s, 0, call);
 	for (size_t i = 0; i < cfg->n_rules; i++)
 		for (size_t k = 0; k < cfg->rules[i].n_args; k++) {
 			const struct sc_arg *a = &cfg->rules[i].args[k];
@@ -290,6 +292,38 @@ static struct sc_arg pid_arg2[] = {
 static struct sc_arg kill_a0[] = { { .index = 0, .value = 0xffffff00, .op = SC_OP_MASKED_EQ } };
 static struct sc_arg kill_a1[] = { { .index = 1, .value = 0xffffff00, .op = SC_OP_MASKED_EQ } };
 
+static const char *mux_names[] = { "bind", "shmget", "recvmmsg", "accept", "semop", NULL };
+static const char *mux_deny_names[] = { "connect", "msgget", NULL };
+
+/* i386's socket and ipc calls without an unconditional socketcall: their direct syscalls go
+ * into the ranges and argument trees, their multiplexer halves stay with libseccomp. */
+static void test_multiplexed(void)
+{
+	struct sc_rule rules[] = {
+		RULE(allow_names, SCMP_ACT_ALLOW),
+		RULE(mux_names, SCMP_ACT_ALLOW),
+		RULE_ARGS(sock_names, SCMP_ACT_ALLOW, sock_lo),
+		RULE_ARGS(sock_names, SCMP_ACT_ALLOW, sock_hi),
+		RULE(mux_deny_names, SCMP_ACT_ERRNO(9)),
+	};
+	struct sc_config cfg = { .default_action = SCMP_ACT_ERRNO(1),
+				 .rules = rules,
+				 .n_rules = ARRAY_SIZE(rules) };
+#if defined(__x86_64__)
+	cfg.archs = (char **)archs3;
+	cfg.n_archs = 3;
+	int bind = sc_mux_direct(SCMP_ARCH_X86, "bind");
+	ok(bind > 0 && sc_mux_direct(SCMP_ARCH_X86, "read") < 0 &&
+		   sc_mux_direct(SCMP_ARCH_X86_64, "bind") < 0,
+	   "i386's bind has a direct syscall (%d); read and x86_64's bind are not multiplexed",
+	   bind);
+#endif
+	check_same("multiplexed calls, denying default", &cfg);
+	cfg.default_action = SCMP_ACT_ALLOW;
+	rules[0].action = rules[1].action = SCMP_ACT_ERRNO(13);
+	check_same("multiplexed calls, allowing default", &cfg);
+}
+
 /* Syscalls decided by a tree on one argument: adjacent and empty ranges, an open end, another
  * action; and ones that must stay with libseccomp (EQ, two arguments). */
 static void test_arg_trees(void)
@@ -377,6 +411,7 @@ int main(void)
 {
 	test_plan();
 	test_corners();
+	test_multiplexed();
 	test_arg_trees();
 	test_default_profile();
 	return tap_done();
