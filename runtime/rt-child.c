@@ -246,6 +246,16 @@ static int late_cgroup(struct rt_child *c, struct hutch_err *err)
 	return r;
 }
 
+static int receive_filter(struct rt_child *c, struct hutch_err *err)
+{
+	struct sc_filter *f = NULL;
+	if (!c->filter_follows)
+		return 0;
+	TRY(rt_sync_recv_filter(c->sync_fd, &f, err));
+	c->filter = f; /* lives until execve */
+	return 0;
+}
+
 /* A seccomp listener gets its fd at create, as runc does: the filter is loaded before READY
  * and the notify fd handed to the parent, which passes it on to listenerPath. */
 static int early_filter(struct rt_child *c, struct hutch_err *err)
@@ -345,6 +355,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(ns_switch_user(&p->user, err));	       /* keeps capabilities */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);	       /* reset by the uid change */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
+	TRY(receive_filter(c, err));		       /* when the parent made it meanwhile */
 	TRY(early_filter(c, err));		       /* only with a seccomp listener */
 	return 0;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The parent half of the recipe: `create` (state dir, cgroup, seccomp compile, clone, id
- * maps, hooks, pid file), `start` (exec.fifo) and `delete`. A failure at any step rolls back
+ * The parent half of the recipe: `create` (state dir, cgroup, clone, id maps, the seccomp
+ * program while the init sets up, hooks, pid file), `start` (exec.fifo) and `delete`. A failure at any step rolls back
  * everything before it: no state dir, cgroup, mount or process is left behind.
  */
 #include "rt.h"
@@ -29,6 +29,7 @@ struct create_ctx {
 	struct rt_state st;
 	struct cg *cg;
 	struct sc_filter *filter;
+	bool filter_follows; /* compiled in converse, while the init sets up */
 	int sync[2];
 	int console_fd;
 	int fifo_fd;
@@ -111,6 +112,12 @@ static uint32_t host_id(const struct ns_idmap *m, size_t n, uint32_t id)
 	return 65534; /* unmapped: nobody can open it, which fails clearly at start */
 }
 
+/* prestart and createRuntime hooks, which the child asks the parent to run mid-setup. */
+static bool parent_hooks(const struct rt_spec *s)
+{
+	return s->hooks[RT_HOOK_PRESTART].n || s->hooks[RT_HOOK_CREATE_RUNTIME].n;
+}
+
 /* v2: below this memory limit the init joins its cgroup late (see prepare). */
 #define LATE_JOIN_BELOW (1024 * 1024)
 
@@ -119,7 +126,11 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
 	rt_process_skip_ambient(&x->spec->process);
-	if (x->spec->has_seccomp) /* first: a bad profile leaves nothing to undo */
+	/* The profile is looked up in the cache (or compiled) while the init sets up, when the
+	 * parent would only wait: off the start's critical path. Not when prestart or
+	 * createRuntime hooks talk over the sync socket meanwhile. */
+	x->filter_follows = x->spec->has_seccomp && !parent_hooks(x->spec);
+	if (x->spec->has_seccomp && !x->filter_follows)
 		TRY(rt_spec_compile_seccomp(x->spec, &x->filter, err));
 	TRY(rt_state_create_dir(x->g->root, x->o->id, &x->dirfd, err));
 	x->st.id = hutch_xstrdup(x->o->id);
@@ -223,9 +234,9 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 			.fifo_fd = x->fifo_fd,
 			.console_fd = x->console_fd,
 			.filter = x->filter,
+			.filter_follows = x->filter_follows,
 			.send_pty = x->o->foreground && x->spec->process.terminal,
-			.hooks_sync = x->spec->hooks[RT_HOOK_PRESTART].n ||
-				      x->spec->hooks[RT_HOOK_CREATE_RUNTIME].n,
+			.hooks_sync = parent_hooks(x->spec),
 			.new_ns = x->new_ns,
 			.memcg_fd = x->memcg_fd,
 			.late_cgroupns = x->memcg_fd >= 0 && (x->new_ns & CLONE_NEWCGROUP),
@@ -261,6 +272,17 @@ static int pass_notify_fd(struct create_ctx *x, struct hutch_err *err)
 				   x->spec->seccomp.listener_metadata, err);
 }
 
+/* Compiles the filter now, during the init's setup. An init that has already failed cannot
+ * take it (EPIPE): its own error, waiting on the socket, is the one to report. */
+static int send_filter(struct create_ctx *x, struct hutch_err *err)
+{
+	TRY(rt_spec_compile_seccomp(x->spec, &x->filter, err));
+	int r = rt_sync_send_filter(x->sync[0], x->filter, err);
+	if (r == -EPIPE || r == -ECONNRESET)
+		return 0;
+	return r;
+}
+
 /* The parent's side of the conversation with the child, until it is ready to exec. */
 static int converse(struct create_ctx *x, struct hutch_err *err)
 {
@@ -283,6 +305,8 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 		if (send(x->sync[0], state, len + 1, MSG_NOSIGNAL) < 0)
 			return hutch_fail_errno(err, errno, "sync: send state");
 	}
+	if (x->filter_follows)
+		TRY(send_filter(x, err));
 	for (;;) {
 		struct rt_sync_msg m;
 		TRY(rt_sync_recv(x->sync[0], &m, err));

@@ -48,12 +48,13 @@ struct rt_child {
 	int fifo_fd;	/* O_PATH of exec.fifo: opening it for writing blocks until start */
 	int console_fd; /* connected --console-socket, or -1 */
 	const struct sc_filter *filter;
-	bool send_pty;	    /* foreground run: send the pty master to the parent */
-	bool hooks_sync;    /* parent runs prestart/createRuntime hooks mid-setup */
-	uint32_t new_ns;    /* CLONE_NEW* created for this container */
-	int memcg_fd;	    /* v1: memory cgroup.procs, joined just before execve; else -1 */
-	bool dropped;	    /* privileges already dropped (a seccomp listener needs it early) */
-	bool late_cgroupns; /* v1: unshare the cgroup namespace after the memory cgroup join */
+	bool filter_follows; /* the parent sends the filter during setup (rt_sync_send_filter) */
+	bool send_pty;	     /* foreground run: send the pty master to the parent */
+	bool hooks_sync;     /* parent runs prestart/createRuntime hooks mid-setup */
+	uint32_t new_ns;     /* CLONE_NEW* created for this container */
+	int memcg_fd;	     /* v1: memory cgroup.procs, joined just before execve; else -1 */
+	bool dropped;	     /* privileges already dropped (a seccomp listener needs it early) */
+	bool late_cgroupns;  /* v1: unshare the cgroup namespace after the memory cgroup join */
 	const struct ns_cgroup_dir *cgroup_dirs; /* v1: bound in place of cgroup mounts */
 	size_t n_cgroup_dirs;
 };
@@ -92,6 +93,9 @@ struct rt_sync_msg {
 int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e, struct hutch_err *err);
 int rt_sync_recv(int fd, struct rt_sync_msg *msg, struct hutch_err *err);
 int rt_sync_expect(int fd, enum rt_sync_type type, struct hutch_err *err);
+/* The seccomp program, parent -> child, as one packet (see rt_child.filter_follows). */
+int rt_sync_send_filter(int fd, const struct sc_filter *f, struct hutch_err *err);
+int rt_sync_recv_filter(int fd, struct sc_filter **out, struct hutch_err *err);
 /* clone3 used as fork (0 in the child): the pidfd into *pidfd, born into cgroup cgfd (v2;
  * -1 none), and inside the pid namespace pidns_fd (a namespace fd or a pidfd; -1 none). */
 pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_err *err);

@@ -59,6 +59,36 @@ int rt_sync_expect(int fd, enum rt_sync_type type, struct hutch_err *err)
 	return 0;
 }
 
+int rt_sync_send_filter(int fd, const struct sc_filter *f, struct hutch_err *err)
+{
+	size_t size;
+	const void *p = sc_filter_bytes(f, &size);
+	ssize_t n;
+	do
+		n = send(fd, p, size, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)size)
+		return hutch_fail_errno(err, n < 0 ? errno : EPROTO, "sync: send seccomp program");
+	return 0;
+}
+
+int rt_sync_recv_filter(int fd, struct sc_filter **out, struct hutch_err *err)
+{
+	size_t max = sc_filter_max_bytes();
+	_cleanup_free_ void *buf = hutch_xmalloc(max);
+	ssize_t n;
+	do
+		n = recv(fd, buf, max, MSG_TRUNC); /* n: the packet's whole length */
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return hutch_fail_errno(err, errno, "sync: receive seccomp program");
+	if (n == 0)
+		return hutch_fail(err, EPIPE, "sync: no seccomp program");
+	if ((size_t)n > max)
+		return hutch_fail(err, EPROTO, "sync: seccomp program too long (%zd bytes)", n);
+	return sc_filter_unpack(buf, (size_t)n, out, err);
+}
+
 pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_err *err)
 {
 	struct clone_args args = {

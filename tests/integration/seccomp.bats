@@ -221,6 +221,33 @@ probe() {
 	assert_no_leftovers
 }
 
+# The parent compiles (or finds) the filter while the init sets up and sends it over the sync
+# socket; with prestart or createRuntime hooks on that socket it does so before the clone.
+# Either way the same filter applies, and a failure of either side is the one reported.
+@test "seccomp: the filter arrives with and without prestart hooks; errors on both sides" {
+	set_seccomp "$(getppid_profile SCMP_ACT_ERRNO 33)"
+	probe getppid=EDOM getpid=OK
+	check_status 0
+	update_config '.hooks.prestart = [{path: "/bin/true"}]'
+	probe getppid=EDOM getpid=OK
+	check_status 0
+	# The init fails before it takes the filter: its error, not a broken pipe.
+	update_config 'del(.hooks) | .process.args = ["/no/such/binary"]'
+	run hutch run "$ID"
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"/no/such/binary"*"no such file"* ]]
+	# The profile is bad and the init is fine: the profile's error, and nothing left.
+	set_seccomp '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["dup"],"action":"SCMP_ACT_NOPE"}]}'
+	set_args true
+	run hutch run "$ID"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"linux.seccomp.syscalls[0].action: unknown action SCMP_ACT_NOPE"* ]]
+	cd /
+	assert_no_leftovers
+}
+
 @test "seccomp: SCMP_ACT_NOTIFY sends the notify fd and the state to listenerPath" {
 	local sock=$TEST_DIR/listener.sock state=$TEST_DIR/listener.state lst
 	lst=$(helper_bin sclistener)
