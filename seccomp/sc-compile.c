@@ -244,17 +244,9 @@ struct arch_max {
 	int64_t plain, x32; /* -1: this ABI is not in the filter */
 };
 
-static void note_arch(struct arch_max *m, size_t *n, const struct sc_config *cfg, uint32_t token)
+int64_t sc_abi_max(const struct sc_config *cfg, uint32_t token)
 {
-	bool x32 = token == SCMP_ARCH_X32;
-	uint32_t audit = x32 ? AUDIT_ARCH_X86_64 : token;
-	size_t i = 0;
 	int64_t max = -1;
-
-	while (i < *n && m[i].audit != audit)
-		i++;
-	if (i == *n)
-		m[(*n)++] = (struct arch_max){ .audit = audit, .plain = -1, .x32 = -1 };
 	for (size_t r = 0; r < cfg->n_rules; r++)
 		for (size_t k = 0; k < cfg->rules[r].n_names; k++) {
 			const char *name = cfg->rules[r].names[k];
@@ -264,6 +256,20 @@ static void note_arch(struct arch_max *m, size_t *n, const struct sc_config *cfg
 			if (nr >= 0 && nr > max)
 				max = nr;
 		}
+	return max;
+}
+
+static void note_arch(struct arch_max *m, size_t *n, const struct sc_config *cfg, uint32_t token)
+{
+	bool x32 = token == SCMP_ARCH_X32;
+	uint32_t audit = x32 ? AUDIT_ARCH_X86_64 : token;
+	size_t i = 0;
+	int64_t max = sc_abi_max(cfg, token);
+
+	while (i < *n && m[i].audit != audit)
+		i++;
+	if (i == *n)
+		m[(*n)++] = (struct arch_max){ .audit = audit, .plain = -1, .x32 = -1 };
 	if (x32)
 		m[i].x32 = max;
 	else
@@ -338,7 +344,7 @@ static size_t enosys_prologue(const struct sc_config *cfg, struct sock_filter *p
 }
 
 /* Only a denying default makes new syscalls fail; ERRNO(ENOSYS) already is the answer. */
-static bool wants_enosys(uint32_t def)
+bool sc_wants_enosys(uint32_t def)
 {
 	uint32_t kind = def & SECCOMP_RET_ACTION_FULL;
 	if (kind == SECCOMP_RET_ERRNO)
@@ -416,7 +422,7 @@ int sc_compile_bpf(const struct sc_config *cfg, bool ranges, struct sc_filter **
 	if (ranges)
 		sc_ranges_plan(cfg, tokens, n_tokens, &rg);
 	r = build_ctx(cfg, tokens, n_tokens, &rg, &ctx, err);
-	size_t head = wants_enosys(cfg->default_action) ? enosys_prologue(cfg, NULL) : 0;
+	size_t head = sc_wants_enosys(cfg->default_action) ? enosys_prologue(cfg, NULL) : 0;
 	size_t prefix = sc_ranges_emit(&rg, NULL);
 	if (r >= 0)
 		r = export_bpf(ctx, head + prefix, &f, err);

@@ -48,17 +48,27 @@ struct sc_arg_ranges {
 
 #define SC_MAX_ARG_TREES 8
 
-/* One audit arch's ranges, as sorted boundaries: [lo, hi] is stored as lo, hi + 1. */
+/* What the prefix answers for a run of syscall numbers. */
+enum sc_seg {
+	SC_SEG_REST,	/* libseccomp's program (or an argument tree) decides */
+	SC_SEG_ACTION,	/* the ranges' action */
+	SC_SEG_DEFAULT, /* no rule names it: the default action */
+	SC_SEG_ENOSYS,	/* above the profile's highest number: the ENOSYS prologue's answer */
+};
+
+/* One audit arch's numbers as sorted boundaries: segment i is [bounds[i-1], bounds[i])
+ * (from 0, to 2^32) and seg[i] (n + 1 of them) says what it gets. */
 struct sc_ranges_group {
 	uint32_t audit;
 	uint32_t *bounds;
+	uint8_t *seg;
 	size_t n;
 	struct sc_arg_ranges args[SC_MAX_ARG_TREES];
 	size_t n_args;
 };
 
 struct sc_ranges {
-	uint32_t action; /* what every range returns */
+	uint32_t action, default_action;
 	struct sc_ranges_group groups[8];
 	size_t n_groups;
 };
@@ -73,6 +83,10 @@ bool sc_ranges_has(const struct sc_ranges *rg, uint32_t token, int nr);
  * itself for every syscall it does not decide. 0 when there are no ranges. */
 size_t sc_ranges_emit(const struct sc_ranges *rg, struct sock_filter *p);
 void sc_ranges_free(struct sc_ranges *rg);
+/* The highest number of ABI token that cfg names (-1: none), and whether syscalls above it
+ * get ENOSYS (sc-compile.c's prologue): the ranges answer both exactly as it does. */
+int64_t sc_abi_max(const struct sc_config *cfg, uint32_t token);
+bool sc_wants_enosys(uint32_t default_action);
 /* The direct syscall libseccomp also writes for a multiplexed name of ABI token (i386's socket
  * and ipc calls), or -1. */
 int sc_mux_direct(uint32_t token, const char *name);

@@ -3,12 +3,17 @@
  * The allow ranges: most of a profile is "these syscalls, whatever the arguments: allow".
  * libseccomp turns that into one compare per syscall per ABI, ~1400 instructions for Docker's
  * profile on x86_64, and the kernel converts and JITs every instruction at each container
- * start (0.4 ms here). Sorted into ranges of syscall numbers and searched as a balanced tree
- * of compares, the same decisions take one instruction per range boundary. libseccomp then
- * compiles only what is left: rules with arguments, the other actions, multiplexed calls.
+ * start (0.4 ms here). Sorted into ranges of syscall numbers and searched as a tree of
+ * compares, the same decisions take one instruction per range boundary. The tree also
+ * answers the numbers no rule names (the default action) and those above the profile's
+ * highest (ENOSYS, as sc-compile.c's prologue would). libseccomp then compiles only what is
+ * left: rules with arguments, the other actions, multiplexers.
  *
  * The tree uses only loads of nr/arch, JGE and returns, which the kernel's seccomp action
- * cache can evaluate at load: an always-allowed syscall still skips the filter at run time.
+ * cache can evaluate: an always-allowed syscall skips the filter at run time. The kernel
+ * fills that cache at load by running the program for each of ~470 numbers per arch, which
+ * costs more than the JIT (3.4 ns a step here), so the tree is balanced by how many of
+ * those numbers each segment holds, and every answer is a "ret" within ~10 steps.
  */
 #include "sc-internal.h"
 
@@ -209,39 +214,6 @@ static struct sc_ranges_group *group_for(struct sc_ranges *rg, uint32_t audit)
 	return &rg->groups[rg->n_groups++];
 }
 
-/* Appends the simple numbers that no complex rule names, as boundaries: [lo, hi] becomes
- * lo, hi + 1, so "how many boundaries are <= nr" is odd exactly inside a range. */
-static void add_ranges(struct sc_ranges_group *g, struct nr_vec *simple, struct nr_vec *complex)
-{
-	sort(simple);
-	sort(complex);
-	for (size_t i = 0; i < simple->n; i++) {
-		uint32_t nr = simple->v[i];
-		if (contains(complex, nr) || (i > 0 && simple->v[i - 1] == nr))
-			continue;
-		if (g->n && g->bounds[g->n - 1] == nr) {
-			g->bounds[g->n - 1] = nr + 1; /* extends the last range */
-			continue;
-		}
-		g->bounds = hutch_xrealloc(g->bounds, (g->n + 2) * sizeof(uint32_t));
-		g->bounds[g->n++] = nr;
-		g->bounds[g->n++] = nr + 1;
-	}
-}
-
-static int cmp_range(const void *a, const void *b)
-{
-	return cmp_u32(a, b);
-}
-
-/* x86_64 and x32 share an audit arch: their ranges (x32's carry bit 30) join in one group,
- * sorted by range; they never touch. */
-static void sort_group(struct sc_ranges_group *g)
-{
-	if (g->n)
-		qsort(g->bounds, g->n / 2, 2 * sizeof(uint32_t), cmp_range);
-}
-
 static int cmp_arg_rule(const void *a, const void *b)
 {
 	const struct arg_rule *x = a, *y = b;
@@ -308,36 +280,144 @@ static void add_arg_trees(struct sc_ranges_group *g, struct arg_vec *args, struc
 	}
 }
 
+#define X32_BIT 0x40000000u
+
+/* A run of numbers [lo, hi) (hi up to 2^32) and what the prefix answers for it. */
+struct run {
+	uint64_t lo, hi;
+	uint8_t seg;
+};
+
+struct run_vec {
+	struct run *v;
+	size_t n;
+};
+
+static void add_run(struct run_vec *r, uint64_t lo, uint64_t hi, uint8_t seg)
+{
+	if (lo >= hi)
+		return;
+	if (r->n && r->v[r->n - 1].hi == lo && r->v[r->n - 1].seg == seg) {
+		r->v[r->n - 1].hi = hi;
+		return;
+	}
+	r->v = hutch_xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
+	r->v[r->n++] = (struct run){ lo, hi, seg };
+}
+
+static bool has_arg_tree(const struct sc_ranges_group *g, uint32_t nr)
+{
+	for (size_t k = 0; k < g->n_args; k++)
+		if (g->args[k].nr == nr)
+			return true;
+	return false;
+}
+
+/*
+ * The runs of ABI token within its part of the audit arch (x86_64's numbers have bit 30
+ * clear, x32's set): up to the highest number the profile names, the simple numbers get the
+ * action, the complex ones and argument trees go on, and the others get what libseccomp's
+ * program gives a number no rule names (the default); above it, what the ENOSYS prologue
+ * gives. all = false leaves everything but the action to the program, for fewer boundaries.
+ */
+static void abi_runs(const struct sc_config *cfg, uint32_t token, const struct sc_ranges_group *g,
+		     const struct nr_vec *simple, const struct nr_vec *complex, bool all,
+		     struct run_vec *out)
+{
+	uint64_t lo = 0, hi = 1ULL << 32;
+	if (token == SCMP_ARCH_X32)
+		lo = X32_BIT, hi = 2ULL * X32_BIT;
+	else if (token == SCMP_ARCH_X86_64)
+		hi = X32_BIT;
+	int64_t max = sc_abi_max(cfg, token);
+	if (max < (int64_t)lo)
+		return;
+	uint8_t other = all ? SC_SEG_DEFAULT : SC_SEG_REST;
+	for (uint64_t nr = lo; nr <= (uint64_t)max; nr++) {
+		uint8_t seg = other;
+		if (contains(complex, (uint32_t)nr) || has_arg_tree(g, (uint32_t)nr))
+			seg = SC_SEG_REST;
+		else if (contains(simple, (uint32_t)nr))
+			seg = SC_SEG_ACTION;
+		add_run(out, nr, nr + 1, seg);
+	}
+	uint8_t above = sc_wants_enosys(cfg->default_action) ? SC_SEG_ENOSYS : SC_SEG_DEFAULT;
+	add_run(out, (uint64_t)max + 1, hi, all ? above : SC_SEG_REST);
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The group's segments from its ABIs' runs (which never overlap); the gaps go on. Returns
+ * false when no number gets the action: then the program alone is as good. */
+static bool set_segments(struct sc_ranges_group *g, struct run_vec *runs)
+{
+	struct run_vec segs = { 0 };
+	uint64_t at = 0;
+	bool action = false;
+
+	if (runs->n)
+		qsort(runs->v, runs->n, sizeof(*runs->v), cmp_run);
+	for (size_t i = 0; i < runs->n; i++) {
+		add_run(&segs, at, runs->v[i].lo, SC_SEG_REST);
+		add_run(&segs, runs->v[i].lo, runs->v[i].hi, runs->v[i].seg);
+		at = runs->v[i].hi;
+		action |= runs->v[i].seg == SC_SEG_ACTION;
+	}
+	add_run(&segs, at, 1ULL << 32, SC_SEG_REST);
+	free(g->bounds);
+	free(g->seg);
+	g->n = action ? segs.n - 1 : 0;
+	g->bounds = hutch_xcalloc(g->n + 1, sizeof(uint32_t));
+	g->seg = hutch_xcalloc(g->n + 1, 1);
+	for (size_t i = 0; action && i < segs.n; i++) {
+		g->seg[i] = segs.v[i].seg;
+		if (i > 0)
+			g->bounds[i - 1] = (uint32_t)segs.v[i].lo;
+	}
+	free(segs.v);
+	return action;
+}
+
 void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t n_tokens,
 		    struct sc_ranges *out)
 {
-	*out = (struct sc_ranges){ 0 };
+	struct run_vec all[ARRAY_SIZE(out->groups)] = { 0 }, some[ARRAY_SIZE(out->groups)] = { 0 };
+
+	*out = (struct sc_ranges){ .default_action = cfg->default_action };
 	bool have_action = pick_action(cfg, &out->action);
 	for (size_t t = 0; t < n_tokens; t++) {
 		struct nr_vec simple = { 0 }, complex = { 0 };
 		struct arg_vec args = { 0 };
 		struct sc_ranges_group *g = group_for(out, audit_of(tokens[t]));
 		if (g) {
+			size_t gi = (size_t)(g - out->groups);
 			classify(cfg, tokens[t], have_action ? &out->action : NULL, &simple,
 				 &complex, &args);
 			sort(&simple);
 			sort(&complex);
 			add_arg_trees(g, &args, &simple, &complex); /* may add to complex */
 			sort(&complex);
-			add_ranges(g, &simple, &complex);
+			abi_runs(cfg, tokens[t], g, &simple, &complex, true, &all[gi]);
+			abi_runs(cfg, tokens[t], g, &simple, &complex, false, &some[gi]);
 		}
 		free(simple.v);
 		free(complex.v);
 		free(args.v);
 	}
+	/* Too many boundaries for short jumps: first leave the default and ENOSYS answers to
+	 * the program, then everything. */
 	for (size_t i = 0; i < out->n_groups; i++) {
 		struct sc_ranges_group *g = &out->groups[i];
-		sort_group(g);
-		if (g->n > MAX_BOUNDARIES) { /* too big for short jumps: libseccomp keeps it */
-			free(g->bounds);
-			g->bounds = NULL;
+		if (set_segments(g, &all[i]) && g->n > MAX_BOUNDARIES)
+			set_segments(g, &some[i]);
+		if (g->n > MAX_BOUNDARIES)
 			g->n = 0;
-		}
+		free(all[i].v);
+		free(some[i].v);
 	}
 }
 
@@ -349,13 +429,12 @@ bool sc_ranges_has(const struct sc_ranges *rg, uint32_t token, int nr)
 		const struct sc_ranges_group *g = &rg->groups[i];
 		if (g->audit != audit_of(token))
 			continue;
-		for (size_t k = 0; k < g->n_args; k++)
-			if (g->args[k].nr == (uint32_t)nr)
-				return true;
-		size_t le = 0; /* boundaries <= nr */
+		if (has_arg_tree(g, (uint32_t)nr))
+			return true;
+		size_t le = 0; /* boundaries <= nr: the segment's index */
 		while (le < g->n && g->bounds[le] <= (uint32_t)nr)
 			le++;
-		return le % 2 == 1;
+		return g->n && g->seg[le] == SC_SEG_ACTION;
 	}
 	return false;
 }
@@ -364,6 +443,7 @@ void sc_ranges_free(struct sc_ranges *rg)
 {
 	for (size_t i = 0; i < rg->n_groups; i++) {
 		free(rg->groups[i].bounds);
+		free(rg->groups[i].seg);
 		for (size_t k = 0; k < rg->groups[i].n_args; k++)
 			free(rg->groups[i].args[k].bounds);
 	}
@@ -374,36 +454,91 @@ void sc_ranges_free(struct sc_ranges *rg)
 
 #define JUMP(i, to) ((uint8_t)((to) - (i)-1))
 
-/*
- * The subtree over boundaries [lo, hi) at p[*at..]: one JGE per boundary. Reaching a leaf
- * means exactly lo boundaries are <= nr, so odd is inside a range (yes), even outside (no).
- */
-static void emit_tree(struct sock_filter *p, size_t *at, const uint32_t *b, size_t lo, size_t hi,
-		      size_t yes, size_t no)
-{
-	size_t mid = (lo + hi) / 2, i = (*at)++;
-	size_t left = lo == mid ? (lo % 2 ? yes : no) : i + 1;
-	size_t right = mid + 1 == hi ? (hi % 2 ? yes : no) : i + 1 + (mid - lo);
+/* A tree to emit: boundaries, each segment's answer (an index into target) and, when
+ * given, each segment's weight. */
+struct tree {
+	const uint32_t *b;
+	const uint8_t *seg;
+	const uint32_t *w;
+	const size_t *target;
+};
 
-	p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, b[mid], JUMP(i, right),
-					    JUMP(i, left));
-	if (lo < mid)
-		emit_tree(p, at, b, lo, mid, yes, no);
-	if (mid + 1 < hi)
-		emit_tree(p, at, b, mid + 1, hi, yes, no);
+/* The boundary to test first among [lo, hi): the one that halves the weight of the
+ * segments on either side, or their number when they weigh nothing. */
+static size_t pick_mid(const struct tree *t, size_t lo, size_t hi)
+{
+	uint64_t total = 0, left = 0, best = UINT64_MAX;
+	size_t mid = (lo + hi) / 2;
+
+	for (size_t k = lo; t->w && k <= hi; k++)
+		total += t->w[k];
+	for (size_t m = lo; total && m < hi; m++) {
+		left += t->w[m];
+		uint64_t d = left > total - left ? 2 * left - total : total - 2 * left;
+		if (d < best)
+			best = d, mid = m;
+	}
+	return mid;
 }
 
 /*
- * A group's block: load nr, the number tree with its "ret action" (the common case first:
- * the kernel runs the program for every syscall number at load to fill its action cache,
- * so the fewer steps to an answer, the cheaper the load), then each argument tree ("jeq nr"
- * or skip it; load the argument's low word; the tree; "ret action"; "ja rest"), "ja rest".
+ * The subtree over boundaries [lo, hi) at p[*at..]: one JGE per boundary. Reaching a leaf
+ * means exactly k boundaries are <= nr: segment k, whose answer is at target[seg[k]].
+ */
+static void emit_tree(struct sock_filter *p, size_t *at, const struct tree *t, size_t lo, size_t hi)
+{
+	size_t mid = pick_mid(t, lo, hi), i = (*at)++;
+	size_t left = lo == mid ? t->target[t->seg[lo]] : i + 1;
+	size_t right = mid + 1 == hi ? t->target[t->seg[hi]] : i + 1 + (mid - lo);
+
+	p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, t->b[mid], JUMP(i, right),
+					    JUMP(i, left));
+	if (lo < mid)
+		emit_tree(p, at, t, lo, mid);
+	if (mid + 1 < hi)
+		emit_tree(p, at, t, mid + 1, hi);
+}
+
+/* The kernel fills its action cache at load by running the program for each number below
+ * NR_syscalls (~470) of the native and compat arch: a segment weighs what it holds of
+ * those, so that they take the fewest steps. */
+#define EMULATED_NRS 512
+
+static uint32_t *weights(const struct sc_ranges_group *g)
+{
+	uint32_t *w = hutch_xcalloc(g->n + 1, sizeof(uint32_t));
+	for (size_t k = 0; k <= g->n; k++) {
+		uint64_t from = k ? g->bounds[k - 1] : 0, to = k < g->n ? g->bounds[k] : 1ULL << 32;
+		w[k] = from < EMULATED_NRS
+			       ? (uint32_t)((to < EMULATED_NRS ? to : EMULATED_NRS) - from)
+			       : 0;
+	}
+	return w;
+}
+
+static bool uses(const struct sc_ranges_group *g, uint8_t seg)
+{
+	for (size_t i = 0; g->n && i <= g->n; i++)
+		if (g->seg[i] == seg)
+			return true;
+	return false;
+}
+
+static const uint8_t answers[] = { SC_SEG_ACTION, SC_SEG_DEFAULT, SC_SEG_ENOSYS };
+
+/*
+ * A group's block: load nr, the number tree and its answers ("ret" each; the kernel runs
+ * the program for every number at load to fill its action cache, so the fewer steps to an
+ * answer the cheaper the load), then each argument tree ("jeq nr" or skip it; load the
+ * argument's low word; the tree; "ret action"; "ja rest"), and "ja rest".
  */
 static size_t block_len(const struct sc_ranges_group *g)
 {
 	if (!g->n && !g->n_args)
 		return 0;
-	size_t len = 1 + (g->n ? g->n + 1 : 0) + 1;
+	size_t len = 1 + g->n + 1;
+	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
+		len += uses(g, answers[k]);
 	for (size_t k = 0; k < g->n_args; k++)
 		len += 4 + g->args[k].n;
 	return len;
@@ -414,25 +549,48 @@ static struct sock_filter ja(size_t at, size_t to)
 	return (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(to - at - 1));
 }
 
+static struct sock_filter ret(uint32_t value)
+{
+	return (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, value);
+}
+
 static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group *g,
 		       struct sock_filter *p, size_t *at, size_t rest)
 {
+	const uint32_t value[] = { [SC_SEG_ACTION] = rg->action,
+				   [SC_SEG_DEFAULT] = rg->default_action,
+				   [SC_SEG_ENOSYS] = SECCOMP_RET_ERRNO | ENOSYS };
+	size_t target[4], next = *at + 1 + g->n;
+	uint8_t parity[MAX_BOUNDARIES + 1];
+
+	for (size_t i = 0; i < ARRAY_SIZE(parity); i++)
+		parity[i] = i % 2;
+
 	p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
+		if (uses(g, answers[k]))
+			target[answers[k]] = next++;
+	target[SC_SEG_REST] = next; /* the argument trees, then the rest */
 	if (g->n) {
-		size_t yes = *at + g->n, no = yes + 1; /* no: on to the argument trees */
-		emit_tree(p, at, g->bounds, 0, g->n, yes, no);
-		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, rg->action);
+		_cleanup_free_ uint32_t *w = weights(g);
+		struct tree t = { g->bounds, g->seg, w, target };
+		emit_tree(p, at, &t, 0, g->n);
 	}
+	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
+		if (uses(g, answers[k]))
+			p[(*at)++] = ret(value[answers[k]]);
 	for (size_t k = 0; k < g->n_args; k++) {
 		const struct sc_arg_ranges *a = &g->args[k];
 		size_t i = (*at)++, yes = i + 2 + a->n, no = yes + 1;
+		size_t arg_target[2] = { no, yes }; /* an odd count of boundaries: inside */
 		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a->nr, 0,
 						    (uint8_t)(3 + a->n));
 		p[(*at)++] = (struct sock_filter)BPF_STMT(
 			BPF_LD | BPF_W | BPF_ABS,
 			(uint32_t)offsetof(struct seccomp_data, args[a->index])); /* low word */
-		emit_tree(p, at, a->bounds, 0, a->n, yes, no);
-		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, a->action);
+		struct tree t = { a->bounds, parity, NULL, arg_target };
+		emit_tree(p, at, &t, 0, a->n);
+		p[(*at)++] = ret(a->action);
 		p[*at] = ja(*at, rest);
 		(*at)++;
 	}
@@ -440,40 +598,47 @@ static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group 
 	(*at)++;
 }
 
+/* "jeq audit" into a group's block, past it when not (a "ja" when it is too long for that). */
+static size_t dispatch_len(size_t block)
+{
+	return block <= 255 ? 1 : 2;
+}
+
 /*
- * Layout: load the arch; per group "jeq audit, next, skip; ja block"; "ja rest"; then the
- * groups' blocks. rest is the first instruction after the prefix (libseccomp's program);
- * conditional jumps stay within a block, so only the JAs are long.
+ * Layout: load the arch; per group its dispatch and its block. rest is the first instruction after the prefix (the ENOSYS prologue, then
+ * libseccomp's program); conditional jumps stay within a block, so only the JAs are long.
  */
 size_t sc_ranges_emit(const struct sc_ranges *rg, struct sock_filter *p)
 {
-	size_t groups = 0, len = 0;
+	size_t len = 0;
 	for (size_t i = 0; i < rg->n_groups; i++) {
 		size_t b = block_len(&rg->groups[i]);
-		groups += b > 0;
-		len += b;
+		len += b ? dispatch_len(b) + b : 0;
 	}
-	if (!groups)
+	if (!len)
 		return 0;
-	len += 2 + 2 * groups;
+	len += 1;
 	if (!p)
 		return len;
-	size_t at = 0, block = 2 + 2 * groups, rest = len;
+	size_t at = 0;
 	p[at++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
 	for (size_t i = 0; i < rg->n_groups; i++) {
 		const struct sc_ranges_group *g = &rg->groups[i];
-		if (!block_len(g))
+		size_t b = block_len(g);
+		if (!b)
 			continue;
-		p[at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g->audit, 0, 1);
-		at++;
-		p[at] = ja(at, block);
-		at++;
-		block += block_len(g);
+		if (dispatch_len(b) == 1) {
+			p[at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g->audit, 0,
+							     (uint8_t)b);
+			at++;
+		} else {
+			p[at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g->audit, 1,
+							     0);
+			at++;
+			p[at] = ja(at, at + 1 + b);
+			at++;
+		}
+		emit_block(rg, g, p, &at, len);
 	}
-	p[at] = ja(at, rest);
-	at++;
-	for (size_t i = 0; i < rg->n_groups; i++)
-		if (block_len(&rg->groups[i]))
-			emit_block(rg, &rg->groups[i], p, &at, rest);
 	return len;
 }

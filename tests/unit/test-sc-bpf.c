@@ -169,13 +169,16 @@ static size_t compare(const struct sc_filter *a, const struct sc_filter *b,
 {
 	static const uint32_t arches[] = { AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64,
 					   0 };
-	static const uint32_t bases[] = { 0, 0x40000000u };
+	/* Every number up to 1100 of both x86_64 ABIs, and the edges of the regions the ranges
+	 * answer for (bit 30 is x32's, bit 31 nobody's). */
+	static const uint32_t bases[] = { 0,	       0x40000000u, 0x3fffff00u,
+					  0x7fffff00u, 0xbfffff00u, 0xffffff00u };
 	struct vecs vs = arg_vecs(cfg);
 	size_t bad = 0;
 
 	for (size_t ai = 0; ai < ARRAY_SIZE(arches); ai++)
 		for (size_t bi = 0; bi < ARRAY_SIZE(bases); bi++)
-			for (uint32_t n = 0; n < 1100; n++)
+			for (uint32_t n = 0; n < (bases[bi] > 0x40000000u ? 256 : 1100); n++)
 				for (size_t v = 0; v < vs.n; v++) {
 					struct seccomp_data d = { .nr = (int)(bases[bi] + n),
 								  .arch = arches[ai] };
