@@ -288,11 +288,9 @@ static void add_str(yajl_gen g, const void *arg)
 
 static char *new_config(yajl_val base, const struct img_commit *c, const char *diff)
 {
-	char created[32];
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	char created[HUTCH_UTC_MAX];
+	struct timespec now = { .tv_sec = time(NULL) };
+	hutch_utc_stamp(&now, false, created);
 	_cleanup_free_ char *by = NULL;
 	size_t len = 0;
 	for (char *const *h = c->history; h && *h; h++)

@@ -338,18 +338,16 @@ static int import_docker(struct import *im, struct hutch_err *err)
 	return finish(im, ctext, mtext, fallback, err);
 }
 
-static void now_rfc3339(char buf[32])
+static void now_rfc3339(char buf[HUTCH_UTC_MAX])
 {
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	struct timespec ts = { .tv_sec = time(NULL) };
+	hutch_utc_stamp(&ts, false, buf);
 }
 
 /* The config of a rootfs tar: this host's architecture, a default PATH, one layer. */
 static char *rootfs_config(const char *diff_id, const char *src)
 {
-	char created[32];
+	char created[HUTCH_UTC_MAX];
 	now_rfc3339(created);
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);

@@ -49,12 +49,10 @@ static const char *const hook_names[RT_HOOK_COUNT] = {
 static char *now_rfc3339(void)
 {
 	struct timespec ts;
-	struct tm tm;
-	char buf[64];
+	char buf[HUTCH_UTC_MAX];
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	return hutch_xasprintf("%s.%09ldZ", buf, ts.tv_nsec);
+	hutch_utc_stamp(&ts, true, buf);
+	return hutch_xstrdup(buf);
 }
 
 static int check_options(const struct create_ctx *x, struct hutch_err *err)

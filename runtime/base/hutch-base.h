@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Fixed-size so it survives clone and crosses the sync socket in one write. */
@@ -130,6 +131,11 @@ double hutch_now_ms(void);
 bool hutch_str_has_prefix(const char *s, const char *prefix);
 int hutch_parse_u64(const char *s, uint64_t *out);
 int hutch_parse_i64(const char *s, int64_t *out);
+
+/* UTC time as RFC 3339 ("2026-12-01T18:21:33Z", or with nanos ".123456789Z"), without
+ * strftime, which reads /etc/localtime (twice per create) for a zone it never prints. */
+#define HUTCH_UTC_MAX 40
+void hutch_utc_stamp(const struct timespec *ts, bool nanos, char out[HUTCH_UTC_MAX]);
 
 /* Process start time (field 22 of /proc/PID/stat) and whether it is a zombie/dead. */
 int hutch_proc_stat(pid_t pid, uint64_t *start_time, char *state);

@@ -161,6 +161,29 @@ static void test_json_find(void)
 	   "every truncation of a document declines; the whole one is found");
 }
 
+/* The stamp's own calendar against glibc's gmtime_r, over four centuries and their edges. */
+static void test_utc_stamp(void)
+{
+	char got[HUTCH_UTC_MAX], want[64];
+	struct timespec ts = { .tv_sec = 1796149762, .tv_nsec = 5 };
+	size_t bad = 0, n = 0;
+
+	hutch_utc_stamp(&ts, true, got);
+	ok(strcmp(got, "2026-12-01T18:29:22.000000005Z") == 0, "a stamp with nanoseconds: %s", got);
+	for (int64_t t = -12219292800LL; t < 32503680000LL; t += 86399 * 7 + 3601, n++) {
+		struct tm tm;
+		time_t tt = (time_t)t;
+		ts = (struct timespec){ .tv_sec = tt };
+		gmtime_r(&tt, &tm);
+		snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		hutch_utc_stamp(&ts, false, got);
+		if (strcmp(got, want) != 0 && bad++ < 3)
+			printf("# %lld: %s, gmtime_r says %s\n", (long long)t, got, want);
+	}
+	ok(bad == 0, "1582 to 3000: %zu stamps as gmtime_r's, %zu differ", n, bad);
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/hutch-test-base-XXXXXX";
@@ -173,6 +196,7 @@ int main(void)
 	test_close_fds();
 	test_proc_stat();
 	test_json_find();
+	test_utc_stamp();
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	(void)!system(cmd);
