@@ -5,6 +5,7 @@
 # hutch with a warm compiled-filter cache (hit), hutch with the cache off (libseccomp every
 # time), crun and runc. crun 1.8 refuses hybrid cgroup hosts, so there it runs in a private
 # mount namespace with the cgroup2 mount hidden, as bench/startup.sh does.
+# Then the kernel's part alone (bench/scload.c: the cached program loaded in forked children).
 # Usage: bench/seccomp.sh [N] (default 200). Needs root; HUTCH=path (default build/runtime/hutch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,3 +59,8 @@ h="$hutch --root $work/h run --bundle"
 	"crun-sc=$(crun_wrap "crun --root $work/crun run --bundle $work/crun-sc c\$I >/dev/null")" \
 	"runc-none=runc --root $work/runc run --bundle $work/runc-none r\$I >/dev/null" \
 	"runc-sc=runc --root $work/runc run --bundle $work/runc-sc r\$I >/dev/null"
+
+# The kernel's part alone: the warm entry loaded in forked children (bench/scload.c).
+echo
+cc -O2 -o "$work/scload" bench/scload.c
+"$work/scload" "$(ls "$work/cache"/*.bpf | head -1)" "$n"
