@@ -291,10 +291,10 @@ counter() {
 @test "events: an OOM kill under a 16M limit is reported" {
 	update_config '.linux.resources.memory = {limit: 16777216, swap: 16777216}'
 	add_shared_mount
+	install_static_helper memhog
 	# The hog is a child of the init: the OOM killer takes it, and the container goes on.
 	set_args sh -c 'while [ ! -e /shared/go ]; do sleep 0.02; done
-		sh -c "x=\$(head -c 64000000 /dev/zero | tr \"\\0\" a); echo not-killed"
-		echo "hog status $?"; sleep 100'
+		memhog 64; echo "hog status $?"; sleep 100'
 	run_bg run -d "$ID"
 	check_status 0
 	hutch events --interval 100ms "$ID" >"$TEST_DIR/events" 2>&1 3>&- &

@@ -29,6 +29,17 @@ helper_bin() {
 	echo "$dir/$name"
 }
 
+# A static helper from helpers/NAME.c, copied into the container's /bin.
+install_static_helper() {
+	local name=$1 dir=${HUTCH_HELPERS_BIN:-${BATS_RUN_TMPDIR:?}/bin}
+	if [ ! -x "$dir/$name.static" ]; then
+		mkdir -p "$dir"
+		cc -static -O2 -Wall -o "$dir/$name.static.$$" "$INTEGRATION_ROOT/helpers/$name.c" &&
+			mv "$dir/$name.static.$$" "$dir/$name.static" || return 1
+	fi
+	cp "$dir/$name.static" "$BUNDLE/rootfs/bin/$name"
+}
+
 # A busybox rootfs, built once per run and copied into every bundle.
 rootfs_template() {
 	local dir=${HUTCH_HELPERS_BIN:-${BATS_RUN_TMPDIR:?}/bin}/rootfs applet

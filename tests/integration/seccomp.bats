@@ -13,24 +13,13 @@ setup() {
 	# its name is the tag by which teardown finds leaked processes in every environment.
 	SCCACHE=$(mktemp -d "${BATS_RUN_TMPDIR:-/tmp}/sccache.XXXXXX")
 	export HUTCH_SECCOMP_CACHE=$SCCACHE/seccomp
-	cp "$(scprobe_bin)" "$BUNDLE/rootfs/bin/scprobe"
+	install_static_helper scprobe # the rootfs is busybox, without a libc
 }
 
 teardown() {
 	unset HUTCH_SECCOMP_CACHE
 	rm -rf "${SCCACHE:?}"
 	teardown_bundle
-}
-
-# scprobe is run inside a busybox rootfs without a libc: build it static, once per run.
-scprobe_bin() {
-	local dir=${HUTCH_HELPERS_BIN:-${BATS_RUN_TMPDIR:?}/bin}
-	if [ ! -x "$dir/scprobe" ]; then
-		mkdir -p "$dir"
-		cc -O2 -Wall -static -o "$dir/scprobe.tmp.$$" "$INTEGRATION_ROOT/helpers/scprobe.c" >&2
-		mv "$dir/scprobe.tmp.$$" "$dir/scprobe"
-	fi
-	echo "$dir/scprobe"
 }
 
 # The built-in profile as OCI JSON for this bundle's capabilities (none that matter here).

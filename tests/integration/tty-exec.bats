@@ -46,17 +46,6 @@ wait_for_text() {
 	return 1
 }
 
-# A static helper from helpers/NAME.c, copied into the container's /bin.
-install_static_helper() {
-	local name=$1 dir=${HUTCH_HELPERS_BIN:-${BATS_RUN_TMPDIR:?}/bin}
-	if [ ! -x "$dir/$name.static" ]; then
-		mkdir -p "$dir"
-		cc -static -O2 -Wall -o "$dir/$name.static.$$" "$INTEGRATION_ROOT/helpers/$name.c" &&
-			mv "$dir/$name.static.$$" "$dir/$name.static" || return 1
-	fi
-	cp "$dir/$name.static" "$BUNDLE/rootfs/bin/$name"
-}
-
 @test "exec -t -d --console-socket: the process gets the pty as stdio and ctty" {
 	start_ctr
 	start_recvtty
