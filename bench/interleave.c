@@ -13,16 +13,21 @@
  *            ZERO's) taken off
  *   -w W     W untimed rounds first (default 2)
  *   -t FILE  also write one TSV line per row (name min median p90 cpu ratio fails net-median)
+ *   -d A,B   also the per-round difference B - A (time and CPU; rounds where both ran):
+ *            its median and quartiles, what B adds to A with the drift between rounds out
  * In CMD, $I is the run's index (for unique container names). A command that is a plain word
  * list (leading NAME=VALUE words allowed, a trailing >/dev/null ignored) is exec'd without a
  * shell; stdout always goes to /dev/null.
  */
 #include "spawn.h"
 
+#include <math.h>
+
 struct row {
 	const char *name, *cmd;
 	int name_len, fails;
 	double *t, *cpu;
+	double *round_t, *round_cpu; /* by round, NAN when it failed */
 	double min, med, p90, cpu_med;
 };
 
@@ -66,6 +71,26 @@ static void summarize(struct row *r, int ok)
 	r->cpu_med = quantile(r->cpu, ok, 0.5);
 }
 
+/* B - A per round, for the rounds where both ran. */
+static void print_diff(const struct row *a, const struct row *b, int n)
+{
+	double *dt = calloc((size_t)n, sizeof(double)), *dc = calloc((size_t)n, sizeof(double));
+	int m = 0;
+	for (int i = 0; i < n; i++)
+		if (!isnan(a->round_t[i]) && !isnan(b->round_t[i])) {
+			dt[m] = b->round_t[i] - a->round_t[i];
+			dc[m++] = b->round_cpu[i] - a->round_cpu[i];
+		}
+	if (m > 0)
+		printf("%.*s - %.*s per round (%d rounds): median %+.3fms (quartiles %+.3f, "
+		       "%+.3f), "
+		       "CPU median %+.3fms\n",
+		       b->name_len, b->name, a->name_len, a->name, m, quantile(dt, m, 0.5),
+		       quantile(dt, m, 0.25), quantile(dt, m, 0.75), quantile(dc, m, 0.5));
+	free(dt);
+	free(dc);
+}
+
 static void print_table(struct row *rows, int k, int n, int base, int sub, double s, FILE *tsv)
 {
 	double b = rows[base].med;
@@ -92,9 +117,9 @@ static void print_table(struct row *rows, int k, int n, int base, int sub, doubl
 
 int main(int argc, char **argv)
 {
-	const char *base_name = NULL, *sub_name = NULL, *tsv_path = NULL;
+	const char *base_name = NULL, *sub_name = NULL, *tsv_path = NULL, *diff_name = NULL;
 	int warmup = 2, opt;
-	while ((opt = getopt(argc, argv, "+b:s:w:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "+b:s:w:t:d:")) != -1) {
 		if (opt == 'b')
 			base_name = optarg;
 		else if (opt == 's')
@@ -103,6 +128,8 @@ int main(int argc, char **argv)
 			warmup = atoi(optarg);
 		else if (opt == 't')
 			tsv_path = optarg;
+		else if (opt == 'd')
+			diff_name = optarg;
 		else
 			goto usage;
 	}
@@ -122,6 +149,10 @@ int main(int argc, char **argv)
 		r->cmd = r->name + r->name_len + 1;
 		r->t = calloc((size_t)n, sizeof(double));
 		r->cpu = calloc((size_t)n, sizeof(double));
+		r->round_t = calloc((size_t)n, sizeof(double));
+		r->round_cpu = calloc((size_t)n, sizeof(double));
+		for (int i = 0; i < n; i++)
+			r->round_t[i] = r->round_cpu[i] = NAN;
 	}
 	long idx = 0;
 	double t, c;
@@ -142,8 +173,8 @@ int main(int argc, char **argv)
 		for (int o = 0; o < k; o++) {
 			int j = order[o];
 			if (run_once(&rows[j], idx++, &t, &c) == 0 && i >= 0) {
-				rows[j].t[ok[j]] = t;
-				rows[j].cpu[ok[j]++] = c;
+				rows[j].t[ok[j]] = rows[j].round_t[i] = t;
+				rows[j].cpu[ok[j]++] = rows[j].round_cpu[i] = c;
 			}
 		}
 	}
@@ -162,9 +193,20 @@ int main(int argc, char **argv)
 	print_table(rows, k, n, base < 0 ? 0 : base, sub, cost, tsv);
 	if (tsv)
 		fclose(tsv);
+	const char *dcomma = diff_name ? strchr(diff_name, ',') : NULL;
+	if (diff_name) {
+		char *first = strndup(diff_name, dcomma ? (size_t)(dcomma - diff_name) : 0);
+		int a = find_row(rows, k, first), b = find_row(rows, k, dcomma ? dcomma + 1 : NULL);
+		free(first);
+		if (a < 0 || b < 0) {
+			fprintf(stderr, "interleave: -d %s: no such rows\n", diff_name);
+			return 2;
+		}
+		print_diff(&rows[a], &rows[b], n);
+	}
 	return 0;
 usage:
-	fprintf(stderr,
-		"usage: interleave [-b BASE] [-s SUB] [-w WARMUP] [-t TSV] N NAME=CMD...\n");
+	fprintf(stderr, "usage: interleave [-b BASE] [-s SUB] [-w WARMUP] [-t TSV] [-d A,B] N "
+			"NAME=CMD...\n");
 	return 2;
 }

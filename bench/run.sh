@@ -49,7 +49,7 @@ latency()
 		echo "namespace, cgroup2 mount detached) because crun 1.8 refuses hybrid hosts. The"
 		echo "wrapper's cost is 'wrapper' less 'true'; net-med takes it off every median."
 	fi
-	"$bin/interleave" -b crun "${sub[@]}" -t "$work/lat.tsv" "$N_LAT" "${rows[@]}"
+	"$bin/interleave" -b crun -d hutch,hutch-sc "${sub[@]}" -t "$work/lat.tsv" "$N_LAT" "${rows[@]}"
 }
 
 # 2. hutch sandbox, hardened, native vs delegated (bench/sandbox.sh, owned by the sandbox work).

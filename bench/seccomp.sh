@@ -51,7 +51,7 @@ export HUTCH_SECCOMP_CACHE=$work/cache
 ls "$work/cache"/*.bpf >/dev/null
 
 h="$hutch --root $work/h run --bundle"
-"$work/interleave" "$n" \
+"$work/interleave" -d hutch-none,hutch-hit "$n" \
 	"hutch-none=$h $work/hutch-none h\$I >/dev/null" \
 	"hutch-hit=$h $work/hutch-hit h\$I >/dev/null" \
 	"hutch-miss=HUTCH_SECCOMP_CACHE=off $h $work/hutch-miss h\$I >/dev/null" \
