@@ -90,7 +90,12 @@ static void put_rule(SHA256_CTX *c, const struct sc_rule *r)
  * may change) and the kernel (libseccomp probes it). */
 static void put_context(SHA256_CTX *c, const char *kind)
 {
+#ifdef HUTCH_LIBSECCOMP_LINKED_IN
+	const struct scmp_version ver = { SCMP_VER_MAJOR, SCMP_VER_MINOR, SCMP_VER_MICRO },
+				  *v = &ver;
+#else
 	const struct scmp_version *v = seccomp_version();
+#endif
 	struct utsname u = { 0 };
 
 	uname(&u);
