@@ -11,6 +11,7 @@
 #include <string.h>
 
 extern const char sc_default_json[]; /* embed.sh output */
+extern const unsigned char sc_default_json_sha256[32];
 
 /* The native architecture as the profile names it: OCI name, and moby's (Go) name. */
 #if defined(__x86_64__) && defined(__ILP32__)
@@ -37,6 +38,11 @@ static const char *const native[2] = { NATIVE_ARCH };
 const char *sc_default_profile_json(void)
 {
 	return sc_default_json;
+}
+
+const uint8_t *sc_default_profile_sha256(void)
+{
+	return sc_default_json_sha256;
 }
 
 static yajl_val get(yajl_val obj, const char *key)

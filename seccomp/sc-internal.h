@@ -22,6 +22,9 @@ struct sc_filter {
 /* "action" plus "errnoRet" (named by their own keys) of obj -> one action value. */
 int sc_json_action(yajl_val obj, const char *action_key, const char *errno_key, const char *prefix,
 		   uint32_t *out, struct hutch_err *err);
+/* SHA-256 of sc_default_profile_json(), computed at build time. */
+const uint8_t *sc_default_profile_sha256(void);
+
 /* One element of "syscalls" (names, action, errnoRet, args); other keys are ignored. */
 int sc_json_rule(yajl_val s, const char *prefix, struct sc_rule *out, struct hutch_err *err);
 

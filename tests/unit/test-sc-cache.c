@@ -7,6 +7,9 @@
 #include "sc-internal.h"
 #include "tap.h"
 
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -230,6 +233,17 @@ static void test_cache(void)
 	test_cache_json();
 }
 
+/* The default profile's key uses the digest embed.sh took at build time: it must be the
+ * embedded text's. */
+static void test_default_digest(void)
+{
+	const char *json = sc_default_profile_json();
+	uint8_t sum[32];
+	SHA256((const unsigned char *)json, strlen(json), sum);
+	ok(memcmp(sum, sc_default_profile_sha256(), 32) == 0,
+	   "the default profile's build-time SHA-256 is its text's");
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -237,6 +251,7 @@ int main(void)
 		return 1;
 	}
 	test_cache();
+	test_default_digest();
 	char cmd[160];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
