@@ -231,6 +231,17 @@ static struct sc_arg tiocsti[] = {
 };
 static const char *archs3[] = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", NULL };
 
+/* A config of these rules for every x86 ABI (on x86_64; elsewhere the native ABI only). */
+static struct sc_config x86_config(struct sc_rule *rules, size_t n, uint32_t default_action)
+{
+	struct sc_config cfg = { .default_action = default_action, .rules = rules, .n_rules = n };
+#if defined(__x86_64__)
+	cfg.archs = (char **)archs3;
+	cfg.n_archs = 3;
+#endif
+	return cfg;
+}
+
 #define RULE(n, act)                                                                               \
 	{                                                                                          \
 		.names = (char **)(n), .n_names = ARRAY_SIZE(n) - 1, .action = (act)               \
@@ -256,13 +267,7 @@ static void test_corners(void)
 		RULE(log_names, SCMP_ACT_LOG),
 		RULE_ARGS(sock_names, SCMP_ACT_ERRNO(7), af_inet), /* denying default: dropped */
 	};
-	struct sc_config cfg = { .default_action = SCMP_ACT_ERRNO(1),
-				 .rules = rules,
-				 .n_rules = ARRAY_SIZE(rules) - 1 };
-#if defined(__x86_64__)
-	cfg.archs = (char **)archs3;
-	cfg.n_archs = 3;
-#endif
+	struct sc_config cfg = x86_config(rules, ARRAY_SIZE(rules) - 1, SCMP_ACT_ERRNO(1));
 	check_same("corners, denying default", &cfg);
 	/* A deny list: the ranges hold the commonest deny, socketcall among them on i386 unless
 	 * the multiplexed socket rule keeps it for libseccomp. */
@@ -309,12 +314,8 @@ static void test_multiplexed(void)
 		RULE_ARGS(sock_names, SCMP_ACT_ALLOW, sock_hi),
 		RULE(mux_deny_names, SCMP_ACT_ERRNO(9)),
 	};
-	struct sc_config cfg = { .default_action = SCMP_ACT_ERRNO(1),
-				 .rules = rules,
-				 .n_rules = ARRAY_SIZE(rules) };
+	struct sc_config cfg = x86_config(rules, ARRAY_SIZE(rules), SCMP_ACT_ERRNO(1));
 #if defined(__x86_64__)
-	cfg.archs = (char **)archs3;
-	cfg.n_archs = 3;
 	int bind = sc_mux_direct(SCMP_ARCH_X86, "bind");
 	ok(bind > 0 && sc_mux_direct(SCMP_ARCH_X86, "read") < 0 &&
 		   sc_mux_direct(SCMP_ARCH_X86_64, "bind") < 0,
@@ -342,13 +343,7 @@ static void test_arg_trees(void)
 		RULE_ARGS(kill_names, SCMP_ACT_ALLOW, kill_a0),
 		RULE_ARGS(kill_names, SCMP_ACT_ALLOW, kill_a1),
 	};
-	struct sc_config cfg = { .default_action = SCMP_ACT_ERRNO(1),
-				 .rules = rules,
-				 .n_rules = ARRAY_SIZE(rules) };
-#if defined(__x86_64__)
-	cfg.archs = (char **)archs3;
-	cfg.n_archs = 3;
-#endif
+	struct sc_config cfg = x86_config(rules, ARRAY_SIZE(rules), SCMP_ACT_ERRNO(1));
 	uint32_t native = seccomp_arch_native();
 	struct sc_ranges rg;
 	sc_ranges_plan(&cfg, &native, 1, &rg);
