@@ -214,6 +214,10 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 {
 	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
 	int r = open_locked(g, id, &l, err);
+	/* Locked but without state.json: a create killed before its first state save (it
+	 * holds the lock until then). Nothing of it runs; free the id. */
+	if (r == -ENOENT && l.dirfd >= 0)
+		return rt_state_remove(g->root, id, l.dirfd, err);
 	if (r == -ENOENT && force)
 		return 0;
 	if (r < 0)

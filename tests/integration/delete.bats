@@ -57,6 +57,25 @@ load helpers
 	check_status 0
 }
 
+# A create killed before its first state save leaves a locked-then-released state dir and
+# no state.json: the id must not stay taken, and delete must really free it.
+@test "delete: the state dir of a create killed before its first save is removed" {
+	mkdir -p "$HUTCH_ROOT/$ID"
+	run hutch create "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"already exists"* ]]
+	run hutch delete "$ID"
+	check_status 0
+	[ ! -e "$HUTCH_ROOT/$ID" ]
+	mkdir "$HUTCH_ROOT/$ID"
+	run hutch delete --force "$ID"
+	check_status 0
+	[ ! -e "$HUTCH_ROOT/$ID" ]
+	set_args true
+	run hutch run "$ID"
+	check_status 0
+}
+
 @test "delete: after the init was killed from outside" {
 	set_args sleep 100
 	run_bg run -d "$ID"
