@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# The process: user, groups, umask, rlimits, env, cwd, args, oomScoreAdj, noNewPrivileges,
-# pid 1.
+# The process: user, groups, umask, signal dispositions, rlimits, env, cwd, args,
+# oomScoreAdj, noNewPrivileges, pid 1.
 
 load helpers
 
@@ -28,6 +28,19 @@ load helpers
 	update_config '.process.user.umask = 63'
 	run_ok
 	[ "$output" = 0077 ]
+}
+
+# Dispositions set to "ignore" survive execve, so whatever ignored signals hutch inherited
+# (nohup, a shell's trap '') would reach the container's process unless reset, and so would
+# a blocked mask. Called without the helper's `timeout`, which installs handlers of its own.
+@test "process: signals ignored by hutch's caller are not ignored in the container" {
+	set_args grep -E '^Sig(Ign|Blk):' /proc/self/status
+	run bash -c 'trap "" INT TERM HUP PIPE USR1 USR2 TSTP; exec "$0" --root "$1" run "$2"' \
+		"$HUTCH" "$HUTCH_ROOT" "$ID"
+	check_status 0
+	echo "$output"
+	[[ $output == *"SigIgn:	0000000000000000"* ]]
+	[[ $output == *"SigBlk:	0000000000000000"* ]]
 }
 
 @test "process: rlimits" {
