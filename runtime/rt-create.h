@@ -71,7 +71,9 @@ int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filte
  * (NULL: such a filter is refused). */
 int rt_drop_privileges_fd(const struct rt_process *p, const struct sc_filter *filter,
 			  int *notify_fd, struct hutch_err *err);
+/* Empties the signal mask and restores every disposition (or those in which) to default. */
 void rt_reset_signals(void);
+void rt_reset_signals_in(const sigset_t *which);
 
 /* ---- parent/child sync (rt-sync.c) ---- */
 

@@ -289,3 +289,34 @@ int hutch_proc_stat(pid_t pid, uint64_t *start_time, char *state)
 		*start_time = strtoull(p, NULL, 10);
 	return 0;
 }
+
+/* The hex mask after "key:\t" in /proc/self/status, into set (bit n - 1 is signal n). */
+static int add_mask(const char *status, const char *key, sigset_t *set)
+{
+	const char *p = strstr(status, key);
+	if (!p)
+		return -EINVAL;
+	char *end;
+	unsigned long long m = strtoull(p + strlen(key), &end, 16);
+	if (end == p + strlen(key))
+		return -EINVAL;
+	for (int s = 1; s <= 64 && s < NSIG; s++)
+		if (m & (1ULL << (s - 1)))
+			sigaddset(set, s);
+	return 0;
+}
+
+int hutch_signals_not_default(sigset_t *out)
+{
+	char buf[4096];
+	_cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = hutch_read_all(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	sigemptyset(out);
+	int r = add_mask(buf, "\nSigIgn:", out);
+	return r < 0 ? r : add_mask(buf, "\nSigCgt:", out);
+}

@@ -8,6 +8,7 @@
 #define HUTCH_BASE_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -139,5 +140,7 @@ void hutch_utc_stamp(const struct timespec *ts, bool nanos, char out[HUTCH_UTC_M
 
 /* Process start time (field 22 of /proc/PID/stat) and whether it is a zombie/dead. */
 int hutch_proc_stat(pid_t pid, uint64_t *start_time, char *state);
+/* The signals whose disposition is not the default (ignored or caught), from /proc. */
+int hutch_signals_not_default(sigset_t *out);
 
 #endif

@@ -161,6 +161,27 @@ static void test_json_find(void)
 	   "every truncation of a document declines; the whole one is found");
 }
 
+static void on_usr2(int s)
+{
+	(void)s;
+}
+
+static void test_signals_not_default(void)
+{
+	sigset_t set;
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGUSR2, on_usr2);
+	int r = hutch_signals_not_default(&set);
+	ok(r == 0 && sigismember(&set, SIGUSR1) && sigismember(&set, SIGUSR2) &&
+		   !sigismember(&set, SIGTERM) && !sigismember(&set, SIGHUP),
+	   "signals not at their default: the ignored and the caught, no other");
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
+	r = hutch_signals_not_default(&set);
+	ok(r == 0 && !sigismember(&set, SIGUSR1) && !sigismember(&set, SIGUSR2),
+	   "and none of them once they are back to default");
+}
+
 /* The stamp's own calendar against glibc's gmtime_r, over four centuries and their edges. */
 static void test_utc_stamp(void)
 {
@@ -197,6 +218,7 @@ int main(void)
 	test_proc_stat();
 	test_json_find();
 	test_utc_stamp();
+	test_signals_not_default();
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	(void)!system(cmd);
