@@ -261,17 +261,26 @@ int hutch_close_fds_from(int from, const int *keep, size_t n_keep)
 	return 0;
 }
 
+/* A small /proc file into buf, NUL-terminated (what does not fit is left out). */
+static int read_proc(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = hutch_read_all(fd, buf, size - 1);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
 int hutch_proc_stat(pid_t pid, uint64_t *start_time, char *state)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = hutch_read_all(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
+	int r = read_proc(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	/* comm may hold spaces and parentheses: fields start after the last ')'. */
 	char *p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
@@ -309,14 +318,10 @@ static int add_mask(const char *status, const char *key, sigset_t *set)
 int hutch_signals_not_default(sigset_t *out)
 {
 	char buf[4096];
-	_cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = hutch_read_all(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
+	int r = read_proc("/proc/self/status", buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	sigemptyset(out);
-	int r = add_mask(buf, "\nSigIgn:", out);
+	r = add_mask(buf, "\nSigIgn:", out);
 	return r < 0 ? r : add_mask(buf, "\nSigCgt:", out);
 }
