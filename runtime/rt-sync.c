@@ -92,7 +92,9 @@ int rt_sync_recv_filter(int fd, struct sc_filter **out, struct hutch_err *err)
 	if (n != (ssize_t)size)
 		return hutch_fail_errno(err, n < 0 ? errno : EPROTO,
 					"sync: receive seccomp program");
-	return sc_filter_unpack(buf, size, out, err);
+	TRY(sc_filter_unpack(buf, size, out, err));
+	buf = NULL; /* it is *out now */
+	return 0;
 }
 
 pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_err *err)

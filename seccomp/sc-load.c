@@ -171,18 +171,16 @@ size_t sc_filter_max_bytes(void)
 	return offsetof(struct sc_filter, insns) + SC_MAX_INSNS * sizeof(struct sock_filter);
 }
 
-int sc_filter_unpack(const void *p, size_t size, struct sc_filter **out, struct hutch_err *err)
+int sc_filter_unpack(void *p, size_t size, struct sc_filter **out, struct hutch_err *err)
 {
-	struct sc_filter head;
+	struct sc_filter *f = p; /* malloc'd, so aligned for it */
 
 	if (size < offsetof(struct sc_filter, insns))
 		return hutch_fail(err, EPROTO, "seccomp program: short message (%zu bytes)", size);
-	memcpy(&head, p, offsetof(struct sc_filter, insns));
-	if (head.len == 0 || head.len > SC_MAX_INSNS ||
-	    size != offsetof(struct sc_filter, insns) + head.len * sizeof(struct sock_filter))
+	if (f->len == 0 || f->len > SC_MAX_INSNS ||
+	    size != offsetof(struct sc_filter, insns) + f->len * sizeof(struct sock_filter))
 		return hutch_fail(err, EPROTO, "seccomp program: bad length (%zu bytes)", size);
-	*out = hutch_xmalloc(size);
-	memcpy(*out, p, size);
+	*out = f;
 	return 0;
 }
 

@@ -114,10 +114,11 @@ size_t sc_filter_len(const struct sc_filter *f); /* in instructions */
 bool sc_filter_needs_listener(const struct sc_filter *f);
 void sc_filter_free(struct sc_filter *f);
 /* A filter as one block of bytes for another process (at most sc_filter_max_bytes()), and
- * back: sc_filter_unpack checks the size it is given. */
+ * back: sc_filter_unpack checks the block (malloc'd, size bytes) and on success makes it
+ * *out, to be freed with sc_filter_free; on failure the caller still owns it. */
 const void *sc_filter_bytes(const struct sc_filter *f, size_t *size);
 size_t sc_filter_max_bytes(void);
-int sc_filter_unpack(const void *p, size_t size, struct sc_filter **out, struct hutch_err *err);
+int sc_filter_unpack(void *p, size_t size, struct sc_filter **out, struct hutch_err *err);
 
 /* In the child: seccomp(SECCOMP_SET_MODE_FILTER) with the compiled program. Needs
  * no_new_privs or CAP_SYS_ADMIN; every syscall the caller makes afterwards (up to and
