@@ -70,20 +70,24 @@ int hutch_read_file_at(int dirfd, const char *path, size_t max, char **out, size
 	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open %s", path);
-	/* Sized by fstat, so that a regular file takes one read (and no regrowing copies);
-	 * the loop still copes with files that grow or report no size (/proc). */
-	struct stat st;
+	/* Most files fit the first 4 KiB. One that fills it is sized by fstat, so that the
+	 * rest comes in one read (Docker's profile makes config.json ~16 KiB); the doubling
+	 * still copes with files that grow or report no size (/proc). */
 	size_t cap = 4096, used = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uint64_t)st.st_size < max)
-		cap = (size_t)st.st_size + 1; /* + 1: the read that sees the end */
+	bool sized = false;
 	_cleanup_free_ char *buf = hutch_xmalloc(cap + 1);
 	for (;;) {
 		if (used == cap) {
+			struct stat st;
 			if (cap >= max)
 				return hutch_fail(err, EFBIG, "%s: larger than %zu bytes", path,
 						  max);
-			cap = cap * 2 > max ? max : cap * 2;
+			if (!sized && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+			    (uint64_t)st.st_size >= cap && (uint64_t)st.st_size < max)
+				cap = (size_t)st.st_size + 1; /* + 1: the read that sees the end */
+			else
+				cap = cap * 2 > max ? max : cap * 2;
+			sized = true;
 			buf = hutch_xrealloc(buf, cap + 1);
 		}
 		ssize_t n = read(fd, buf + used, cap - used);
