@@ -32,9 +32,18 @@ int rt_sync_send(int fd, enum rt_sync_type type, const struct hutch_err *e, stru
 int rt_sync_recv(int fd, struct rt_sync_msg *msg, struct hutch_err *err)
 {
 	ssize_t n;
-	do
+	bool reset = false;
+	/* A child that exits without reading what we sent (the seccomp program, after it
+	 * failed) makes our next recv fail once with ECONNRESET; what it sent before exiting,
+	 * its error, is still queued behind that. */
+	for (;;) {
 		n = recv(fd, msg, sizeof(*msg), 0);
-	while (n < 0 && errno == EINTR);
+		if (n < 0 && (errno == EINTR || (errno == ECONNRESET && !reset))) {
+			reset |= errno == ECONNRESET;
+			continue;
+		}
+		break;
+	}
 	if (n < 0)
 		return hutch_fail_errno(err, errno, "sync: receive");
 	if (n == 0)
