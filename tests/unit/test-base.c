@@ -161,6 +161,147 @@ static void test_json_find(void)
 	   "every truncation of a document declines; the whole one is found");
 }
 
+/* ---- long documents: the scanner's 64-byte blocks, and the bytes between them ---- */
+
+struct gen {
+	char *buf;
+	size_t len, cap;
+	unsigned seed;
+};
+
+static void put(struct gen *g, const char *s)
+{
+	size_t n = strlen(s);
+	if (g->len + n + 1 > g->cap) {
+		g->cap = 2 * (g->len + n + 1);
+		g->buf = realloc(g->buf, g->cap);
+	}
+	memcpy(g->buf + g->len, s, n + 1);
+	g->len += n;
+}
+
+static unsigned pick(struct gen *g, unsigned n)
+{
+	return (unsigned)rand_r(&g->seed) % n;
+}
+
+static void gen_ws(struct gen *g)
+{
+	static const char *const ws[] = { "", "", " ", "\n  ", "\t" };
+	put(g, ws[pick(g, 5)]);
+}
+
+/* A string whose bytes include every one the scanner counts: brackets, escaped quotes and
+ * backslashes, slashes. Long ones cross block boundaries. */
+static void gen_string(struct gen *g)
+{
+	static const char *const parts[] = {
+		"a", "clone3",	      "{", "}", "[", "]", "\\\"", "\\\\", "/", "\\/", "\\u0041",
+		" ", "SCMP_ACT_ERRNO"
+	};
+	put(g, "\"");
+	for (unsigned n = pick(g, 4) == 0 ? 40 + pick(g, 80) : pick(g, 12); n; n--)
+		put(g, parts[pick(g, sizeof(parts) / sizeof(parts[0]))]);
+	put(g, "\"");
+}
+
+static void gen_value(struct gen *g, int depth)
+{
+	unsigned kind = depth > 5 ? 2 + pick(g, 3) : pick(g, 5);
+	if (kind == 0 || kind == 1) {
+		bool object = kind == 0;
+		put(g, object ? "{" : "[");
+		for (unsigned n = pick(g, 6), i = 0; i < n; i++) {
+			if (i)
+				put(g, ",");
+			gen_ws(g);
+			if (object) {
+				gen_string(g);
+				put(g, ":");
+				gen_ws(g);
+			}
+			gen_value(g, depth + 1);
+			gen_ws(g);
+		}
+		put(g, object ? "}" : "]");
+	} else if (kind == 2) {
+		gen_string(g);
+	} else {
+		static const char *const lit[] = { "1", "-2.5e3", "true", "null", "4294967295" };
+		put(g, lit[pick(g, 5)]);
+	}
+}
+
+static void test_json_find_long(void)
+{
+	size_t wrong = 0, wrong_truncated = 0, docs = 0, bytes = 0;
+	for (unsigned seed = 1; seed <= 300; seed++, docs++) {
+		struct gen g = { .seed = seed }, sc = { .seed = seed * 7919 };
+		put(&sc, "{\"syscalls\":[");
+		for (unsigned n = 1 + pick(&sc, 30), i = 0; i < n; i++) {
+			put(&sc, i ? ",{\"names\":" : "{\"names\":");
+			gen_value(&sc, 2);
+			put(&sc, "}");
+		}
+		put(&sc, "]}");
+		put(&g, "{\"ociVersion\":");
+		gen_value(&g, 3);
+		put(&g, ",\"linux\":{\"a\":");
+		gen_value(&g, 2);
+		put(&g, ",\"seccomp\":");
+		gen_ws(&g);
+		size_t at = g.len;
+		put(&g, sc.buf);
+		gen_ws(&g);
+		put(&g, ",\"b\":");
+		gen_value(&g, 2);
+		put(&g, "},\"z\":");
+		gen_value(&g, 3);
+		put(&g, "}");
+		bytes += g.len;
+
+		size_t fat, flen;
+		if (!hutch_json_find_object(g.buf, "linux", "seccomp", &fat, &flen) || fat != at ||
+		    flen != sc.len)
+			wrong++;
+		/* Cut anywhere, the text declines and nothing past its end is read (ASan). */
+		for (size_t n = 0; n < g.len; n += 1 + n % 7) {
+			char *t = strndup(g.buf, n);
+			wrong_truncated +=
+				hutch_json_find_object(t, "linux", "seccomp", &fat, &flen);
+			free(t);
+		}
+		free(g.buf);
+		free(sc.buf);
+	}
+	ok(wrong == 0,
+	   "long generated documents: the profile found exactly (%zu of %zu wrong, %zu bytes)",
+	   wrong, docs, bytes);
+	ok(wrong_truncated == 0, "and every truncation of them declines (%zu found)",
+	   wrong_truncated);
+
+	/* A comment, or an unbalanced bracket, deep in a long profile. */
+	char *doc = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&doc, &n);
+	fputs("{\"linux\":{\"seccomp\":{\"names\":[", f);
+	for (int i = 0; i < 200; i++)
+		fprintf(f, "%s\"name%d\"", i ? "," : "", i);
+	fputs("]}}}", f);
+	fclose(f);
+	size_t at, len, want = strlen("{\"names\":[") + strcspn(doc + 30, "]") + 2;
+	ok(hutch_json_find_object(doc, "linux", "seccomp", &at, &len) && at == 20 && len == want,
+	   "a long profile is found (%zu bytes)", want);
+	size_t mid = n / 2;
+	while (doc[mid] != ',')
+		mid++;
+	doc[mid] = '/';
+	is_str(find(doc), "-", "a '/' outside strings, mid-profile, declines");
+	doc[mid] = ']';
+	is_str(find(doc), "-", "an extra closing bracket, mid-profile, declines");
+	free(doc);
+}
+
 static void on_usr2(int s)
 {
 	(void)s;
@@ -217,6 +358,7 @@ int main(void)
 	test_close_fds();
 	test_proc_stat();
 	test_json_find();
+	test_json_find_long();
 	test_utc_stamp();
 	test_signals_not_default();
 	char cmd[256];
