@@ -47,6 +47,7 @@ struct sc_arg_ranges {
 	unsigned int index;
 	uint32_t *bounds;
 	size_t n;
+	bool shared; /* x32's, reached through x86_64's identical tree instead */
 };
 
 #define SC_MAX_ARG_TREES 8
@@ -57,7 +58,12 @@ enum sc_seg {
 	SC_SEG_ACTION,	/* the ranges' action */
 	SC_SEG_DEFAULT, /* no rule names it: the default action */
 	SC_SEG_ENOSYS,	/* above the profile's highest number: the ENOSYS prologue's answer */
+	SC_SEG_SHARED,	/* x32's number, answered as x86_64's: nr & ~bit 30 (emitting only) */
 };
+
+/* A group's tree must stay within the 8-bit jump offsets of classic BPF. */
+#define MAX_BOUNDARIES 250
+#define X32_BIT 0x40000000u /* x32's numbers, in x86_64's audit arch */
 
 /* One audit arch's numbers as sorted boundaries: segment i is [bounds[i-1], bounds[i])
  * (from 0, to 2^32) and seg[i] (n + 1 of them) says what it gets. */
@@ -68,6 +74,12 @@ struct sc_ranges_group {
 	size_t n;
 	struct sc_arg_ranges args[SC_MAX_ARG_TREES];
 	size_t n_args;
+	/* Emitted instead, when shorter: x32's half [bit 30, 2^32) as its own tree whose SHARED
+	 * segments go on to x86_64's tree (the n_low bounds below bit 30) with bit 30 masked. */
+	uint32_t *x32_bounds;
+	uint8_t *x32_seg;
+	size_t x32_n, n_low;
+	bool shared;
 };
 
 struct sc_ranges {

@@ -9,11 +9,12 @@
  * highest (ENOSYS, as sc-compile.c's prologue would). libseccomp then compiles only what is
  * left: rules with arguments, the other actions, multiplexers.
  *
- * The tree uses only loads of nr/arch, JGE and returns, which the kernel's seccomp action
- * cache can evaluate: an always-allowed syscall skips the filter at run time. The kernel
- * fills that cache at load by running the program for each of ~470 numbers per arch, which
- * costs more than the JIT (3.4 ns a step here), so the tree is balanced by how many of
- * those numbers each segment holds, and every answer is a "ret" within ~10 steps.
+ * The tree uses only loads of nr/arch, JGE, AND and returns, which the kernel's seccomp
+ * action cache can evaluate: an always-allowed syscall skips the filter at run time. The
+ * kernel fills that cache at load by running the program for each of ~470 numbers per arch
+ * (3.4 ns a step here), so the tree is balanced by how many of those numbers each segment
+ * holds, and every answer is a "ret" within ~10 steps. This file plans the segments;
+ * sc-ranges-emit.c writes the program.
  */
 #include "sc-internal.h"
 
@@ -24,9 +25,6 @@
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A group's tree must stay within the 8-bit jump offsets of classic BPF. */
-#define MAX_BOUNDARIES 250
 
 struct nr_vec {
 	uint32_t *v;
@@ -280,8 +278,6 @@ static void add_arg_trees(struct sc_ranges_group *g, struct arg_vec *args, struc
 	}
 }
 
-#define X32_BIT 0x40000000u
-
 /* A run of numbers [lo, hi) (hi up to 2^32) and what the prefix answers for it. */
 struct run {
 	uint64_t lo, hi;
@@ -382,6 +378,128 @@ static bool set_segments(struct sc_ranges_group *g, struct run_vec *runs)
 	return action;
 }
 
+/* ---- x32 through x86_64's tree ---- */
+
+/* The segment of nr: how many boundaries are <= nr. */
+static uint8_t seg_of(const struct sc_ranges_group *g, uint64_t nr)
+{
+	size_t lo = 0, hi = g->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->bounds[mid] <= nr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return g->seg[lo];
+}
+
+static const struct sc_arg_ranges *arg_tree_of(const struct sc_ranges_group *g, uint64_t nr)
+{
+	for (size_t k = 0; k < g->n_args; k++)
+		if (g->args[k].nr == nr)
+			return &g->args[k];
+	return NULL;
+}
+
+/* Can x32's number nr go on as x86_64's nr & ~X32_BIT? Alike when the prefix gives both the
+ * same answer; for "go on" (REST) also the same argument tree, or none (libseccomp's
+ * program, which loads the number again, then tells them apart). */
+static bool shareable(const struct sc_ranges_group *g, uint64_t nr)
+{
+	if (nr >= 2ULL * X32_BIT || seg_of(g, nr) != seg_of(g, nr - X32_BIT))
+		return false;
+	const struct sc_arg_ranges *x = arg_tree_of(g, nr), *l = arg_tree_of(g, nr - X32_BIT);
+	if (!x || !l)
+		return !x && !l;
+	return x->index == l->index && x->action == l->action && x->n == l->n &&
+	       (!x->n || !memcmp(x->bounds, l->bounds, x->n * sizeof(uint32_t)));
+}
+
+static void push_point(struct nr_vec *v, uint64_t nr)
+{
+	if (nr > X32_BIT && nr < 1ULL << 32)
+		push(v, (uint32_t)nr);
+}
+
+/*
+ * x32's half [bit 30, 2^32) as runs, cut into pieces at every boundary of either half and
+ * every argument tree's number; a piece can answer its own segment, or SHARED where
+ * shareable, and consecutive pieces with a choice in common make one run.
+ */
+static void x32_runs(const struct sc_ranges_group *g, struct run_vec *runs)
+{
+	struct nr_vec pts = { 0 };
+	uint8_t common = 0;
+
+	for (size_t i = 0; i < g->n; i++)
+		push_point(&pts, g->bounds[i] < X32_BIT ? g->bounds[i] + X32_BIT : g->bounds[i]);
+	for (size_t k = 0; k < g->n_args; k++) {
+		uint64_t nr = g->args[k].nr < X32_BIT ? g->args[k].nr + X32_BIT : g->args[k].nr;
+		push_point(&pts, nr);
+		push_point(&pts, nr + 1);
+	}
+	push_point(&pts, 2ULL * X32_BIT);
+	sort(&pts);
+	uint64_t at = X32_BIT;
+	for (size_t i = 0; i <= pts.n; i++) {
+		uint64_t end = i < pts.n ? pts.v[i] : 1ULL << 32;
+		if (end == at)
+			continue; /* a repeated point */
+		uint8_t own = seg_of(g, at);
+		uint8_t may = (uint8_t)(1u << own | (shareable(g, at) ? 1u << SC_SEG_SHARED : 0));
+		if (runs->n && (common & may)) {
+			common &= may;
+			runs->v[runs->n - 1].hi = end;
+		} else {
+			runs->v = hutch_xrealloc(runs->v, (runs->n + 1) * sizeof(*runs->v));
+			runs->v[runs->n++] = (struct run){ at, end, own };
+			common = may;
+		}
+		/* A run's own answer when all its pieces share one, else SHARED. */
+		runs->v[runs->n - 1].seg = common & (1u << own) ? own : SC_SEG_SHARED;
+		at = end;
+	}
+	free(pts.v);
+}
+
+/*
+ * x86_64 and x32 share an audit arch, and x32's allow list is x86_64's but for the
+ * 64-bit-only calls and its own 512-547: ~100 boundaries of its own where ~60 suffice when
+ * the rest goes on into x86_64's tree. Kept only when shorter. x32's numbers are not in the
+ * kernel's action cache, so this shortens the program (converted and JITed at each load)
+ * for one more step per emulated number (the jge on bit 30).
+ */
+static void plan_x32(struct sc_ranges_group *g)
+{
+	struct run_vec runs = { 0 };
+
+	if (g->audit != AUDIT_ARCH_X86_64)
+		return;
+	while (g->n_low < g->n && g->bounds[g->n_low] < X32_BIT)
+		g->n_low++;
+	if (!g->n_low || g->n_low == g->n)
+		return;
+	x32_runs(g, &runs);
+	size_t cost = 2 + (runs.n - 1) + g->n_low; /* jge bit 30, x32's tree, and, x86_64's */
+	if (cost < g->n && cost <= MAX_BOUNDARIES) {
+		g->shared = true;
+		g->x32_n = runs.n - 1;
+		g->x32_bounds = hutch_xcalloc(runs.n, sizeof(uint32_t));
+		g->x32_seg = hutch_xcalloc(runs.n, 1);
+		for (size_t i = 0; i < runs.n; i++) {
+			g->x32_seg[i] = runs.v[i].seg;
+			if (i > 0)
+				g->x32_bounds[i - 1] = (uint32_t)runs.v[i].lo;
+			for (size_t k = 0; k < g->n_args; k++) /* now reached as x86_64's */
+				g->args[k].shared |= runs.v[i].seg == SC_SEG_SHARED &&
+						     g->args[k].nr >= runs.v[i].lo &&
+						     g->args[k].nr < runs.v[i].hi;
+		}
+	}
+	free(runs.v);
+}
+
 void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t n_tokens,
 		    struct sc_ranges *out)
 {
@@ -416,6 +534,7 @@ void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t 
 			set_segments(g, &some[i]);
 		if (g->n > MAX_BOUNDARIES)
 			g->n = 0;
+		plan_x32(g);
 		free(all[i].v);
 		free(some[i].v);
 	}
@@ -444,201 +563,10 @@ void sc_ranges_free(struct sc_ranges *rg)
 	for (size_t i = 0; i < rg->n_groups; i++) {
 		free(rg->groups[i].bounds);
 		free(rg->groups[i].seg);
+		free(rg->groups[i].x32_bounds);
+		free(rg->groups[i].x32_seg);
 		for (size_t k = 0; k < rg->groups[i].n_args; k++)
 			free(rg->groups[i].args[k].bounds);
 	}
 	rg->n_groups = 0;
-}
-
-/* ---- emitting ---- */
-
-#define JUMP(i, to) ((uint8_t)((to) - (i)-1))
-
-/* A tree to emit: boundaries, each segment's answer (an index into target) and, when
- * given, each segment's weight. */
-struct tree {
-	const uint32_t *b;
-	const uint8_t *seg;
-	const uint32_t *w;
-	const size_t *target;
-};
-
-/* The boundary to test first among [lo, hi): the one that halves the weight of the
- * segments on either side, or their number when they weigh nothing. */
-static size_t pick_mid(const struct tree *t, size_t lo, size_t hi)
-{
-	uint64_t total = 0, left = 0, best = UINT64_MAX;
-	size_t mid = (lo + hi) / 2;
-
-	for (size_t k = lo; t->w && k <= hi; k++)
-		total += t->w[k];
-	for (size_t m = lo; total && m < hi; m++) {
-		left += t->w[m];
-		uint64_t d = left > total - left ? 2 * left - total : total - 2 * left;
-		if (d < best)
-			best = d, mid = m;
-	}
-	return mid;
-}
-
-/*
- * The subtree over boundaries [lo, hi) at p[*at..]: one JGE per boundary. Reaching a leaf
- * means exactly k boundaries are <= nr: segment k, whose answer is at target[seg[k]].
- */
-static void emit_tree(struct sock_filter *p, size_t *at, const struct tree *t, size_t lo, size_t hi)
-{
-	size_t mid = pick_mid(t, lo, hi), i = (*at)++;
-	size_t left = lo == mid ? t->target[t->seg[lo]] : i + 1;
-	size_t right = mid + 1 == hi ? t->target[t->seg[hi]] : i + 1 + (mid - lo);
-
-	p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, t->b[mid], JUMP(i, right),
-					    JUMP(i, left));
-	if (lo < mid)
-		emit_tree(p, at, t, lo, mid);
-	if (mid + 1 < hi)
-		emit_tree(p, at, t, mid + 1, hi);
-}
-
-/* The kernel fills its action cache at load by running the program for each number below
- * NR_syscalls (~470) of the native and compat arch: a segment weighs what it holds of
- * those, so that they take the fewest steps. */
-#define EMULATED_NRS 512
-
-static uint32_t *weights(const struct sc_ranges_group *g)
-{
-	uint32_t *w = hutch_xcalloc(g->n + 1, sizeof(uint32_t));
-	for (size_t k = 0; k <= g->n; k++) {
-		uint64_t from = k ? g->bounds[k - 1] : 0, to = k < g->n ? g->bounds[k] : 1ULL << 32;
-		w[k] = from < EMULATED_NRS
-			       ? (uint32_t)((to < EMULATED_NRS ? to : EMULATED_NRS) - from)
-			       : 0;
-	}
-	return w;
-}
-
-static bool uses(const struct sc_ranges_group *g, uint8_t seg)
-{
-	for (size_t i = 0; g->n && i <= g->n; i++)
-		if (g->seg[i] == seg)
-			return true;
-	return false;
-}
-
-static const uint8_t answers[] = { SC_SEG_ACTION, SC_SEG_DEFAULT, SC_SEG_ENOSYS };
-
-/*
- * A group's block: load nr, the number tree and its answers ("ret" each; the kernel runs
- * the program for every number at load to fill its action cache, so the fewer steps to an
- * answer the cheaper the load), then each argument tree ("jeq nr" or skip it; load the
- * argument's low word; the tree; "ret action"; "ja rest"), and "ja rest".
- */
-static size_t block_len(const struct sc_ranges_group *g)
-{
-	if (!g->n && !g->n_args)
-		return 0;
-	size_t len = 1 + g->n + 1;
-	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
-		len += uses(g, answers[k]);
-	for (size_t k = 0; k < g->n_args; k++)
-		len += 4 + g->args[k].n;
-	return len;
-}
-
-static struct sock_filter ja(size_t at, size_t to)
-{
-	return (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(to - at - 1));
-}
-
-static struct sock_filter ret(uint32_t value)
-{
-	return (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, value);
-}
-
-static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group *g,
-		       struct sock_filter *p, size_t *at, size_t rest)
-{
-	const uint32_t value[] = { [SC_SEG_ACTION] = rg->action,
-				   [SC_SEG_DEFAULT] = rg->default_action,
-				   [SC_SEG_ENOSYS] = SECCOMP_RET_ERRNO | ENOSYS };
-	size_t target[4], next = *at + 1 + g->n;
-	uint8_t parity[MAX_BOUNDARIES + 1];
-
-	for (size_t i = 0; i < ARRAY_SIZE(parity); i++)
-		parity[i] = i % 2;
-
-	p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
-	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
-		if (uses(g, answers[k]))
-			target[answers[k]] = next++;
-	target[SC_SEG_REST] = next; /* the argument trees, then the rest */
-	if (g->n) {
-		_cleanup_free_ uint32_t *w = weights(g);
-		struct tree t = { g->bounds, g->seg, w, target };
-		emit_tree(p, at, &t, 0, g->n);
-	}
-	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
-		if (uses(g, answers[k]))
-			p[(*at)++] = ret(value[answers[k]]);
-	for (size_t k = 0; k < g->n_args; k++) {
-		const struct sc_arg_ranges *a = &g->args[k];
-		size_t i = (*at)++, yes = i + 2 + a->n, no = yes + 1;
-		size_t arg_target[2] = { no, yes }; /* an odd count of boundaries: inside */
-		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a->nr, 0,
-						    (uint8_t)(3 + a->n));
-		p[(*at)++] = (struct sock_filter)BPF_STMT(
-			BPF_LD | BPF_W | BPF_ABS,
-			(uint32_t)offsetof(struct seccomp_data, args[a->index])); /* low word */
-		struct tree t = { a->bounds, parity, NULL, arg_target };
-		emit_tree(p, at, &t, 0, a->n);
-		p[(*at)++] = ret(a->action);
-		p[*at] = ja(*at, rest);
-		(*at)++;
-	}
-	p[*at] = ja(*at, rest);
-	(*at)++;
-}
-
-/* "jeq audit" into a group's block, past it when not (a "ja" when it is too long for that). */
-static size_t dispatch_len(size_t block)
-{
-	return block <= 255 ? 1 : 2;
-}
-
-/*
- * Layout: load the arch; per group its dispatch and its block. rest is the first instruction after the prefix (the ENOSYS prologue, then
- * libseccomp's program); conditional jumps stay within a block, so only the JAs are long.
- */
-size_t sc_ranges_emit(const struct sc_ranges *rg, struct sock_filter *p)
-{
-	size_t len = 0;
-	for (size_t i = 0; i < rg->n_groups; i++) {
-		size_t b = block_len(&rg->groups[i]);
-		len += b ? dispatch_len(b) + b : 0;
-	}
-	if (!len)
-		return 0;
-	len += 1;
-	if (!p)
-		return len;
-	size_t at = 0;
-	p[at++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
-	for (size_t i = 0; i < rg->n_groups; i++) {
-		const struct sc_ranges_group *g = &rg->groups[i];
-		size_t b = block_len(g);
-		if (!b)
-			continue;
-		if (dispatch_len(b) == 1) {
-			p[at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g->audit, 0,
-							     (uint8_t)b);
-			at++;
-		} else {
-			p[at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g->audit, 1,
-							     0);
-			at++;
-			p[at] = ja(at, at + 1 + b);
-			at++;
-		}
-		emit_block(rg, g, p, &at, len);
-	}
-	return len;
 }
