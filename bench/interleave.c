@@ -13,7 +13,8 @@
  *            ZERO's) taken off
  *   -w W     W untimed rounds first (default 2)
  *   -t FILE  also write one TSV line per row (name min median p90 cpu ratio fails net-median)
- *   -d A,B   also the per-round difference B - A (time and CPU; rounds where both ran):
+ *   -d A,B   also the per-round difference B - A (time and CPU; rounds where both ran;
+ *            up to 8 pairs, each its own -d):
  *            its median and quartiles, what B adds to A with the drift between rounds out
  * In CMD, $I is the run's index (for unique container names). A command that is a plain word
  * list (leading NAME=VALUE words allowed, a trailing >/dev/null ignored) is exec'd without a
@@ -117,7 +118,8 @@ static void print_table(struct row *rows, int k, int n, int base, int sub, doubl
 
 int main(int argc, char **argv)
 {
-	const char *base_name = NULL, *sub_name = NULL, *tsv_path = NULL, *diff_name = NULL;
+	const char *base_name = NULL, *sub_name = NULL, *tsv_path = NULL, *diff_names[8];
+	int n_diffs = 0;
 	int warmup = 2, opt;
 	while ((opt = getopt(argc, argv, "+b:s:w:t:d:")) != -1) {
 		if (opt == 'b')
@@ -128,8 +130,8 @@ int main(int argc, char **argv)
 			warmup = atoi(optarg);
 		else if (opt == 't')
 			tsv_path = optarg;
-		else if (opt == 'd')
-			diff_name = optarg;
+		else if (opt == 'd' && n_diffs < 8)
+			diff_names[n_diffs++] = optarg;
 		else
 			goto usage;
 	}
@@ -193,13 +195,13 @@ int main(int argc, char **argv)
 	print_table(rows, k, n, base < 0 ? 0 : base, sub, cost, tsv);
 	if (tsv)
 		fclose(tsv);
-	const char *dcomma = diff_name ? strchr(diff_name, ',') : NULL;
-	if (diff_name) {
-		char *first = strndup(diff_name, dcomma ? (size_t)(dcomma - diff_name) : 0);
-		int a = find_row(rows, k, first), b = find_row(rows, k, dcomma ? dcomma + 1 : NULL);
+	for (int d = 0; d < n_diffs; d++) {
+		const char *name = diff_names[d], *comma = strchr(name, ',');
+		char *first = strndup(name, comma ? (size_t)(comma - name) : 0);
+		int a = find_row(rows, k, first), b = find_row(rows, k, comma ? comma + 1 : NULL);
 		free(first);
 		if (a < 0 || b < 0) {
-			fprintf(stderr, "interleave: -d %s: no such rows\n", diff_name);
+			fprintf(stderr, "interleave: -d %s: no such rows\n", name);
 			return 2;
 		}
 		print_diff(&rows[a], &rows[b], n);

@@ -5,7 +5,8 @@
 # hutch with a warm compiled-filter cache (hit), hutch with the cache off (libseccomp every
 # time), crun and runc. crun 1.8 refuses hybrid cgroup hosts, so there it runs in a private
 # mount namespace with the cgroup2 mount hidden, as bench/startup.sh does.
-# Then the kernel's part alone (bench/scload.c: the cached program loaded in forked children).
+# First hutch's two rows alone (4N rounds), then all seven rows together; then the kernel's
+# part alone (bench/scload.c: the cached program loaded in forked children).
 # Usage: bench/seccomp.sh [N] (default 200). Needs root; HUTCH=path (default build/runtime/hutch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,7 +52,15 @@ export HUTCH_SECCOMP_CACHE=$work/cache
 ls "$work/cache"/*.bpf >/dev/null
 
 h="$hutch --root $work/h run --bundle"
-"$work/interleave" -d hutch-none,hutch-hit "$n" \
+# hutch's own cost first, its two rows alone and 4N rounds: crun and runc tear down v1
+# cgroups between runs (p90s of 20-25 ms), and an effect of ~0.3 ms drowns among them.
+echo "== hutch alone: a hit against no profile, $((4 * n)) rounds"
+"$work/interleave" -d hutch-none,hutch-hit "$((4 * n))" \
+	"hutch-none=$h $work/hutch-none h\$I >/dev/null" \
+	"hutch-hit=$h $work/hutch-hit h\$I >/dev/null"
+echo
+echo "== with crun and runc, the same profile, $n rounds"
+"$work/interleave" -d hutch-none,hutch-hit -d crun-none,crun-sc -d runc-none,runc-sc "$n" \
 	"hutch-none=$h $work/hutch-none h\$I >/dev/null" \
 	"hutch-hit=$h $work/hutch-hit h\$I >/dev/null" \
 	"hutch-miss=HUTCH_SECCOMP_CACHE=off $h $work/hutch-miss h\$I >/dev/null" \
