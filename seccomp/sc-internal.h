@@ -7,6 +7,7 @@
 #include "sc.h"
 
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <yajl/yajl_tree.h>
 
 /* The kernel's limit for one classic BPF program (BPF_MAXINSNS). */
@@ -60,6 +61,10 @@ enum sc_seg {
 	SC_SEG_ENOSYS,	/* above the profile's highest number: the ENOSYS prologue's answer */
 	SC_SEG_SHARED,	/* x32's number, answered as x86_64's: nr & ~bit 30 (emitting only) */
 };
+
+/* Classic BPF as seccomp runs it (sc-eval.c): false on anything it would refuse. */
+bool sc_bpf_run(const struct sock_filter *p, size_t len, const struct seccomp_data *d,
+		uint32_t *ret);
 
 /* A group's tree must stay within the 8-bit jump offsets of classic BPF. */
 #define MAX_BOUNDARIES 250

@@ -112,6 +112,9 @@ void sc_config_hash(const struct sc_config *cfg, uint8_t out[32]);
 
 size_t sc_filter_len(const struct sc_filter *f); /* in instructions */
 bool sc_filter_needs_listener(const struct sc_filter *f);
+/* Would the filter allow syscall nr with these arguments from this process (the native
+ * arch)? It runs the program as the kernel would, in user space. */
+bool sc_filter_allows(const struct sc_filter *f, long nr, const uint64_t args[6]);
 void sc_filter_free(struct sc_filter *f);
 /* A filter as one block of bytes for another process (at most sc_filter_max_bytes()), and
  * back: sc_filter_unpack checks the block (malloc'd, size bytes) and on success makes it

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The allow ranges (seccomp/sc-ranges.c) must not change a single decision. A small classic
- * BPF interpreter runs the program with ranges and libseccomp's program without them over
+ * The allow ranges (seccomp/sc-ranges.c) must not change a single decision. sc-eval.c's
+ * classic BPF interpreter runs the program with ranges and libseccomp's program without them over
  * every syscall number of each ABI (and x32's, and other arches), with argument values taken
  * from the profile's own conditions, and the two must answer alike. No kernel needed.
  */
@@ -11,115 +11,9 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <fcntl.h>
 #include <stdlib.h>
-
-/* Classic BPF as seccomp allows it. Returns false on anything malformed. */
-static bool run_bpf(const struct sock_filter *p, size_t len, const struct seccomp_data *d,
-		    uint32_t *ret)
-{
-	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
-
-	for (size_t pc = 0; pc < len; pc++) {
-		const struct sock_filter *f = &p[pc];
-		uint32_t src = BPF_SRC(f->code) == BPF_X ? x : f->k;
-		switch (f->code) {
-		case BPF_LD | BPF_W | BPF_ABS:
-			if (f->k % 4 || f->k + 4 > sizeof(*d))
-				return false;
-			memcpy(&a, (const char *)d + f->k, 4);
-			continue;
-		case BPF_LD | BPF_IMM:
-			a = f->k;
-			continue;
-		case BPF_LDX | BPF_IMM:
-			x = f->k;
-			continue;
-		case BPF_LD | BPF_MEM:
-		case BPF_LDX | BPF_MEM:
-		case BPF_ST:
-		case BPF_STX:
-			if (f->k >= BPF_MEMWORDS)
-				return false;
-			if (f->code == (BPF_LD | BPF_MEM))
-				a = mem[f->k];
-			else if (f->code == (BPF_LDX | BPF_MEM))
-				x = mem[f->k];
-			else
-				mem[f->k] = f->code == BPF_ST ? a : x;
-			continue;
-		case BPF_MISC | BPF_TAX:
-			x = a;
-			continue;
-		case BPF_MISC | BPF_TXA:
-			a = x;
-			continue;
-		case BPF_RET | BPF_K:
-			*ret = f->k;
-			return true;
-		case BPF_RET | BPF_A:
-			*ret = a;
-			return true;
-		case BPF_JMP | BPF_JA:
-			pc += f->k;
-			continue;
-		}
-		if (BPF_CLASS(f->code) == BPF_ALU) {
-			switch (BPF_OP(f->code)) {
-			case BPF_ADD:
-				a += src;
-				break;
-			case BPF_SUB:
-				a -= src;
-				break;
-			case BPF_MUL:
-				a *= src;
-				break;
-			case BPF_AND:
-				a &= src;
-				break;
-			case BPF_OR:
-				a |= src;
-				break;
-			case BPF_XOR:
-				a ^= src;
-				break;
-			case BPF_LSH:
-				a = src < 32 ? a << src : 0;
-				break;
-			case BPF_RSH:
-				a = src < 32 ? a >> src : 0;
-				break;
-			case BPF_NEG:
-				a = -a;
-				break;
-			default:
-				return false;
-			}
-			continue;
-		}
-		if (BPF_CLASS(f->code) != BPF_JMP)
-			return false;
-		bool t;
-		switch (BPF_OP(f->code)) {
-		case BPF_JEQ:
-			t = a == src;
-			break;
-		case BPF_JGT:
-			t = a > src;
-			break;
-		case BPF_JGE:
-			t = a >= src;
-			break;
-		case BPF_JSET:
-			t = (a & src) != 0;
-			break;
-		default:
-			return false;
-		}
-		pc += t ? f->jt : f->jf;
-	}
-	return false; /* fell off the end */
-}
+#include <sys/syscall.h>
 
 /* Argument vectors worth trying: zeros, all ones, and every value the rules compare with,
  * put at the index they test (for MASKED_EQ the expected value, and the mask itself). */
@@ -184,8 +78,8 @@ static size_t compare(const struct sc_filter *a, const struct sc_filter *b,
 								  .arch = arches[ai] };
 					memcpy(d.args, vs.v[v], sizeof(d.args));
 					uint32_t ra = 0, rb = 0;
-					bool oka = run_bpf(a->insns, a->len, &d, &ra);
-					bool okb = run_bpf(b->insns, b->len, &d, &rb);
+					bool oka = sc_bpf_run(a->insns, a->len, &d, &ra);
+					bool okb = sc_bpf_run(b->insns, b->len, &d, &rb);
 					(*checked)++;
 					if (oka && okb && ra == rb)
 						continue;
@@ -405,6 +299,32 @@ static void test_plan(void)
 	sc_ranges_free(&rg);
 }
 
+/* What the init asks before it loads a filter ahead of its last steps (rt-child.c). */
+static void test_allows(void)
+{
+	static const char *openat_names[] = { "openat", NULL };
+	static struct sc_arg rdonly[] = { { .index = 2, .value = 0, .op = SC_OP_EQ } };
+	struct sc_rule deny[] = { RULE(openat_names, SCMP_ACT_ERRNO(1)) };
+	struct sc_rule only_rdonly[] = { RULE_ARGS(openat_names, SCMP_ACT_ALLOW, rdonly) };
+	struct sc_config cfg = x86_config(deny, 1, SCMP_ACT_ALLOW);
+	struct hutch_err err = { 0 };
+	struct sc_filter *f = NULL;
+	uint64_t wronly[6] = { (uint64_t)AT_FDCWD, 0x1000, O_WRONLY | O_CLOEXEC };
+	uint64_t fd[6] = { 7 };
+
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 && !sc_filter_allows(f, SYS_openat, wronly) &&
+		   sc_filter_allows(f, SYS_close, fd),
+	   "a profile denying openat: openat is not allowed, close is");
+	sc_filter_free(f);
+	f = NULL;
+	cfg = x86_config(only_rdonly, 1, SCMP_ACT_ERRNO(1));
+	uint64_t rd[6] = { (uint64_t)AT_FDCWD, 0x1000, 0 };
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 && sc_filter_allows(f, SYS_openat, rd) &&
+		   !sc_filter_allows(f, SYS_openat, wronly) && !sc_filter_allows(f, SYS_close, fd),
+	   "openat allowed read-only: the arguments decide; close is denied");
+	sc_filter_free(f);
+}
+
 int main(void)
 {
 	test_plan();
@@ -412,5 +332,6 @@ int main(void)
 	test_multiplexed();
 	test_arg_trees();
 	test_default_profile();
+	test_allows();
 	return tap_done();
 }
