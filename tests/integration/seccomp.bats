@@ -237,6 +237,50 @@ probe() {
 	assert_no_leftovers
 }
 
+# The init's effective capabilities, no_new_privs and seccomp mode, from its /proc status.
+init_status() {
+	grep -E '^(Seccomp|NoNewPrivs|CapEff):' "/proc/$1/status" | awk '{ printf "%s%s ", $1, $2 }'
+}
+
+@test "seccomp: without startContainer hooks the init takes the filter at create; with them, at start" {
+	set_seccomp "$(getppid_profile SCMP_ACT_ERRNO 33)"
+	update_config '.process.user = {uid: 1000, gid: 1000}'
+	set_args sleep 100
+	run_bg create --pid-file "$TEST_DIR/pid" "$ID"
+	check_status 0
+	local pid
+	pid=$(cat "$TEST_DIR/pid")
+	local final="CapEff:0000000020000420 NoNewPrivs:1 Seccomp:2 " # the bundle's capabilities
+	run init_status "$pid"
+	[ "$output" = "$final" ]
+	run hutch start "$ID"
+	check_status 0
+	run hutch delete --force "$ID"
+	check_status 0
+	pid_gone "$pid"
+
+	update_config '.hooks.startContainer = [{path: "/bin/true"}]'
+	run_bg create --pid-file "$TEST_DIR/pid" "$ID"
+	check_status 0
+	pid=$(cat "$TEST_DIR/pid")
+	run init_status "$pid"
+	[[ $output == *" NoNewPrivs:0 Seccomp:0 " ]] # the hook runs first, with privileges
+	run hutch start "$ID"
+	check_status 0
+	run init_status "$pid" # sleep now, as uid 1000: no capabilities left after execve
+	[ "$output" = "CapEff:0000000000000000 NoNewPrivs:1 Seccomp:2 " ]
+}
+
+@test "seccomp: a profile that denies openat takes the filter at start, after exec.fifo" {
+	set_seccomp "$(jq -n '{defaultAction: "SCMP_ACT_ALLOW",
+		syscalls: [{names: ["openat", "open"], action: "SCMP_ACT_ERRNO", errnoRet: 33}]}')"
+	set_args sh -c 'cat /etc/passwd; echo "cat: $?"'
+	run hutch run "$ID"
+	check_status 0
+	[[ $output == *"cat: can't open '/etc/passwd': Numerical argument out of domain"* ]]
+	[[ $output == *"cat: 1"* ]]
+}
+
 @test "seccomp: SCMP_ACT_NOTIFY sends the notify fd and the state to listenerPath" {
 	local sock=$TEST_DIR/listener.sock state=$TEST_DIR/listener.state lst
 	lst=$(helper_bin sclistener)
