@@ -256,6 +256,17 @@ static int receive_filter(struct rt_child *c, struct hutch_err *err)
 	return 0;
 }
 
+/* The last privileged steps, once, wherever they come: the memory cgroup, then
+ * capabilities, no_new_privs and the filter (rt_drop_privileges_fd's order). */
+static int drop_now(struct rt_child *c, int *notify_fd, struct hutch_err *err)
+{
+	if (c->dropped)
+		return 0;
+	c->dropped = true; /* failed or not, not again */
+	TRY(late_cgroup(c, err));
+	return rt_drop_privileges_fd(&c->spec->process, c->filter, notify_fd, err);
+}
+
 /* A seccomp listener gets its fd at create, as runc does: the filter is loaded before READY
  * and the notify fd handed to the parent, which passes it on to listenerPath. */
 static int early_filter(struct rt_child *c, struct hutch_err *err)
@@ -263,9 +274,7 @@ static int early_filter(struct rt_child *c, struct hutch_err *err)
 	int nfd = -1;
 	if (!c->filter || !sc_filter_needs_listener(c->filter))
 		return 0;
-	TRY(late_cgroup(c, err));
-	TRY(rt_drop_privileges_fd(&c->spec->process, c->filter, &nfd, err));
-	c->dropped = true;
+	TRY(drop_now(c, &nfd, err));
 	int r = rt_sync_send(c->sync_fd, RT_SYNC_SECCOMP, NULL, err);
 	if (r >= 0)
 		r = ns_send_fd(c->sync_fd, nfd, "seccompFd", err);
@@ -292,23 +301,24 @@ static bool drop_early(const struct rt_child *c, const char *fifo)
 			      sc_filter_allows(c->filter, SYS_close, close_args));
 }
 
-/* Blocks until `hutch start` opens exec.fifo, runs startContainer hooks, drops the last
- * privileges (unless drop_early did: its outcome is early), then answers start: what fails
- * here is reported by start. The filter is loaded by now, so only write, close and execve
- * follow. The open is the raw syscall drop_early asked the filter about. */
-static int wait_for_start(struct rt_child *c, const char *state, const char *fifo, int early_r,
-			  const struct hutch_err *early, bool *told, struct hutch_err *err)
+/* Blocks until `hutch start` opens exec.fifo (having dropped privileges already when
+ * drop_early says so), runs startContainer hooks, drops the last privileges, then answers
+ * start: what fails here, before the wait or after it, is reported by start. The filter is
+ * loaded by now, so only write, close and execve follow. The open is the raw syscall
+ * drop_early asked the filter about. */
+static int wait_for_start(struct rt_child *c, const char *state, bool *told, struct hutch_err *err)
 {
+	char fifo[HUTCH_FD_PATH_MAX];
+	struct hutch_err e = { 0 };
+	int r = drop_early(c, hutch_fd_path(c->fifo_fd, fifo)) ? drop_now(c, NULL, &e) : 0;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, fifo, O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
 	close(c->fifo_fd);
-	struct hutch_err e = *early;
-	int r = early_r < 0 ? early_r : child_hooks(c, RT_HOOK_START_CONTAINER, state, &e);
 	if (r >= 0)
-		r = late_cgroup(c, &e);
-	if (r >= 0 && !c->dropped)
-		r = rt_drop_privileges(&c->spec->process, c->filter, &e);
+		r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &e);
+	if (r >= 0)
+		r = drop_now(c, NULL, &e);
 	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = e };
 	*told = hutch_write_all(fd, &m, sizeof(m)) == 0;
 	close(fd);
@@ -406,16 +416,7 @@ void rt_child_main(struct rt_child *c)
 	close(c->sync_fd);
 	c->sync_fd = -1;
 	bool told = false;
-	char fifo[HUTCH_FD_PATH_MAX];
-	struct hutch_err early = { 0 };
-	int early_r = 0;
-	if (drop_early(c, hutch_fd_path(c->fifo_fd, fifo))) {
-		early_r = late_cgroup(c, &early);
-		if (early_r >= 0)
-			early_r = rt_drop_privileges(&c->spec->process, c->filter, &early);
-		c->dropped = true;
-	}
-	if (wait_for_start(c, state, fifo, early_r, &early, &told, &err) < 0) {
+	if (wait_for_start(c, state, &told, &err) < 0) {
 		if (!told) /* start reports what it was told */
 			dprintf(2, "hutch: error: %s\n", err.msg);
 		_exit(1);
