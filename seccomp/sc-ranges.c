@@ -301,12 +301,26 @@ static void add_run(struct run_vec *r, uint64_t lo, uint64_t hi, uint8_t seg)
 	r->v[r->n++] = (struct run){ lo, hi, seg };
 }
 
-static bool has_arg_tree(const struct sc_ranges_group *g, uint32_t nr)
+/* The segment of nr: how many boundaries are <= nr. */
+static uint8_t seg_of(const struct sc_ranges_group *g, uint64_t nr)
+{
+	size_t lo = 0, hi = g->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->bounds[mid] <= nr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return g->seg[lo];
+}
+
+static const struct sc_arg_ranges *arg_tree_of(const struct sc_ranges_group *g, uint64_t nr)
 {
 	for (size_t k = 0; k < g->n_args; k++)
 		if (g->args[k].nr == nr)
-			return true;
-	return false;
+			return &g->args[k];
+	return NULL;
 }
 
 /*
@@ -331,7 +345,7 @@ static void abi_runs(const struct sc_config *cfg, uint32_t token, const struct s
 	uint8_t other = all ? SC_SEG_DEFAULT : SC_SEG_REST;
 	for (uint64_t nr = lo; nr <= (uint64_t)max; nr++) {
 		uint8_t seg = other;
-		if (contains(complex, (uint32_t)nr) || has_arg_tree(g, (uint32_t)nr))
+		if (contains(complex, (uint32_t)nr) || arg_tree_of(g, nr))
 			seg = SC_SEG_REST;
 		else if (contains(simple, (uint32_t)nr))
 			seg = SC_SEG_ACTION;
@@ -379,28 +393,6 @@ static bool set_segments(struct sc_ranges_group *g, struct run_vec *runs)
 }
 
 /* ---- x32 through x86_64's tree ---- */
-
-/* The segment of nr: how many boundaries are <= nr. */
-static uint8_t seg_of(const struct sc_ranges_group *g, uint64_t nr)
-{
-	size_t lo = 0, hi = g->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (g->bounds[mid] <= nr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return g->seg[lo];
-}
-
-static const struct sc_arg_ranges *arg_tree_of(const struct sc_ranges_group *g, uint64_t nr)
-{
-	for (size_t k = 0; k < g->n_args; k++)
-		if (g->args[k].nr == nr)
-			return &g->args[k];
-	return NULL;
-}
 
 /* Can x32's number nr go on as x86_64's nr & ~X32_BIT? Alike when the prefix gives both the
  * same answer; for "go on" (REST) also the same argument tree, or none (libseccomp's
@@ -548,12 +540,9 @@ bool sc_ranges_has(const struct sc_ranges *rg, uint32_t token, int nr)
 		const struct sc_ranges_group *g = &rg->groups[i];
 		if (g->audit != audit_of(token))
 			continue;
-		if (has_arg_tree(g, (uint32_t)nr))
+		if (arg_tree_of(g, (uint32_t)nr))
 			return true;
-		size_t le = 0; /* boundaries <= nr: the segment's index */
-		while (le < g->n && g->bounds[le] <= (uint32_t)nr)
-			le++;
-		return g->n && g->seg[le] == SC_SEG_ACTION;
+		return g->n && seg_of(g, (uint32_t)nr) == SC_SEG_ACTION;
 	}
 	return false;
 }
