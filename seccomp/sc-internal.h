@@ -66,6 +66,24 @@ enum sc_seg {
 bool sc_bpf_run(const struct sock_filter *p, size_t len, const struct seccomp_data *d,
 		uint32_t *ret);
 
+/* A search tree over sorted boundaries (sc-tree.c): segment k is [b[k-1], b[k]) (from 0, to
+ * 2^32) and its answer is target[seg[k]]. The kernel runs a number tree at load for each
+ * number below ~470 (emulated), an argument tree only at calls. */
+struct sc_tree {
+	const uint32_t *b;
+	const uint8_t *seg;
+	size_t n;
+	bool emulated;
+};
+
+/* Instructions sc_tree_emit will write; at least 1. */
+size_t sc_tree_len(const struct sc_tree *t);
+/* The tree at p[*at..]; jumps out of it only to target[]. */
+void sc_tree_emit(const struct sc_tree *t, const size_t *target, struct sock_filter *p, size_t *at);
+
+/* The jt/jf (or, cast, ja's k) from instruction i to instruction to. */
+#define SC_JUMP(i, to) ((uint8_t)((to) - (i)-1))
+
 /* A group's tree must stay within the 8-bit jump offsets of classic BPF. */
 #define MAX_BOUNDARIES 250
 #define X32_BIT 0x40000000u /* x32's numbers, in x86_64's audit arch */

@@ -2,7 +2,7 @@
 /*
  * The prefix that sc-ranges.c planned, as classic BPF: per audit arch a block with the
  * number tree (x32's first when it goes on into x86_64's), its answers, the argument trees,
- * and a jump to the rest. Only loads of nr/arch, JGE, AND and returns in the number trees,
+ * and a jump to the rest. Only loads of nr/arch, JGE, JEQ, AND and returns in the number trees,
  * which the kernel's action cache can evaluate.
  */
 #include "sc-internal.h"
@@ -10,70 +10,6 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdlib.h>
-
-#define JUMP(i, to) ((uint8_t)((to) - (i)-1))
-
-/* A tree to emit: boundaries, each segment's answer (an index into target) and, when
- * given, each segment's weight. */
-struct tree {
-	const uint32_t *b;
-	const uint8_t *seg;
-	const uint32_t *w;
-	const size_t *target;
-};
-
-/* The boundary to test first among [lo, hi): the one that halves the weight of the
- * segments on either side, or their number when they weigh nothing. */
-static size_t pick_mid(const struct tree *t, size_t lo, size_t hi)
-{
-	uint64_t total = 0, left = 0, best = UINT64_MAX;
-	size_t mid = (lo + hi) / 2;
-
-	for (size_t k = lo; t->w && k <= hi; k++)
-		total += t->w[k];
-	for (size_t m = lo; total && m < hi; m++) {
-		left += t->w[m];
-		uint64_t d = left > total - left ? 2 * left - total : total - 2 * left;
-		if (d < best)
-			best = d, mid = m;
-	}
-	return mid;
-}
-
-/*
- * The subtree over boundaries [lo, hi) at p[*at..]: one JGE per boundary. Reaching a leaf
- * means exactly k boundaries are <= nr: segment k, whose answer is at target[seg[k]].
- */
-static void emit_tree(struct sock_filter *p, size_t *at, const struct tree *t, size_t lo, size_t hi)
-{
-	size_t mid = pick_mid(t, lo, hi), i = (*at)++;
-	size_t left = lo == mid ? t->target[t->seg[lo]] : i + 1;
-	size_t right = mid + 1 == hi ? t->target[t->seg[hi]] : i + 1 + (mid - lo);
-
-	p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, t->b[mid], JUMP(i, right),
-					    JUMP(i, left));
-	if (lo < mid)
-		emit_tree(p, at, t, lo, mid);
-	if (mid + 1 < hi)
-		emit_tree(p, at, t, mid + 1, hi);
-}
-
-/* The kernel fills its action cache at load by running the program for each number below
- * NR_syscalls (~470) of the native and compat arch: a segment weighs what it holds of
- * those, so that they take the fewest steps. */
-#define EMULATED_NRS 512
-
-static uint32_t *weights(const struct sc_ranges_group *g)
-{
-	uint32_t *w = hutch_xcalloc(g->n + 1, sizeof(uint32_t));
-	for (size_t k = 0; k <= g->n; k++) {
-		uint64_t from = k ? g->bounds[k - 1] : 0, to = k < g->n ? g->bounds[k] : 1ULL << 32;
-		w[k] = from < EMULATED_NRS
-			       ? (uint32_t)((to < EMULATED_NRS ? to : EMULATED_NRS) - from)
-			       : 0;
-	}
-	return w;
-}
 
 /* Does the emitted tree answer seg anywhere? (Shared: x86_64's part and x32's tree.) */
 static bool uses(const struct sc_ranges_group *g, uint8_t seg)
@@ -88,10 +24,32 @@ static bool uses(const struct sc_ranges_group *g, uint8_t seg)
 	return false;
 }
 
+static struct sc_tree x32_tree(const struct sc_ranges_group *g)
+{
+	return (struct sc_tree){ g->x32_bounds, g->x32_seg, g->x32_n, false };
+}
+
+/* x86_64's below bit 30 when x32 goes on into it, else the whole group's. */
+static struct sc_tree nr_tree(const struct sc_ranges_group *g)
+{
+	return (struct sc_tree){ g->bounds, g->seg, g->shared ? g->n_low : g->n, true };
+}
+
+static struct sc_tree arg_tree(const struct sc_arg_ranges *a)
+{
+	static uint8_t parity[MAX_BOUNDARIES + 1];
+	for (size_t i = 0; i < ARRAY_SIZE(parity); i++)
+		parity[i] = i % 2; /* an odd count of boundaries below: inside */
+	return (struct sc_tree){ a->bounds, parity, a->n, false };
+}
+
 /* The compares before the answers: the tree, or the shared trees with their jge and and. */
 static size_t tree_len(const struct sc_ranges_group *g)
 {
-	return g->shared ? 2 + g->x32_n + g->n_low : g->n;
+	struct sc_tree x = x32_tree(g), t = nr_tree(g);
+	if (g->shared)
+		return 2 + (g->x32_n ? sc_tree_len(&x) : 0) + sc_tree_len(&t);
+	return g->n ? sc_tree_len(&t) : 0;
 }
 
 static const uint8_t answers[] = { SC_SEG_ACTION, SC_SEG_DEFAULT, SC_SEG_ENOSYS };
@@ -109,8 +67,10 @@ static size_t block_len(const struct sc_ranges_group *g)
 	size_t len = 1 + tree_len(g) + 1;
 	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
 		len += uses(g, answers[k]);
-	for (size_t k = 0; k < g->n_args; k++)
-		len += g->args[k].shared ? 0 : 4 + g->args[k].n;
+	for (size_t k = 0; k < g->n_args; k++) {
+		struct sc_tree t = arg_tree(&g->args[k]);
+		len += g->args[k].shared ? 0 : 4 + sc_tree_len(&t);
+	}
 	return len;
 }
 
@@ -131,32 +91,27 @@ static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group 
 				   [SC_SEG_DEFAULT] = rg->default_action,
 				   [SC_SEG_ENOSYS] = SECCOMP_RET_ERRNO | ENOSYS };
 	size_t target[5], next = *at + 1 + tree_len(g);
-	uint8_t parity[MAX_BOUNDARIES + 1];
-
-	for (size_t i = 0; i < ARRAY_SIZE(parity); i++)
-		parity[i] = i % 2;
 
 	p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
 	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
 		if (uses(g, answers[k]))
 			target[answers[k]] = next++;
 	target[SC_SEG_REST] = next; /* the argument trees, then the rest */
-	_cleanup_free_ uint32_t *w = g->n ? weights(g) : NULL;
-	if (g->shared) { /* x32's tree first: jumps only go forward, to x86_64's */
+	if (g->shared) {	    /* x32's tree first: jumps only go forward, to x86_64's */
+		struct sc_tree x = x32_tree(g);
 		size_t i = (*at)++;
-		target[SC_SEG_SHARED] = i + 1 + g->x32_n;
+		target[SC_SEG_SHARED] = i + 1 + (g->x32_n ? sc_tree_len(&x) : 0);
 		size_t x32 = g->x32_n ? i + 1 : target[g->x32_seg[0]];
 		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT,
-						    JUMP(i, x32),
-						    JUMP(i, target[SC_SEG_SHARED] + 1));
-		struct tree x = { g->x32_bounds, g->x32_seg, NULL, target };
+						    SC_JUMP(i, x32),
+						    SC_JUMP(i, target[SC_SEG_SHARED] + 1));
 		if (g->x32_n)
-			emit_tree(p, at, &x, 0, g->x32_n);
+			sc_tree_emit(&x, target, p, at);
 		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~X32_BIT);
 	}
 	if (g->n) {
-		struct tree t = { g->bounds, g->seg, w, target };
-		emit_tree(p, at, &t, 0, g->shared ? g->n_low : g->n);
+		struct sc_tree t = nr_tree(g);
+		sc_tree_emit(&t, target, p, at);
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
 		if (uses(g, answers[k]))
@@ -165,15 +120,16 @@ static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group 
 		const struct sc_arg_ranges *a = &g->args[k];
 		if (a->shared)
 			continue;
-		size_t i = (*at)++, yes = i + 2 + a->n, no = yes + 1;
-		size_t arg_target[2] = { no, yes }; /* an odd count of boundaries: inside */
+		struct sc_tree t = arg_tree(a);
+		size_t len = sc_tree_len(&t);
+		size_t i = (*at)++, yes = i + 2 + len, no = yes + 1;
+		size_t arg_target[2] = { no, yes };
 		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a->nr, 0,
-						    (uint8_t)(3 + a->n));
+						    (uint8_t)(3 + len));
 		p[(*at)++] = (struct sock_filter)BPF_STMT(
 			BPF_LD | BPF_W | BPF_ABS,
 			(uint32_t)offsetof(struct seccomp_data, args[a->index])); /* low word */
-		struct tree t = { a->bounds, parity, NULL, arg_target };
-		emit_tree(p, at, &t, 0, a->n);
+		sc_tree_emit(&t, arg_target, p, at);
 		p[(*at)++] = ret(a->action);
 		p[*at] = ja(*at, rest);
 		(*at)++;

@@ -4,17 +4,17 @@
  * libseccomp turns that into one compare per syscall per ABI, ~1400 instructions for Docker's
  * profile on x86_64, and the kernel converts and JITs every instruction at each container
  * start (0.4 ms here). Sorted into ranges of syscall numbers and searched as a tree of
- * compares, the same decisions take one instruction per range boundary. The tree also
- * answers the numbers no rule names (the default action) and those above the profile's
+ * compares (sc-tree.c), the same decisions take at most one instruction per range boundary.
+ * The tree also answers the numbers no rule names (the default action) and those above the profile's
  * highest (ENOSYS, as sc-compile.c's prologue would). libseccomp then compiles only what is
  * left: rules with arguments, the other actions, multiplexers.
  *
- * The tree uses only loads of nr/arch, JGE, AND and returns, which the kernel's seccomp
+ * The tree uses only loads of nr/arch, JGE, JEQ, AND and returns, which the kernel's seccomp
  * action cache can evaluate: an always-allowed syscall skips the filter at run time. The
  * kernel fills that cache at load by running the program for each of ~470 numbers per arch
- * (3.4 ns a step here), so the tree is balanced by how many of those numbers each segment
+ * (~4 ns a step here), so the tree is weighed by how many of those numbers each segment
  * holds, and every answer is a "ret" within ~10 steps. This file plans the segments;
- * sc-ranges-emit.c writes the program.
+ * sc-ranges-emit.c writes the program, sc-tree.c shapes its trees.
  */
 #include "sc-internal.h"
 
@@ -473,21 +473,31 @@ static void plan_x32(struct sc_ranges_group *g)
 	if (!g->n_low || g->n_low == g->n)
 		return;
 	x32_runs(g, &runs);
-	size_t cost = 2 + (runs.n - 1) + g->n_low; /* jge bit 30, x32's tree, and, x86_64's */
-	if (cost < g->n && cost <= MAX_BOUNDARIES) {
-		g->shared = true;
-		g->x32_n = runs.n - 1;
-		g->x32_bounds = hutch_xcalloc(runs.n, sizeof(uint32_t));
-		g->x32_seg = hutch_xcalloc(runs.n, 1);
-		for (size_t i = 0; i < runs.n; i++) {
-			g->x32_seg[i] = runs.v[i].seg;
-			if (i > 0)
-				g->x32_bounds[i - 1] = (uint32_t)runs.v[i].lo;
-			for (size_t k = 0; k < g->n_args; k++) /* now reached as x86_64's */
-				g->args[k].shared |= runs.v[i].seg == SC_SEG_SHARED &&
-						     g->args[k].nr >= runs.v[i].lo &&
-						     g->args[k].nr < runs.v[i].hi;
-		}
+	g->x32_n = runs.n - 1;
+	g->x32_bounds = hutch_xcalloc(runs.n, sizeof(uint32_t));
+	g->x32_seg = hutch_xcalloc(runs.n, 1);
+	for (size_t i = 0; i < runs.n; i++) {
+		g->x32_seg[i] = runs.v[i].seg;
+		if (i > 0)
+			g->x32_bounds[i - 1] = (uint32_t)runs.v[i].lo;
+	}
+	/* jge bit 30, x32's tree, and, x86_64's: kept only when shorter than the one tree */
+	struct sc_tree x = { g->x32_bounds, g->x32_seg, g->x32_n, false },
+		       low = { g->bounds, g->seg, g->n_low, true },
+		       all = { g->bounds, g->seg, g->n, true };
+	size_t cost = 2 + (g->x32_n ? sc_tree_len(&x) : 0) + sc_tree_len(&low);
+	g->shared = cost < sc_tree_len(&all) && cost <= MAX_BOUNDARIES;
+	for (size_t i = 0; g->shared && i < runs.n; i++)
+		for (size_t k = 0; k < g->n_args; k++) /* now reached as x86_64's */
+			g->args[k].shared |= runs.v[i].seg == SC_SEG_SHARED &&
+					     g->args[k].nr >= runs.v[i].lo &&
+					     g->args[k].nr < runs.v[i].hi;
+	if (!g->shared) {
+		free(g->x32_bounds);
+		free(g->x32_seg);
+		g->x32_bounds = NULL;
+		g->x32_seg = NULL;
+		g->x32_n = 0;
 	}
 	free(runs.v);
 }
