@@ -41,6 +41,39 @@ bool sc_config_notifies(const struct sc_config *cfg);
 int sc_compile_bpf(const struct sc_config *cfg, bool ranges, struct sc_filter **out,
 		   struct hutch_err *err);
 
+/* A search tree over sorted boundaries (sc-tree.c): segment k is [b[k-1], b[k]) (from 0, to
+ * 2^32) and its answer is target[seg[k]]. The kernel runs a number tree at load for each
+ * number below ~470 (emulated), an argument tree only at calls. */
+struct sc_tree {
+	const uint32_t *b;
+	const uint8_t *seg;
+	size_t n;
+	bool emulated;
+};
+
+/* A tree's compares in emission order: JGE, or JEQ (eq), on k; yes and no are a later node,
+ * or SC_TREE_ANSWER + an answer. A tree that is one leaf is one "ja" to it. */
+#define SC_TREE_ANSWER 0x8000
+struct sc_tree_node {
+	uint32_t k;
+	bool eq, ja;
+	uint16_t yes, no;
+};
+struct sc_tree_shape {
+	struct sc_tree_node *v;
+	size_t n; /* at least 1 */
+};
+
+/* The cheapest shape for t: see sc-tree.c. */
+void sc_tree_shape(const struct sc_tree *t, struct sc_tree_shape *out);
+void sc_tree_shape_free(struct sc_tree_shape *s);
+/* The shape at p[*at..]; jumps out of it only to target[answer]. */
+void sc_tree_emit(const struct sc_tree_shape *s, const size_t *target, struct sock_filter *p,
+		  size_t *at);
+
+/* The jt/jf (or, cast, ja's k) from instruction i to instruction to. */
+#define SC_JUMP(i, to) ((uint8_t)((to) - (i)-1))
+
 /* One syscall decided by ranges of an argument's low word (its rules all MASKED_EQ with
  * high-ones masks on that argument, one action): boundaries as for the numbers. */
 struct sc_arg_ranges {
@@ -49,6 +82,7 @@ struct sc_arg_ranges {
 	uint32_t *bounds;
 	size_t n;
 	bool shared; /* x32's, reached through x86_64's identical tree instead */
+	struct sc_tree_shape shape;
 };
 
 #define SC_MAX_ARG_TREES 8
@@ -65,24 +99,6 @@ enum sc_seg {
 /* Classic BPF as seccomp runs it (sc-eval.c): false on anything it would refuse. */
 bool sc_bpf_run(const struct sock_filter *p, size_t len, const struct seccomp_data *d,
 		uint32_t *ret);
-
-/* A search tree over sorted boundaries (sc-tree.c): segment k is [b[k-1], b[k]) (from 0, to
- * 2^32) and its answer is target[seg[k]]. The kernel runs a number tree at load for each
- * number below ~470 (emulated), an argument tree only at calls. */
-struct sc_tree {
-	const uint32_t *b;
-	const uint8_t *seg;
-	size_t n;
-	bool emulated;
-};
-
-/* Instructions sc_tree_emit will write; at least 1. */
-size_t sc_tree_len(const struct sc_tree *t);
-/* The tree at p[*at..]; jumps out of it only to target[]. */
-void sc_tree_emit(const struct sc_tree *t, const size_t *target, struct sock_filter *p, size_t *at);
-
-/* The jt/jf (or, cast, ja's k) from instruction i to instruction to. */
-#define SC_JUMP(i, to) ((uint8_t)((to) - (i)-1))
 
 /* A group's tree must stay within the 8-bit jump offsets of classic BPF. */
 #define MAX_BOUNDARIES 250
@@ -103,6 +119,8 @@ struct sc_ranges_group {
 	uint8_t *x32_seg;
 	size_t x32_n, n_low;
 	bool shared;
+	/* The number tree's shape (x86_64's below bit 30 when shared) and x32's. */
+	struct sc_tree_shape shape, x32_shape;
 };
 
 struct sc_ranges {

@@ -24,32 +24,10 @@ static bool uses(const struct sc_ranges_group *g, uint8_t seg)
 	return false;
 }
 
-static struct sc_tree x32_tree(const struct sc_ranges_group *g)
-{
-	return (struct sc_tree){ g->x32_bounds, g->x32_seg, g->x32_n, false };
-}
-
-/* x86_64's below bit 30 when x32 goes on into it, else the whole group's. */
-static struct sc_tree nr_tree(const struct sc_ranges_group *g)
-{
-	return (struct sc_tree){ g->bounds, g->seg, g->shared ? g->n_low : g->n, true };
-}
-
-static struct sc_tree arg_tree(const struct sc_arg_ranges *a)
-{
-	static uint8_t parity[MAX_BOUNDARIES + 1];
-	for (size_t i = 0; i < ARRAY_SIZE(parity); i++)
-		parity[i] = i % 2; /* an odd count of boundaries below: inside */
-	return (struct sc_tree){ a->bounds, parity, a->n, false };
-}
-
 /* The compares before the answers: the tree, or the shared trees with their jge and and. */
 static size_t tree_len(const struct sc_ranges_group *g)
 {
-	struct sc_tree x = x32_tree(g), t = nr_tree(g);
-	if (g->shared)
-		return 2 + (g->x32_n ? sc_tree_len(&x) : 0) + sc_tree_len(&t);
-	return g->n ? sc_tree_len(&t) : 0;
+	return (g->shared ? 2 + g->x32_shape.n : 0) + (g->n ? g->shape.n : 0);
 }
 
 static const uint8_t answers[] = { SC_SEG_ACTION, SC_SEG_DEFAULT, SC_SEG_ENOSYS };
@@ -67,10 +45,8 @@ static size_t block_len(const struct sc_ranges_group *g)
 	size_t len = 1 + tree_len(g) + 1;
 	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
 		len += uses(g, answers[k]);
-	for (size_t k = 0; k < g->n_args; k++) {
-		struct sc_tree t = arg_tree(&g->args[k]);
-		len += g->args[k].shared ? 0 : 4 + sc_tree_len(&t);
-	}
+	for (size_t k = 0; k < g->n_args; k++)
+		len += g->args[k].shared ? 0 : 4 + g->args[k].shape.n;
 	return len;
 }
 
@@ -98,21 +74,18 @@ static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group 
 			target[answers[k]] = next++;
 	target[SC_SEG_REST] = next; /* the argument trees, then the rest */
 	if (g->shared) {	    /* x32's tree first: jumps only go forward, to x86_64's */
-		struct sc_tree x = x32_tree(g);
 		size_t i = (*at)++;
-		target[SC_SEG_SHARED] = i + 1 + (g->x32_n ? sc_tree_len(&x) : 0);
+		target[SC_SEG_SHARED] = i + 1 + g->x32_shape.n;
 		size_t x32 = g->x32_n ? i + 1 : target[g->x32_seg[0]];
 		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT,
 						    SC_JUMP(i, x32),
 						    SC_JUMP(i, target[SC_SEG_SHARED] + 1));
 		if (g->x32_n)
-			sc_tree_emit(&x, target, p, at);
+			sc_tree_emit(&g->x32_shape, target, p, at);
 		p[(*at)++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~X32_BIT);
 	}
-	if (g->n) {
-		struct sc_tree t = nr_tree(g);
-		sc_tree_emit(&t, target, p, at);
-	}
+	if (g->n)
+		sc_tree_emit(&g->shape, target, p, at);
 	for (size_t k = 0; k < ARRAY_SIZE(answers); k++)
 		if (uses(g, answers[k]))
 			p[(*at)++] = ret(value[answers[k]]);
@@ -120,16 +93,14 @@ static void emit_block(const struct sc_ranges *rg, const struct sc_ranges_group 
 		const struct sc_arg_ranges *a = &g->args[k];
 		if (a->shared)
 			continue;
-		struct sc_tree t = arg_tree(a);
-		size_t len = sc_tree_len(&t);
-		size_t i = (*at)++, yes = i + 2 + len, no = yes + 1;
+		size_t len = a->shape.n, i = (*at)++, yes = i + 2 + len, no = yes + 1;
 		size_t arg_target[2] = { no, yes };
 		p[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a->nr, 0,
 						    (uint8_t)(3 + len));
 		p[(*at)++] = (struct sock_filter)BPF_STMT(
 			BPF_LD | BPF_W | BPF_ABS,
 			(uint32_t)offsetof(struct seccomp_data, args[a->index])); /* low word */
-		sc_tree_emit(&t, arg_target, p, at);
+		sc_tree_emit(&a->shape, arg_target, p, at);
 		p[(*at)++] = ret(a->action);
 		p[*at] = ja(*at, rest);
 		(*at)++;

@@ -462,12 +462,16 @@ static void x32_runs(const struct sc_ranges_group *g, struct run_vec *runs)
  * kernel's action cache, so this shortens the program (converted and JITed at each load)
  * for one more step per emulated number (the jge on bit 30).
  */
+static void shape_numbers(const struct sc_ranges_group *g, struct sc_tree_shape *out)
+{
+	struct sc_tree t = { g->bounds, g->seg, g->n, true };
+	sc_tree_shape(&t, out);
+}
+
 static void plan_x32(struct sc_ranges_group *g)
 {
 	struct run_vec runs = { 0 };
 
-	if (g->audit != AUDIT_ARCH_X86_64)
-		return;
 	while (g->n_low < g->n && g->bounds[g->n_low] < X32_BIT)
 		g->n_low++;
 	if (!g->n_low || g->n_low == g->n)
@@ -483,10 +487,14 @@ static void plan_x32(struct sc_ranges_group *g)
 	}
 	/* jge bit 30, x32's tree, and, x86_64's: kept only when shorter than the one tree */
 	struct sc_tree x = { g->x32_bounds, g->x32_seg, g->x32_n, false },
-		       low = { g->bounds, g->seg, g->n_low, true },
-		       all = { g->bounds, g->seg, g->n, true };
-	size_t cost = 2 + (g->x32_n ? sc_tree_len(&x) : 0) + sc_tree_len(&low);
-	g->shared = cost < sc_tree_len(&all) && cost <= MAX_BOUNDARIES;
+		       low = { g->bounds, g->seg, g->n_low, true };
+	struct sc_tree_shape all;
+	if (g->x32_n)
+		sc_tree_shape(&x, &g->x32_shape);
+	sc_tree_shape(&low, &g->shape);
+	shape_numbers(g, &all);
+	size_t cost = 2 + g->x32_shape.n + g->shape.n;
+	g->shared = cost < all.n && cost <= MAX_BOUNDARIES;
 	for (size_t i = 0; g->shared && i < runs.n; i++)
 		for (size_t k = 0; k < g->n_args; k++) /* now reached as x86_64's */
 			g->args[k].shared |= runs.v[i].seg == SC_SEG_SHARED &&
@@ -498,8 +506,31 @@ static void plan_x32(struct sc_ranges_group *g)
 		g->x32_bounds = NULL;
 		g->x32_seg = NULL;
 		g->x32_n = 0;
+		sc_tree_shape_free(&g->x32_shape);
+		sc_tree_shape_free(&g->shape);
+		g->shape = all;
+	} else {
+		sc_tree_shape_free(&all);
 	}
 	free(runs.v);
+}
+
+/* The shapes of the trees to emit (sc-tree.c), x32's decided by plan_x32. */
+static void shape_trees(struct sc_ranges_group *g)
+{
+	static uint8_t parity[MAX_BOUNDARIES + 1];
+	for (size_t i = 0; i < ARRAY_SIZE(parity); i++)
+		parity[i] = i % 2; /* an odd count of boundaries below: inside */
+	if (g->audit == AUDIT_ARCH_X86_64)
+		plan_x32(g);
+	if (g->n && !g->shape.v)
+		shape_numbers(g, &g->shape);
+	for (size_t k = 0; k < g->n_args; k++) {
+		struct sc_arg_ranges *a = &g->args[k];
+		struct sc_tree t = { a->bounds, parity, a->n, false };
+		if (!a->shared)
+			sc_tree_shape(&t, &a->shape);
+	}
 }
 
 void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t n_tokens,
@@ -536,7 +567,7 @@ void sc_ranges_plan(const struct sc_config *cfg, const uint32_t *tokens, size_t 
 			set_segments(g, &some[i]);
 		if (g->n > MAX_BOUNDARIES)
 			g->n = 0;
-		plan_x32(g);
+		shape_trees(g);
 		free(all[i].v);
 		free(some[i].v);
 	}
@@ -564,8 +595,12 @@ void sc_ranges_free(struct sc_ranges *rg)
 		free(rg->groups[i].seg);
 		free(rg->groups[i].x32_bounds);
 		free(rg->groups[i].x32_seg);
-		for (size_t k = 0; k < rg->groups[i].n_args; k++)
+		sc_tree_shape_free(&rg->groups[i].shape);
+		sc_tree_shape_free(&rg->groups[i].x32_shape);
+		for (size_t k = 0; k < rg->groups[i].n_args; k++) {
 			free(rg->groups[i].args[k].bounds);
+			sc_tree_shape_free(&rg->groups[i].args[k].shape);
+		}
 	}
 	rg->n_groups = 0;
 }

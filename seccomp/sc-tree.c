@@ -102,6 +102,22 @@ static void best_chain(const struct chains *c, struct plan *pl, size_t i, size_t
 	}
 }
 
+/* Knuth's bound for optimal search trees: the best split of [i, j] lies between those of
+ * [i, j-1] and [i+1, j], which makes the program O(m^2) instead of O(m^3) (a profile's
+ * compile would take 10 ms more). Chains break the bound's premise, so where a neighbour is
+ * one the whole range is tried; any split answers alike, so a miss costs only a compare. */
+static void split_window(const struct plan *pl, size_t i, size_t j, size_t *from, size_t *to)
+{
+	int16_t a = j > i + 1 ? pl->how[AT(pl, i, j - 1)] : -1;
+	int16_t b = j > i + 1 ? pl->how[AT(pl, i + 1, j)] : -1;
+	*from = a >= 0 ? (size_t)a : i;
+	*to = b >= 0 ? (size_t)b : j - 1;
+	if (*from > *to) {
+		*from = i;
+		*to = j - 1;
+	}
+}
+
 static void plan_make(struct plan *pl, const struct sc_tree *t)
 {
 	size_t m = t->n + 1;
@@ -119,7 +135,10 @@ static void plan_make(struct plan *pl, const struct sc_tree *t)
 			pl->cost[AT(pl, i, j)] = UINT32_MAX;
 			chain_add(&c, t, j);
 			best_chain(&c, pl, i, j);
-			for (size_t s = i; s < j; s++) {
+			size_t from = 1, to = 0; /* a single segment: no split */
+			if (j > i)
+				split_window(pl, i, j, &from, &to);
+			for (size_t s = from; s <= to; s++) {
 				uint32_t cost = NODE_STEPS + (sum[j + 1] - sum[i]) +
 						pl->cost[AT(pl, i, s)] + pl->cost[AT(pl, s + 1, j)];
 				if (cost < pl->cost[AT(pl, i, j)]) {
@@ -134,31 +153,20 @@ static void plan_make(struct plan *pl, const struct sc_tree *t)
 	}
 }
 
-static void plan_free(struct plan *pl)
-{
-	free(pl->cost);
-	free(pl->nodes);
-	free(pl->how);
-}
-
-size_t sc_tree_len(const struct sc_tree *t)
-{
-	struct plan pl;
-	plan_make(&pl, t);
-	size_t len = pl.nodes[AT(&pl, 0, pl.m - 1)];
-	plan_free(&pl);
-	return len ? len : 1; /* a leaf at the root: one "ja" */
-}
-
-/* Where [i, j] begins: its first compare, or, a leaf, its answer. */
-static size_t entry(const struct plan *pl, const size_t *target, size_t i, size_t j, size_t at)
+/* Where [i, j] begins, as a shape's branch: its first node, or, a leaf, its answer. */
+static uint16_t branch(const struct plan *pl, size_t i, size_t j, size_t node)
 {
 	int16_t how = pl->how[AT(pl, i, j)];
-	return pl->nodes[AT(pl, i, j)] ? at : target[-1 - how];
+	return pl->nodes[AT(pl, i, j)] ? (uint16_t)node : (uint16_t)(SC_TREE_ANSWER - 1 - how);
 }
 
-static void emit_chain(const struct plan *pl, const size_t *target, struct sock_filter *p,
-		       size_t *at, size_t i, size_t j, uint8_t a)
+static void push_node(struct sc_tree_shape *out, struct sc_tree_node n)
+{
+	out->v[out->n++] = n;
+}
+
+static void shape_chain(const struct plan *pl, struct sc_tree_shape *out, size_t i, size_t j,
+			uint8_t a)
 {
 	const struct sc_tree *t = pl->t;
 	size_t left = pl->nodes[AT(pl, i, j)];
@@ -166,42 +174,70 @@ static void emit_chain(const struct plan *pl, const size_t *target, struct sock_
 	for (size_t k = i; k <= j; k++) {
 		if (seg_width(t, k) != 1 || t->seg[k] == a)
 			continue;
-		size_t n = (*at)++, other = --left ? n + 1 : target[a];
-		p[n] = (struct sock_filter)BPF_JUMP(
-			BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)seg_lo(t, k),
-			SC_JUMP(n, target[t->seg[k]]), SC_JUMP(n, other));
+		uint16_t other = --left ? (uint16_t)(out->n + 1) : (uint16_t)(SC_TREE_ANSWER + a);
+		push_node(out, (struct sc_tree_node){ .k = (uint32_t)seg_lo(t, k),
+						      .eq = true,
+						      .yes = (uint16_t)(SC_TREE_ANSWER + t->seg[k]),
+						      .no = other });
 	}
 }
 
 /* Depth first, the lower half right after its compare (on false). */
-static void emit(const struct plan *pl, const size_t *target, struct sock_filter *p, size_t *at,
-		 size_t i, size_t j)
+static void shape_of(const struct plan *pl, struct sc_tree_shape *out, size_t i, size_t j)
 {
 	int16_t how = pl->how[AT(pl, i, j)];
 	if (how < 0) {
-		emit_chain(pl, target, p, at, i, j, (uint8_t)(-1 - how));
+		shape_chain(pl, out, i, j, (uint8_t)(-1 - how));
 		return;
 	}
-	size_t s = (size_t)how, n = (*at)++;
-	size_t low = entry(pl, target, i, s, n + 1);
-	size_t high = entry(pl, target, s + 1, j, n + 1 + pl->nodes[AT(pl, i, s)]);
-	p[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, pl->t->b[s],
-					    SC_JUMP(n, high), SC_JUMP(n, low));
-	emit(pl, target, p, at, i, s);
-	emit(pl, target, p, at, s + 1, j);
+	size_t s = (size_t)how, n = out->n;
+	push_node(out, (struct sc_tree_node){
+			       .k = pl->t->b[s],
+			       .yes = branch(pl, s + 1, j, n + 1 + pl->nodes[AT(pl, i, s)]),
+			       .no = branch(pl, i, s, n + 1) });
+	shape_of(pl, out, i, s);
+	shape_of(pl, out, s + 1, j);
 }
 
-void sc_tree_emit(const struct sc_tree *t, const size_t *target, struct sock_filter *p, size_t *at)
+void sc_tree_shape(const struct sc_tree *t, struct sc_tree_shape *out)
 {
 	struct plan pl;
+
 	plan_make(&pl, t);
-	if (pl.nodes[AT(&pl, 0, pl.m - 1)]) {
-		emit(&pl, target, p, at, 0, pl.m - 1);
-	} else {
-		p[*at] = (struct sock_filter)BPF_STMT(
-			BPF_JMP | BPF_JA,
-			(uint32_t)(target[-1 - pl.how[AT(&pl, 0, pl.m - 1)]] - *at - 1));
-		(*at)++;
+	size_t n = pl.nodes[AT(&pl, 0, pl.m - 1)];
+	*out = (struct sc_tree_shape){ .v = hutch_xcalloc(n ? n : 1, sizeof(*out->v)) };
+	if (n)
+		shape_of(&pl, out, 0, pl.m - 1);
+	else /* a leaf at the root: "ja" to its answer */
+		push_node(out,
+			  (struct sc_tree_node){ .ja = true, .yes = branch(&pl, 0, pl.m - 1, 0) });
+	free(pl.cost);
+	free(pl.nodes);
+	free(pl.how);
+}
+
+void sc_tree_shape_free(struct sc_tree_shape *s)
+{
+	free(s->v);
+	*s = (struct sc_tree_shape){ 0 };
+}
+
+void sc_tree_emit(const struct sc_tree_shape *s, const size_t *target, struct sock_filter *p,
+		  size_t *at)
+{
+	size_t base = *at;
+
+	for (size_t k = 0; k < s->n; k++, (*at)++) {
+		const struct sc_tree_node *n = &s->v[k];
+		size_t yes =
+			n->yes >= SC_TREE_ANSWER ? target[n->yes - SC_TREE_ANSWER] : base + n->yes;
+		size_t no = n->no >= SC_TREE_ANSWER ? target[n->no - SC_TREE_ANSWER] : base + n->no;
+		if (n->ja)
+			p[*at] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA,
+							      (uint32_t)(yes - *at - 1));
+		else
+			p[*at] = (struct sock_filter)BPF_JUMP(
+				BPF_JMP | (n->eq ? BPF_JEQ : BPF_JGE) | BPF_K, n->k,
+				SC_JUMP(*at, yes), SC_JUMP(*at, no));
 	}
-	plan_free(&pl);
 }

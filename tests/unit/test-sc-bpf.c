@@ -345,7 +345,9 @@ static void test_tree_shapes(void)
 	static const uint8_t seg[] = { 1, 2, 1, 3, 1, 2, 1, 2 };
 	struct sc_tree t = { b, seg, ARRAY_SIZE(b), false }; /* by compares, not emulation */
 	struct sock_filter p[32];
-	size_t target[4], at = 1, len = sc_tree_len(&t);
+	struct sc_tree_shape shape;
+	sc_tree_shape(&t, &shape);
+	size_t target[4], at = 1, len = shape.n;
 
 	ok(len == 4, "7 boundaries, 3 of them lone numbers: %zu compares (4: 3 JEQs, 1 JGE)", len);
 	p[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
@@ -353,7 +355,8 @@ static void test_tree_shapes(void)
 		target[k] = 1 + len + k - 1;
 		p[target[k]] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (uint32_t)k);
 	}
-	sc_tree_emit(&t, target, p, &at);
+	sc_tree_emit(&shape, target, p, &at);
+	sc_tree_shape_free(&shape);
 	size_t bad = 0;
 	for (uint32_t nr = 0; nr < 200; nr++) {
 		size_t k = 0;
@@ -368,7 +371,9 @@ static void test_tree_shapes(void)
 	static const uint32_t ab[] = { 0, 0x5412, 0x5413 };
 	static const uint8_t aseg[] = { 0, 1, 0, 1 };
 	struct sc_tree a = { ab, aseg, ARRAY_SIZE(ab), false };
-	ok(sc_tree_len(&a) == 1, "ioctl's TIOCSTI alone: one JEQ (%zu)", sc_tree_len(&a));
+	sc_tree_shape(&a, &shape);
+	ok(shape.n == 1 && shape.v[0].eq, "ioctl's TIOCSTI alone: one JEQ (%zu)", shape.n);
+	sc_tree_shape_free(&shape);
 }
 
 int main(void)
