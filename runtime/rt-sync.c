@@ -81,27 +81,23 @@ int rt_sync_send_filter(int fd, const struct sc_filter *f, struct hutch_err *err
 	return 0;
 }
 
+/* One recv into room for the longest program (only the pages written get touched);
+ * MSG_TRUNC tells a longer packet, which is refused. */
 int rt_sync_recv_filter(int fd, struct sc_filter **out, struct hutch_err *err)
 {
+	size_t max = sc_filter_max_bytes();
+	_cleanup_free_ void *buf = hutch_xmalloc(max);
 	ssize_t n;
-	do /* the packet's length, without taking it */
-		n = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
+	do
+		n = recv(fd, buf, max, MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return hutch_fail_errno(err, errno, "sync: receive seccomp program");
 	if (n == 0)
 		return hutch_fail(err, EPIPE, "sync: no seccomp program");
-	if ((size_t)n > sc_filter_max_bytes())
+	if ((size_t)n > max)
 		return hutch_fail(err, EPROTO, "sync: seccomp program too long (%zd bytes)", n);
-	size_t size = (size_t)n;
-	_cleanup_free_ void *buf = hutch_xmalloc(size);
-	do
-		n = recv(fd, buf, size, 0);
-	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)size)
-		return hutch_fail_errno(err, n < 0 ? errno : EPROTO,
-					"sync: receive seccomp program");
-	TRY(sc_filter_unpack(buf, size, out, err));
+	TRY(sc_filter_unpack(buf, (size_t)n, out, err));
 	buf = NULL; /* it is *out now */
 	return 0;
 }

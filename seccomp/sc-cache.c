@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 
 #define DEFAULT_DIR "/var/cache/hutch/seccomp"
@@ -149,16 +150,24 @@ void sc_text_hash(const char *kind, const void *text, size_t len, uint64_t extra
 
 static void entry_name(const uint8_t key[32], char name[70])
 {
-	for (int i = 0; i < 32; i++)
-		snprintf(name + 2 * i, 3, "%02x", key[i]);
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 32; i++) {
+		name[2 * i] = hex[key[i] >> 4];
+		name[2 * i + 1] = hex[key[i] & 15];
+	}
 	memcpy(name + 64, ".bpf", 5);
 }
 
 /* Ours alone: owned by our euid and writable by nobody else. */
+static bool trusted_stat(const struct stat *st)
+{
+	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 static bool trusted(int fd)
 {
 	struct stat st;
-	return fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
+	return fstat(fd, &st) == 0 && trusted_stat(&st);
 }
 
 static int open_dir(const char *dir)
@@ -171,6 +180,7 @@ static int open_dir(const char *dir)
 	return fd < 0 ? -errno : fd;
 }
 
+/* One fstat and one readv (header, then the program into f): a hit is on every start. */
 int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_config *cfg,
 		    struct sc_filter **out)
 {
@@ -186,17 +196,19 @@ int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_conf
 		return 0;
 	entry_name(key, name);
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !trusted(fd) || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    hutch_read_all(fd, &h, sizeof(h)) != sizeof(h))
+	if (fd < 0 || fstat(fd, &st) < 0 || !trusted_stat(&st) || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size <= sizeof(h) ||
+	    (size_t)st.st_size > sizeof(h) + SC_MAX_INSNS * sizeof(struct sock_filter) ||
+	    (st.st_size - sizeof(h)) % sizeof(struct sock_filter))
+		return 0;
+	size_t bytes = (size_t)st.st_size - sizeof(h);
+	f = hutch_xmalloc(sizeof(*f) + bytes);
+	struct iovec iov[2] = { { &h, sizeof(h) }, { f->insns, bytes } };
+	if (readv(fd, iov, 2) != st.st_size)
 		return 0;
 	if (memcmp(h.magic, magic, sizeof(magic)) != 0 || h.version != FORMAT_VERSION ||
-	    memcmp(h.key, key, 32) != 0 || h.len == 0 || h.len > SC_MAX_INSNS ||
-	    (uint64_t)st.st_size != sizeof(h) + h.len * sizeof(struct sock_filter) ||
+	    memcmp(h.key, key, 32) != 0 || h.len * sizeof(struct sock_filter) != bytes ||
 	    (cfg && (h.flags != sc_load_flags(cfg) || h.notify != sc_config_notifies(cfg))))
-		return 0;
-	size_t bytes = h.len * sizeof(struct sock_filter);
-	f = hutch_xmalloc(sizeof(*f) + bytes);
-	if (hutch_read_all(fd, f->insns, bytes) != (ssize_t)bytes)
 		return 0;
 	sha256(f->insns, bytes, sum);
 	if (memcmp(sum, h.sum, sizeof(sum)) != 0)
