@@ -5,9 +5,9 @@
  * profile on x86_64, and the kernel converts and JITs every instruction at each container
  * start (0.4 ms here). Sorted into ranges of syscall numbers and searched as a tree of
  * compares (sc-tree.c), the same decisions take at most one instruction per range boundary.
- * The tree also answers the numbers no rule names (the default action) and those above the profile's
- * highest (ENOSYS, as sc-compile.c's prologue would). libseccomp then compiles only what is
- * left: rules with arguments, the other actions, multiplexers.
+ * The tree also answers the numbers no rule names (the default action) and those above the
+ * profile's highest (ENOSYS, as sc-compile.c's prologue would). libseccomp then compiles only
+ * what is left: rules with arguments, the other actions, multiplexers.
  *
  * The tree uses only loads of nr/arch, JGE, JEQ, AND and returns, which the kernel's seccomp
  * action cache can evaluate: an always-allowed syscall skips the filter at run time. The
@@ -455,19 +455,20 @@ static void x32_runs(const struct sc_ranges_group *g, struct run_vec *runs)
 	free(pts.v);
 }
 
-/*
- * x86_64 and x32 share an audit arch, and x32's allow list is x86_64's but for the
- * 64-bit-only calls and its own 512-547: ~100 boundaries of its own where ~60 suffice when
- * the rest goes on into x86_64's tree. Kept only when shorter. x32's numbers are not in the
- * kernel's action cache, so this shortens the program (converted and JITed at each load)
- * for one more step per emulated number (the jge on bit 30).
- */
 static void shape_numbers(const struct sc_ranges_group *g, struct sc_tree_shape *out)
 {
 	struct sc_tree t = { g->bounds, g->seg, g->n, true };
 	sc_tree_shape(&t, out);
 }
 
+/*
+ * x86_64 and x32 share an audit arch, and x32's allow list is x86_64's but for the
+ * 64-bit-only calls and its own 512-547: ~100 boundaries of its own, where ~50 compares (a
+ * JEQ per 64-bit-only hole) suffice when the rest goes on into x86_64's tree. Kept only when
+ * shorter. x32's numbers are not in the
+ * kernel's action cache, so this shortens the program (converted and JITed at each load)
+ * for one more step per emulated number (the jge on bit 30).
+ */
 static void plan_x32(struct sc_ranges_group *g)
 {
 	struct run_vec runs = { 0 };
@@ -477,6 +478,10 @@ static void plan_x32(struct sc_ranges_group *g)
 	if (!g->n_low || g->n_low == g->n)
 		return;
 	x32_runs(g, &runs);
+	if (runs.n - 1 > MAX_BOUNDARIES) { /* beyond a tree's 8-bit jumps */
+		free(runs.v);
+		return;
+	}
 	g->x32_n = runs.n - 1;
 	g->x32_bounds = hutch_xcalloc(runs.n, sizeof(uint32_t));
 	g->x32_seg = hutch_xcalloc(runs.n, 1);
@@ -518,7 +523,7 @@ static void plan_x32(struct sc_ranges_group *g)
 /* The shapes of the trees to emit (sc-tree.c), x32's decided by plan_x32. */
 static void shape_trees(struct sc_ranges_group *g)
 {
-	static uint8_t parity[MAX_BOUNDARIES + 1];
+	uint8_t parity[MAX_BOUNDARIES + 1];
 	for (size_t i = 0; i < ARRAY_SIZE(parity); i++)
 		parity[i] = i % 2; /* an odd count of boundaries below: inside */
 	if (g->audit == AUDIT_ARCH_X86_64)
