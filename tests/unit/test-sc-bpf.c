@@ -376,9 +376,68 @@ static void test_tree_shapes(void)
 	sc_tree_shape_free(&shape);
 }
 
+/* The answer of segments (b, seg, n) for nr, as the tree must give it. */
+static uint8_t seg_answer(const uint32_t *b, const uint8_t *seg, size_t n, uint32_t nr)
+{
+	size_t k = 0;
+	while (k < n && nr >= b[k])
+		k++;
+	return seg[k];
+}
+
+/*
+ * Random segments (runs and lone numbers, up to five answers, a boundary at 0 now and then,
+ * as argument trees have), each shaped, emitted and run at every boundary and its
+ * neighbours: any chain or split the dynamic program picks must answer as the segments do.
+ */
+static void test_random_trees(void)
+{
+	uint32_t b[120];
+	uint8_t seg[121];
+	struct sock_filter p[1 + 120 + 5];
+	size_t bad = 0, checked = 0, trees = 300;
+
+	srandom(7);
+	for (size_t tr = 0; tr < trees; tr++) {
+		size_t n = 1 + (size_t)random() % 119;
+		bool zero = random() % 4 == 0; /* an argument tree's first bound at 0 */
+		uint32_t at = 0;
+		for (size_t k = 0; k < n; k++) {
+			uint32_t step = random() % 3 ? 1 + (uint32_t)(random() % 3)
+						     : 1 + (uint32_t)(random() % 5000);
+			at += k == 0 && zero ? 0 : step;
+			b[k] = at;
+		}
+		for (size_t k = 0; k <= n; k++)
+			seg[k] = (uint8_t)(random() % 3 ? (long)(k % 2) : random() % 5);
+		struct sc_tree t = { b, seg, n, tr % 2 == 0 };
+		struct sc_tree_shape shape;
+		sc_tree_shape(&t, &shape);
+		size_t target[5], pos = 1;
+		p[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+		for (size_t a = 0; a < 5; a++) {
+			target[a] = 1 + shape.n + a;
+			p[target[a]] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (uint32_t)a);
+		}
+		sc_tree_emit(&shape, target, p, &pos);
+		bad += pos != 1 + shape.n || shape.n > n;
+		for (size_t k = 0; k < n; k++)
+			for (int d = -1; d <= 1; d++) {
+				uint32_t nr = b[k] + (uint32_t)d;
+				checked++;
+				bad += tree_answer(p, 1 + shape.n + 5, nr) !=
+				       seg_answer(b, seg, n, nr);
+			}
+		sc_tree_shape_free(&shape);
+	}
+	ok(bad == 0, "%zu random trees: %zu numbers at their boundaries, %zu wrong", trees, checked,
+	   bad);
+}
+
 int main(void)
 {
 	test_tree_shapes();
+	test_random_trees();
 	test_plan();
 	test_corners();
 	test_multiplexed();
