@@ -160,8 +160,11 @@ static uint16_t branch(const struct plan *pl, size_t i, size_t j, size_t node)
 	return pl->nodes[AT(pl, i, j)] ? (uint16_t)node : (uint16_t)(SC_TREE_ANSWER - 1 - how);
 }
 
-static void push_node(struct sc_tree_shape *out, struct sc_tree_node n)
+/* The plan counted the nodes; emitting more would be a bug in this file, never an input's. */
+static void push_node(struct sc_tree_shape *out, size_t cap, struct sc_tree_node n)
 {
+	if (out->n >= cap)
+		abort();
 	out->v[out->n++] = n;
 }
 
@@ -175,10 +178,11 @@ static void shape_chain(const struct plan *pl, struct sc_tree_shape *out, size_t
 		if (seg_width(t, k) != 1 || t->seg[k] == a)
 			continue;
 		uint16_t other = --left ? (uint16_t)(out->n + 1) : (uint16_t)(SC_TREE_ANSWER + a);
-		push_node(out, (struct sc_tree_node){ .k = (uint32_t)seg_lo(t, k),
-						      .eq = true,
-						      .yes = (uint16_t)(SC_TREE_ANSWER + t->seg[k]),
-						      .no = other });
+		push_node(out, pl->nodes[AT(pl, 0, pl->m - 1)],
+			  (struct sc_tree_node){ .k = (uint32_t)seg_lo(t, k),
+						 .eq = true,
+						 .yes = (uint16_t)(SC_TREE_ANSWER + t->seg[k]),
+						 .no = other });
 	}
 }
 
@@ -191,10 +195,11 @@ static void shape_of(const struct plan *pl, struct sc_tree_shape *out, size_t i,
 		return;
 	}
 	size_t s = (size_t)how, n = out->n;
-	push_node(out, (struct sc_tree_node){
-			       .k = pl->t->b[s],
-			       .yes = branch(pl, s + 1, j, n + 1 + pl->nodes[AT(pl, i, s)]),
-			       .no = branch(pl, i, s, n + 1) });
+	push_node(
+		out, pl->nodes[AT(pl, 0, pl->m - 1)],
+		(struct sc_tree_node){ .k = pl->t->b[s],
+				       .yes = branch(pl, s + 1, j, n + 1 + pl->nodes[AT(pl, i, s)]),
+				       .no = branch(pl, i, s, n + 1) });
 	shape_of(pl, out, i, s);
 	shape_of(pl, out, s + 1, j);
 }
@@ -209,8 +214,10 @@ void sc_tree_shape(const struct sc_tree *t, struct sc_tree_shape *out)
 	if (n)
 		shape_of(&pl, out, 0, pl.m - 1);
 	else /* a leaf at the root: "ja" to its answer */
-		push_node(out,
+		push_node(out, 1,
 			  (struct sc_tree_node){ .ja = true, .yes = branch(&pl, 0, pl.m - 1, 0) });
+	if (out->n != (n ? n : 1))
+		abort(); /* fewer than planned: as above */
 	free(pl.cost);
 	free(pl.nodes);
 	free(pl.how);
