@@ -213,13 +213,13 @@ static void skip_container(struct scan *s)
 }
 
 /*
- * Any value, by counting brackets outside strings: for well-formed JSON that is exactly the
- * value's extent, and the caller parses those bytes (or knows them already) and yajl parses
+ * Any value: a container through skip_container; a scalar (string, number, literal) up to
+ * the ',' or closing bracket after it. For well-formed JSON that is exactly the value's
+ * extent, and the caller parses those bytes (or knows them already) and yajl parses
  * everything around them, so nothing else needs checking here.
  */
 static void skip_value(struct scan *s)
 {
-	int depth = 0;
 	bool escaped;
 
 	if (*s->p == '{' || *s->p == '[') {
@@ -232,27 +232,14 @@ static void skip_value(struct scan *s)
 		case '"':
 			skip_string(s, &escaped);
 			continue;
-		case '{':
-		case '[':
-			depth++;
-			break;
 		case '}':
 		case ']':
-			if (depth == 0)
-				return; /* the end of the enclosing object: a scalar value */
-			depth--;
-			break;
 		case ',':
-			if (depth == 0)
-				return; /* the next member: a scalar value */
-			break;
-		default: /* '/' (a comment) or the end of the text */
+			return; /* the end of the enclosing container, or the next member */
+		default: /* a bracket within a scalar, '/' (a comment) or the end of the text */
 			s->bad = true;
 			return;
 		}
-		s->p++;
-		if (depth == 0)
-			return;
 	}
 }
 
