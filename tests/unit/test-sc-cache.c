@@ -81,6 +81,17 @@ static void test_cache_basic(struct sc_config *cfg)
 	}
 	r = compile_at(cfg, &f, &hit);
 	ok(r == 0 && !hit && same_program(f, ref), "short entry: miss");
+	/* Bytes after the program: a whole instruction (the header's length disagrees), then
+	 * a part of one (not a whole number of instructions). */
+	static const char extra[8] = { 0 };
+	static const size_t appended[] = { 8, 3 };
+	for (size_t i = 0; i < ARRAY_SIZE(appended); i++) {
+		fd = open_entry(cfg, O_WRONLY | O_APPEND);
+		(void)!write(fd, extra, appended[i]);
+		close(fd);
+		r = compile_at(cfg, &f, &hit);
+		ok(r == 0 && !hit && same_program(f, ref), "%zu bytes appended: miss", appended[i]);
+	}
 	/* A directory others can write is not trusted (nor written). */
 	chmod(cachedir, 0777);
 	r = compile_at(cfg, &f, &hit);
