@@ -2,14 +2,13 @@
 /*
  * The prefix that sc-ranges.c planned, as classic BPF: per audit arch a block with the
  * number tree (x32's first when it goes on into x86_64's), its answers, the argument trees,
- * and a jump to the rest. Only loads of nr/arch, JGE, JEQ, AND and returns in the number trees,
- * which the kernel's action cache can evaluate.
+ * and a jump to the rest. The trees' shapes come from sc-tree.c. Only loads of nr/arch, JGE,
+ * JEQ, AND and returns in the number trees, which the kernel's action cache can evaluate.
  */
 #include "sc-internal.h"
 
 #include <linux/seccomp.h>
 #include <stddef.h>
-#include <stdlib.h>
 
 /* Does the emitted tree answer seg anywhere? (Shared: x86_64's part and x32's tree.) */
 static bool uses(const struct sc_ranges_group *g, uint8_t seg)
