@@ -115,8 +115,9 @@ static size_t dispatch_len(size_t block)
 }
 
 /*
- * Layout: load the arch; per group its dispatch and its block. rest is the first instruction after the prefix (the ENOSYS prologue, then
- * libseccomp's program); conditional jumps stay within a block, so only the JAs are long.
+ * Layout: load the arch; per group its dispatch and its block. rest is the first instruction
+ * after the prefix (the ENOSYS prologue, then libseccomp's program); conditional jumps stay
+ * within a block, so only the JAs are long.
  */
 size_t sc_ranges_emit(const struct sc_ranges *rg, struct sock_filter *p)
 {
