@@ -257,12 +257,89 @@ static int remove_dirs(struct cg *cg, struct hutch_err *err)
 	return ret;
 }
 
-int cg_create(const char *path, struct cg **out, struct hutch_err *err)
+static void add_child(struct cg_child **v, size_t *n, const char *name, time_t made)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].name, name)) {
+			if (made < (*v)[i].made)
+				(*v)[i].made = made;
+			return;
+		}
+	*v = hutch_xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = (struct cg_child){ hutch_xstrdup(name), made };
+}
+
+/*
+ * load(), and on a hybrid host also the cgroup2 mount beside the v1 ones, which hutch itself
+ * never uses but runc and crun do: a sandbox run through them that was killed leaves its
+ * parent cgroup there too.
+ */
+static int load_all(const char *path, struct cg **out, struct hutch_err *err)
 {
 	struct cg *cg = NULL;
-	int r = load(path, &cg, err);
-	if (r < 0)
-		return r;
+	TRY(load(path, &cg, err));
+	struct cg_hier *u = NULL;
+	size_t nu = 0;
+	struct hutch_err e = { 0 };
+	if (!cg->v2 && cg_read_hierarchies(true, &u, &nu, &e) == 0) {
+		for (size_t i = 0; i < nu; i++)
+			if (cg_hier_dir(&u[i], path, &u[i].dir, &e) == 0) {
+				cg->h = hutch_xrealloc(cg->h, (cg->n + 1) * sizeof(*cg->h));
+				cg->h[cg->n++] = u[i];
+				u[i] = (struct cg_hier){ .fd = -1 }; /* moved */
+			}
+		cg_hier_free(u, nu);
+	}
+	*out = cg;
+	return 0;
+}
+
+int cg_purge(const char *path, struct hutch_err *err)
+{
+	struct cg *cg = NULL;
+	TRY(load_all(path, &cg, err));
+	for (size_t i = 0; i < cg->n; i++)
+		cg->h[i].fd = open(cg->h[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = cg_destroy(cg, err);
+	cg_free(cg);
+	return r;
+}
+
+int cg_list_children(const char *path, struct cg_child **out, size_t *n, struct hutch_err *err)
+{
+	struct cg *cg = NULL;
+	*out = NULL;
+	*n = 0;
+	TRY(load_all(path, &cg, err));
+	for (size_t i = 0; i < cg->n; i++) {
+		_cleanup_(hutch_closedirp) DIR *d = opendir(cg->h[i].dir);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			struct stat st;
+			if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+			    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				add_child(out, n, de->d_name, st.st_ctim.tv_sec);
+		}
+	}
+	cg_free(cg);
+	return 0;
+}
+
+void cg_children_free(struct cg_child *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+int cg_locate(const char *path, struct cg **out, struct hutch_err *err)
+{
+	return load(path, out, err);
+}
+
+int cg_make(struct cg *cg, struct hutch_err *err)
+{
+	int r = 0;
 	for (size_t i = 0; r == 0 && i < cg->n; i++) {
 		r = mkdir_p(&cg->h[i], err);
 		if (r == 0)
@@ -270,12 +347,8 @@ int cg_create(const char *path, struct cg **out, struct hutch_err *err)
 	}
 	if (r == 0)
 		r = cg->v2 ? cg_v2_create(cg, err) : cg_v1_create(cg, err);
-	if (r < 0)
-		goto rollback;
-	*out = cg;
-	return 0;
-
-rollback:
+	if (r == 0)
+		return 0;
 	/* Only what we made goes: an existing cgroup that failed check_unused stays. */
 	for (size_t i = 0; i < cg->n; i++) {
 		struct cg_hier *h = &cg->h[i];
@@ -286,7 +359,22 @@ rollback:
 	}
 	struct hutch_err ignored = { 0 };
 	remove_dirs(cg, &ignored);
-	cg_free(cg);
+	for (size_t i = 0; i < cg->n; i++) { /* back to located: nothing of ours exists */
+		hutch_strv_free(cg->h[i].created);
+		cg->h[i].created = NULL;
+		cg->h[i].n_created = 0;
+	}
+	return r;
+}
+
+int cg_create(const char *path, struct cg **out, struct hutch_err *err)
+{
+	struct cg *cg = NULL;
+	int r = cg_locate(path, &cg, err);
+	if (r == 0 && (r = cg_make(cg, err)) < 0)
+		cg_free(cg);
+	if (r == 0)
+		*out = cg;
 	return r;
 }
 
@@ -545,6 +633,21 @@ static int wait_empty(struct cg *cg, struct hutch_err *err)
 	}
 	return hutch_fail(err, EBUSY, "cgroup %s: processes still present 5 s after SIGKILL",
 			  cg->h[0].dir);
+}
+
+int cg_remove_unused(struct cg *cg, struct hutch_err *err)
+{
+	(void)err;
+	for (size_t i = 0; i < cg->n; i++) {
+		struct cg_hier *h = &cg->h[i];
+		if (h->fd < 0)
+			continue;
+		close(h->fd);
+		h->fd = -1;
+		/* EBUSY (processes) or ENOTEMPTY (sub-cgroups): in use, so not what we recorded. */
+		(void)rmdir(h->dir);
+	}
+	return 0;
 }
 
 int cg_destroy(struct cg *cg, struct hutch_err *err)

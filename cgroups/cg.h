@@ -102,6 +102,22 @@ int cg_resolve_path(const char *cgroups_path, const char *id, char **out, struct
 /* mkdir the cgroup in every hierarchy (v1: each controller's; v2: the one), enabling the
  * v2 controllers it needs. Fails with EEXIST if it already exists and holds processes. */
 int cg_create(const char *path, struct cg **out, struct hutch_err *err);
+/* cg_create in two steps, so that a caller can record where the cgroup goes (cg_paths works on
+ * a located cgroup) before it exists: a process killed in between leaves no cgroup that its
+ * record does not name. cg_make fails with cg still located (what it made is removed). */
+int cg_locate(const char *path, struct cg **out, struct hutch_err *err);
+int cg_make(struct cg *cg, struct hutch_err *err);
+/* The sub-cgroups of path, in any hierarchy, each once, with the earliest ctime of its
+ * directories: what a sweep of a killed process's cgroups looks through. */
+struct cg_child {
+	char *name;
+	time_t made;
+};
+int cg_list_children(const char *path, struct cg_child **out, size_t *n, struct hutch_err *err);
+void cg_children_free(struct cg_child *v, size_t n);
+/* cg_destroy of path wherever it exists, a hybrid host's cgroup2 mount included (where other
+ * runtimes make cgroups too): for what a killed process left. */
+int cg_purge(const char *path, struct hutch_err *err);
 /* Re-opens an existing container cgroup (for kill, delete, pause, stats). */
 int cg_open(const char *path, struct cg **out, struct hutch_err *err);
 /* The container's cgroup in each hierarchy, as the cgroup path /proc/PID/cgroup would show
@@ -124,6 +140,9 @@ int cg_complete_update(struct cg *cg, struct cg_resources *res, struct hutch_err
 /* Kills everything in the cgroup (cgroup.kill on v2, SIGKILL of every pid otherwise), waits
  * until it is empty, and removes it everywhere. Missing cgroups are not an error. */
 int cg_destroy(struct cg *cg, struct hutch_err *err);
+/* Removes the cgroup where it is empty, killing nothing: for one that a killed create recorded
+ * before making it, which may exist, may not, or may be someone else's. */
+int cg_remove_unused(struct cg *cg, struct hutch_err *err);
 /* Pids in the cgroup and its sub-cgroups. *out malloc'd. */
 int cg_pids(struct cg *cg, pid_t **out, size_t *n, struct hutch_err *err);
 int cg_signal_all(struct cg *cg, int sig, struct hutch_err *err);

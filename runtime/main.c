@@ -72,6 +72,7 @@ int main(int argc, char **argv)
 	struct hutch_err err = { 0 };
 	int at = 0, log_fd = -1, fail_status = 1;
 
+	rt_count_caller_fds(); /* before any fd of ours exists */
 	hutch_proctitle_init(argc, argv);
 	int r = parse_globals(argc, argv, &g, &at, &err);
 	if (r >= 0 && g.log) {

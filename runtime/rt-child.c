@@ -112,14 +112,23 @@ static int setup_terminal(const struct rt_child *c, struct hutch_err *err)
 	return ns_send_fd(c->sync_fd, master, "/dev/console", err);
 }
 
+int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hutch_err *err)
+{
+	int from = 3 + preserve_fds;
+	for (size_t i = 0; i < n_keep; i++)
+		if (keep[i] >= 3 && keep[i] < from) /* rt_count_caller_fds rules it out */
+			return hutch_fail(err, EBADF, "--preserve-fds: fd %d is hutch's own",
+					  keep[i]);
+	int r = hutch_close_fds_from(from, keep, n_keep);
+	return r < 0 ? hutch_fail_errno(err, r, "close inherited fds") : 0;
+}
+
 /* Closes every fd but stdio, the preserved ones and those the rest of setup needs, so that
  * nothing of hutch's reaches the container (nor a cwd through /proc/self/fd). */
 static int close_fds(const struct rt_child *c, struct hutch_err *err)
 {
-	int keep[] = { c->sync_fd, c->fifo_fd, c->opts->init_fd, c->memcg_fd };
-	int r = hutch_close_fds_from(3 + c->opts->preserve_fds, keep, ARRAY_SIZE(keep));
-	if (r < 0)
-		return hutch_fail_errno(err, r, "close inherited fds");
+	int keep[] = { c->sync_fd, c->fifo_fd, c->opts->init_fd, c->memcg_fd, c->tramp_fd };
+	TRY(rt_close_fds_but(c->opts->preserve_fds, keep, ARRAY_SIZE(keep), err));
 	if (c->console_fd >= 0)
 		close(c->console_fd);
 	return 0;
@@ -227,7 +236,7 @@ int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filte
 }
 
 /* The memory cgroup is joined last (v1 always, v2 under a tiny limit), so hutch's setup is
- * not charged to the container (a 128 KiB limit still starts), then the cgroup namespace is
+ * not charged to the container (a 176 KiB limit still starts), then the cgroup namespace is
  * made, rooted at the now complete cgroup. Needs CAP_SYS_ADMIN: before the privileges are
  * dropped. */
 static int late_cgroup(struct rt_child *c, struct hutch_err *err)
@@ -265,6 +274,15 @@ static int drop_now(struct rt_child *c, int *notify_fd, struct hutch_err *err)
 	c->dropped = true; /* failed or not, not again */
 	TRY(late_cgroup(c, err));
 	return rt_drop_privileges_fd(&c->spec->process, c->filter, notify_fd, err);
+}
+
+static int trampoline_filter(struct rt_child *c, struct hutch_err *err)
+{
+	struct sc_filter *f = NULL;
+	TRY(rt_trampoline_filter(c->filter, c->tramp_fd, &f, err));
+	if (f)
+		c->filter = f; /* lives until execve */
+	return 0;
 }
 
 /* A seccomp listener gets its fd at create, as runc does: the filter is loaded before READY
@@ -389,8 +407,10 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(rt_enter_cwd(p->cwd, err));
 	TRY(ns_switch_user(&p->user, err));	       /* keeps capabilities */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);	       /* reset by the uid change */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);     /* the same (dead already: READY fails) */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	TRY(receive_filter(c, err));		       /* when the parent made it meanwhile */
+	TRY(trampoline_filter(c, err));		       /* its execveat must pass */
 	TRY(early_filter(c, err));		       /* only with a seccomp listener */
 	return 0;
 }
@@ -410,7 +430,13 @@ void rt_child_main(struct rt_child *c)
 	bool have_set = hutch_signals_not_default(&not_default) == 0;
 	if (child_setup(c, state, exe, sizeof(exe), &err) < 0)
 		goto fail;
-	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0); /* create exits once we are ready */
+	/* create exits once we are ready; a sandbox's hutch stays, and the init must not
+	 * outlive it. */
+	if (c->opts->init_fd < 0)
+		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	/* Allocated while the filter, which may come next, is not loaded yet. */
+	char **env = with_listen_fds(c);
+	char **targv = rt_trampoline_argv(exe, c->spec->process.args);
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);
 	close(c->sync_fd);
@@ -421,13 +447,12 @@ void rt_child_main(struct rt_child *c)
 			dprintf(2, "hutch: error: %s\n", err.msg);
 		_exit(1);
 	}
-	char **env = with_listen_fds(c);
 	if (c->opts->init_fd >= 0)
-		rt_sb_init(exe, c->spec->process.args, env, c->opts->init_fd);
+		rt_sb_init(c->tramp_fd, targv, env, c->opts->init_fd);
 	rt_reset_signals_in(have_set ? &not_default : NULL);
-	execve(exe, c->spec->process.args, env);
-	dprintf(2, "hutch: error: exec %s: %s\n", exe, strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
+	int e = -rt_trampoline_exec(c->tramp_fd, targv, env);
+	dprintf(2, "hutch: error: exec %s through the trampoline: %s\n", exe, strerror(e));
+	_exit(126);
 fail:
 	if (c->sync_fd >= 0)
 		rt_sync_send(c->sync_fd, RT_SYNC_ERROR, &err, &err);

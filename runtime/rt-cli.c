@@ -5,6 +5,8 @@
  */
 #include "rt.h"
 
+#include <fcntl.h>
+
 #include <string.h>
 
 static struct rt_opt *find_long(struct rt_opt *opts, size_t n, const char *name, size_t len)
@@ -124,13 +126,34 @@ int rt_validate_id(const char *id, struct hutch_err *err)
 	return 0;
 }
 
+#define PRESERVE_MAX 4096
+
+/* How many of fds 3, 4, ... the caller gave us, counted before hutch opens any fd of its own:
+ * only those may pass with --preserve-fds. Otherwise an fd of hutch's (the state dir's lock,
+ * a cgroup, exec.fifo) would take a free number in the range and reach the container. */
+static int caller_fds = -1;
+
+void rt_count_caller_fds(void)
+{
+	int n = 0;
+	while (n < PRESERVE_MAX && fcntl(3 + n, F_GETFD) >= 0)
+		n++;
+	caller_fds = n;
+}
+
 int rt_parse_preserve_fds(const char *v, int *out, struct hutch_err *err)
 {
 	uint64_t n;
 	if (!v)
 		return 0;
-	if (hutch_parse_u64(v, &n) < 0 || n > 4096)
+	if (hutch_parse_u64(v, &n) < 0 || n > PRESERVE_MAX)
 		return hutch_fail(err, EINVAL, "--preserve-fds: invalid number %s", v);
+	if (caller_fds >= 0 && (int)n > caller_fds)
+		return hutch_fail(
+			err, EBADF,
+			"--preserve-fds %s: fd %d is not open (only fds the caller opened, "
+			"3 to 3+N-1, can pass)",
+			v, 3 + caller_fds);
 	*out = (int)n;
 	return 0;
 }

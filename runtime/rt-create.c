@@ -34,6 +34,7 @@ struct create_ctx {
 	int console_fd;
 	int fifo_fd;
 	int memcg_fd;
+	int tramp_fd;
 	struct ns_cgroup_dir cgroup_dirs[16];
 	size_t n_cgroup_dirs;
 	pid_t pid;
@@ -131,6 +132,7 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	if (x->spec->has_seccomp && !x->filter_follows)
 		TRY(rt_spec_compile_seccomp(x->spec, &x->filter, err));
 	TRY(rt_state_create_dir(x->g->root, x->o->id, &x->dirfd, err));
+	hutch_fault_point("create:state-dir");
 	x->st.id = hutch_xstrdup(x->o->id);
 	x->st.bundle = hutch_xstrdup(x->spec->bundle);
 	x->st.rootfs = hutch_xstrdup(x->spec->rootfs);
@@ -143,8 +145,14 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	x->st.annotations = x->spec->annotations;
 	x->st.n_annotations = x->spec->n_annotations;
 	TRY(cg_resolve_path(x->spec->cgroups_path, x->o->id, &x->st.cgroup_path, err));
-	TRY(cg_create(x->st.cgroup_path, &x->cg, err));
+	TRY(cg_locate(x->st.cgroup_path, &x->cg, err));
 	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
+	/* Saved before the cgroup exists: a create killed from here on leaves a state that
+	 * names it, and `delete` removes it. */
+	TRY(rt_state_save(x->dirfd, &x->st, err));
+	hutch_fault_point("create:cgroup-recorded");
+	TRY(cg_make(x->cg, err));
+	hutch_fault_point("create:cgroup-made");
 	if (x->spec->has_resources)
 		TRY(cg_apply(x->cg, &x->spec->resources, err));
 	if (x->o->console_socket) {
@@ -167,6 +175,9 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sync) < 0)
 		return hutch_fail_errno(err, errno, "sync socketpair");
+	x->tramp_fd = rt_trampoline_open(err);
+	if (x->tramp_fd < 0)
+		return x->tramp_fd;
 	/* The init joins the cgroup holding memory itself, just before execve, so that hutch's
 	 * setup (~160 KiB of copied pages and mount and namespace objects) is not charged to
 	 * the container and a tiny limit still starts. Always on v1, where joining is a write
@@ -231,6 +242,7 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 			.sync_fd = x->sync[1],
 			.fifo_fd = x->fifo_fd,
 			.console_fd = x->console_fd,
+			.tramp_fd = x->tramp_fd,
 			.filter = x->filter,
 			.filter_follows = x->filter_follows,
 			.send_pty = x->o->foreground && x->spec->process.terminal,
@@ -246,6 +258,7 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 	x->pid = pid;
 	close(x->sync[1]);
 	x->sync[1] = -1;
+	hutch_fault_point("create:cloned");
 	return 0;
 }
 
@@ -297,6 +310,7 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 	x->st.pid = x->pid;
 	TRY(rt_state_save(x->dirfd, &x->st, err)); /* a killed create can now be cleaned up */
 	TRY(rt_sync_send(x->sync[0], RT_SYNC_GO, NULL, err));
+	hutch_fault_point("create:go");
 	if (s->hooks[RT_HOOK_CREATE_CONTAINER].n || s->hooks[RT_HOOK_START_CONTAINER].n) {
 		size_t len;
 		_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
@@ -322,6 +336,7 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 			TRY(pass_notify_fd(x, err));
 			break;
 		case RT_SYNC_READY:
+			hutch_fault_point("create:ready");
 			return 0;
 		case RT_SYNC_ERROR:
 			*err = m.err;
@@ -372,7 +387,8 @@ static void ctx_free(struct create_ctx *x)
 	sc_filter_free(x->filter);
 	if (!x->o->spec)
 		rt_spec_free(x->spec);
-	int fds[] = { x->dirfd, x->sync[0], x->sync[1], x->console_fd, x->fifo_fd, x->memcg_fd };
+	int fds[] = { x->dirfd,	  x->sync[0],  x->sync[1], x->console_fd,
+		      x->fifo_fd, x->memcg_fd, x->tramp_fd };
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -388,6 +404,7 @@ int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, str
 				.console_fd = -1,
 				.fifo_fd = -1,
 				.memcg_fd = -1,
+				.tramp_fd = -1,
 				.pidfd = -1,
 				.pty_master = -1 };
 	int r = o->spec ? 0 : rt_spec_load(o->bundle, &x.spec, err);

@@ -47,6 +47,7 @@ struct rt_child {
 	int sync_fd;
 	int fifo_fd;	/* O_PATH of exec.fifo: opening it for writing blocks until start */
 	int console_fd; /* connected --console-socket, or -1 */
+	int tramp_fd;	/* the exec trampoline (rt_trampoline_open) */
 	const struct sc_filter *filter;
 	bool filter_follows; /* the parent sends the filter during setup (rt_sync_send_filter) */
 	bool send_pty;	     /* foreground run: send the pty master to the parent */
@@ -60,6 +61,8 @@ struct rt_child {
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 /* Pieces of the child's setup that `exec` shares. */
+/* Closes every fd from 3 + preserve_fds on but keep (which must lie above the preserved). */
+int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hutch_err *err);
 int rt_enter_cwd(const char *cwd, struct hutch_err *err);
 /* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)
  * or "permission denied" (126), the texts container clients map to exit codes. */
@@ -71,6 +74,17 @@ int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filte
  * (NULL: such a filter is refused). */
 int rt_drop_privileges_fd(const struct rt_process *p, const struct sc_filter *filter,
 			  int *notify_fd, struct hutch_err *err);
+/* The exec trampoline (rt-trampoline.c): a sealed memfd (O_CLOEXEC) that every container
+ * process is exec'd through, so /proc/self/exe is never hutch's binary meanwhile. */
+int rt_trampoline_open(struct hutch_err *err);
+/* The trampoline's argv for exe with argv (malloc'd; made before the seccomp filter). */
+char **rt_trampoline_argv(const char *exe, char *const *argv);
+/* When filter allows execve but would deny the trampoline's execveat, *out is a copy that
+ * lets that one call through (else NULL: filter serves as it is). */
+int rt_trampoline_filter(const struct sc_filter *filter, int fd, struct sc_filter **out,
+			 struct hutch_err *err);
+/* Returns only on failure, with -errno. */
+int rt_trampoline_exec(int fd, char **targv, char *const *envp);
 /* Empties the signal mask and restores every disposition (or those in which) to default. */
 void rt_reset_signals(void);
 void rt_reset_signals_in(const sigset_t *which);

@@ -39,6 +39,7 @@ struct exec_child {
 	int ns_flags; /* the init's namespaces that differ from ours, without pid */
 	int sync_fd;
 	int console_fd;
+	int tramp_fd;
 	int preserve_fds;
 	bool send_pty; /* foreground -t: the master goes to the parent, which relays */
 };
@@ -53,6 +54,7 @@ struct exec_ctx {
 	int ns_flags; /* including CLONE_NEWPID, which only the parent can use */
 	int sync[2];
 	int console_fd;
+	int tramp_fd;
 	pid_t pid;
 	int pidfd;
 	int pty_master;
@@ -183,11 +185,8 @@ static int setup_terminal(const struct exec_child *c, struct hutch_err *err)
 
 static int close_fds(const struct exec_child *c, struct hutch_err *err)
 {
-	int keep[] = { c->sync_fd };
-	int r = hutch_close_fds_from(3 + c->preserve_fds, keep, ARRAY_SIZE(keep));
-	if (r < 0)
-		return hutch_fail_errno(err, r, "close inherited fds");
-	return 0;
+	int keep[] = { c->sync_fd, c->tramp_fd };
+	return rt_close_fds_but(c->preserve_fds, keep, ARRAY_SIZE(keep), err);
 }
 
 /* After the user switch, so that the new keyring belongs to the process's own user. */
@@ -244,17 +243,20 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 	if (child_setup(c, exe, sizeof(exe), &err) < 0)
 		goto fail;
 	char **env = exec_env(c);
+	char **targv = rt_trampoline_argv(exe, c->p->args);
+	struct sc_filter *patched = NULL; /* the trampoline's execveat let through */
+	if (rt_trampoline_filter(c->filter, c->tramp_fd, &patched, &err) < 0)
+		goto fail;
 	/* READY before the privilege drop: the seccomp profile may forbid send. */
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);
-	if (rt_drop_privileges(c->p, c->filter, &err) < 0)
+	if (rt_drop_privileges(c->p, patched ? patched : c->filter, &err) < 0)
 		goto fail;
 	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	rt_reset_signals();
-	execve(exe, c->p->args, env);
-	int e = errno;
-	hutch_fail_errno(&err, e, "exec %s", exe);
-	err.status = e == ENOENT ? 127 : 126;
+	int e = -rt_trampoline_exec(c->tramp_fd, targv, env);
+	hutch_fail_errno(&err, e, "exec %s through the trampoline", exe);
+	err.status = 126;
 	rt_sync_send(c->sync_fd, RT_SYNC_ERROR, &err, &err);
 	_exit(err.status);
 fail:
@@ -346,7 +348,8 @@ static int prepare(struct exec_ctx *x, struct hutch_err *err)
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sync) < 0)
 		return hutch_fail_errno(err, errno, "sync socketpair");
-	return 0;
+	x->tramp_fd = rt_trampoline_open(err);
+	return x->tramp_fd < 0 ? x->tramp_fd : 0;
 }
 
 static int spawn(struct exec_ctx *x, struct hutch_err *err)
@@ -365,12 +368,14 @@ static int spawn(struct exec_ctx *x, struct hutch_err *err)
 			.ns_flags = x->ns_flags & ~CLONE_NEWPID,
 			.sync_fd = x->sync[1],
 			.console_fd = x->console_fd,
+			.tramp_fd = x->tramp_fd,
 			.preserve_fds = x->o->preserve_fds,
 			.send_pty = x->p->terminal && x->console_fd < 0,
 		};
 		exec_child_main(&c);
 	}
 	x->pid = pid;
+	hutch_fault_point("exec:cloned");
 	close(steal_fd(x->sync[1]));
 	if (x->console_fd >= 0) /* the child sends the pty; the receiver sees EOF after */
 		close(steal_fd(x->console_fd));
@@ -403,6 +408,7 @@ static int converse(struct exec_ctx *x, struct hutch_err *err)
 				return x->pty_master;
 			break;
 		case RT_SYNC_READY:
+			hutch_fault_point("exec:ready");
 			ready = true;
 			break;
 		case RT_SYNC_ERROR:
@@ -418,7 +424,7 @@ static void ctx_free(struct exec_ctx *x)
 {
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
-	int fds[] = { x->init_pidfd, x->sync[0], x->sync[1], x->console_fd };
+	int fds[] = { x->init_pidfd, x->sync[0], x->sync[1], x->console_fd, x->tramp_fd };
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -445,6 +451,7 @@ int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 			      .init_pidfd = -1,
 			      .sync = { -1, -1 },
 			      .console_fd = -1,
+			      .tramp_fd = -1,
 			      .pidfd = -1,
 			      .pty_master = -1 };
 	int r;

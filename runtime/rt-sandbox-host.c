@@ -263,6 +263,7 @@ static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 		path = hutch_xasprintf("%s/hutch-sb-%d", strcmp(base, "/") ? base : "",
 				       (int)getpid());
 		r = cg_create(path, &hs->cg, &e);
+		hutch_fault_point("sandbox:host-cgroup");
 	}
 	if (r >= 0)
 		r = cg_apply(hs->cg, &res, &e);

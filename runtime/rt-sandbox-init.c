@@ -17,15 +17,16 @@
 static const int forwarded[] = { SIGHUP,   SIGINT,  SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
 				 SIGWINCH, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM };
 
-static pid_t spawn_command(const char *exe, char *const *argv, char *const *envp, int sync_fd)
+static pid_t spawn_command(int tramp_fd, char **targv, char *const *envp, int sync_fd)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(sync_fd);
 		rt_reset_signals();
-		execve(exe, argv, envp);
-		dprintf(2, "hutch: error: exec %s: %s\n", exe, strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		int e = -rt_trampoline_exec(tramp_fd, targv, envp);
+		dprintf(2, "hutch: error: exec %s through the trampoline: %s\n", targv[0],
+			strerror(e));
+		_exit(126);
 	}
 	return pid;
 }
@@ -44,7 +45,7 @@ static bool reap_all(pid_t cmd, int *status)
 	return done;
 }
 
-void rt_sb_init(const char *exe, char *const *argv, char *const *envp, int sync_fd)
+void rt_sb_init(int tramp_fd, char **targv, char *const *envp, int sync_fd)
 {
 	sigset_t set;
 	sigemptyset(&set);
@@ -56,7 +57,8 @@ void rt_sb_init(const char *exe, char *const *argv, char *const *envp, int sync_
 	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	/* Before the command exists: it must never see hutch's host command line or env. */
 	hutch_set_proctitle("hutch-init");
-	pid_t cmd = spawn_command(exe, argv, envp, sync_fd);
+	pid_t cmd = spawn_command(tramp_fd, targv, envp, sync_fd);
+	close(tramp_fd);
 	if (cmd < 0 || sfd < 0)
 		_exit(RT_SB_EXIT_FAIL);
 	/* The write end reports POLLERR once hutch (the only reader) is gone. */

@@ -36,8 +36,31 @@ struct sandbox {
 	char error[sizeof(((struct hutch_err *)0)->msg)];
 };
 
-/* Sandboxes whose hutch died: their init died with it (the pipe broke), so they are
- * stopped; one whose owner lock is still held belongs to a live hutch. */
+/* When pid started, in seconds of the realtime clock (0 when it is gone). */
+static double started_at(pid_t pid)
+{
+	uint64_t ticks = 0;
+	char state = 0;
+	struct timespec real, boot;
+	if (hutch_proc_stat(pid, &ticks, &state) < 0 || state == 'Z' || state == 'X')
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	double booted =
+		(double)real.tv_sec - (double)boot.tv_sec + (real.tv_nsec - boot.tv_nsec) / 1e9;
+	return booted + (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Whether the hutch of pid that made something at time made (a state dir, a cgroup) runs:
+ * the pid is alive and its process is older than that thing. */
+static bool maker_alive(int pid, time_t made)
+{
+	double t = pid > 0 ? started_at(pid) : 0;
+	return t > 0 && t < (double)made + 1;
+}
+
+/* Sandboxes whose hutch died (an init without its hutch, a create it never finished). A
+ * held owner lock, or a live hutch of the pid in the id (mid-create), means it runs. */
 static void clean_stale(struct rt_global *g)
 {
 	_cleanup_strv_ char **ids = NULL;
@@ -46,21 +69,44 @@ static void clean_stale(struct rt_global *g)
 		return;
 	for (char **id = ids; *id; id++) {
 		char path[512];
+		struct stat st;
+		int pid = 0;
 		snprintf(path, sizeof(path), "%s/%s/owner.lock", g->root, *id);
 		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue; /* its hutch is alive */
-		int dfd = -1;
-		struct rt_state st = { 0 };
-		if (rt_state_open(g->root, *id, &dfd, &e) < 0)
-			continue;
-		bool stopped = rt_state_load(dfd, *id, &st, &e) < 0 ||
-			       rt_state_status(dfd, &st) == RT_STOPPED;
-		rt_state_clear(&st);
-		close(dfd);
-		if (stopped) /* a live init without owner is mid-create: leave it */
-			rt_container_delete(g, *id, true, &e);
+		snprintf(path, sizeof(path), "%s/%s", g->root, *id);
+		if (sscanf(*id, "sb-%d", &pid) == 1 && stat(path, &st) == 0 &&
+		    maker_alive(pid, st.st_ctim.tv_sec))
+			continue; /* being created by a live hutch */
+		rt_container_delete(g, *id, true, &e);
 	}
+}
+
+/*
+ * The cgroups of sandboxes whose hutch died (hutch-sb-PID beneath our cgroup): a hutch killed
+ * before its state existed (delegated and host runs keep none) leaves one that nothing else
+ * names. Its PID is gone, or belongs to a process started after the cgroup was made.
+ */
+static void sweep_cgroups(const char *base)
+{
+	struct cg_child *v = NULL;
+	size_t n = 0;
+	struct hutch_err e = { 0 };
+	if (cg_list_children(base, &v, &n, &e) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int pid = 0, end = 0;
+		if (sscanf(v[i].name, "hutch-sb-%d%n", &pid, &end) != 1 || v[i].name[end] ||
+		    pid <= 0 || pid == getpid())
+			continue;
+		if (maker_alive(pid, v[i].made))
+			continue;
+		_cleanup_free_ char *path =
+			hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
+		cg_purge(path, &e);
+	}
+	cg_children_free(v, n);
 }
 
 /* A private mount namespace holding a tmpfs for scratch state: it vanishes with hutch. */
@@ -301,10 +347,12 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	if (r < 0)
 		return r;
 	TRY(own_state(sb, err));
+	hutch_fault_point("sandbox:created");
 	TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
 	if (sb->o.network == RT_SB_NET_BRIDGE) /* init's netns exists; the command has not run */
 		TRY(rt_sb_net_attach(&sb->o, &sb->net, c.pid, err));
 	TRY(rt_container_start(&sb->g, sb->id, err));
+	hutch_fault_point("sandbox:started");
 	struct rt_waiter w = { .pidfd = pidfd,
 			       .pid = c.pid,
 			       .master = master,
@@ -315,6 +363,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	r = rt_wait_container(&w, err);
 	if (r < 0)
 		return r;
+	hutch_fault_point("sandbox:waited");
 	int status = 0;
 	if (hutch_read_all(rd, &status, sizeof(status)) != (ssize_t)sizeof(status))
 		status = w.status; /* init itself was killed (the timeout's SIGKILL) */
@@ -339,6 +388,7 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	sb->plan.seccomp_json = seccomp;
 	sb->plan.cgroups_path = cgpath;
 	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
+	hutch_fault_point("sandbox:delegate-cgroup");
 	/* The runtime removes its own cgroup, and with it the OOM count, before it returns. One
 	 * page less on ours makes ours the cgroup that runs out, whose OOM hutch can see; the
 	 * container still sees the limit it was given. */
@@ -395,13 +445,10 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
  * the hutch that cleans up after a killed one may be any of them. crun and runsc also read a
  * relative cgroupsPath from the hierarchy root.
  */
-static int sandbox_cgroup(struct sandbox *sb, struct hutch_err *err)
+static void sandbox_cgroup(struct sandbox *sb, const char *base)
 {
-	_cleanup_free_ char *base = NULL;
-	TRY(cg_own_common(&base, err));
 	sb->plan.cgroup = hutch_xasprintf("%s/hutch-%s", strcmp(base, "/") ? base : "", sb->id);
 	sb->plan.cgroups_path = sb->plan.cgroup;
-	return 0;
 }
 
 static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *err)
@@ -410,18 +457,28 @@ static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *
 	TRY(rt_sb_check(&sb->o, err));
 	if (sb->o.lock)
 		TRY(rt_sb_lock(&sb->o, &sb->lock_fd, err));
+	hutch_fault_point("sandbox:locked");
 	sb->res.runtime = sb->o.runtime ? sb->o.runtime : "native";
-	if (sb->o.isolation != RT_SB_ISO_NAMESPACES)
+	_cleanup_free_ char *base = NULL;
+	if (sb->o.isolation != RT_SB_ISO_NAMESPACES) {
+		struct hutch_err e = { 0 };
+		if (geteuid() == 0 && cg_own_common(&base, &e) >= 0)
+			sweep_cgroups(base);
 		return 0; /* host mode: no image, state dir, scratch mount or id mapping */
+	}
+	TRY(cg_own_common(&base, err));
 	mkdir(RT_DEFAULT_ROOT, 0711);
 	if (mkdir(RT_SB_ROOT, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", RT_SB_ROOT);
 	clean_stale(&sb->g);
+	sweep_cgroups(base); /* after clean_stale, which deletes what has state */
 	rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
-	TRY(sandbox_cgroup(sb, err));
+	sandbox_cgroup(sb, base);
 	TRY(enter_scratch(err));
+	hutch_fault_point("sandbox:scratch");
 	TRY(plan_rootfs(sb, err));
+	hutch_fault_point("sandbox:rootfs");
 	if (sb->o.network == RT_SB_NET_BRIDGE) { /* the lease and /etc files precede the spec */
 		TRY(rt_sb_net_prepare(&sb->o, &sb->net, SB_SCRATCH "/net", err));
 		sb->plan.net_etc = SB_SCRATCH "/net";

@@ -78,8 +78,9 @@ struct sandbox_delegate_in {
 };
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);
 
-/* rt-sandbox-init.c: PID 1 of a native sandbox; sync_fd reports the command's wait status. */
-__attribute__((noreturn)) void rt_sb_init(const char *exe, char *const *argv, char *const *envp,
+/* rt-sandbox-init.c: PID 1 of a native sandbox, which starts the command through the exec
+ * trampoline (targv: rt_trampoline_argv); sync_fd reports the command's wait status. */
+__attribute__((noreturn)) void rt_sb_init(int tramp_fd, char **targv, char *const *envp,
 					  int sync_fd);
 
 /* rt-sandbox-host.c: host mode. rt_sb_check_host checks what host mode can't take;

@@ -41,6 +41,7 @@ static int release_child(struct locked *l, struct hutch_err *err)
 	_cleanup_close_ int fifo = openat(l->dirfd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fifo < 0)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
+	hutch_fault_point("start:fifo-opened");
 	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, l->st.pid, 0);
 	struct pollfd p[2] = { { .fd = fifo, .events = POLLIN },
 			       { .fd = pidfd, .events = POLLIN } };
@@ -59,6 +60,7 @@ static int release_child(struct locked *l, struct hutch_err *err)
 	}
 	struct rt_sync_msg m;
 	ssize_t got = hutch_read_all(fifo, &m, sizeof(m));
+	hutch_fault_point("start:answered");
 	unlinkat(l->dirfd, "exec.fifo", 0);
 	if (got != (ssize_t)sizeof(m))
 		return hutch_fail(err, EPIPE, "container init exited before start");
@@ -228,15 +230,19 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 				  id, rt_status_name(s));
 	if (s != RT_STOPPED && rt_pid_alive(l.st.pid, l.st.start_time))
 		kill(l.st.pid, SIGKILL);
+	hutch_fault_point("delete:killed");
 	if (l.st.cgroup_path || l.st.n_cgroup_paths) {
 		struct cg *cg = NULL;
 		if (rt_state_cgroup(&l.st, &cg, err) >= 0) {
-			r = cg_destroy(cg, err);
+			/* No init was ever cloned into it: remove it only where it is empty. */
+			bool never_used = l.st.creating && l.st.pid <= 0;
+			r = never_used ? cg_remove_unused(cg, err) : cg_destroy(cg, err);
 			cg_free(cg);
 			if (r < 0)
 				return r;
 		}
 	}
+	hutch_fault_point("delete:cgroup-removed");
 	/* Our own child (a foreground run): reap it so no zombie is left. */
 	waitpid(l.st.pid, NULL, WNOHANG);
 	poststop(&l.st);

@@ -38,7 +38,10 @@ struct rt_opt {
 int rt_parse_opts(int argc, char **argv, struct rt_opt *opts, size_t n_opts, bool *help,
 		  struct hutch_err *err);
 const char *rt_opt(const struct rt_opt *opts, size_t n, const char *name);
-/* --preserve-fds N (absent: *out untouched). */
+/* Counts the fds the caller passed (3, 4, ... up to the first closed one): called first in
+ * main, before any fd of hutch's own exists. */
+void rt_count_caller_fds(void);
+/* --preserve-fds N (absent: *out untouched); N beyond the fds the caller passed fails. */
 int rt_parse_preserve_fds(const char *v, int *out, struct hutch_err *err);
 /* Exactly one positional: the container id, validated. */
 int rt_one_id(int argc, char **argv, int first, const char **id, struct hutch_err *err);

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <string.h>
@@ -157,6 +159,48 @@ bool sc_filter_needs_listener(const struct sc_filter *f)
 void sc_filter_free(struct sc_filter *f)
 {
 	free(f);
+}
+
+/*
+ * The prefix answers exactly one call with ALLOW: execveat(fd, path, *, *, AT_EMPTY_PATH) on
+ * the native arch, with those very register values (path is compared as a pointer); anything
+ * else goes on to f's own program, from its first instruction, unchanged.
+ */
+int sc_filter_allow_fd_exec(const struct sc_filter *f, int fd, const char *path,
+			    struct sc_filter **out, struct hutch_err *err)
+{
+	uint64_t p = (uint64_t)(uintptr_t)path;
+	const struct {
+		uint32_t off, value;
+	} checks[] = {
+		{ offsetof(struct seccomp_data, arch), (uint32_t)seccomp_arch_native() },
+		{ offsetof(struct seccomp_data, nr), SYS_execveat },
+		{ offsetof(struct seccomp_data, args[0]), (uint32_t)fd },
+		{ offsetof(struct seccomp_data, args[0]) + 4, 0 },
+		{ offsetof(struct seccomp_data, args[1]), (uint32_t)p },
+		{ offsetof(struct seccomp_data, args[1]) + 4, (uint32_t)(p >> 32) },
+		{ offsetof(struct seccomp_data, args[4]), AT_EMPTY_PATH },
+		{ offsetof(struct seccomp_data, args[4]) + 4, 0 },
+	};
+	size_t n = 2 * ARRAY_SIZE(checks) + 1;
+	if (fd < 0 || f->len + n > SC_MAX_INSNS)
+		return hutch_fail(err, E2BIG, "seccomp program: no room for the exec exception");
+	struct sc_filter *g = hutch_xmalloc(offsetof(struct sc_filter, insns) +
+					    (f->len + n) * sizeof(struct sock_filter));
+	*g = *f;
+	g->len = f->len + n;
+	for (size_t i = 0; i < ARRAY_SIZE(checks); i++) {
+		/* A mismatch jumps past the rest of the prefix, onto f's first instruction. */
+		uint8_t to_f = (uint8_t)(n - 2 * i - 2);
+		g->insns[2 * i] =
+			(struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, checks[i].off);
+		g->insns[2 * i + 1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								   checks[i].value, 0, to_f);
+	}
+	g->insns[n - 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	memcpy(g->insns + n, f->insns, f->len * sizeof(struct sock_filter));
+	*out = g;
+	return 0;
 }
 
 /* The struct is flat: its bytes are the packed form. */

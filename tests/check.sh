@@ -20,7 +20,7 @@ ninja -C "$build"
 
 failed=0
 echo "== unit + integration"
-meson test -C "$build" --print-errorlogs --suite unit --suite integration || failed=1
+meson test -C "$build" --print-errorlogs --suite unit --suite integration --suite security || failed=1
 
 # The integration tests again, against the sanitized binary: memory errors and undefined
 # behaviour in the runtime itself (UBSan stops at the first report; ASan checks leaks too).
@@ -31,7 +31,7 @@ echo "== sanitizers (ASan + UBSan: unit tests, and integration tests against tha
 meson configure build-asan -Dintegration=true >/dev/null
 ninja -C build-asan >/dev/null
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	meson test -C build-asan --print-errorlogs --suite unit --suite integration || failed=1
+	meson test -C build-asan --print-errorlogs --suite unit --suite integration --suite security || failed=1
 
 if [ -x tests/vm/run.sh ]; then
 	echo "== cgroup v2 lane (VM)"

@@ -125,6 +125,10 @@ void hutch_set_proctitle(const char *title);
 int hutch_cap_from_name(const char *name);
 const char *hutch_cap_name(int cap);
 
+/* A named point where a test may have hutch killed (HUTCH_TEST_KILL_AT=NAME): see
+ * base-fault.c and tests/security/faults.bats, which lists every name. */
+void hutch_fault_point(const char *name);
+
 /* Milliseconds on the monotonic clock, for timeouts and durations. */
 double hutch_now_ms(void);
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Runs the bats integration suite: `run.sh [BATS]` with HUTCH=<path to the hutch binary>.
+# Runs the bats integration suite: `run.sh [BATS [DIR]]` with HUTCH=<path to the hutch binary>;
+# DIR is the directory of .bats files (this one by default; tests/security for that suite).
 # Compiles the C helpers into a temp dir and runs bats under helpers/reaper, a child
 # subreaper, because PID 1 on the test hosts does not reap orphaned (detached) containers.
 #   HUTCH_TESTS=<globs>    run only the .bats files whose name matches one of the globs
@@ -11,6 +12,7 @@ set -euo pipefail
 
 bats=${1:-bats}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+suite=$(cd "${2:-$here}" && pwd)
 
 if [ -z "${HUTCH:-}" ]; then
 	echo "run.sh: set HUTCH to the hutch binary" >&2
@@ -33,7 +35,7 @@ done
 
 # shellcheck source=../select-bats.bash
 . "$here/../select-bats.bash"
-if ! select_bats "$here" "${HUTCH_TESTS:-*}"; then
+if ! select_bats "$suite" "${HUTCH_TESTS:-*}"; then
 	echo "run.sh: no test file matches HUTCH_TESTS=$HUTCH_TESTS" >&2
 	exit 2
 fi
@@ -45,7 +47,7 @@ HUTCH=$(readlink -f "$HUTCH")
 export HUTCH
 export HUTCH_HELPERS_BIN=$bin
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-90}
-cd "$here"
+cd "$suite"
 status=0
 "$bin/reaper" "$bats" "${args[@]}" "${files[@]}" </dev/null || status=$?
 exit "$status"

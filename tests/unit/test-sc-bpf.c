@@ -325,6 +325,46 @@ static void test_allows(void)
 	sc_filter_free(f);
 }
 
+/* The exec trampoline's exception (sc_filter_allow_fd_exec): for a profile that allows execve
+ * only, exactly execveat(fd, path, *, *, AT_EMPTY_PATH) on the native arch gets through. */
+static void test_fd_exec(void)
+{
+	static const char *execve_names[] = { "execve", NULL };
+	static const char path[] = "";
+	struct sc_rule allow[] = { RULE(execve_names, SCMP_ACT_ALLOW) };
+	struct sc_config cfg = x86_config(allow, 1, SCMP_ACT_ERRNO(1));
+	struct hutch_err err = { 0 };
+	struct sc_filter *f = NULL, *g = NULL;
+	uint64_t p = (uint64_t)(uintptr_t)path;
+	uint64_t exact[6] = { 9, p, 0x1000, 0x2000, AT_EMPTY_PATH };
+	uint64_t other_fd[6] = { 8, p, 0, 0, AT_EMPTY_PATH }, high_fd[6] = { 9 | 1ULL << 32, p };
+	uint64_t other_path[6] = { 9, p + 1, 0, 0, AT_EMPTY_PATH };
+	uint64_t other_flags[6] = { 9, p, 0, 0, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW };
+	high_fd[4] = AT_EMPTY_PATH;
+
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 && !sc_filter_allows(f, SYS_execveat, exact),
+	   "an execve-only profile denies execveat");
+	ok(sc_filter_allow_fd_exec(f, 9, path, &g, &err) == 0, "the exception is added");
+	ok(g && sc_filter_allows(g, SYS_execveat, exact) && sc_filter_allows(g, SYS_execve, exact),
+	   "execveat(9, path, AT_EMPTY_PATH) and execve pass");
+	ok(g && !sc_filter_allows(g, SYS_execveat, other_fd) &&
+		   !sc_filter_allows(g, SYS_execveat, high_fd) &&
+		   !sc_filter_allows(g, SYS_execveat, other_path) &&
+		   !sc_filter_allows(g, SYS_execveat, other_flags) &&
+		   !sc_filter_allows(g, SYS_getpid, exact),
+	   "another fd, path pointer or flags, or another syscall, gets the profile's answer");
+	if (g) {
+		struct seccomp_data d = { .nr = SYS_execveat, .arch = AUDIT_ARCH_I386 };
+		uint32_t a = 0, b = 0;
+		memcpy(d.args, exact, sizeof(d.args));
+		ok(sc_bpf_run(g->insns, g->len, &d, &a) && sc_bpf_run(f->insns, f->len, &d, &b) &&
+			   a == b,
+		   "another arch gets the profile's answer");
+	}
+	sc_filter_free(f);
+	sc_filter_free(g);
+}
+
 /* Answers of a tree for nr, by running it (sc_tree_emit) with each target a distinct "ret". */
 static uint32_t tree_answer(const struct sock_filter *p, size_t len, uint32_t nr)
 {
@@ -444,5 +484,6 @@ int main(void)
 	test_arg_trees();
 	test_default_profile();
 	test_allows();
+	test_fd_exec();
 	return tap_done();
 }

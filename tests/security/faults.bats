@@ -1,0 +1,94 @@
+#!/usr/bin/env bats
+# hutch killed at each named phase of create, start, exec, delete and sandbox (the fault
+# points in the code, HUTCH_TEST_KILL_AT=NAME; see runtime/base/base-fault.c): the kill must
+# happen there (status 137), and afterwards `delete --force` or the next sandbox run must
+# leave no state, cgroup, mount or process.
+
+load ../integration/helpers
+
+setup() {
+	setup_bundle
+	set_args sleep 100
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# killed_at PHASE ARGS...: `hutch ARGS...` killed at PHASE; fails unless it was.
+killed_at() {
+	local phase=$1 rc=0
+	shift
+	HUTCH_TEST_KILL_AT=$phase timeout -k 5 30 "$HUTCH" --root "$HUTCH_ROOT" "$@" \
+		</dev/null >>"$TEST_DIR/out" 2>&1 3>&- || rc=$?
+	echo "$phase: hutch $* -> $rc" >&2
+	[ "$rc" = 137 ]
+}
+
+sandbox_cgroups() {
+	own_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -maxdepth 1 -name 'hutch-sb-*'; done
+}
+
+@test "faults: create killed at each phase, then delete --force: nothing left" {
+	local p
+	for p in state-dir cgroup-recorded cgroup-made cloned go ready; do
+		killed_at "create:$p" create "$ID"
+		hutch delete --force "$ID"
+		assert_no_leftovers
+	done
+}
+
+@test "faults: start killed at each phase, then delete --force: nothing left" {
+	local p
+	for p in fifo-opened answered; do
+		run_bg create "$ID"
+		check_status 0
+		killed_at "start:$p" start "$ID"
+		hutch delete --force "$ID"
+		assert_no_leftovers
+	done
+}
+
+@test "faults: exec killed at each phase, then delete --force: nothing left" {
+	local p
+	for p in cloned ready; do
+		run_bg run -d "$ID"
+		check_status 0
+		killed_at "exec:$p" exec "$ID" sleep 100
+		hutch delete --force "$ID"
+		assert_no_leftovers
+	done
+}
+
+@test "faults: delete killed at each phase, then delete --force again: nothing left" {
+	local p
+	for p in killed cgroup-removed; do
+		run_bg run -d "$ID"
+		check_status 0
+		killed_at "delete:$p" delete --force "$ID"
+		hutch delete --force "$ID"
+		assert_no_leftovers
+	done
+}
+
+@test "faults: sandbox killed at each phase, then the next sandbox run: nothing left" {
+	local p args cmd
+	[ -z "$(sandbox_cgroups)" ] || skip "sandboxes of another run are alive: $(sandbox_cgroups)"
+	for p in locked scratch rootfs created started waited delegate-cgroup host-cgroup; do
+		case $p in
+		delegate-cgroup) args=(--runtime runc --image "$BUNDLE/rootfs") ;;
+		host-cgroup) args=(--isolation landlock --memory 64m) ;;
+		*) args=(--lock "$TAG" --image "$BUNDLE/rootfs") ;;
+		esac
+		cmd=(sleep 100)
+		[ "$p" = waited ] && cmd=(true) # reached once the command has ended
+		killed_at "sandbox:$p" sandbox "${args[@]}" -- "${cmd[@]}"
+		run "$HUTCH" sandbox --image "$BUNDLE/rootfs" -- true
+		check_status 0
+		sleep 0.2 # an init that saw its hutch die is on its way out
+		[ -z "$(sandbox_cgroups)" ] || { echo "after $p: $(sandbox_cgroups)" >&2; false; }
+		[ -z "$(ls -A /run/hutch/sandbox)" ] || { echo "after $p: state left" >&2; false; }
+		! pgrep -x hutch-init || { echo "after $p: an init is left" >&2; false; }
+		assert_no_leftovers
+	done
+}
