@@ -345,6 +345,10 @@ int cg_make(struct cg *cg, struct hutch_err *err)
 		if (r == 0)
 			r = check_unused(&cg->h[i], err);
 	}
+	/* A container put in a frozen cgroup (or under a frozen one) would hang its create:
+	 * refused, as runc does. */
+	if (r == 0 && cg_is_frozen(cg))
+		r = hutch_fail(err, EBUSY, "cgroup %s is frozen: thaw it first", cg->h[0].dir);
 	if (r == 0)
 		r = cg->v2 ? cg_v2_create(cg, err) : cg_v1_create(cg, err);
 	if (r == 0)

@@ -251,5 +251,6 @@ bool cg_is_frozen(struct cg *cg)
 		       cg_read_key_at(cg->h[0].fd, "cgroup.events", "frozen", &v) == 0 && v == 1;
 	}
 	_cleanup_free_ char *s = read_opt(hier_fd(cg, "freezer"), "freezer.state");
-	return s && strncmp(s, "FROZEN", 6) == 0;
+	/* FREEZING: on its way, or a frozen parent's child that still holds a running task. */
+	return s && (strncmp(s, "FROZEN", 6) == 0 || strncmp(s, "FREEZING", 8) == 0);
 }

@@ -278,6 +278,40 @@ static int refuse_symlinks(int rootfd, const char *dest, struct hutch_err *err)
 	return 0;
 }
 
+/*
+ * Where a mount lands once its destination is resolved: inside the container's procfs only
+ * for proc itself and for the files lxcfs emulates (runc's list). Anything else there, and in
+ * particular a destination that an image's symlink sent into /proc ("/data" -> proc/self/attr,
+ * CVE-2019-16884), is refused: later steps write to /proc and would be fooled by a mount.
+ */
+static int refuse_in_proc(int fd, const char *dest, bool is_proc, struct hutch_err *err)
+{
+	static const char *const lxcfs[] = {
+		"/proc/cpuinfo", "/proc/diskstats",
+		"/proc/meminfo", "/proc/stat",
+		"/proc/swaps",	 "/proc/uptime",
+		"/proc/loadavg", "/proc/slabinfo",
+		"/proc/net/dev", "/proc/sys/kernel/ns_last_pid",
+	};
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0)
+		return hutch_fail_errno(err, errno, "statfs");
+	if (sf.f_type != PROC_SUPER_MAGIC)
+		return 0;
+	if (!top_is(dest, "proc"))
+		return hutch_fail(err, EPERM,
+				  "resolves inside /proc (through a symlink in the "
+				  "image?): not allowed");
+	if (is_proc && dest_is(dest, "proc"))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(lxcfs); i++)
+		if (dest_is(dest, lxcfs[i] + 1))
+			return 0;
+	return hutch_fail(err, EPERM,
+			  "inside /proc: only proc itself and lxcfs's files may be "
+			  "mounted there");
+}
+
 /* A file to bind a non-directory onto, created empty when missing. */
 static int make_file_in_root(int rootfd, const char *dest, struct hutch_err *err)
 {
@@ -315,6 +349,9 @@ static int bind_host(int rootfd, const char *source, const char *dest, bool recu
 					     : make_file_in_root(rootfd, dest, err);
 	if (target < 0)
 		return target;
+	int r = refuse_in_proc(target, dest, false, err);
+	if (r < 0)
+		return r;
 	char p[HUTCH_FD_PATH_MAX];
 	if (mount(source, hutch_fd_path(target, p), NULL, MS_BIND | (recursive ? MS_REC : 0),
 		  NULL) < 0)
@@ -420,6 +457,9 @@ static int mount_fs(int rootfd, const struct ns_mount *m, struct hutch_err *err)
 	_cleanup_close_ int dir = hutch_mkdir_in_root(rootfd, m->destination, 0755, err);
 	if (dir < 0)
 		return dir;
+	int r = refuse_in_proc(dir, m->destination, type_is(m, "proc"), err);
+	if (r < 0)
+		return r;
 	_cleanup_close_ int old = -1;
 	if (m->tmpcopyup) { /* keep a handle on the image's directory before hiding it */
 		old = hutch_open_in_root(rootfd, m->destination, O_RDONLY | O_DIRECTORY, 0, err);
@@ -436,7 +476,6 @@ static int mount_fs(int rootfd, const struct ns_mount *m, struct hutch_err *err)
 	_cleanup_close_ int top = hutch_open_in_root(rootfd, m->destination, O_PATH, 0, err);
 	if (top < 0)
 		return top;
-	int r = 0;
 	if (type_is(m, "proc"))
 		r = ns_check_procfs(top, m->destination, err);
 	if (r >= 0 && m->tmpcopyup) {

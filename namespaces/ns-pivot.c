@@ -2,12 +2,16 @@
 /*
  * Entering the rootfs: pivot_root(2) with the old root stacked under the new one and
  * detached (no put_old directory needed), or MS_MOVE + chroot for --no-pivot (ramfs roots,
- * where pivot_root is not possible).
+ * where pivot_root is not possible), with the host's procfs and sysfs mounts hidden first.
  */
 #include "ns-internal.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 
 static int do_pivot(struct hutch_err *err)
@@ -34,8 +38,74 @@ static int do_pivot(struct hutch_err *err)
 	return 0;
 }
 
+/* mountinfo's octal escapes (\040 for a space) undone in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++, w++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w = *r;
+		}
+	}
+	*w = '\0';
+}
+
+static bool under_root(const char *path, const char *rootfs)
+{
+	size_t n = strlen(rootfs);
+	while (n > 1 && rootfs[n - 1] == '/')
+		n--;
+	return strncmp(path, rootfs, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * Without pivot_root the old root stays in the mount namespace, below the chroot. A whole
+ * procfs or sysfs there would let a user namespace made inside the container mount a fresh,
+ * unmasked one (the kernel allows that while a fully visible one exists: mount_too_revealing),
+ * so every one outside the rootfs is detached first, or covered where it cannot be, as runc.
+ */
+static int hide_kernel_fs(const char *rootfs, struct hutch_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	TRY(hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &text, NULL, err));
+	/* Deepest first, so that a submount goes before the mount it sits on. */
+	char *lines[4096];
+	size_t n = 0;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l && n < ARRAY_SIZE(lines);
+	     l = strtok_r(NULL, "\n", &save))
+		lines[n++] = l;
+	while (n-- > 0) {
+		char root[PATH_MAX], point[PATH_MAX], type[64];
+		const char *dash = strstr(lines[n], " - ");
+		if (!dash || sscanf(lines[n], "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+		    sscanf(dash + 3, "%63s", type) != 1)
+			continue;
+		unescape(point);
+		if (strcmp(root, "/") || (strcmp(type, "proc") && strcmp(type, "sysfs")) ||
+		    under_root(point, rootfs))
+			continue;
+		if (umount2(point, MNT_DETACH) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EINVAL && errno != EPERM)
+			return hutch_fail_errno(err, errno, "--no-pivot: detach %s", point);
+		/* Locked (inherited into our user namespace), or gone with its parent. */
+		struct statfs sf;
+		if (statfs(point, &sf) == 0 &&
+		    (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC) &&
+		    mount("tmpfs", point, "tmpfs", MS_RDONLY, "size=0") < 0)
+			return hutch_fail_errno(err, errno, "--no-pivot: cover %s", point);
+	}
+	return 0;
+}
+
 static int do_move(const char *rootfs, struct hutch_err *err)
 {
+	TRY(hide_kernel_fs(rootfs, err));
 	if (mount(rootfs, "/", NULL, MS_MOVE, NULL) < 0)
 		return hutch_fail_errno(err, errno, "move rootfs to /");
 	if (chroot(".") < 0)

@@ -7,6 +7,8 @@
 #include "ns-internal.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,9 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 
 #ifndef TIOCGPTPEER
@@ -80,11 +85,46 @@ static int become_tty(int slave, unsigned short rows, unsigned short cols, struc
 	return 0;
 }
 
+static int open_at2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = flags, .resolve = resolve };
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+/*
+ * /dev/pts/ptmx of the current root, verified before it is opened for real: an exec joins a
+ * /dev that the container's root may have rearranged (a symlink, a FIFO that blocks the open,
+ * another device node). /dev/pts must be a devpts reached without symlinks, and ptmx the 5:2
+ * node of that very mount (RESOLVE_NO_XDEV: nothing bound over it); a devpts holds nothing a
+ * container can create, so the open can only reach its ptmx.
+ */
+int ns_open_ptmx(struct hutch_err *err)
+{
+	const uint64_t strict = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	_cleanup_close_ int pts =
+		open_at2(AT_FDCWD, "/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC, strict);
+	if (pts < 0)
+		return hutch_fail_errno(err, errno, "open /dev/pts");
+	struct statfs sf;
+	if (fstatfs(pts, &sf) < 0 || sf.f_type != DEVPTS_SUPER_MAGIC)
+		return hutch_fail(err, EINVAL, "/dev/pts is not a devpts");
+	_cleanup_close_ int fd = open_at2(pts, "ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+					  strict | RESOLVE_BENEATH | RESOLVE_NO_XDEV);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open /dev/pts/ptmx");
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(5, 2))
+		return hutch_fail(err, EINVAL, "/dev/pts/ptmx is not the pty multiplexer");
+	if (fcntl(fd, F_SETFL, 0) < 0) /* O_NONBLOCK only for the open */
+		return hutch_fail_errno(err, errno, "/dev/pts/ptmx: fcntl");
+	return steal_fd(fd);
+}
+
 int ns_setup_pty(unsigned short rows, unsigned short cols, struct hutch_err *err)
 {
-	_cleanup_close_ int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int master = ns_open_ptmx(err);
 	if (master < 0)
-		return hutch_fail_errno(err, errno, "open /dev/pts/ptmx");
+		return master;
 	if (unlockpt(master) < 0)
 		return hutch_fail_errno(err, errno, "unlockpt");
 	_cleanup_close_ int slave = open_slave(master, err);

@@ -201,6 +201,9 @@ int ns_nft_masq_del(uint32_t addr, struct hutch_err *err);
 
 /* ---- terminal (ns-tty.c) ---- */
 
+/* The current root's /dev/pts/ptmx, opened only once verified to be a devpts's own 5:2 node
+ * (an exec's container may have replaced it with anything). */
+int ns_open_ptmx(struct hutch_err *err);
 /* Opens a new pty from the container's /dev/pts/ptmx (after pivot), makes the slave the
  * controlling terminal and stdio, and returns the master fd. */
 int ns_setup_pty(unsigned short rows, unsigned short cols, struct hutch_err *err);

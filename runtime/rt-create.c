@@ -279,7 +279,7 @@ static int pass_notify_fd(struct create_ctx *x, struct hutch_err *err)
 		return fd;
 	size_t len;
 	_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
-	return sc_send_to_listener(x->spec->seccomp.listener_path, fd, state,
+	return sc_send_to_listener(x->spec->seccomp.listener_path, fd, 0, state,
 				   x->spec->seccomp.listener_metadata, err);
 }
 

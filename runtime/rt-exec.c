@@ -94,6 +94,7 @@ int rt_exec_target_open(struct rt_global *g, const char *id, bool ignore_paused,
 		r = rt_spec_load(st.bundle, &t->spec, err);
 	if (r >= 0) {
 		t->id = steal_ptr(st.id);
+		t->created = steal_ptr(st.created);
 		t->pid = st.pid;
 		t->start_time = st.start_time;
 		t->cgroup_path = steal_ptr(st.cgroup_path);
@@ -108,6 +109,7 @@ int rt_exec_target_open(struct rt_global *g, const char *id, bool ignore_paused,
 void rt_exec_target_free(struct rt_exec_target *t)
 {
 	free(t->id);
+	free(t->created);
 	free(t->cgroup_path);
 	rt_kv_free(t->cgroup_paths, t->n_cgroup_paths);
 	rt_spec_free(t->spec);
@@ -141,9 +143,9 @@ static int join_container(const struct exec_child *c, struct hutch_err *err)
  * stack mounts in the container's mount namespace. ws: the size, when known. */
 static int open_pty(const struct winsize *ws, struct hutch_err *err)
 {
-	_cleanup_close_ int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int master = ns_open_ptmx(err);
 	if (master < 0)
-		return hutch_fail_errno(err, errno, "open /dev/pts/ptmx");
+		return master;
 	if (unlockpt(master) < 0)
 		return hutch_fail_errno(err, errno, "unlockpt");
 	/* TIOCGPTPEER: the peer of this very master, no path to race with. */
@@ -250,8 +252,14 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 	/* READY before the privilege drop: the seccomp profile may forbid send. */
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);
-	if (rt_drop_privileges(c->p, patched ? patched : c->filter, &err) < 0)
+	int nfd = -1; /* a filter with NOTIFY rules: its listener's fd, for listenerPath */
+	if (rt_drop_privileges_fd(c->p, patched ? patched : c->filter, &nfd, &err) < 0)
 		goto fail;
+	if (nfd >= 0 && (rt_sync_send(c->sync_fd, RT_SYNC_SECCOMP, NULL, &err) < 0 ||
+			 ns_send_fd(c->sync_fd, nfd, "seccompFd", &err) < 0))
+		goto fail;
+	if (nfd >= 0)
+		close(nfd);
 	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	rt_reset_signals();
 	int e = -rt_trampoline_exec(c->tramp_fd, targv, env);
@@ -382,6 +390,27 @@ static int spawn(struct exec_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
+/* The exec'd process's notify fd goes to the container's listenerPath, as the init's does at
+ * create: the process state names the exec'd process, the state the container. */
+static int pass_notify_fd(struct exec_ctx *x, struct hutch_err *err)
+{
+	_cleanup_close_ int fd = ns_recv_fd(x->sync[0], err);
+	if (fd < 0)
+		return fd;
+	const struct rt_spec *s = x->t->spec;
+	struct rt_state st = { .id = x->t->id,
+			       .created = x->t->created,
+			       .bundle = s->bundle,
+			       .rootfs = s->rootfs,
+			       .pid = x->t->pid,
+			       .annotations = s->annotations,
+			       .n_annotations = s->n_annotations };
+	size_t len;
+	_cleanup_free_ char *state = rt_state_json(&st, RT_RUNNING, &len);
+	return sc_send_to_listener(s->seccomp.listener_path, fd, x->pid, state,
+				   s->seccomp.listener_metadata, err);
+}
+
 /* Until the process has exec'd: the sync socket is close-on-exec, so EOF after READY
  * means execve succeeded, and an ERROR after READY that it failed. */
 static int converse(struct exec_ctx *x, struct hutch_err *err)
@@ -410,6 +439,9 @@ static int converse(struct exec_ctx *x, struct hutch_err *err)
 		case RT_SYNC_READY:
 			hutch_fault_point("exec:ready");
 			ready = true;
+			break;
+		case RT_SYNC_SECCOMP:
+			TRY(pass_notify_fd(x, err));
 			break;
 		case RT_SYNC_ERROR:
 			*err = m.err;

@@ -31,6 +31,7 @@ int rt_ctr_thaw_for_kill(const struct rt_state *st, struct hutch_err *err);
 /* The container an exec joins, from its state (locked only while read) and its bundle. */
 struct rt_exec_target {
 	char *id;
+	char *created; /* for the state a seccomp listener gets */
 	pid_t pid;
 	uint64_t start_time;
 	char *cgroup_path;

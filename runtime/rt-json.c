@@ -9,8 +9,10 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <yajl/yajl_parse.h>
 
 void rt_json_freep(yajl_val *v)
 {
@@ -24,9 +26,157 @@ void rt_json_gen_freep(yajl_gen *g)
 		yajl_gen_free(*g);
 }
 
+/* ---- NUL bytes ("\u0000") in strings, which C strings would cut short ---- */
+
+struct nul_scan {
+	struct {
+		char key[64]; /* in an object: the current key */
+		long index;   /* in an array: the current index; -1 in an object */
+	} f[32];
+	int depth; /* frames in use; deeper ones are counted but not kept */
+	char where[RT_FIELD_MAX];
+};
+
+static void nul_path(struct nul_scan *s, const char *key)
+{
+	size_t n = 0;
+	int kept = s->depth < (int)ARRAY_SIZE(s->f) ? s->depth : (int)ARRAY_SIZE(s->f);
+	s->where[0] = '\0';
+	for (int i = 0; i < kept && n < sizeof(s->where); i++) {
+		if (s->f[i].index >= 0)
+			n += (size_t)snprintf(s->where + n, sizeof(s->where) - n, "[%ld]",
+					      s->f[i].index);
+		else if (!key || i + 1 < kept)
+			n += (size_t)snprintf(s->where + n, sizeof(s->where) - n, "%s%s",
+					      n ? "." : "", s->f[i].key);
+	}
+	if (key && n < sizeof(s->where))
+		snprintf(s->where + n, sizeof(s->where) - n, "%s%.*s", n ? "." : "", 48, key);
+}
+
+static void nul_next(struct nul_scan *s) /* a value ended: the enclosing array moves on */
+{
+	if (s->depth > 0 && s->depth <= (int)ARRAY_SIZE(s->f) && s->f[s->depth - 1].index >= 0)
+		s->f[s->depth - 1].index++;
+}
+
+static int nul_push(void *ctx, long index)
+{
+	struct nul_scan *s = ctx;
+	if (s->depth < (int)ARRAY_SIZE(s->f))
+		s->f[s->depth] = (typeof(s->f[0])){ .key = "", .index = index };
+	s->depth++;
+	return 1;
+}
+
+static int nul_pop(void *ctx)
+{
+	struct nul_scan *s = ctx;
+	s->depth--;
+	nul_next(s);
+	return 1;
+}
+
+static int nul_map(void *ctx)
+{
+	return nul_push(ctx, -1);
+}
+
+static int nul_array(void *ctx)
+{
+	return nul_push(ctx, 0);
+}
+
+static int nul_key(void *ctx, const unsigned char *k, size_t len)
+{
+	struct nul_scan *s = ctx;
+	if (memchr(k, '\0', len)) {
+		nul_path(s, NULL);
+		snprintf(s->where + strlen(s->where), sizeof(s->where) - strlen(s->where),
+			 "%s(a key)", s->where[0] ? " " : "");
+		return 0;
+	}
+	if (s->depth > 0 && s->depth <= (int)ARRAY_SIZE(s->f))
+		snprintf(s->f[s->depth - 1].key, sizeof(s->f[0].key), "%.*s", (int)len, k);
+	return 1;
+}
+
+static int nul_string(void *ctx, const unsigned char *v, size_t len)
+{
+	struct nul_scan *s = ctx;
+	if (memchr(v, '\0', len)) {
+		nul_path(s, NULL);
+		return 0;
+	}
+	nul_next(s);
+	return 1;
+}
+
+static int nul_scalar(void *ctx)
+{
+	nul_next(ctx);
+	return 1;
+}
+
+static int nul_bool(void *ctx, int b)
+{
+	(void)b;
+	return nul_scalar(ctx);
+}
+
+static int nul_number(void *ctx, const char *n, size_t len)
+{
+	(void)n, (void)len;
+	return nul_scalar(ctx);
+}
+
+/* An escaped NUL: "\u0000" after an even run of backslashes (an odd one escapes the last). */
+static bool may_hold_nul(const char *text)
+{
+	for (const char *p = text; (p = strstr(p, "\\u0000")); p++) {
+		size_t run = 0;
+		while (p - run > text && p[-(ptrdiff_t)run - 1] == '\\')
+			run++;
+		if (run % 2 == 0)
+			return true;
+	}
+	return false;
+}
+
+int rt_json_check_nul(const char *text, const char *what, struct hutch_err *err)
+{
+	static const yajl_callbacks cb = {
+		.yajl_null = nul_scalar,
+		.yajl_boolean = nul_bool,
+		.yajl_number = nul_number,
+		.yajl_string = nul_string,
+		.yajl_start_map = nul_map,
+		.yajl_map_key = nul_key,
+		.yajl_end_map = nul_pop,
+		.yajl_start_array = nul_array,
+		.yajl_end_array = nul_pop,
+	};
+	if (!may_hold_nul(text))
+		return 0;
+	struct nul_scan s = { .depth = 0 };
+	yajl_handle h = yajl_alloc(&cb, NULL, &s);
+	yajl_config(h, yajl_allow_comments, 1);
+	yajl_status st = yajl_parse(h, (const unsigned char *)text, strlen(text));
+	if (st == yajl_status_ok)
+		st = yajl_complete_parse(h);
+	yajl_free(h);
+	if (st != yajl_status_client_canceled)
+		return 0; /* no NUL in a string after all, or not JSON: the parse says so */
+	return hutch_fail(err, EINVAL, "%s: %s: a string holds a NUL byte (\\u0000)", what,
+			  s.where[0] ? s.where : "the top level");
+}
+
 int rt_json_parse(const char *text, const char *what, yajl_val *out, struct hutch_err *err)
 {
 	char buf[256] = "";
+	int r = rt_json_check_nul(text, what, err);
+	if (r < 0)
+		return r;
 
 	yajl_val v = yajl_tree_parse(text, buf, sizeof(buf));
 	if (!v) {

@@ -18,7 +18,10 @@ void rt_json_gen_freep(yajl_gen *g);
 #define _cleanup_gen_ _cleanup_(rt_json_gen_freep)
 
 /* Parses text; a syntax error is reported as "<what>: invalid JSON: ...". */
+/* Parses text (what names it in errors); refuses a string holding a NUL byte, naming where. */
 int rt_json_parse(const char *text, const char *what, yajl_val *out, struct hutch_err *err);
+/* That NUL check alone: "what: process.args[1]: a string holds a NUL byte (\u0000)". */
+int rt_json_check_nul(const char *text, const char *what, struct hutch_err *err);
 /* Member of an object, or NULL when absent (or obj is not an object). */
 yajl_val rt_json_get(yajl_val obj, const char *key);
 

@@ -2,7 +2,8 @@
 /*
  * --lock NAME: one sandbox per name at a time, with a kernel lock (flock) on a file under
  * hutch's state dir, so a holder that dies frees it. The holder writes its pid there so a
- * waiter can say who holds it.
+ * waiter can say who holds it, and removes the file as it lets go, so that lock files do not
+ * pile up (a holder that is killed leaves its file, which the next holder removes).
  */
 #include "rt-sandbox.h"
 
@@ -20,6 +21,15 @@ static int holder(int fd)
 	return n > 0 ? atoi(buf) : 0;
 }
 
+/* Still the file at path? A holder unlinks it before it lets go (rt_sb_unlock), so the
+ * inode a waiter finally locks may be one nobody else will ever look at. */
+static bool still_there(int fd, const char *path)
+{
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 {
 	char path[512];
@@ -27,26 +37,42 @@ int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 	if (mkdir(RT_SB_LOCKS, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "--lock: create %s", RT_SB_LOCKS);
 	snprintf(path, sizeof(path), "%s/%s", RT_SB_LOCKS, o->lock);
-	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return hutch_fail_errno(err, errno, "--lock %s", o->lock);
 	double start = hutch_now_ms();
 	bool poll_mode = o->no_wait || o->lock_timeout >= 0;
-	/* Without a limit, block in the kernel; with one, poll every 10 ms. */
-	while (flock(fd, poll_mode ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK)
+	for (;;) {
+		_cleanup_close_ int fd =
+			open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
 			return hutch_fail_errno(err, errno, "--lock %s", o->lock);
-		if (o->no_wait || (hutch_now_ms() - start) / 1e3 >= o->lock_timeout)
-			return hutch_fail(err, EWOULDBLOCK, "--lock %s: held by pid %d", o->lock,
-					  holder(fd));
-		usleep(10000);
+		/* Without a limit, block in the kernel; with one, poll every 10 ms. */
+		while (flock(fd, poll_mode ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EWOULDBLOCK)
+				return hutch_fail_errno(err, errno, "--lock %s", o->lock);
+			if (o->no_wait || (hutch_now_ms() - start) / 1e3 >= o->lock_timeout)
+				return hutch_fail(err, EWOULDBLOCK, "--lock %s: held by pid %d",
+						  o->lock, holder(fd));
+			usleep(10000);
+		}
+		if (!still_there(fd, path))
+			continue; /* its holder removed it as it finished: lock the new one */
+		char pid[32];
+		int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+		if (ftruncate(fd, 0) == 0)
+			(void)!pwrite(fd, pid, (size_t)n, 0);
+		*out = steal_fd(fd);
+		return 0;
 	}
-	char pid[32];
-	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) == 0)
-		(void)!pwrite(fd, pid, (size_t)n, 0);
-	*out = steal_fd(fd);
-	return 0;
+}
+
+void rt_sb_unlock(const struct rt_sb_opts *o, int fd)
+{
+	char path[512];
+	if (fd < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", RT_SB_LOCKS, o->lock);
+	if (still_there(fd, path)) /* ours: a waiter that locks it next sees it gone */
+		unlink(path);
+	close(fd);
 }

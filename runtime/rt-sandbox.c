@@ -525,9 +525,8 @@ RT_VERB_FN(sandbox)
 	cg_free(sb.cg);
 	free(sb.plan.rootfs);
 	free(sb.plan.cgroup);
+	rt_sb_unlock(&sb.o, sb.lock_fd); /* before the options, which name it, are freed */
 	rt_sb_opts_free(&sb.o);
-	if (sb.lock_fd >= 0)
-		close(sb.lock_fd);
 	if (sb.owner_fd >= 0)
 		close(sb.owner_fd);
 	return r < 0 ? r : sb.res.exit_code;

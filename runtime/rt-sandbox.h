@@ -64,6 +64,8 @@ int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 
 /* rt-sandbox-lock.c */
 int rt_sb_lock(const struct rt_sb_opts *o, int *fd, struct hutch_err *err);
+/* Removes the lock file, then lets go of the lock (fd < 0: nothing). */
+void rt_sb_unlock(const struct rt_sb_opts *o, int fd);
 
 /* rt-sandbox-delegate.c: runs the bundle with another runtime and waits (w has the timeout,
  * grace and kill_tree set; pidfd/pid/status are filled in). */

@@ -35,10 +35,12 @@ static const struct default_mount rootless_sys = {
 	"/sys", "none", "/sys", STRV("rbind", "nosuid", "noexec", "nodev", "ro")
 };
 
-/* Also the sandbox's (rt-sandbox-spec.c): NULL-terminated. */
+/* Also the sandbox's (rt-sandbox-spec.c): NULL-terminated. runc's and moby's list:
+ * /proc/interrupts tells which devices and CPUs the host has, and how busy each is. */
 const char *const rt_default_masked[] = {
 	"/proc/acpi",
 	"/proc/asound",
+	"/proc/interrupts",
 	"/proc/kcore",
 	"/proc/keys",
 	"/proc/latency_stats",

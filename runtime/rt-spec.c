@@ -196,8 +196,11 @@ static int parse_owned(char *text, const char *bundle, struct rt_spec **out, str
 	const char *seccomp = NULL;
 	struct rt_spec *spec;
 
+	int r = rt_json_check_nul(text, "config.json", err); /* the profile's part too */
+	if (r < 0)
+		return r;
 	rt_spec_cut_seccomp(text, &rest, &seccomp);
-	int r = rt_json_parse(rest ? rest : text, "config.json", &top, err);
+	r = rt_json_parse(rest ? rest : text, "config.json", &top, err);
 	if (r < 0)
 		return r;
 	spec = hutch_xcalloc(1, sizeof(*spec));

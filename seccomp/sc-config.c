@@ -4,7 +4,7 @@
  * break whatever libseccomp says), and freeing it. The checks name the rule, so the spec
  * parser can put the JSON path in front ("linux.seccomp.syscalls[3]: ...").
  */
-#include "sc.h"
+#include "sc-internal.h"
 
 #include <seccomp.h>
 #include <string.h>
@@ -95,8 +95,30 @@ static int check_rule(const struct sc_config *cfg, const struct sc_rule *rule, s
 	return 0;
 }
 
+/*
+ * Every argument condition of a rule is at least one compare in the program, for every name
+ * of the rule, so a profile with more of them than the kernel takes instructions cannot load.
+ * Said before compiling: libseccomp takes time quadratic in the rules of one syscall (10^5
+ * conditions: minutes) before the program's length is known.
+ */
+static int check_size(const struct sc_config *cfg, struct hutch_err *err)
+{
+	size_t conditions = 0;
+	for (size_t i = 0; i < cfg->n_rules; i++)
+		conditions += cfg->rules[i].n_names * cfg->rules[i].n_args;
+	if (conditions > SC_MAX_INSNS)
+		return hutch_fail(err, E2BIG,
+				  "syscalls: %zu argument conditions (names times args) cannot fit "
+				  "the kernel's limit of %d instructions",
+				  conditions, SC_MAX_INSNS);
+	return 0;
+}
+
 int sc_config_check(const struct sc_config *cfg, struct hutch_err *err)
 {
+	int r = check_size(cfg, err);
+	if (r < 0)
+		return r;
 	if (cfg->default_action == SCMP_ACT_NOTIFY)
 		return hutch_fail(
 			err, EINVAL,
@@ -107,12 +129,9 @@ int sc_config_check(const struct sc_config *cfg, struct hutch_err *err)
 			return hutch_fail(err, EINVAL,
 					  "architectures[%zu]: unknown architecture %s", i,
 					  cfg->archs[i]);
-	for (size_t i = 0; i < cfg->n_rules; i++) {
-		int r = check_rule(cfg, &cfg->rules[i], i, err);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	for (size_t i = 0; i < cfg->n_rules && r >= 0; i++)
+		r = check_rule(cfg, &cfg->rules[i], i, err);
+	return r;
 }
 
 void sc_config_free(struct sc_config *cfg)

@@ -18,7 +18,7 @@
 #define OCI_VERSION "1.2.0"
 
 /* {ociVersion, fds: ["seccompFd"], pid, metadata, state} as the runtime spec defines it. */
-static int process_state(const char *state_json, const char *metadata, char **out,
+static int process_state(pid_t process, const char *state_json, const char *metadata, char **out,
 			 struct hutch_err *err)
 {
 	const char *pid_path[] = { "pid", NULL };
@@ -43,7 +43,7 @@ static int process_state(const char *state_json, const char *metadata, char **ou
 	hutch_json_gen_str(g, "seccompFd");
 	yajl_gen_array_close(g);
 	hutch_json_gen_str(g, "pid");
-	yajl_gen_integer(g, YAJL_IS_INTEGER(pid) ? pid->u.number.i : 0);
+	yajl_gen_integer(g, process > 0 ? process : YAJL_IS_INTEGER(pid) ? pid->u.number.i : 0);
 	hutch_json_gen_str(g, "metadata");
 	hutch_json_gen_str(g, metadata ? metadata : "");
 	hutch_json_gen_str(g, "state");
@@ -104,23 +104,23 @@ static int send_with_fd(int sock, int fd, const char *msg, size_t len, struct hu
 	return 0;
 }
 
-int sc_listener_send(int sock, int notify_fd, const char *state_json, const char *metadata,
-		     struct hutch_err *err)
+int sc_listener_send(int sock, int notify_fd, pid_t process, const char *state_json,
+		     const char *metadata, struct hutch_err *err)
 {
 	_cleanup_free_ char *msg = NULL;
-	int r = process_state(state_json, metadata, &msg, err);
+	int r = process_state(process, state_json, metadata, &msg, err);
 	if (r < 0)
 		return r;
 	return send_with_fd(sock, notify_fd, msg, strlen(msg), err);
 }
 
-int sc_send_to_listener(const char *listener_path, int notify_fd, const char *state_json,
-			const char *metadata, struct hutch_err *err)
+int sc_send_to_listener(const char *listener_path, int notify_fd, pid_t process,
+			const char *state_json, const char *metadata, struct hutch_err *err)
 {
 	_cleanup_close_ int sock = sc_listener_connect(listener_path, err);
 	if (sock < 0)
 		return sock;
-	int r = sc_listener_send(sock, notify_fd, state_json, metadata, err);
+	int r = sc_listener_send(sock, notify_fd, process, state_json, metadata, err);
 	if (r < 0)
 		return hutch_err_prefix(err, "%s: ", listener_path);
 	return 0;

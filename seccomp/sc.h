@@ -140,14 +140,14 @@ int sc_load_listener(const struct sc_filter *f, int *notify_fd, struct hutch_err
  * The seccomp listener protocol (OCI runtime-spec, "seccomp state"): connects to the unix
  * socket listener_path and sends notify_fd with SCM_RIGHTS and the container process state
  * {ociVersion, fds: ["seccompFd"], pid, metadata, state}. state_json is the container state
- * document (its pid is the process's). sc_listener_connect + sc_listener_send split it for a
- * caller that must connect while the host path is still reachable.
+ * document; pid is the filtered process's (0: the state's, the init). sc_listener_connect +
+ * sc_listener_send split it for a caller that must connect while the host path is reachable.
  */
-int sc_send_to_listener(const char *listener_path, int notify_fd, const char *state_json,
-			const char *metadata, struct hutch_err *err);
+int sc_send_to_listener(const char *listener_path, int notify_fd, pid_t process,
+			const char *state_json, const char *metadata, struct hutch_err *err);
 int sc_listener_connect(const char *listener_path, struct hutch_err *err);
-int sc_listener_send(int sock, int notify_fd, const char *state_json, const char *metadata,
-		     struct hutch_err *err);
+int sc_listener_send(int sock, int notify_fd, pid_t process, const char *state_json,
+		     const char *metadata, struct hutch_err *err);
 
 /*
  * Landlock (sc-landlock.c): unprivileged file-access, TCP and scope rules, the second layer of

@@ -302,6 +302,30 @@ init_status() {
 		.state.id == $id and .ociVersion != null' "$state"
 }
 
+@test "seccomp: SCMP_ACT_NOTIFY on exec: the exec'd process's notify fd goes to listenerPath" {
+	local sock=$TEST_DIR/listener.sock state=$TEST_DIR/listener.state lst
+	lst=$(helper_bin sclistener)
+	"$lst" "$sock" "$state" 18 2>"$TEST_DIR/listener.log" 3>&- &
+	track_pid $!
+	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.02; done
+	set_seccomp "$(jq -n --arg s "$sock" '{defaultAction: "SCMP_ACT_ALLOW", listenerPath: $s,
+		listenerMetadata: "m", syscalls: [{names: ["mkdir", "mkdirat"],
+		action: "SCMP_ACT_NOTIFY"}]}')"
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	run hutch exec "$ID" sh -c 'mkdir /tmp/a; echo "rc=$?"'
+	check_status 0
+	[[ $output == *"Invalid cross-device link"* ]]
+	[[ $output == *"rc=1"* ]]
+	local init
+	init=$(state_field "$ID" .pid)
+	# The init's at create, then the exec'd process's: its own pid, the container's state.
+	jq -e --arg id "$ID" --argjson init "$init" '.fds == ["seccompFd"] and .metadata == "m"
+		and .pid != $init and .pid > 0 and .state.id == $id and .state.pid == $init
+		and .state.status == "running"' "$state.2"
+}
+
 @test "seccomp: the compiled-filter cache is filled, hit, repaired and not trusted when writable" {
 	local cache=$HUTCH_SECCOMP_CACHE entries inos e
 	set_seccomp "$(default_profile)"

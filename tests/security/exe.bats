@@ -83,3 +83,37 @@ stop_attacker() {
 	[[ $output != *"unknown command"* ]]
 	[ "$(sha256sum <"$HUTCH")" = "$SUM" ]
 }
+
+@test "exe: /proc/1/exe of an init waiting for start cannot be opened from beside it" {
+	local sum=$SUM # of the copy setup made
+	# A: created, so its pid 1 is still the runtime waiting for start.
+	set_args sleep 100
+	run_bg create "$ID-a"
+	check_status 0
+	local pid_a
+	pid_a=$(state_field "$ID-a" .pid)
+	# B joins A's pid namespace, grabs /proc/1/exe, waits for A to exec, then writes.
+	make_bundle "$TEST_DIR/b"
+	add_shared_mount "$TEST_DIR/b"
+	update_config_in "$TEST_DIR/b" '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)
+		| .process.args = ["sh", "-c", "if (exec 5</proc/1/exe) 2>/dev/null; then exec 5</proc/1/exe; echo opened; else echo not-opened; fi
+			while [ ! -e /shared/go ]; do sleep 0.05; done
+			echo pwned >> /proc/self/fd/5 && echo WROTE
+			cat /proc/1/exe > /dev/null; echo done"]' --arg p "/proc/$pid_a/ns/pid"
+	run_bg run -d --bundle "$TEST_DIR/b" "$ID-b"
+	check_status 0
+	wait_for_output "$ID-b" opened
+	hutch start "$ID-a"
+	touch "$TEST_DIR/shared/go"
+	wait_for_output "$ID-b" done
+	ctr_output "$ID-b"
+	[ "$(sha256sum <"$HUTCH")" = "$sum" ]
+	[ "$(sha256sum <"$ORIG_HUTCH")" = "$sum" ]
+}
+
+@test "exe: /proc/self/exe of the container's process is not the runtime" {
+	set_args sh -c 'readlink /proc/self/exe; readlink /proc/1/exe; echo x >> /proc/1/exe && echo WROTE'
+	run hutch run "$ID"
+	[[ $output != *WROTE* ]]
+	[[ $output != *hutch* ]]
+}

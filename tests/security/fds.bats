@@ -73,3 +73,43 @@ with_fds_to() {
 	[ "$status" -eq 255 ] # exec's failure status, as runc's
 	[[ $output == *"--preserve-fds 2: fd 4 is not open"* ]]
 }
+
+@test "fds: no fd of hutch or of the caller reaches the container" {
+	exec 7</dev/null
+	exec 8>"$TEST_DIR/fd8"
+	set_args ls /proc/self/fd
+	run hutch run "$ID"
+	exec 7<&- 8>&-
+	check_status 0
+	# ls's own directory is 3
+	[ "$(echo $output)" = "0 1 2 3" ]
+}
+
+@test "fds: the running process holds nothing but 0, 1 and 2" {
+	set_args sleep 100
+	exec 7</dev/null
+	run_bg create "$ID"
+	exec 7<&-
+	hutch start "$ID"
+	local pid
+	pid=$(state_field "$ID" .pid)
+	ls -l "/proc/$pid/fd"
+	[ "$(ls "/proc/$pid/fd" | sort -n | tr '\n' ' ')" = "0 1 2 " ]
+}
+
+@test "fds: a cwd through /proc/self/fd/N is refused (CVE-2024-21626)" {
+	local fd
+	exec 7<"$TEST_DIR"
+	for fd in 3 4 5 6 7 8 9 10; do
+		update_config '.process.cwd = $c' --arg c "/proc/self/fd/$fd"
+		set_args sh -c 'echo "escaped to $(pwd)"; ls ..'
+		run hutch run "$ID"
+		echo "cwd fd $fd: $status: $output"
+		if [ "$status" -eq 0 ] || [[ $output == *escaped* ]]; then
+			exec 7<&-
+			false
+		fi
+	done
+	exec 7<&-
+	assert_no_leftovers
+}

@@ -722,7 +722,7 @@ static int child_notify(const struct sc_filter *f)
 		return 1; /* a filter with NOTIFY rules needs the listener variant */
 	if (sc_load_listener(f, &nfd, &err) < 0 || nfd < 0)
 		return 2;
-	if (sc_send_to_listener(listener_path, nfd,
+	if (sc_send_to_listener(listener_path, nfd, 0,
 				"{\"ociVersion\": \"1.2.0\", \"id\": "
 				"\"c1\", \"status\": \"creating\", \"pid\": 4242, \"bundle\": "
 				"\"/b\"}",

@@ -5,6 +5,7 @@
  * resolved against a bundle. Pure parsing and temp dirs only: no root needed.
  */
 #include "tap.h"
+#include "rt-json.h"
 #include "rt-spec.h"
 
 #include <fcntl.h>
@@ -140,9 +141,10 @@ static void check_default_linux(const struct rt_spec *s, bool rootless)
 {
 	const char *what = rootless ? "rootless" : "default";
 
-	ok(s->n_masked_paths == 11 && strv_has(s->masked_paths, "/proc/kcore") &&
+	ok(s->n_masked_paths == 12 && strv_has(s->masked_paths, "/proc/kcore") &&
+		   strv_has(s->masked_paths, "/proc/interrupts") &&
 		   strv_has(s->masked_paths, "/sys/devices/virtual/powercap"),
-	   "%s: 11 masked paths", what);
+	   "%s: 12 masked paths (runc's, with /proc/interrupts)", what);
 	ok(s->n_readonly_paths == 5 && strv_has(s->readonly_paths, "/proc/sysrq-trigger"),
 	   "%s: 5 read-only paths", what);
 	ok(rt_spec_new_ns(s, CLONE_NEWPID) && rt_spec_new_ns(s, CLONE_NEWIPC) &&
@@ -542,8 +544,37 @@ static void test_seccomp_text(void)
 	rt_spec_free(s);
 }
 
+/* rt_json_check_nul: where a NUL byte sits, named as the spec parsers name fields. */
+static void test_nul(void)
+{
+	static const struct {
+		const char *json, *want; /* want NULL: accepted */
+	} cases[] = {
+		{ "{\"process\": {\"args\": [\"a\", \"b\\u0000c\"]}}", "x: process.args[1]: " },
+		{ "{\"mounts\": [{\"d\": 1}, {\"t\": true, \"destination\": \"\\u0000\"}]}",
+		  "x: mounts[1].destination: " },
+		{ "{\"a\": [[1, 2], [null, \"\\u0000\"]]}", "x: a[1][1]: " },
+		{ "{\"k\\u0000\": 1}", "x: (a key): " },
+		{ "[\"\\u0000\"]", "x: [0]: " },
+		{ "{\"a\": \"\\\\u0000\"}", NULL },	  /* an escaped backslash, then text */
+		{ "{\"a\": \"\\\\\\u0000\"}", "x: a: " }, /* \\ then a NUL */
+		{ "{\"a\": \"u0000\", /* \\u0000 */ \"b\": 1}", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct hutch_err err = { 0 };
+		int r = rt_json_check_nul(cases[i].json, "x", &err);
+		if (!cases[i].want)
+			ok(r == 0, "no NUL in %s", cases[i].json);
+		else
+			ok(r == -EINVAL &&
+				   strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0,
+			   "%s: %s", cases[i].json, err.msg);
+	}
+}
+
 int main(void)
 {
+	test_nul();
 	make_bundle();
 	test_seccomp_text();
 	test_default();

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * sclistener SOCKET STATE_FILE ERRNO: a seccomp notify agent for the tests. Listens on the
- * unix socket SOCKET, takes one connection from the runtime, writes the container process
- * state it got (JSON) to STATE_FILE, then answers every notification on the fd that came
- * with it: mkdir and mkdirat fail with ERRNO (0: they succeed, done by the kernel through
- * SECCOMP_USER_NOTIF_FLAG_CONTINUE), anything else continues. Exits when the container's
- * last filtered process is gone (POLLHUP on the notify fd).
+ * unix socket SOCKET, takes connections from the runtime (the init's at create, each exec's),
+ * writes the container process state each brought (JSON) to STATE_FILE, STATE_FILE.2, ...,
+ * then answers every notification on the fds that came with them: mkdir and mkdirat fail
+ * with ERRNO (0: they succeed, done by the kernel through SECCOMP_USER_NOTIF_FLAG_CONTINUE),
+ * anything else continues. Exits when every filtered process is gone (POLLHUP on each fd).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,10 +73,27 @@ static int answer(int nfd, int err)
 	return 0;
 }
 
+/* The state of the n-th connection: STATE_FILE for the first, STATE_FILE.2 and on after it. */
+static void save_state(const char *file, int n, const char *state)
+{
+	char path[4096];
+	if (n == 1)
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		snprintf(path, sizeof(path), "%s.%d", file, n);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(state, f);
+		fclose(f);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	static char state[65536];
+	struct pollfd p[16];
+	int n = 1, conns = 0;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: sclistener SOCKET STATE_FILE ERRNO\n");
@@ -86,32 +103,38 @@ int main(int argc, char **argv)
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", argv[1]);
 	int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	unlink(argv[1]);
-	if (ls < 0 || bind(ls, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(ls, 1) < 0) {
+	if (ls < 0 || bind(ls, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(ls, 4) < 0) {
 		perror("sclistener: listen");
 		return 1;
 	}
-	int conn = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-	int nfd = conn < 0 ? -1 : recv_state(conn, state, sizeof(state));
-	if (nfd < 0) {
-		fprintf(stderr, "sclistener: no notify fd received\n");
-		return 1;
-	}
-	FILE *f = fopen(argv[2], "w");
-	if (f) {
-		fputs(state, f);
-		fclose(f);
-	}
-	close(conn);
-	close(ls);
+	/* p[0] takes more connections (an init's, then each exec's); the rest are notify fds. */
+	p[0] = (struct pollfd){ .fd = ls, .events = POLLIN };
 	for (;;) {
-		struct pollfd p = { .fd = nfd, .events = POLLIN };
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
 			return 1;
-		if (p.revents & POLLIN && answer(nfd, err) < 0) {
-			perror("sclistener: answer");
-			return 1;
+		if (p[0].revents & POLLIN && n < (int)(sizeof(p) / sizeof(p[0]))) {
+			int conn = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+			int nfd = conn < 0 ? -1 : recv_state(conn, state, sizeof(state));
+			if (conn >= 0)
+				close(conn);
+			if (nfd < 0) {
+				fprintf(stderr, "sclistener: no notify fd received\n");
+				return 1;
+			}
+			save_state(argv[2], ++conns, state);
+			p[n++] = (struct pollfd){ .fd = nfd, .events = POLLIN };
 		}
-		if (p.revents & (POLLHUP | POLLERR))
-			return 0;
+		for (int i = 1; i < n; i++) {
+			if (p[i].revents & POLLIN && answer(p[i].fd, err) < 0) {
+				perror("sclistener: answer");
+				return 1;
+			}
+			if (p[i].revents & (POLLHUP | POLLERR)) {
+				close(p[i].fd);
+				p[i--] = p[--n];
+			}
+		}
+		if (conns && n == 1)
+			return 0; /* every filtered process is gone */
 	}
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bats
+# Things that piled up or hung: --lock files left in hutch's state dir by every run, and a
+# container created in a frozen cgroup, whose create then waited forever.
+
+load ../integration/helpers
+
+@test "leaks: --lock leaves no lock file behind, and a waiter gets the lock after its holder" {
+	local name=$TAG-lock
+	run hutch sandbox --lock "$name" --image "$BUNDLE/rootfs" -- true
+	check_status 0
+	[ ! -e "/run/hutch/locks/$name" ]
+	# A holder and a waiter: the waiter runs after the holder, and the file goes after both.
+	hutch sandbox --lock "$name" --image "$BUNDLE/rootfs" -- sleep 1 >"$TEST_DIR/a" 2>&1 3>&- &
+	local a=$!
+	track_pid $a
+	for _ in $(seq 100); do [ -e "/run/hutch/locks/$name" ] && break; sleep 0.02; done
+	run hutch sandbox --lock "$name" --lock-timeout 20 --image "$BUNDLE/rootfs" -- sh -c 'echo second'
+	wait $a
+	check_status 0
+	[ "$output" = second ]
+	[ ! -e "/run/hutch/locks/$name" ]
+	# A killed holder leaves its file; the next holder takes the lock and removes it.
+	HUTCH_TEST_KILL_AT=sandbox:locked "$HUTCH" sandbox --lock "$name" --image "$BUNDLE/rootfs" \
+		-- true || true
+	[ -e "/run/hutch/locks/$name" ]
+	run hutch sandbox --lock "$name" --image "$BUNDLE/rootfs" -- true
+	check_status 0
+	[ ! -e "/run/hutch/locks/$name" ]
+}
+
+@test "leaks: a container in a frozen cgroup is refused at create instead of hanging" {
+	local d
+	d=$(own_cgroup_dir freezer)
+	[ -n "$d" ] || skip "no v1 freezer hierarchy here (the VM lane covers v2)"
+	mkdir "$d/$TAG-frozen"
+	echo FROZEN >"$d/$TAG-frozen/freezer.state"
+	update_config '.linux.cgroupsPath = $c' --arg c "$TAG-frozen"
+	HUTCH_CMD_TIMEOUT=15 run_bg run -d "$ID"
+	echo THAWED >"$d/$TAG-frozen/freezer.state"
+	[ "$status" -eq 1 ]
+	[[ $output == *"is frozen: thaw it first"* ]]
+	# Nothing of the container's: the frozen cgroup was the caller's, and stays.
+	[ -z "$(ls -A "$HUTCH_ROOT")" ]
+	rmdir "$d/$TAG-frozen"
+}
