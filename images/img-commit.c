@@ -371,6 +371,7 @@ int img_commit_layer(struct img_store *s, const struct img_commit *c, char diges
 	_cleanup_close_ int upfd = open(c->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (upfd < 0)
 		return hutch_fail_errno(err, errno, "commit: %s", c->upper);
+	TRY(img_unshift_ids(upfd, c->ids, err)); /* before the digest: it hashes the owners */
 	uint64_t tar_size, bytes;
 	TRY(layer_digest(upfd, layer, &tar_size, &bytes, err));
 	int lockfd = -1;

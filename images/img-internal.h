@@ -25,6 +25,9 @@ struct img_store {
 	int lockfd;
 };
 
+/* img-idshift.c: the ids of a tree written in a user namespace, back to the namespace's. */
+int img_unshift_ids(int dirfd, const struct img_idshift *sh, struct hutch_err *err);
+
 #define IMG_BLOB_MAX (4U << 20) /* manifests and configs are small: refuse huge ones */
 
 /* sha256 */

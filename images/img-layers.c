@@ -42,12 +42,25 @@ static int bind_ro(const char *src, const char *target, struct hutch_err *err)
 	return 0;
 }
 
+/* A layer's directory as seen at view, an idmapped copy of the store's tree. */
+static void seen_at(char **dir, const char *store, const char *view)
+{
+	size_t n = strlen(store);
+	if (!view || strncmp(*dir, store, n) || ((*dir)[n] != '/' && (*dir)[n]))
+		return;
+	char *v = hutch_xasprintf("%s%s", view, *dir + n);
+	free(*dir);
+	*dir = v;
+}
+
 int img_mount_rootfs(struct img_store *s, const char *ref, const char *target, const char *upper,
-		     const char *work, struct hutch_err *err)
+		     const char *work, const char *view, struct hutch_err *err)
 {
 	_cleanup_strv_ char **dirs = NULL;
 	size_t n = 0;
 	TRY(img_layer_dirs(s, ref, &dirs, &n, err));
+	for (size_t i = 0; i < n; i++)
+		seen_at(&dirs[i], s->path, view);
 	if (n == 0)
 		return hutch_fail(err, EINVAL, "image %s: no layers", ref);
 	/* overlayfs needs two lower layers when it has no upper one. */

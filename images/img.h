@@ -104,9 +104,11 @@ int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST
 int img_layer_dirs(struct img_store *s, const char *ref, char ***dirs, size_t *n,
 		   struct hutch_err *err);
 /* Mounts the image at target: an overlay of its layers with upper/work when given (they must
- * be on one filesystem), else read-only (one layer: a read-only bind mount). */
+ * be on one filesystem), else read-only (one layer: a read-only bind mount). view: NULL, or
+ * where a copy of the store's tree is mounted (an idmapped one), through which the layers
+ * are then taken. */
 int img_mount_rootfs(struct img_store *s, const char *ref, const char *target, const char *upper,
-		     const char *work, struct hutch_err *err);
+		     const char *work, const char *view, struct hutch_err *err);
 
 /* ---- the layers as one plain directory (img-copy.c) ---- */
 
@@ -145,9 +147,15 @@ int img_resolve_user(int rootfd, const char *user, uint32_t *uid, uint32_t *gid,
 void img_inputs_hash(const char *base_digest, char *const *packages, size_t n_packages,
 		     char *const *steps, size_t n_steps, char *const *env, size_t n_env,
 		     char out[17]);
+/* A user namespace's ids as the host sees them: shift+N for N in 0..span-1 (span 0: none). */
+struct img_idshift {
+	uint32_t uid, gid, span;
+};
+
 struct img_commit {
-	const char *base;     /* reference of the base image */
-	const char *name_tag; /* NAME:TAG to store the result under */
+	const struct img_idshift *ids; /* who wrote upper: their ids are taken back (may be NULL) */
+	const char *base;	       /* reference of the base image */
+	const char *name_tag;	       /* NAME:TAG to store the result under */
 	const char *upper;   /* an overlay upper dir on the store's filesystem: moved, not copied */
 	char *const *labels; /* K=V pairs for config.Labels (NULL-terminated, may be NULL) */
 	char *const *history; /* created_by lines */

@@ -30,6 +30,8 @@ enum opt_kind {
 	OPT_BIND,
 	OPT_RBIND,
 	OPT_TMPCOPYUP,
+	OPT_IDMAP,
+	OPT_RIDMAP,
 	OPT_IGNORE,
 	OPT_UNSUPPORTED
 };
@@ -77,9 +79,9 @@ static const struct mount_opt mount_opts[] = {
 	{ "runbindable", OPT_PROPAGATION, MS_UNBINDABLE | MS_REC },
 	{ "tmpcopyup", OPT_TMPCOPYUP, 0 },
 	{ "defaults", OPT_IGNORE, 0 },
+	{ "idmap", OPT_IDMAP, 0 },
+	{ "ridmap", OPT_RIDMAP, 0 },
 	/* Would need mount_setattr(2): refuse rather than hand them to the fs as data. */
-	{ "idmap", OPT_UNSUPPORTED, 0 },
-	{ "ridmap", OPT_UNSUPPORTED, 0 },
 	{ "rro", OPT_UNSUPPORTED, 0 },
 	{ "rrw", OPT_UNSUPPORTED, 0 },
 	{ "rnosuid", OPT_UNSUPPORTED, 0 },
@@ -147,6 +149,12 @@ int ns_mount_parse_options(struct ns_mount *m, char *const *options, size_t n,
 			break;
 		case OPT_TMPCOPYUP:
 			m->tmpcopyup = true;
+			break;
+		case OPT_RIDMAP:
+			m->idmap_recursive = true;
+			/* fallthrough */
+		case OPT_IDMAP:
+			m->idmap = true;
 			break;
 		case OPT_IGNORE:
 			break;
@@ -338,11 +346,12 @@ static int set_propagation(int fd, unsigned long propagation, struct hutch_err *
 	return 0;
 }
 
-static int bind_host(int rootfd, const char *source, const char *dest, bool recursive,
+/* source bound at dest; tree >= 0: the parent's copy of source (ns_make_tree), attached. */
+static int bind_host(int rootfd, const char *source, int tree, const char *dest, bool recursive,
 		     unsigned long flags, unsigned long clear, struct hutch_err *err)
 {
 	struct stat st;
-	if (stat(source, &st) < 0)
+	if ((tree >= 0 ? fstat(tree, &st) : stat(source, &st)) < 0)
 		return hutch_fail_errno(err, errno, "stat %s", source);
 	_cleanup_close_ int target = S_ISDIR(st.st_mode)
 					     ? hutch_mkdir_in_root(rootfd, dest, 0755, err)
@@ -353,8 +362,10 @@ static int bind_host(int rootfd, const char *source, const char *dest, bool recu
 	if (r < 0)
 		return r;
 	char p[HUTCH_FD_PATH_MAX];
-	if (mount(source, hutch_fd_path(target, p), NULL, MS_BIND | (recursive ? MS_REC : 0),
-		  NULL) < 0)
+	if (tree >= 0)
+		TRY(ns_attach_tree(tree, target, err));
+	else if (mount(source, hutch_fd_path(target, p), NULL, MS_BIND | (recursive ? MS_REC : 0),
+		       NULL) < 0)
 		return hutch_fail_errno(err, errno, "bind %s", source);
 	/* A bind ignores every flag but MS_REC: ro, nosuid, ... need a remount of the new mount. */
 	flags &= ~(MS_BIND | MS_REC | MS_REMOUNT);
@@ -508,7 +519,7 @@ static int mount_cgroup2(int rootfd, const char *dest, const char *host, unsigne
 		return 0;
 	if (errno != EPERM && errno != EBUSY)
 		return hutch_fail_errno(err, errno, "mount cgroup2");
-	return bind_host(rootfd, host, dest, false, flags, 0, err);
+	return bind_host(rootfd, host, -1, dest, false, flags, 0, err);
 }
 
 static const char *own_dir(const struct ns_rootfs *cfg, const char *ctrls)
@@ -533,7 +544,7 @@ static int mount_hierarchy(int rootfd, const char *dest, int top, const char *ct
 	char p[HUTCH_FD_PATH_MAX];
 	if (own) {
 		_cleanup_free_ char *d = hutch_xasprintf("%s/%s", dest, dir);
-		int r = bind_host(rootfd, own, d, false, flags, 0, err);
+		int r = bind_host(rootfd, own, -1, d, false, flags, 0, err);
 		if (r < 0)
 			return r;
 	} else if (mount("cgroup", hutch_fd_path(sub, p), "cgroup", flags, ctrls) < 0) {
@@ -541,7 +552,7 @@ static int mount_hierarchy(int rootfd, const char *dest, int top, const char *ct
 			return hutch_fail_errno(err, errno, "mount cgroup %s", ctrls);
 		_cleanup_free_ char *host = hutch_xasprintf("/sys/fs/cgroup/%s", dir);
 		_cleanup_free_ char *d = hutch_xasprintf("%s/%s", dest, dir);
-		int r = bind_host(rootfd, host, d, false, flags, 0, err);
+		int r = bind_host(rootfd, host, -1, d, false, flags, 0, err);
 		if (r < 0)
 			return r;
 	}
@@ -611,7 +622,7 @@ static int mount_cgroup(int rootfd, const struct ns_mount *m, const struct ns_ro
 	return set_propagation(top, m->propagation, err);
 }
 
-static int mount_one(int rootfd, const struct ns_mount *m, const struct ns_rootfs *cfg,
+static int mount_one(int rootfd, const struct ns_mount *m, int tree, const struct ns_rootfs *cfg,
 		     struct hutch_err *err)
 {
 	if (!m->destination || m->destination[0] != '/')
@@ -625,7 +636,10 @@ static int mount_one(int rootfd, const struct ns_mount *m, const struct ns_rootf
 	if (is_bind(m)) {
 		if (!m->source)
 			return hutch_fail(err, EINVAL, "bind mount without a source");
-		int r = bind_host(rootfd, m->source, m->destination, m->recursive, m->flags,
+		if (m->idmap && tree < 0)
+			return hutch_fail(err, EINVAL,
+					  "an idmapped mount needs its tree made first");
+		int r = bind_host(rootfd, m->source, tree, m->destination, m->recursive, m->flags,
 				  m->clear_flags, err);
 		if (r < 0)
 			return r;
@@ -643,7 +657,7 @@ static int mount_one(int rootfd, const struct ns_mount *m, const struct ns_rootf
 	if (r == -EPERM && type_is(m, "sysfs")) {
 		/* A user namespace without its own network namespace may not mount sysfs. */
 		hutch_err_clear(err);
-		r = bind_host(rootfd, "/sys", m->destination, true, m->flags | MS_RDONLY,
+		r = bind_host(rootfd, "/sys", -1, m->destination, true, m->flags | MS_RDONLY,
 			      m->clear_flags & ~MS_RDONLY, err);
 	}
 	return r;
@@ -669,7 +683,7 @@ int ns_mount_rootfs(const struct ns_rootfs *cfg, struct hutch_err *err)
 	bool dev_bound = false;
 	for (size_t i = 0; i < cfg->n_mounts; i++) {
 		const struct ns_mount *m = &cfg->mounts[i];
-		int r = mount_one(rootfd, m, cfg, err);
+		int r = mount_one(rootfd, m, cfg->tree_fds ? cfg->tree_fds[i] : -1, cfg, err);
 		if (r < 0)
 			return hutch_err_prefix(err, "mount %s: ", m->destination);
 		if (is_bind(m) && dest_is(m->destination, "dev"))

@@ -25,6 +25,11 @@ struct ns_mount {
 	bool bind;	/* MS_BIND */
 	bool recursive; /* rbind */
 	bool tmpcopyup; /* copy the image's directory content into a new tmpfs */
+	/* An idmapped bind ("idmap", "ridmap": its submounts too): on-disk container_id is seen
+	 * as host_id (OCI mounts[].uidMappings/gidMappings). The tree is made by the parent. */
+	bool idmap, idmap_recursive;
+	struct ns_idmap *uid_map, *gid_map;
+	size_t n_uid_map, n_gid_map;
 };
 
 /* Parses OCI mount options ("ro", "nosuid", "rbind", "rprivate", "size=64m", ...) into m.
@@ -62,6 +67,7 @@ struct ns_rootfs {
 	const struct ns_cgroup_dir *cgroup_dirs; /* v1 hosts; none: fresh cgroup mounts */
 	size_t n_cgroup_dirs;
 	bool new_mount_ns;
+	const int *tree_fds; /* per mount: a tree of its source made by the parent, or -1 */
 };
 
 /* Before pivot: makes the rootfs a mount point, performs every mount and creates /dev
@@ -81,6 +87,21 @@ struct ns_idmap {
 	uint32_t container_id, host_id, size;
 };
 
+/* Detached mount trees (ns-idmount.c): a copy of source (with its submounts when recursive),
+ * idmapped when asked (on-disk container_id seen and created as host_id; idmap_recursive:
+ * its submounts too) and with the MOUNT_ATTR_* flags attrs; ns_attach_tree moves it onto
+ * target (an O_PATH fd), in the caller's mount namespace. The parent makes them with the
+ * host's privileges (only the host's root may idmap a host filesystem, and a source may lie
+ * under directories a container's root cannot search); EINVAL from an idmap means the
+ * filesystem cannot be idmapped. */
+struct ns_tree_opts {
+	bool recursive, idmap, idmap_recursive;
+	uint64_t attrs;
+	const struct ns_idmap *uids, *gids;
+	size_t n_uids, n_gids;
+};
+int ns_make_tree(const char *source, const struct ns_tree_opts *o, struct hutch_err *err);
+int ns_attach_tree(int tree, int target, struct hutch_err *err);
 /* Parent side: writes /proc/PID/{uid_map,setgroups,gid_map}. */
 int ns_write_idmaps(pid_t pid, const struct ns_idmap *uids, size_t n_uids,
 		    const struct ns_idmap *gids, size_t n_gids, struct hutch_err *err);

@@ -70,6 +70,7 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
 		.cgroup_dirs = c->cgroup_dirs,
 		.n_cgroup_dirs = c->n_cgroup_dirs,
 		.new_mount_ns = is_new(c, CLONE_NEWNS),
+		.tree_fds = c->tree_fds,
 	};
 	return ns_mount_rootfs(&cfg, err);
 }

@@ -35,6 +35,7 @@ struct create_ctx {
 	int fifo_fd;
 	int memcg_fd;
 	int tramp_fd;
+	int *tree_fds; /* per mount: its source as a detached tree (make_trees), or -1 */
 	struct ns_cgroup_dir cgroup_dirs[16];
 	size_t n_cgroup_dirs;
 	pid_t pid;
@@ -117,6 +118,37 @@ static bool parent_hooks(const struct rt_spec *s)
 	return s->hooks[RT_HOOK_PRESTART].n || s->hooks[RT_HOOK_CREATE_RUNTIME].n;
 }
 
+/*
+ * Bind sources as detached trees made here, with the host's privileges, for the init to
+ * attach: idmapped ones always (only the host's root may idmap a host filesystem), and every
+ * bind when the container has a user namespace, whose root could not even reach a source
+ * under a directory closed to it (a store's 0700 tmp, a workspace beneath /root).
+ */
+static int make_trees(struct create_ctx *x, struct hutch_err *err)
+{
+	const struct rt_spec *s = x->spec;
+	bool userns = rt_spec_ns(s, CLONE_NEWUSER) != NULL;
+	x->tree_fds = hutch_xmalloc((s->n_mounts ? s->n_mounts : 1) * sizeof(int));
+	for (size_t i = 0; i < s->n_mounts; i++)
+		x->tree_fds[i] = -1;
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const struct ns_mount *m = &s->mounts[i];
+		if (!m->bind || !m->source || (!m->idmap && !userns))
+			continue;
+		struct ns_tree_opts o = { .recursive = m->recursive,
+					  .idmap = m->idmap,
+					  .idmap_recursive = m->idmap_recursive,
+					  .uids = m->uid_map,
+					  .gids = m->gid_map,
+					  .n_uids = m->n_uid_map,
+					  .n_gids = m->n_gid_map };
+		x->tree_fds[i] = ns_make_tree(m->source, &o, err);
+		if (x->tree_fds[i] < 0)
+			return hutch_err_prefix(err, "mounts[%zu] (%s): ", i, m->destination);
+	}
+	return 0;
+}
+
 /* v2: below this memory limit the init joins its cgroup late (see prepare). */
 #define LATE_JOIN_BELOW (1024 * 1024)
 
@@ -178,6 +210,7 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	x->tramp_fd = rt_trampoline_open(err);
 	if (x->tramp_fd < 0)
 		return x->tramp_fd;
+	TRY(make_trees(x, err));
 	/* The init joins the cgroup holding memory itself, just before execve, so that hutch's
 	 * setup (~160 KiB of copied pages and mount and namespace objects) is not charged to
 	 * the container and a tiny limit still starts. Always on v1, where joining is a write
@@ -252,6 +285,7 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 			.late_cgroupns = x->memcg_fd >= 0 && (x->new_ns & CLONE_NEWCGROUP),
 			.cgroup_dirs = x->cgroup_dirs,
 			.n_cgroup_dirs = x->n_cgroup_dirs,
+			.tree_fds = x->tree_fds,
 		};
 		rt_child_main(&c);
 	}
@@ -385,6 +419,10 @@ static void ctx_free(struct create_ctx *x)
 	rt_state_clear(&x->st);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
+	for (size_t i = 0; x->tree_fds && i < x->spec->n_mounts; i++)
+		if (x->tree_fds[i] >= 0)
+			close(x->tree_fds[i]);
+	free(x->tree_fds);
 	if (!x->o->spec)
 		rt_spec_free(x->spec);
 	int fds[] = { x->dirfd,	  x->sync[0],  x->sync[1], x->console_fd,

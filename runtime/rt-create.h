@@ -58,6 +58,7 @@ struct rt_child {
 	bool late_cgroupns;  /* v1: unshare the cgroup namespace after the memory cgroup join */
 	const struct ns_cgroup_dir *cgroup_dirs; /* v1: bound in place of cgroup mounts */
 	size_t n_cgroup_dirs;
+	const int *tree_fds; /* per spec mount: the parent's tree of its source, or -1 */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 /* Pieces of the child's setup that `exec` shares. */

@@ -78,7 +78,7 @@ static void gen_linux(yajl_gen g)
 	gen_enabled(g, "intelRdt", false);
 	hutch_json_gen_str(g, "mountExtensions");
 	yajl_gen_map_open(g);
-	gen_enabled(g, "idmap", false);
+	gen_enabled(g, "idmap", true);
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 }
@@ -94,7 +94,8 @@ RT_VERB_FN(features)
 		"nostrictatime", "nosuid",     "private",   "rbind",	  "relatime",
 		"remount",	 "ro",	       "rprivate",  "rshared",	  "rslave",
 		"runbindable",	 "rw",	       "shared",    "slave",	  "strictatime",
-		"suid",		 "sync",       "tmpcopyup", "unbindable",
+		"suid",		 "sync",       "tmpcopyup", "unbindable", "idmap",
+		"ridmap",
 	};
 	(void)g, (void)argv, (void)opts;
 	if (argc - first != 0)

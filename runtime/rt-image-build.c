@@ -253,11 +253,18 @@ int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build
 	work = hutch_xasprintf("%s/%s", img_store_path(s), tmp);
 	upper = hutch_xasprintf("%s/upper", work);
 	const char *sub[] = { "upper", "work", "out" };
+	/* The build runs as root in a user namespace (--as-root): its root is the start of the
+	 * subordinate ranges, who must own the package list's directory, and whose ids the
+	 * layer's files then carry until the commit takes them back. */
+	struct img_idshift ids = { rt_sb_sub_ids("/etc/subuid"), rt_sb_sub_ids("/etc/subgid"),
+				   RT_SB_ID_SPAN };
 	int r = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(sub) && r >= 0; i++) {
 		_cleanup_free_ char *d = hutch_xasprintf("%s/%s", work, sub[i]);
 		if (mkdir(d, 0755) < 0)
 			r = hutch_fail_errno(err, errno, "build: mkdir %s", d);
+		else if (!strcmp(sub[i], "out") && chown(d, ids.uid, ids.gid) < 0)
+			r = hutch_fail_errno(err, errno, "build: chown %s", d);
 	}
 	if (r >= 0)
 		r = run_sandbox(g, b, img_store_path(s), base, work, err);
@@ -273,7 +280,8 @@ int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build
 		}
 		for (size_t i = 0; i < b->n_steps; i++)
 			push(&history, &n, b->steps[i]);
-		struct img_commit c = { .base = base,
+		struct img_commit c = { .ids = &ids,
+					.base = base,
 					.name_tag = name_tag,
 					.upper = upper,
 					.labels = labels,
@@ -312,7 +320,8 @@ static int copy_rootfs(struct img_store *s, const char *image, const char *root,
 	return img_copy_rootfs(s, image, fd, NULL, err);
 }
 
-int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struct hutch_err *err)
+int rt_image_rootfs(const char *image, const char *scratch, const struct rt_image_view *view,
+		    char **rootfs, struct hutch_err *err)
 {
 	static struct img_store *held; /* until exit: see rt.h */
 	_cleanup_free_ char *root = hutch_xasprintf("%s/root", scratch);
@@ -333,9 +342,13 @@ int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struc
 	}
 	if (mkdir(root, 0755) < 0)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", root);
-	int r = copy ? -ENODEV : img_mount_rootfs(held, image, root, upper, work, err);
+	if (view->root_uid && chown(upper, view->root_uid, view->root_gid) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: chown %s", upper);
+	if (view->store && copy) /* a copy would keep the host's ids, which root inside lacks */
+		return hutch_fail(err, ENODEV, "--as-root with a stored image needs overlayfs");
+	int r = copy ? -ENODEV : img_mount_rootfs(held, image, root, upper, work, view->store, err);
 	/* ENODEV: no overlay filesystem; EINVAL: one that cannot stack these layers. */
-	if ((r == -ENODEV || r == -EINVAL) && !rt_sb_build_upper) {
+	if ((r == -ENODEV || r == -EINVAL) && !rt_sb_build_upper && !view->store) {
 		copy = true;
 		r = copy_rootfs(held, image, root, err);
 	} else if (copy) {

@@ -18,7 +18,13 @@ bool rt_image_is_dir(const char *image);
  * prune cannot pull layers from under a running sandbox. Where overlayfs is unavailable
  * (or HUTCH_NO_OVERLAY=1), the layers are copied into a tmpfs at scratch/root instead and
  * 1 is returned (0 for the overlay). */
-int rt_image_rootfs(const char *image, const char *scratch, char **rootfs, struct hutch_err *err);
+struct rt_image_view {
+	const char *store; /* NULL, or where an idmapped view of the store is (--as-root) */
+	uid_t root_uid;	   /* non-zero: the host ids of root inside, who then owns the upper */
+	gid_t root_gid;
+};
+int rt_image_rootfs(const char *image, const char *scratch, const struct rt_image_view *view,
+		    char **rootfs, struct hutch_err *err);
 
 struct img_store;
 struct rt_build {

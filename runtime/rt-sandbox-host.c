@@ -290,7 +290,8 @@ static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 
 static int compile_seccomp(struct rt_host *hs, struct hutch_err *err)
 {
-	return sc_compile_default(0, &hs->filter, err); /* the command holds no capability */
+	/* The command holds no capability; files it makes are on the host: no setuid bits. */
+	return sc_compile_default(0, SC_DEFAULT_NO_SETID, &hs->filter, err);
 }
 
 static int prepare(struct rt_host *hs, struct hutch_err *err)

@@ -294,6 +294,38 @@ static int set_as_root(struct rt_sb_opts *o, const char *v, struct hutch_err *er
 	return set_flag(&o->as_root, "--as-root", v, err);
 }
 
+static int set_host_root(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	return set_flag(&o->host_root, "--host-root", v, err);
+}
+
+/* Host ids, not ids inside: any uid or gid but 0, which is exactly what the flag is for. */
+static int set_workspace_owner(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long u = strtoul(v, &end, 10), g = 0;
+	bool ok = end != v && *end == ':' && !errno;
+	if (ok) {
+		const char *gs = end + 1;
+		g = strtoul(gs, &end, 10);
+		ok = end != gs && !*end && !errno;
+	}
+	if (!ok || u > 0xfffffffeUL || g > 0xfffffffeUL || v[0] == '-' || strchr(v, '-'))
+		return hutch_fail(err, EINVAL, "--workspace-owner %s: expected UID:GID (host ids)",
+				  v);
+	if (u == 0 || g == 0)
+		return hutch_fail(
+			err, EINVAL,
+			"--workspace-owner %s: uid and gid 0 are root's; the point is that "
+			"the sandbox writes as an unprivileged host id",
+			v);
+	o->owner_uid = (uid_t)u;
+	o->owner_gid = (gid_t)g;
+	o->has_owner = true;
+	return 0;
+}
+
 static int set_tty(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
 {
 	return set_flag(&o->tty, "--tty", v, err);
@@ -512,8 +544,14 @@ static const struct sb_option {
 	{ "cwd", 0, 's', set_cwd, "working directory (default /workspace or /)" },
 	{ "hostname", 0, 's', set_hostname, "host name (default sandbox)" },
 	{ "user", 'u', 's', set_user, "UID[:GID] inside (default 1000:1000)" },
+	{ "workspace-owner", 0, 's', set_workspace_owner,
+	  "UID:GID: the host ids the sandbox writes as (for a root-owned workspace, whose "
+	  "directory hutch then gives to them)" },
 	{ "as-root", 0, 'b', set_as_root,
-	  "uid 0, default capabilities, writable throw-away layer" },
+	  "root inside a user namespace (subordinate host ids), default capabilities there, "
+	  "a writable throw-away layer: for package installs" },
+	{ "host-root", 0, 'b', set_host_root,
+	  "host root without a user namespace (what --as-root was): warns every time" },
 	{ "tty", 't', 'b', set_tty, "allocate a pty and relay this terminal" },
 	{ "memory", 'm', 's', set_memory, "memory limit (default 512m; 0 = none)" },
 	{ "cpus", 0, 's', set_cpus, "CPU quota in CPUs, e.g. 1.5 (default none)" },
@@ -562,6 +600,18 @@ void rt_sb_print_help(int fd)
 			 op->name);
 		dprintf(fd, "  %-22s %s\n", op->short_name ? flag : flag + 2, op->help);
 	}
+	dprintf(fd,
+		"\nhost ids (docs/sandbox-ids.md): what the sandbox writes to the host is owned "
+		"by\n"
+		"an unprivileged id, never by root. The sandbox user runs as the workspace's "
+		"owner\n"
+		"(a root-owned workspace is refused: chown it or give --workspace-owner), else as "
+		"a\n"
+		"subordinate id of root's /etc/subuid range; a group-root workspace gets a\n"
+		"subordinate gid; an rw --bind of another user's is idmapped, so its files stay\n"
+		"that user's (a root-owned one is refused); no setuid or setgid bit can be set.\n"
+		"--as-root is root in a user namespace whose ids are all subordinate, writing\n"
+		"the workspace as its owner. Only --host-root is the host's root (warned of).\n");
 }
 
 static const struct sb_option *find_option(const char *name, size_t len, char short_name)
@@ -702,6 +752,13 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 		return hutch_fail(err, EINVAL, "--image: required (a root filesystem directory)");
 	if (o->as_root && o->has_user)
 		return hutch_fail(err, EINVAL, "--as-root and --user cannot be combined");
+	if (o->host_root && (o->has_user || o->as_root))
+		return hutch_fail(err, EINVAL, "--host-root cannot be combined with %s",
+				  o->as_root ? "--as-root" : "--user");
+	if (o->has_owner && !o->workspace)
+		return hutch_fail(err, EINVAL, "--workspace-owner needs --workspace");
+	if (o->host_root && o->isolation != RT_SB_ISO_NAMESPACES)
+		return hutch_fail(err, EINVAL, "--host-root needs --isolation namespaces");
 	if ((o->no_wait || o->lock_timeout >= 0) && !o->lock)
 		return hutch_fail(err, EINVAL, "--no-wait and --lock-timeout need --lock");
 	if (o->bridge_opts_set && o->network != RT_SB_NET_BRIDGE)

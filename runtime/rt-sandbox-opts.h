@@ -30,9 +30,12 @@ struct rt_sb_opts {
 	size_t n_tmpfs;
 	char **env; /* K=V, in order; later ones win */
 	size_t n_env;
-	bool has_user, as_root, tty;
-	uid_t uid;
+	bool has_user, as_root, host_root, tty;
+	uid_t uid; /* inside */
 	gid_t gid;
+	bool has_owner; /* --workspace-owner: the host ids the sandbox writes as */
+	uid_t owner_uid;
+	gid_t owner_gid;
 	uint64_t memory;       /* bytes, 0 = unlimited */
 	double cpus;	       /* 0 = unlimited */
 	int64_t pids;	       /* 0 = unlimited */
@@ -58,6 +61,12 @@ struct rt_sb_opts {
 	bool home_dotfiles, best_effort;
 	bool network_set; /* --network given: host mode's default is host, not none */
 };
+
+/* Root inside: --as-root (a user namespace's) or --host-root (the host's). */
+static inline bool rt_sb_root_inside(const struct rt_sb_opts *o)
+{
+	return o->as_root || o->host_root;
+}
 
 /* rt-sandbox-opts.c: defaults, then profile, then flags (lists append, values replace). */
 void rt_sb_opts_init(struct rt_sb_opts *o);

@@ -36,18 +36,41 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 {
 	hutch_json_gen_str(g, "user");
 	yajl_gen_map_open(g);
-	gen_int(g, "uid", o->as_root ? 0 : o->uid);
-	gen_int(g, "gid", o->as_root ? 0 : o->gid);
+	gen_int(g, "uid", rt_sb_root_inside(o) ? 0 : o->uid);
+	gen_int(g, "gid", rt_sb_root_inside(o) ? 0 : o->gid);
 	gen_bool(g, "user_namespace", p->userns);
 	if (p->userns) {
 		gen_int(g, "host_uid", p->host_uid);
 		gen_int(g, "host_gid", p->host_gid);
-		gen_int(g, "other_ids_host_start", p->other_ids);
+		gen_int(g, "other_ids_host_start", p->sub_uid);
+		gen_int(g, "other_gids_host_start", p->sub_gid);
 	} else {
 		rt_gen_kv(g, "warning",
-			  "no user namespace: root inside is host root with the "
+			  "--host-root: no user namespace: root inside is host root with the "
 			  "default container capabilities");
 	}
+	/* Who owns, on the host, what the sandbox leaves in its workspace. */
+	hutch_json_gen_str(g, "writes_as");
+	yajl_gen_map_open(g);
+	gen_int(g, "uid", p->userns ? p->write_uid : 0);
+	gen_int(g, "gid", p->userns ? p->write_gid : 0);
+	gen_bool(g, "idmapped", p->ws_idmapped);
+	gen_bool(g, "workspace_chowned", p->ws_chowned);
+	gen_bool(g, "setid_bits_blocked", !rt_sb_root_inside(o));
+	yajl_gen_map_close(g);
+	hutch_json_gen_str(g, "binds");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; p->binds && i < o->n_binds; i++) {
+		if (o->binds[i].ro)
+			continue;
+		yajl_gen_map_open(g);
+		rt_gen_kv(g, "destination", o->binds[i].dst);
+		gen_int(g, "uid", p->userns ? p->binds[i].uid : 0);
+		gen_int(g, "gid", p->userns ? p->binds[i].gid : 0);
+		gen_bool(g, "idmapped", p->binds[i].idmapped);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 }
 
@@ -64,10 +87,13 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 			hutch_json_gen_str(g, ns_all[i]);
 	yajl_gen_array_close(g);
 	gen_user(g, o, p);
-	rt_gen_kv(g, "capabilities", o->as_root ? "container-default" : "none");
+	rt_gen_kv(g, "capabilities",
+		  o->as_root	 ? "container-default, in the user namespace"
+		  : o->host_root ? "container-default, host"
+				 : "none");
 	gen_bool(g, "no_new_privs", true);
 	rt_gen_kv(g, "seccomp", "default");
-	gen_bool(g, "read_only_root", !o->as_root);
+	gen_bool(g, "read_only_root", !rt_sb_root_inside(o));
 	gen_bool(g, "throwaway_layer", p->layered);
 	rt_gen_kv(g, "rootfs",
 		  p->rootfs_copy ? "copy (overlayfs unavailable)"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #define SB_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define ID_SPAN 65536U /* ids 0..65535 exist inside */
+#define ID_SPAN RT_SB_ID_SPAN
 
 /* Docker's default set, for --as-root (package installs need chown, setuid, ...). */
 static const char *const root_caps[] = {
@@ -33,6 +33,37 @@ static void gen_int(yajl_gen g, const char *key, long long v)
 {
 	hutch_json_gen_str(g, key);
 	yajl_gen_integer(g, v);
+}
+
+/* One id of disk as host (an idmapped mount's "on-disk X is seen as Y"): key [{...}]. */
+static void gen_one_map(yajl_gen g, const char *key, uint32_t disk, uint32_t host)
+{
+	hutch_json_gen_str(g, key);
+	yajl_gen_array_open(g);
+	yajl_gen_map_open(g);
+	hutch_json_gen_str(g, "containerID");
+	yajl_gen_integer(g, disk);
+	hutch_json_gen_str(g, "hostID");
+	yajl_gen_integer(g, host);
+	hutch_json_gen_str(g, "size");
+	yajl_gen_integer(g, 1);
+	yajl_gen_map_close(g);
+	yajl_gen_array_close(g);
+}
+
+/* A bind of src whose on-disk uid:gid the sandbox user (host uid:gid of p) writes as. */
+static void gen_idmapped(yajl_gen g, const char *dst, const char *src, uid_t uid, gid_t gid,
+			 const struct rt_sb_plan *p)
+{
+	static const char *const opts[] = { "rbind", "nosuid", "nodev", "rw", "ridmap" };
+	yajl_gen_map_open(g);
+	rt_gen_kv(g, "destination", dst);
+	rt_gen_kv(g, "type", "bind");
+	rt_gen_kv(g, "source", src);
+	hutch_json_gen_strv(g, "options", opts, ARRAY_SIZE(opts));
+	gen_one_map(g, "uidMappings", uid, p->host_uid);
+	gen_one_map(g, "gidMappings", gid, p->host_gid);
+	yajl_gen_map_close(g);
 }
 
 static void gen_mount(yajl_gen g, const char *dst, const char *type, const char *src,
@@ -58,9 +89,9 @@ static void gen_env(yajl_gen g, const struct rt_sb_opts *o)
 	char home[64], term[128];
 	const char *host_term = getenv("TERM");
 	snprintf(home, sizeof(home), "HOME=%s",
-		 o->workspace ? "/workspace"
-		 : o->as_root ? "/root"
-			      : "/tmp");
+		 o->workspace		? "/workspace"
+		 : rt_sb_root_inside(o) ? "/root"
+					: "/tmp");
 	snprintf(term, sizeof(term), "TERM=%s", host_term && *host_term ? host_term : "xterm");
 	const char *base[] = { "PATH=" SB_PATH, home, "TMPDIR=/tmp", "LANG=C.UTF-8", term };
 	hutch_json_gen_str(g, "env");
@@ -80,8 +111,8 @@ static void gen_env(yajl_gen g, const struct rt_sb_opts *o)
 
 static void gen_process(yajl_gen g, const struct rt_sb_opts *o)
 {
-	uid_t uid = o->as_root ? 0 : o->uid;
-	gid_t gid = o->as_root ? 0 : o->gid;
+	uid_t uid = rt_sb_root_inside(o) ? 0 : o->uid;
+	gid_t gid = rt_sb_root_inside(o) ? 0 : o->gid;
 	hutch_json_gen_str(g, "process");
 	yajl_gen_map_open(g);
 	hutch_json_gen_str(g, "terminal");
@@ -98,7 +129,8 @@ static void gen_process(yajl_gen g, const struct rt_sb_opts *o)
 	yajl_gen_map_open(g);
 	static const char *const sets[] = { "bounding", "effective", "permitted" };
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++)
-		hutch_json_gen_strv(g, sets[i], root_caps, o->as_root ? ARRAY_SIZE(root_caps) : 0);
+		hutch_json_gen_strv(g, sets[i], root_caps,
+				    rt_sb_root_inside(o) ? ARRAY_SIZE(root_caps) : 0);
 	hutch_json_gen_strv(g, "inheritable", NULL, 0);
 	hutch_json_gen_strv(g, "ambient", NULL, 0);
 	yajl_gen_map_close(g);
@@ -125,11 +157,20 @@ static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o, const struct rt_s
 			 (unsigned long long)o->tmpfs[i].size);
 		gen_mount(g, o->tmpfs[i].path, "tmpfs", "tmpfs", buf);
 	}
-	if (o->workspace)
+	/* Idmapped mounts: natively, binds with their maps (hutch makes the trees); a delegate
+	 * finds them in the rootfs already (rt_sb_attach_idmapped), as few runtimes idmap. */
+	if (o->workspace && p->ws_idmapped && !p->delegated)
+		gen_idmapped(g, "/workspace", o->workspace, p->write_uid, p->write_gid, p);
+	else if (o->workspace && !p->ws_idmapped)
 		gen_mount(g, "/workspace", "bind", o->workspace, "rbind,nosuid,nodev,rw");
 	for (size_t i = 0; i < o->n_binds; i++)
-		gen_mount(g, o->binds[i].dst, "bind", o->binds[i].src,
-			  o->binds[i].ro ? "rbind,nosuid,nodev,ro" : "rbind,nosuid,nodev,rw");
+		if (p->binds[i].idmapped && !p->delegated)
+			gen_idmapped(g, o->binds[i].dst, o->binds[i].src, p->binds[i].uid,
+				     p->binds[i].gid, p);
+		else if (!p->binds[i].idmapped)
+			gen_mount(g, o->binds[i].dst, "bind", o->binds[i].src,
+				  o->binds[i].ro ? "rbind,nosuid,nodev,ro"
+						 : "rbind,nosuid,nodev,rw");
 	if (o->network == RT_SB_NET_HOST && access("/etc/resolv.conf", R_OK) == 0)
 		gen_mount(g, "/etc/resolv.conf", "bind", "/etc/resolv.conf",
 			  "bind,nosuid,nodev,ro");
@@ -143,14 +184,17 @@ static void gen_mounts(yajl_gen g, const struct rt_sb_opts *o, const struct rt_s
 	yajl_gen_array_close(g);
 }
 
+/* [0, inside) and (inside, 65535] go to the subordinate range; inside -> host. With the full
+ * range (--as-root) inside is 0 and host the range's start: one line. */
 static void gen_map(yajl_gen g, const char *key, uint32_t inside, uint32_t host, uint32_t other)
 {
 	hutch_json_gen_str(g, key);
 	yajl_gen_array_open(g);
-	/* [0, inside) and (inside, 65535] go to the unprivileged range; inside -> host. */
 	uint32_t v[3][3] = { { 0, other, inside },
 			     { inside, host, 1 },
 			     { inside + 1, other + inside + 1, ID_SPAN - inside - 1 } };
+	if (host == other + inside) /* contiguous: one line */
+		v[0][2] = 0, v[1][2] = ID_SPAN, v[1][0] = 0, v[1][1] = other, v[2][2] = 0;
 	for (size_t i = 0; i < 3; i++) {
 		if (v[i][2] == 0)
 			continue;
@@ -217,8 +261,9 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 	}
 	yajl_gen_array_close(g);
 	if (p->userns) {
-		gen_map(g, "uidMappings", o->uid, p->host_uid, p->other_ids);
-		gen_map(g, "gidMappings", o->gid, p->host_gid, p->other_ids);
+		bool root = o->as_root;
+		gen_map(g, "uidMappings", root ? 0 : o->uid, p->host_uid, p->sub_uid);
+		gen_map(g, "gidMappings", root ? 0 : o->gid, p->host_gid, p->sub_gid);
 	}
 	(void)id;
 	rt_gen_kv(g, "cgroupsPath", p->cgroups_path);
@@ -247,7 +292,7 @@ char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, co
 	yajl_gen_map_open(g);
 	rt_gen_kv(g, "path", p->rootfs);
 	hutch_json_gen_str(g, "readonly");
-	yajl_gen_bool(g, !o->as_root);
+	yajl_gen_bool(g, !rt_sb_root_inside(o));
 	yajl_gen_map_close(g);
 	rt_gen_kv(g, "hostname", o->hostname ? o->hostname : "sandbox");
 	gen_mounts(g, o, p);

@@ -21,7 +21,6 @@
 #include <time.h>
 
 #define SB_SCRATCH RT_DEFAULT_ROOT "/sandbox-scratch"
-#define SB_OTHER_IDS_DEFAULT 0x70000000U
 
 struct sandbox {
 	struct rt_sb_opts o;
@@ -109,8 +108,10 @@ static void sweep_cgroups(const char *base)
 	cg_children_free(v, n);
 }
 
-/* A private mount namespace holding a tmpfs for scratch state: it vanishes with hutch. */
-static int enter_scratch(struct hutch_err *err)
+/* A private mount namespace holding a tmpfs for scratch state: it vanishes with hutch. The
+ * throw-away layer lives there too, so it may grow as far as the sandbox's memory limit
+ * (its pages are charged to the writer's cgroup, which the limit bounds either way). */
+static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	if (unshare(CLONE_NEWNS) < 0)
 		return hutch_fail_errno(err, errno, "sandbox: private mount namespace");
@@ -120,161 +121,22 @@ static int enter_scratch(struct hutch_err *err)
 	if (mkdir(SB_SCRATCH, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", SB_SCRATCH);
 	/* 0711: the sandbox's mapped root must traverse it to reach the overlay root. */
-	if (mount("tmpfs", SB_SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=64m") < 0)
+	uint64_t size = o->memory > (64ULL << 20) ? o->memory : 64ULL << 20;
+	char data[64];
+	snprintf(data, sizeof(data), "mode=0711,size=%llu", (unsigned long long)size);
+	if (o->memory == 0) /* no limit: tmpfs's own default, half the RAM */
+		snprintf(data, sizeof(data), "mode=0711");
+	if (mount("tmpfs", SB_SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
 		return hutch_fail_errno(err, errno, "sandbox: mount scratch tmpfs");
 	return 0;
 }
 
-/* True if the image has every mount point the sandbox needs (so it is used as is). */
-static bool image_has(int imgfd, const char *path)
+/* Without root inside, no setuid or setgid file: what the sandbox leaves in its workspace or
+ * a bind could otherwise give a local user the id it wrote as. Root inside installs packages,
+ * whose setuid files land in the throw-away layer. */
+static unsigned sb_seccomp_extras(const struct rt_sb_opts *o)
 {
-	struct hutch_err e = { 0 };
-	int fd = hutch_open_in_root(imgfd, path, O_PATH, 0, &e);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
-/* Every mount point the sandbox needs in its root, and whether it is a file. */
-static size_t mount_points(const struct rt_sb_opts *o, const char **v, bool *file, size_t max)
-{
-	static const char *const base[] = { "/proc", "/dev", "/sys", "/sys/fs/cgroup" };
-	size_t n = 0;
-	struct stat st;
-	for (size_t i = 0; i < ARRAY_SIZE(base) && n < max; i++, n++)
-		v[n] = base[i], file[n] = false;
-	for (size_t i = 0; i < o->n_tmpfs && n < max; i++, n++)
-		v[n] = o->tmpfs[i].path, file[n] = false;
-	for (size_t i = 0; i < o->n_binds && n < max; i++, n++)
-		v[n] = o->binds[i].dst,
-		file[n] = stat(o->binds[i].src, &st) == 0 && !S_ISDIR(st.st_mode);
-	if (o->workspace && n < max)
-		v[n] = "/workspace", file[n++] = false;
-	if (o->network == RT_SB_NET_HOST && n < max)
-		v[n] = "/etc/resolv.conf", file[n++] = true;
-	return n;
-}
-
-static bool needs_layer(const struct rt_sb_opts *o, int imgfd)
-{
-	const char *v[256];
-	bool file[256];
-	size_t n = mount_points(o, v, file, ARRAY_SIZE(v));
-	if (o->as_root)
-		return true;
-	for (size_t i = 0; i < n; i++)
-		if (!image_has(imgfd, v[i]))
-			return true;
-	return false;
-}
-
-/* Made by hutch (host root) in the throw-away layer: the sandbox's root, an unprivileged id
- * on the host, may not write into directories the image's root owns. */
-static int make_mount_points(const struct rt_sb_opts *o, const char *root, struct hutch_err *err)
-{
-	const char *v[256];
-	bool file[256];
-	size_t n = mount_points(o, v, file, ARRAY_SIZE(v));
-	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return hutch_fail_errno(err, errno, "sandbox: open %s", root);
-	for (size_t i = 0; i < n; i++) {
-		if (image_has(rootfd, v[i]))
-			continue;
-		_cleanup_free_ char *parent = hutch_xstrdup(v[i]);
-		*strrchr(parent, '/') = '\0';
-		int fd = hutch_mkdir_in_root(rootfd, file[i] ? parent : v[i], 0755, err);
-		if (fd >= 0 && file[i]) {
-			int f = hutch_open_in_root(rootfd, v[i], O_WRONLY | O_CREAT, 0644, err);
-			if (f >= 0)
-				close(f);
-			close(fd);
-			fd = f;
-		}
-		if (fd < 0)
-			return hutch_err_prefix(err, "sandbox: mount point %s: ", v[i]);
-		close(fd);
-	}
-	return 0;
-}
-
-/* The image read-only as given, or under an overlay whose upper layer lives in the scratch
- * tmpfs: mount points the image lacks are made there, never in the image. */
-static int plan_rootfs(struct sandbox *sb, struct hutch_err *err)
-{
-	char real[4096];
-	if (!rt_image_is_dir(sb->o.image)) { /* NAME[:TAG] from the image store: layered */
-		sb->plan.layered = true;
-		int r = rt_image_rootfs(sb->o.image, SB_SCRATCH, &sb->plan.rootfs, err);
-		if (r < 0)
-			return r;
-		sb->plan.rootfs_copy = r == 1;
-		if (sb->plan.rootfs_copy)
-			hutch_warn("--image %s: overlayfs unavailable, the image was copied",
-				   sb->o.image);
-		return make_mount_points(&sb->o, sb->plan.rootfs, err);
-	}
-	if (!realpath(sb->o.image, real))
-		return hutch_fail_errno(err, errno, "--image %s", sb->o.image);
-	_cleanup_close_ int imgfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (imgfd < 0)
-		return hutch_fail_errno(err, errno, "--image %s", sb->o.image);
-	sb->plan.layered = needs_layer(&sb->o, imgfd);
-	if (!sb->plan.layered) {
-		sb->plan.rootfs = hutch_xstrdup(real);
-		return 0;
-	}
-	const char *dirs[] = { SB_SCRATCH "/upper", SB_SCRATCH "/work", SB_SCRATCH "/root" };
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-		if (mkdir(dirs[i], 0755) < 0)
-			return hutch_fail_errno(err, errno, "sandbox: mkdir %s", dirs[i]);
-	_cleanup_free_ char *data = hutch_xasprintf(
-		"lowerdir=%s,upperdir=" SB_SCRATCH "/upper,workdir=" SB_SCRATCH "/work", real);
-	if (mount("overlay", SB_SCRATCH "/root", "overlay", 0, data) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: overlay over %s", real);
-	sb->plan.rootfs = hutch_xstrdup(SB_SCRATCH "/root");
-	return make_mount_points(&sb->o, sb->plan.rootfs, err);
-}
-
-/* The start of root's range in /etc/subuid (or subgid), else a fixed high range. */
-static uint32_t sub_ids(const char *file)
-{
-	_cleanup_free_ char *text = NULL;
-	struct hutch_err e = { 0 };
-	if (hutch_read_file_at(AT_FDCWD, file, 1 << 20, &text, NULL, &e) < 0)
-		return SB_OTHER_IDS_DEFAULT;
-	char *save = NULL;
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		unsigned long start, count;
-		if (!strncmp(l, "root:", 5) && sscanf(l + 5, "%lu:%lu", &start, &count) == 2 &&
-		    count >= 65536 && start > 0 && start < 0xffff0000UL)
-			return (uint32_t)start;
-	}
-	return SB_OTHER_IDS_DEFAULT;
-}
-
-/* The sandbox user is the workspace's owner on the host; every other id is unprivileged. */
-static int plan_ids(struct sandbox *sb, struct hutch_err *err)
-{
-	struct rt_sb_plan *p = &sb->plan;
-	p->userns = !sb->o.as_root;
-	if (!p->userns)
-		return 0;
-	p->other_ids = sub_ids("/etc/subuid");
-	p->host_uid = p->other_ids + sb->o.uid;
-	p->host_gid = p->other_ids + sb->o.gid;
-	if (sb->o.workspace) {
-		struct stat st;
-		if (stat(sb->o.workspace, &st) < 0)
-			return hutch_fail_errno(err, errno, "--workspace %s", sb->o.workspace);
-		if (!S_ISDIR(st.st_mode))
-			return hutch_fail(err, ENOTDIR, "--workspace %s: not a directory",
-					  sb->o.workspace);
-		p->host_uid = st.st_uid;
-		p->host_gid = st.st_gid;
-	}
-	return 0;
+	return rt_sb_root_inside(o) ? 0 : SC_DEFAULT_NO_SETID;
 }
 
 static bool delegated(const struct rt_sb_opts *o)
@@ -291,6 +153,7 @@ static int build_spec(struct sandbox *sb, struct rt_spec **spec, struct hutch_er
 	(*spec)->bundle = hutch_xstrdup(SB_SCRATCH);
 	/* The default profile is compiled here rather than carried in the JSON. */
 	(*spec)->has_seccomp = (*spec)->seccomp_default = true;
+	(*spec)->seccomp_extras = sb_seccomp_extras(&sb->o);
 	return 0;
 }
 
@@ -383,8 +246,8 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	/* The runtime's cgroup is a child of ours (plan.cgroup), so hutch can kill the tree and
 	 * read the totals. */
 	cgpath = hutch_xasprintf("%s/c", sb->plan.cgroup);
-	uint64_t caps = sb->o.as_root ? ~0ULL : 0; /* resolved against what the process holds */
-	TRY(sc_default_profile_oci(caps, &seccomp, err));
+	uint64_t caps = rt_sb_root_inside(&sb->o) ? ~0ULL : 0; /* resolved against its caps */
+	TRY(sc_default_profile_oci(caps, sb_seccomp_extras(&sb->o), &seccomp, err));
 	sb->plan.seccomp_json = seccomp;
 	sb->plan.cgroups_path = cgpath;
 	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
@@ -475,16 +338,20 @@ static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *
 	rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
 	sandbox_cgroup(sb, base);
-	TRY(enter_scratch(err));
+	sb->plan.delegated = delegated(&sb->o);
+	TRY(rt_sb_plan_ids(&sb->o, &sb->plan, err)); /* before the rootfs: --as-root's view */
+	TRY(enter_scratch(&sb->o, err));
 	hutch_fault_point("sandbox:scratch");
-	TRY(plan_rootfs(sb, err));
+	TRY(rt_sb_plan_rootfs(&sb->o, &sb->plan, SB_SCRATCH, err));
+	TRY(rt_sb_attach_idmapped(&sb->o, &sb->plan, err)); /* into the rootfs just made */
 	hutch_fault_point("sandbox:rootfs");
 	if (sb->o.network == RT_SB_NET_BRIDGE) { /* the lease and /etc files precede the spec */
 		TRY(rt_sb_net_prepare(&sb->o, &sb->net, SB_SCRATCH "/net", err));
 		sb->plan.net_etc = SB_SCRATCH "/net";
 		sb->plan.net_address = sb->net.address;
 	}
-	return plan_ids(sb, err);
+	rt_sb_note_ids(&sb->o, &sb->plan);
+	return 0;
 }
 
 RT_VERB_FN(sandbox)
@@ -525,6 +392,7 @@ RT_VERB_FN(sandbox)
 	cg_free(sb.cg);
 	free(sb.plan.rootfs);
 	free(sb.plan.cgroup);
+	free(sb.plan.binds);
 	rt_sb_unlock(&sb.o, sb.lock_fd); /* before the options, which name it, are freed */
 	rt_sb_opts_free(&sb.o);
 	if (sb.owner_fd >= 0)

@@ -16,15 +16,34 @@
 
 #include "rt-sandbox-opts.h"
 
+#define RT_SB_ID_SPAN 65536U /* ids 0..65535 exist inside */
+
+/* An rw --bind's on-disk owner, and whether it is idmapped onto the sandbox user. */
+struct rt_sb_bind_ids {
+	uid_t uid;
+	gid_t gid;
+	bool idmapped;
+};
+
 /* rt-sandbox-spec.c: the OCI config for these options. */
 struct rt_sb_plan {
 	char *rootfs;	/* what root.path points at (the image, or an overlay on it) */
-	uid_t host_uid; /* the host id the sandbox user maps to */
+	uid_t host_uid; /* the host id the sandbox user (root with --as-root) runs as */
 	gid_t host_gid;
-	uint32_t other_ids; /* host start of the range every other id maps to */
-	bool layered;	    /* a throw-away layer over the image */
-	bool rootfs_copy;   /* layered by copying the image (no overlayfs) */
-	bool with_init;	    /* PID 1 is hutch's init (native runs) */
+	uint32_t sub_uid,
+		sub_gid; /* host starts of the subordinate ranges every other id maps to */
+	uid_t write_uid; /* the host ids its files in the workspace get */
+	gid_t write_gid;
+	bool full_range;      /* --as-root: every id inside is subordinate, root's included */
+	bool host_root;	      /* --host-root: no user namespace */
+	bool delegated;	      /* --runtime other than native */
+	bool ws_idmapped;     /* the workspace is an idmapped mount hutch attaches */
+	bool ws_chowned;      /* --workspace-owner gave the directory to write_uid:write_gid */
+	bool ws_gid_replaced; /* the workspace's group is root's: write_gid is subordinate */
+	struct rt_sb_bind_ids *binds; /* per o->binds */
+	bool layered;		      /* a throw-away layer over the image */
+	bool rootfs_copy;	      /* layered by copying the image (no overlayfs) */
+	bool with_init;		      /* PID 1 is hutch's init (native runs) */
 	bool userns;
 	char *cgroup; /* the sandbox's cgroup path, as cg_open takes it */
 	const char
@@ -35,6 +54,18 @@ struct rt_sb_plan {
 };
 char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *id,
 		      size_t *len);
+
+/* rt-sandbox-ids.c: the host ids (refusing root-owned workspaces and rw binds), then, once
+ * the rootfs exists, the idmapped mounts of what the sandbox user does not own. */
+uint32_t rt_sb_sub_ids(const char *file); /* root's range in /etc/subuid or subgid */
+int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
+int rt_sb_attach_idmapped(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+			  struct hutch_err *err);
+void rt_sb_note_ids(const struct rt_sb_opts *o, const struct rt_sb_plan *p);
+/* rt-sandbox-rootfs.c: p->rootfs, the image as is or under a throw-away layer in scratch with
+ * the mount points the options need. */
+int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
+		      struct hutch_err *err);
 
 /* rt-sandbox-report.c */
 /* What host mode applied, by value: the set-up child fills it in and sends it back whole. */

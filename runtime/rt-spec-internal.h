@@ -8,6 +8,12 @@
 
 int rt_spec_parse_process(yajl_val process, struct rt_process *out, struct hutch_err *err);
 int rt_spec_parse_mounts(yajl_val mounts, struct rt_spec *spec, struct hutch_err *err);
+/* obj[key] as a list of {containerID, hostID, size}; errors name prefix.key[i]. */
+int rt_spec_parse_idmaps(yajl_val obj, const char *key, const char *prefix, struct ns_idmap **out,
+			 size_t *n, struct hutch_err *err);
+/* mounts[] with "idmap"/"ridmap" and no mappings of their own take linux's; an idmapped
+ * mount must be a bind with both maps. After linux is parsed. */
+int rt_spec_check_idmapped_mounts(struct rt_spec *spec, struct hutch_err *err);
 int rt_spec_parse_linux(yajl_val linux_obj, struct rt_spec *spec, struct hutch_err *err);
 void rt_spec_free_mounts(struct rt_spec *spec);
 void rt_spec_free_linux(struct rt_spec *spec);

@@ -85,20 +85,20 @@ static int parse_idmap(yajl_val v, const char *field, struct ns_idmap *m, struct
 	return 0;
 }
 
-static int parse_idmap_list(yajl_val lx, const char *key, struct ns_idmap **out, size_t *n,
-			    struct hutch_err *err)
+int rt_spec_parse_idmaps(yajl_val obj, const char *key, const char *prefix, struct ns_idmap **out,
+			 size_t *n, struct hutch_err *err)
 {
 	char field[RT_FIELD_MAX];
 	yajl_val arr;
 
-	rt_field(field, "linux.%s", key);
-	int r = rt_json_array(lx, key, field, &arr, err);
+	rt_field(field, "%s.%s", prefix, key);
+	int r = rt_json_array(obj, key, field, &arr, err);
 	if (r < 0 || !arr)
 		return r;
-	*out = hutch_xcalloc(arr->u.array.len, sizeof(**out));
+	*out = hutch_xcalloc(arr->u.array.len ? arr->u.array.len : 1, sizeof(**out));
 	*n = arr->u.array.len;
 	for (size_t i = 0; i < *n; i++) {
-		rt_field(field, "linux.%s[%zu]", key, i);
+		rt_field(field, "%s.%s[%zu]", prefix, key, i);
 		r = parse_idmap(arr->u.array.values[i], field, &(*out)[i], err);
 		if (r < 0)
 			return r;
@@ -130,11 +130,12 @@ static int check_userns(const struct rt_spec *spec, struct hutch_err *err)
 
 static int parse_idmaps(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	int r = parse_idmap_list(lx, "uidMappings", &spec->uid_mappings, &spec->n_uid_mappings,
-				 err);
+	int r = rt_spec_parse_idmaps(lx, "uidMappings", "linux", &spec->uid_mappings,
+				     &spec->n_uid_mappings, err);
 	if (r < 0)
 		return r;
-	r = parse_idmap_list(lx, "gidMappings", &spec->gid_mappings, &spec->n_gid_mappings, err);
+	r = rt_spec_parse_idmaps(lx, "gidMappings", "linux", &spec->gid_mappings,
+				 &spec->n_gid_mappings, err);
 	if (r < 0)
 		return r;
 	return check_userns(spec, err);

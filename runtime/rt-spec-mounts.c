@@ -66,13 +66,17 @@ static void settle_bind(struct ns_mount *m, const char *bundle)
 static int parse_mount(yajl_val v, const char *field, const char *bundle, struct ns_mount *m,
 		       struct hutch_err *err)
 {
-	static const char *const refused[] = { "uidMappings", "gidMappings", NULL };
 	char f[RT_FIELD_MAX];
 
 	if (!YAJL_IS_OBJECT(v))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
-	int r = rt_json_refuse(v, refused, field, err);
-	if (r < 0 || (r = parse_destination(v, field, m, err)) < 0)
+	int r = parse_destination(v, field, m, err);
+	if (r < 0)
+		return r;
+	r = rt_spec_parse_idmaps(v, "uidMappings", field, &m->uid_map, &m->n_uid_map, err);
+	if (r >= 0)
+		r = rt_spec_parse_idmaps(v, "gidMappings", field, &m->gid_map, &m->n_gid_map, err);
+	if (r < 0)
 		return r;
 	rt_field(f, "%s.type", field);
 	r = rt_json_string(v, "type", f, false, &m->type, err);
@@ -83,6 +87,40 @@ static int parse_mount(yajl_val v, const char *field, const char *bundle, struct
 	if (r < 0 || (r = parse_options(v, field, m, err)) < 0)
 		return r;
 	settle_bind(m, bundle);
+	if (m->n_uid_map || m->n_gid_map)
+		m->idmap = true; /* mappings ask for it (runtime-spec 1.1), the option or not */
+	return 0;
+}
+
+int rt_spec_check_idmapped_mounts(struct rt_spec *spec, struct hutch_err *err)
+{
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		struct ns_mount *m = &spec->mounts[i];
+		if (!m->idmap)
+			continue;
+		if (!m->bind)
+			return hutch_fail(err, EINVAL, "mounts[%zu]: idmapped mounts must be binds",
+					  i);
+		if (!m->n_uid_map && !m->n_gid_map) { /* "idmap" alone: the container's maps */
+			if (!spec->n_uid_mappings || !spec->n_gid_mappings)
+				return hutch_fail(err, EINVAL,
+						  "mounts[%zu]: idmap without uidMappings needs "
+						  "linux.uidMappings and gidMappings",
+						  i);
+			m->uid_map = hutch_xmalloc(spec->n_uid_mappings * sizeof(*m->uid_map));
+			memcpy(m->uid_map, spec->uid_mappings,
+			       spec->n_uid_mappings * sizeof(*m->uid_map));
+			m->n_uid_map = spec->n_uid_mappings;
+			m->gid_map = hutch_xmalloc(spec->n_gid_mappings * sizeof(*m->gid_map));
+			memcpy(m->gid_map, spec->gid_mappings,
+			       spec->n_gid_mappings * sizeof(*m->gid_map));
+			m->n_gid_map = spec->n_gid_mappings;
+		}
+		if (!m->n_uid_map || !m->n_gid_map)
+			return hutch_fail(err, EINVAL,
+					  "mounts[%zu]: uidMappings and gidMappings go together",
+					  i);
+	}
 	return 0;
 }
 
@@ -112,6 +150,8 @@ void rt_spec_free_mounts(struct rt_spec *spec)
 		free(m->type);
 		free(m->source);
 		free(m->data);
+		free(m->uid_map);
+		free(m->gid_map);
 	}
 	free(spec->mounts);
 	spec->mounts = NULL;

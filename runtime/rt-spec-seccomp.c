@@ -40,7 +40,8 @@ int rt_spec_parse_seccomp(yajl_val seccomp, struct sc_config *out, struct hutch_
 int rt_spec_compile_seccomp(struct rt_spec *spec, struct sc_filter **out, struct hutch_err *err)
 {
 	if (spec->seccomp_default)
-		return sc_compile_default(spec->process.caps.bounding, out, err);
+		return sc_compile_default(spec->process.caps.bounding, spec->seccomp_extras, out,
+					  err);
 	if (!spec->seccomp_json)
 		return sc_compile(&spec->seccomp, out, err);
 	sc_config_free(&spec->seccomp);

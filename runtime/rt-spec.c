@@ -161,7 +161,7 @@ static int check_spec(struct rt_spec *spec, struct hutch_err *err)
 	if (spec->domainname && spec->domainname[0] && !rt_spec_ns(spec, CLONE_NEWUTS))
 		return hutch_fail(err, EINVAL,
 				  "domainname: needs a UTS namespace in linux.namespaces");
-	return 0;
+	return rt_spec_check_idmapped_mounts(spec, err);
 }
 
 static int parse_tree(yajl_val top, const char *bundle, struct rt_spec *spec, struct hutch_err *err)

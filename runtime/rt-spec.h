@@ -90,6 +90,7 @@ struct rt_spec {
 	 * on it, or built in memory (seccomp), or the built-in profile (seccomp_default, for
 	 * process.caps.bounding). rt_spec_compile_seccomp handles all three. */
 	bool has_seccomp, seccomp_default;
+	unsigned seccomp_extras;  /* with seccomp_default: SC_DEFAULT_* rules on top */
 	const char *seccomp_json; /* within seccomp_text, config.json's bytes as read */
 	char *seccomp_text;
 	struct sc_config seccomp;

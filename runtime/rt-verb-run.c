@@ -23,7 +23,7 @@ RT_VERB_FN(spec)
 	_cleanup_free_ char *sc_text = NULL;
 	_cleanup_json_ yajl_val sc = NULL;
 	if (rt_opt(opts, 3, "seccomp")) {
-		TRY(sc_default_profile_oci(SPEC_CAPS, &sc_text, err));
+		TRY(sc_default_profile_oci(SPEC_CAPS, 0, &sc_text, err));
 		TRY(rt_json_parse(sc_text, "default seccomp profile", &sc, err));
 	}
 	if (argc - first != 0)

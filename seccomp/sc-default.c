@@ -7,6 +7,8 @@
  */
 #include "sc-internal.h"
 
+#include <seccomp.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -210,7 +212,83 @@ static int add_rules(yajl_val doc, uint64_t caps, struct sc_config *cfg, struct 
 	return 0;
 }
 
-int sc_default_config(uint64_t caps, struct sc_config *out, struct hutch_err *err)
+/* Takes name out of every argument-free rule that allows it; true if one did. */
+static bool take_allowed(struct sc_config *cfg, const char *name)
+{
+	bool found = false;
+	for (size_t i = 0; i < cfg->n_rules; i++) {
+		struct sc_rule *r = &cfg->rules[i];
+		if (r->action != SCMP_ACT_ALLOW || r->n_args)
+			continue;
+		for (size_t k = 0; k < r->n_names; k++)
+			if (!strcmp(r->names[k], name)) {
+				free(r->names[k]);
+				memmove(&r->names[k], &r->names[k + 1],
+					(r->n_names - k) * sizeof(char *)); /* the NULL too */
+				r->n_names--;
+				found = true;
+				break;
+			}
+	}
+	return found;
+}
+
+static struct sc_rule *new_rule(struct sc_config *cfg, uint32_t action)
+{
+	cfg->rules = hutch_xrealloc(cfg->rules, (cfg->n_rules + 1) * sizeof(struct sc_rule));
+	struct sc_rule *r = &cfg->rules[cfg->n_rules++];
+	*r = (struct sc_rule){ .names = hutch_xcalloc(1, sizeof(char *)), .action = action };
+	return r;
+}
+
+static void add_name(struct sc_rule *r, const char *name)
+{
+	r->names = hutch_xrealloc(r->names, (r->n_names + 2) * sizeof(char *));
+	r->names[r->n_names++] = hutch_xstrdup(name);
+	r->names[r->n_names] = NULL;
+}
+
+/*
+ * SC_DEFAULT_NO_SETID: no setuid or setgid bit can be set, by chmod or on creation. A sandbox
+ * whose files reach the host (a workspace) could otherwise leave a setuid binary that gives
+ * any local user the id it wrote as. The calls that take a mode are allowed only when the mode
+ * has neither bit ((mode & 06000) == 0): the rest fall to the profile's default action,
+ * EPERM. (An ERRNO rule beside the profile's unconditional ALLOW would never be reached.)
+ * openat2 takes its mode in a struct that seccomp cannot read: ENOSYS, so that callers fall
+ * back to openat. Changing these rules must change SC_NO_SETID_KEY (sc-internal.h).
+ */
+static void add_no_setid(struct sc_config *cfg)
+{
+	static const struct {
+		unsigned index; /* of the mode argument */
+		const char *names[4];
+	} calls[] = {
+		{ 1, { "chmod", "fchmod", "creat", "mknod" } },
+		{ 2, { "fchmodat", "open", "mknodat" } },
+		{ 3, { "openat" } },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {
+		struct sc_rule *r = NULL;
+		for (size_t k = 0; k < ARRAY_SIZE(calls[i].names) && calls[i].names[k]; k++) {
+			if (!take_allowed(cfg, calls[i].names[k]))
+				continue; /* not allowed at all: the default denies it anyway */
+			if (!r) {
+				r = new_rule(cfg, SCMP_ACT_ALLOW);
+				r->args = hutch_xcalloc(1, sizeof(struct sc_arg));
+				r->n_args = 1;
+				r->args[0] = (struct sc_arg){ .index = calls[i].index,
+							      .value = 06000,
+							      .value_two = 0,
+							      .op = SC_OP_MASKED_EQ };
+			}
+			add_name(r, calls[i].names[k]);
+		}
+	}
+	take_allowed(cfg, "openat2");
+	add_name(new_rule(cfg, SCMP_ACT_ERRNO(ENOSYS)), "openat2");
+}
+
+int sc_default_config(uint64_t caps, unsigned extras, struct sc_config *out, struct hutch_err *err)
 {
 	struct sc_config cfg = { 0 };
 	char buf[256] = "";
@@ -224,6 +302,8 @@ int sc_default_config(uint64_t caps, struct sc_config *out, struct hutch_err *er
 		r = set_archs(doc, &cfg);
 	if (r >= 0)
 		r = add_rules(doc, caps, &cfg, err);
+	if (r >= 0 && (extras & SC_DEFAULT_NO_SETID))
+		add_no_setid(&cfg);
 	if (r >= 0)
 		r = sc_config_check(&cfg, err);
 	yajl_tree_free(doc);
@@ -235,10 +315,10 @@ int sc_default_config(uint64_t caps, struct sc_config *out, struct hutch_err *er
 	return 0;
 }
 
-int sc_default_profile_oci(uint64_t caps, char **out, struct hutch_err *err)
+int sc_default_profile_oci(uint64_t caps, unsigned extras, char **out, struct hutch_err *err)
 {
 	struct sc_config cfg = { 0 };
-	int r = sc_default_config(caps, &cfg, err);
+	int r = sc_default_config(caps, extras, &cfg, err);
 	if (r < 0)
 		return r;
 	*out = sc_config_to_json(&cfg, true);

@@ -23,6 +23,10 @@ struct sc_filter {
 /* "action" plus "errnoRet" (named by their own keys) of obj -> one action value. */
 int sc_json_action(yajl_val obj, const char *action_key, const char *errno_key, const char *prefix,
 		   uint32_t *out, struct hutch_err *err);
+/* The cache key's label for the default profile with SC_DEFAULT_NO_SETID (sc-default.c's
+ * add_no_setid): those rules are code, not the embedded profile's hashed bytes, so any change
+ * to them must change this too, or stale programs are served from the cache. */
+#define SC_NO_SETID_KEY "hutch seccomp default digest, no-setid rules 2"
 /* SHA-256 of sc_default_profile_json(), computed at build time. */
 const uint8_t *sc_default_profile_sha256(void);
 

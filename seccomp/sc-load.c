@@ -119,20 +119,22 @@ int sc_compile_json(const char *json, const char *prefix, struct sc_config *cfg,
 	return 0;
 }
 
-int sc_compile_default(uint64_t caps, struct sc_filter **out, struct hutch_err *err)
+int sc_compile_default(uint64_t caps, unsigned extras, struct sc_filter **out,
+		       struct hutch_err *err)
 {
 	const char *dir = sc_cache_dir();
 	struct sc_config cfg = { 0 };
 	uint8_t key[32];
 
 	if (dir) { /* the profile's own hash was taken at build time: 14 KB less to read */
-		sc_text_hash("hutch seccomp default digest", sc_default_profile_sha256(), 32, caps,
-			     key);
+		sc_text_hash(extras & SC_DEFAULT_NO_SETID ? SC_NO_SETID_KEY
+							  : "hutch seccomp default digest",
+			     sc_default_profile_sha256(), 32, caps, key);
 		sc_cache_lookup(dir, key, NULL, out);
 		if (*out)
 			return 0;
 	}
-	int r = sc_default_config(caps, &cfg, err);
+	int r = sc_default_config(caps, extras, &cfg, err);
 	if (r >= 0)
 		r = sc_compile_cached(&cfg, dir, out, NULL, err);
 	if (r >= 0 && dir)

@@ -77,11 +77,14 @@ char *sc_config_to_json(const struct sc_config *cfg, bool pretty);
  * hardened. caps (bit N = capability N, as struct ns_caps) resolves the rules that Docker
  * conditions on capabilities; the native architecture resolves the per-arch ones.
  */
-int sc_default_config(uint64_t caps, struct sc_config *out, struct hutch_err *err);
+int sc_default_config(uint64_t caps, unsigned extras, struct sc_config *out, struct hutch_err *err);
+/* extras: rules on top of the profile. NO_SETID: no setuid/setgid bit by chmod or creation
+ * (EPERM), openat2 ENOSYS (its mode is out of seccomp's reach): for sandboxes. */
+#define SC_DEFAULT_NO_SETID 1u
 /* The embedded source text (moby's profile format: includes/excludes are not OCI). */
 const char *sc_default_profile_json(void);
 /* sc_default_config as OCI linux.seccomp JSON, for `hutch spec --seccomp`. */
-int sc_default_profile_oci(uint64_t caps, char **out, struct hutch_err *err);
+int sc_default_profile_oci(uint64_t caps, unsigned extras, char **out, struct hutch_err *err);
 
 struct sc_filter; /* a compiled BPF program, with its load flags */
 /*
@@ -104,7 +107,8 @@ int sc_compile_cached(const struct sc_config *cfg, const char *cache_dir, struct
 int sc_compile_json(const char *json, const char *prefix, struct sc_config *cfg,
 		    struct sc_filter **out, struct hutch_err *err);
 /* sc_default_config(caps) compiled, keyed on the embedded profile and caps in the same way. */
-int sc_compile_default(uint64_t caps, struct sc_filter **out, struct hutch_err *err);
+int sc_compile_default(uint64_t caps, unsigned extras, struct sc_filter **out,
+		       struct hutch_err *err);
 /* $HUTCH_SECCOMP_CACHE or the default; NULL when disabled. */
 const char *sc_cache_dir(void);
 /* SHA-256 of the canonical form of cfg plus libseccomp's and the kernel's versions. */

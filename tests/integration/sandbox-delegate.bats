@@ -10,7 +10,6 @@
 load helpers
 load sandbox-helpers
 
-SB_STATE=/run/hutch/sandbox
 
 # An image with every mount point the sandbox uses, in a directory the sandbox's mapped ids
 # can traverse.

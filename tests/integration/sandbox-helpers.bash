@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # What sandbox.bats and sandbox-delegate.bats share: running hutch sandbox with its pid
 # recorded, finding what a sandbox left on the host (cgroups, processes), and removing it.
-# Each file keeps its own sb_teardown, which calls these. Loaded after helpers.bash.
+# sb_teardown checks a native sandbox's leftovers; a file with delegates defines its own
+# after loading this one. Loaded after helpers.bash.
+SB_STATE=/run/hutch/sandbox
+SB_LOCKS=/run/hutch/locks
 
 # The per-test start both files' setup share: the temp dir, the image, the pid list and the
 # cgroups there were before (teardown compares).
@@ -90,6 +93,44 @@ remove_cgroups() {
 			d=${d%/*}
 		done
 	done
+}
+
+# What every native sandbox of the test may have left: a running hutch, its state, its
+# cgroups, scratch mounts on the host, lock files. Files with delegates keep their own.
+sb_teardown() {
+	local - failures=() p killed=0 d
+	set +e
+	[ -n "${TEST_DIR:-}" ] && [ -e "${SB_PIDS:-}" ] || return 0
+	for p in $(sort -u "$SB_PIDS"); do
+		if is_hutch "$p"; then
+			failures+=("hutch $p still running")
+			kill -9 "$p"
+			killed=1
+		fi
+	done
+	if [ $killed = 1 ]; then
+		sleep 0.5
+		SB_PIDS=/dev/null sb_raw --image "$IMAGE" -- true >/dev/null 2>&1
+	fi
+	for p in $(sort -u "$SB_PIDS"); do
+		[ ! -e "$SB_STATE/sb-$p" ] || failures+=("state left: $SB_STATE/sb-$p")
+		d=$(sb_cgroups "$p")
+		if [ -n "$d" ]; then
+			failures+=("cgroups left: $(tr '\n' ' ' <<<"$d")")
+			# shellcheck disable=SC2038 # xargs reads pids, not file names
+			find $d -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+			sleep 0.2
+			remove_cgroups $d
+		fi
+	done
+	if grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo; then
+		failures+=("scratch mounts visible on the host")
+	fi
+	[ -z "${LOCK:-}" ] || rm -f "$SB_LOCKS/$LOCK" "$SB_LOCKS/$LOCK-2"
+	if [ ${#failures[@]} -gt 0 ]; then
+		printf 'LEAK: %s\n' "${failures[@]}" >&2
+		return 1
+	fi
 }
 
 teardown() {

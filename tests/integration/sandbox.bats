@@ -11,8 +11,6 @@ load helpers
 load sandbox-helpers
 bats_require_minimum_version 1.5.0
 
-SB_STATE=/run/hutch/sandbox
-SB_LOCKS=/run/hutch/locks
 DOCS=$INTEGRATION_ROOT/../../docs
 
 # Two images per file, in a directory the sandbox's mapped ids can traverse: "full" has every
@@ -94,42 +92,6 @@ stale_cgroups() {
 # What every hutch of this test left: it is a leak if the hutch is gone and its state dir or
 # cgroups are still there. A hutch still running (a failed test) is killed first; its sandbox
 # dies with it and one more sandbox cleans what it left.
-sb_teardown() {
-	local - failures=() p killed=0 d
-	set +e
-	[ -n "${TEST_DIR:-}" ] && [ -e "${SB_PIDS:-}" ] || return 0
-	for p in $(sort -u "$SB_PIDS"); do
-		if is_hutch "$p"; then
-			failures+=("hutch $p still running")
-			kill -9 "$p"
-			killed=1
-		fi
-	done
-	if [ $killed = 1 ]; then
-		sleep 0.5
-		SB_PIDS=/dev/null sb_raw --image "$IMAGE" -- true >/dev/null 2>&1
-	fi
-	for p in $(sort -u "$SB_PIDS"); do
-		[ ! -e "$SB_STATE/sb-$p" ] || failures+=("state left: $SB_STATE/sb-$p")
-		d=$(sb_cgroups "$p")
-		if [ -n "$d" ]; then
-			failures+=("cgroups left: $(tr '\n' ' ' <<<"$d")")
-			# shellcheck disable=SC2038 # xargs reads pids, not file names
-			find $d -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
-			sleep 0.2
-			remove_cgroups $d
-		fi
-	done
-	if grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo; then
-		failures+=("scratch mounts visible on the host")
-	fi
-	[ -z "${LOCK:-}" ] || rm -f "$SB_LOCKS/$LOCK" "$SB_LOCKS/$LOCK-2"
-	if [ ${#failures[@]} -gt 0 ]; then
-		printf 'LEAK: %s\n' "${failures[@]}" >&2
-		return 1
-	fi
-}
-
 # sb_fails NEEDLE ARGS...: hutch sandbox ARGS exits 125 with exactly one line, on stderr,
 # "hutch: error: ..." containing NEEDLE, and writes nothing to stdout.
 sb_fails() {
@@ -309,7 +271,7 @@ TMPDIR=/tmp" ]
 
 @test "sandbox: --cwd, --hostname, --bind rw and --ro-bind" {
 	mkdir -p "$TEST_DIR/rw" "$TEST_DIR/ro"
-	chmod 777 "$TEST_DIR/rw"
+	chown 4242:4242 "$TEST_DIR/rw" # an rw bind is written as its (unprivileged) owner
 	echo hostdata >"$TEST_DIR/ro/f"
 	run sb --cwd /mnt --hostname box1 --bind "$TEST_DIR/rw:/mnt/rw" \
 		--ro-bind "$TEST_DIR/ro:/mnt/ro" -- sh -c 'pwd; hostname; cat ro/f; echo w >rw/new
@@ -320,6 +282,7 @@ TMPDIR=/tmp" ]
 	[ "${lines[2]}" = hostdata ]
 	grep -q "can't create ro/new: Read-only file system" <<<"$output"
 	[ "$(cat "$TEST_DIR/rw/new")" = w ]
+	[ "$(stat -c %u:%g "$TEST_DIR/rw/new")" = 4242:4242 ]
 	[ ! -e "$TEST_DIR/ro/new" ]
 	# --bind SRC:DST:ro is read-only too.
 	run sb --bind "$TEST_DIR/rw:/mnt/rw:ro" -- sh -c 'echo w >/mnt/rw/new2'
@@ -378,6 +341,7 @@ TMPDIR=/tmp" ]
 	local bare=$SB_IMAGES/bare before after
 	make_workspace
 	mkdir "$TEST_DIR/src"
+	chown 4242:4242 "$TEST_DIR/src" # an rw bind: an unprivileged owner's
 	before=$(cd "$bare" && find . -printf '%p %m %u %g %s %T@\n' | sort)
 	run sb --image "$bare" --workspace "$WS" --bind "$TEST_DIR/src:/opt/new" \
 		--network host --report "$TEST_DIR/r.json" -- sh -c 'touch /workspace/w && ls -d /opt/new'
@@ -391,6 +355,31 @@ TMPDIR=/tmp" ]
 	[ ! -e "$bare/opt" ]
 }
 
+@test "sandbox: every option's mount point works on an image of only /bin and /etc/passwd" {
+	local min=$TEST_DIR/min opt
+	mkdir -p "$min/etc"
+	cp -a "$SB_IMAGES/bare/bin" "$min/bin"
+	cp "$SB_IMAGES/bare/etc/passwd" "$min/etc/passwd"
+	chmod 755 "$TEST_DIR" "$min"
+	make_workspace
+	mkdir "$TEST_DIR/rw" "$TEST_DIR/ro"
+	chown 4242:4242 "$TEST_DIR/rw"
+	echo data >"$TEST_DIR/ro/file"
+	local before
+	before=$(cd "$min" && find . | sort)
+	for opt in "--workspace $WS" "--bind $TEST_DIR/rw:/opt/deep/rw" \
+		"--ro-bind $TEST_DIR/ro/file:/srv/one/file" "--tmpfs /var/cache/x:1m" \
+		"--network host" "--as-root" "--cwd /nowhere/yet --tmpfs /nowhere/yet"; do
+		# shellcheck disable=SC2086 # each option's words
+		run sb_raw --image "$min" $opt -- sh -c 'echo ok; ls /workspace /opt/deep/rw \
+			/srv/one/file /var/cache/x /etc/resolv.conf 2>/dev/null | wc -l'
+		echo "$opt: $status: $output"
+		check_status 0
+		[ "${lines[0]}" = ok ]
+	done
+	[ "$before" = "$(cd "$min" && find . | sort)" ]
+}
+
 @test "sandbox: --as-root: uid 0, default capabilities, a writable throw-away layer" {
 	local before after
 	before=$(cd "$IMAGE" && find . -printf '%p %m %u %g %s %T@\n' | sort)
@@ -402,8 +391,8 @@ TMPDIR=/tmp" ]
 	[ "${lines[2]}" = x ]
 	after=$(cd "$IMAGE" && find . -printf '%p %m %u %g %s %T@\n' | sort)
 	[ "$before" = "$after" ]
-	jq -e '.isolation | .capabilities == "container-default" and .read_only_root == false
-		and (.user.user_namespace or (.user.warning | length > 0))' "$TEST_DIR/r.json"
+	jq -e '.isolation | .capabilities == "container-default, in the user namespace"
+		and .read_only_root == false and .user.user_namespace' "$TEST_DIR/r.json"
 }
 
 @test "sandbox: the cgroup limits are the defaults (512m, 1024 pids) or the flags'" {

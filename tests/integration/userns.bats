@@ -79,3 +79,47 @@ use_userns() {
 	[[ $output == *apping* ]]
 	assert_no_leftovers
 }
+
+@test "userns: idmapped binds: uidMappings, idmap with the container's maps, and refusals" {
+	use_userns
+	mkdir -p "$TEST_DIR/owned" "$TEST_DIR/root-owned" "$BUNDLE/rootfs/a" "$BUNDLE/rootfs/b"
+	chown 1500:1500 "$TEST_DIR/owned"
+	# Disk 1500 seen as host 100000, the container's root: its own directory inside.
+	update_config '.mounts += [{destination: "/a", type: "bind", source: $s,
+		options: ["rbind", "rw"], uidMappings: [{containerID: 1500, hostID: 100000, size: 1}],
+		gidMappings: [{containerID: 1500, hostID: 100000, size: 1}]},
+		{destination: "/b", type: "bind", source: $r, options: ["rbind", "rw", "idmap"]}]' \
+		--arg s "$TEST_DIR/owned" --arg r "$TEST_DIR/root-owned"
+	set_args sh -c 'stat -c %u:%g /a /b; touch /a/new /b/new && echo made'
+	run_ok
+	[ "${lines[0]}" = 0:0 ]
+	[ "${lines[1]}" = 0:0 ] # idmap alone: the container's own maps, disk 0 as its root
+	[ "${lines[2]}" = made ]
+	[ "$(stat -c %u:%g "$TEST_DIR/owned/new")" = 1500:1500 ]
+	[ "$(stat -c %u:%g "$TEST_DIR/root-owned/new")" = 0:0 ]
+	# Only binds, and both maps.
+	update_config '.mounts[-1] = {destination: "/b", type: "tmpfs", source: "tmpfs", options: ["idmap"]}'
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"idmapped mounts must be binds"* ]]
+	update_config '.mounts[-1] = {destination: "/b", type: "bind", source: $r, options: ["bind"],
+		uidMappings: [{containerID: 0, hostID: 100000, size: 1}]}' --arg r "$TEST_DIR/root-owned"
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"uidMappings and gidMappings go together"* ]]
+	assert_no_leftovers
+}
+
+@test "userns: a bind source beneath a directory closed to the container's root still mounts" {
+	use_userns
+	mkdir -p "$TEST_DIR/closed/inner" "$BUNDLE/rootfs/data"
+	chmod 700 "$TEST_DIR/closed"
+	echo secret-ok >"$TEST_DIR/closed/inner/f"
+	chmod 755 "$TEST_DIR/closed/inner"
+	chmod 644 "$TEST_DIR/closed/inner/f"
+	update_config '.mounts += [{destination: "/data", type: "bind", source: $s,
+		options: ["rbind", "ro"]}]' --arg s "$TEST_DIR/closed/inner"
+	set_args cat /data/f
+	run_ok
+	[ "$output" = secret-ok ]
+}

@@ -77,7 +77,7 @@ stop_attacker() {
 @test "exe: a sandbox command of #!/proc/self/exe does not run the runtime" {
 	printf '#!/proc/self/exe\n' >"$TEST_DIR/evil"
 	chmod 755 "$TEST_DIR/evil"
-	run hutch sandbox --image "$BUNDLE/rootfs" --bind "$TEST_DIR/evil:/evil" -- /evil
+	run hutch sandbox --image "$BUNDLE/rootfs" --ro-bind "$TEST_DIR/evil:/evil" -- /evil
 	echo "$output"
 	[ "$status" -eq 126 ]
 	[[ $output != *"unknown command"* ]]

@@ -163,13 +163,16 @@ static void test_parse_options(void)
 	ok(r == 0 && m3.propagation == MS_SLAVE && !m3.data, "parse: last propagation wins");
 	ok(m3.flags == (MS_STRICTATIME | MS_RELATIME | MS_NOSYMFOLLOW), "parse: atime flags");
 
-	char *bad[] = { "ro", "idmap" };
+	char *idm[] = { "ro", "idmap" };
 	struct ns_mount m4 = { 0 };
-	r = ns_mount_parse_options(&m4, bad, 2, &err);
-	ok(r == -EOPNOTSUPP && strstr(err.msg, "idmap") && strstr(err.msg, "not supported"),
-	   "parse: idmap is refused (%s)", err.msg);
-	char *bad2[] = { "ridmap" };
-	ok(ns_mount_parse_options(&m4, bad2, 1, &err) < 0, "parse: ridmap is refused");
+	r = ns_mount_parse_options(&m4, idm, 2, &err);
+	ok(r == 0 && m4.idmap && !m4.idmap_recursive && !m4.data, "parse: idmap");
+	char *ridm[] = { "ridmap" };
+	struct ns_mount m5 = { 0 };
+	r = ns_mount_parse_options(&m5, ridm, 1, &err);
+	ok(r == 0 && m5.idmap && m5.idmap_recursive, "parse: ridmap is a recursive idmap");
+	char *bad[] = { "rro" };
+	ok(ns_mount_parse_options(&m4, bad, 1, &err) == -EOPNOTSUPP, "parse: rro is refused");
 	free(m4.data);
 }
 

@@ -257,7 +257,7 @@ static void test_default_profile(void)
 	struct sc_config cfg = { 0 };
 	struct sc_filter *f = NULL;
 
-	int r = sc_default_config(0, &cfg, &err);
+	int r = sc_default_config(0, 0, &cfg, &err);
 	ok(r == 0, "default profile builds");
 	check_same("default profile, no capabilities", &cfg);
 	r = sc_compile_bpf(&cfg, true, &f, &err);
@@ -265,9 +265,54 @@ static void test_default_profile(void)
 	   f ? f->len : 0);
 	sc_filter_free(f);
 	sc_config_free(&cfg);
-	r = sc_default_config(~0ULL, &cfg, &err);
+	r = sc_default_config(~0ULL, 0, &cfg, &err);
 	ok(r == 0, "default profile with every capability builds");
 	check_same("default profile, every capability", &cfg);
+	sc_config_free(&cfg);
+}
+
+/* SC_DEFAULT_NO_SETID: a mode with S_ISUID or S_ISGID is refused by every call that takes one,
+ * any other mode passes; openat2 is refused (ENOSYS). The ranges must not change it either. */
+static void test_no_setid(void)
+{
+	struct hutch_err err = { 0 };
+	struct sc_config cfg = { 0 };
+	struct sc_filter *f = NULL;
+	int r = sc_default_config(0, SC_DEFAULT_NO_SETID, &cfg, &err);
+	ok(r == 0, "default profile without setid bits builds (%s)", err.msg);
+	check_same("default profile without setid bits", &cfg);
+	r = sc_compile_bpf(&cfg, true, &f, &err);
+	ok(r == 0, "and compiles");
+	static const struct {
+		long nr;
+		unsigned idx;
+	} calls[] = {
+		{ SYS_chmod, 1 },    { SYS_fchmod, 1 }, { SYS_creat, 1 },   { SYS_mknod, 1 },
+		{ SYS_fchmodat, 2 }, { SYS_open, 2 },	{ SYS_mknodat, 2 }, { SYS_openat, 3 },
+	};
+	static const uint64_t refused[] = { 04755, 02755, 06755, 04000, 02000, 0104755 };
+	static const uint64_t allowed[] = { 0755, 0644, 01777, 0, 0100644 };
+	size_t bad = 0;
+	for (size_t i = 0; f && i < ARRAY_SIZE(calls); i++) {
+		for (size_t k = 0; k < ARRAY_SIZE(refused); k++) {
+			uint64_t a[6] = { 0 };
+			a[calls[i].idx] = refused[k];
+			bad += sc_filter_allows(f, calls[i].nr, a);
+		}
+		for (size_t k = 0; k < ARRAY_SIZE(allowed); k++) {
+			uint64_t a[6] = { 0 };
+			a[calls[i].idx] = allowed[k];
+			bad += !sc_filter_allows(f, calls[i].nr, a);
+		}
+	}
+	uint64_t none[6] = { 0 };
+	ok(f && bad == 0,
+	   "chmod, fchmod, creat, mknod, fchmodat, open, mknodat, openat: %zu "
+	   "wrong answers for modes with and without setid bits",
+	   bad);
+	ok(f && !sc_filter_allows(f, SYS_openat2, none) && sc_filter_allows(f, SYS_read, none),
+	   "openat2 refused, read still allowed");
+	sc_filter_free(f);
 	sc_config_free(&cfg);
 }
 
@@ -483,6 +528,7 @@ int main(void)
 	test_multiplexed();
 	test_arg_trees();
 	test_default_profile();
+	test_no_setid();
 	test_allows();
 	test_fd_exec();
 	return tap_done();

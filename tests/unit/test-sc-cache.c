@@ -216,7 +216,7 @@ static void test_cache(void)
 	ok(strcmp(sc_cache_dir(), cachedir) == 0, "HUTCH_SECCOMP_CACHE sets it");
 	setenv("HUTCH_SECCOMP_CACHE", "off", 1);
 
-	if (sc_default_config(0, &cfg, &err) < 0) {
+	if (sc_default_config(0, 0, &cfg, &err) < 0) {
 		ok(0, "default config: %s", err.msg);
 		return;
 	}

@@ -324,7 +324,7 @@ static void test_default(void)
 	struct sc_filter *f = NULL;
 	struct timespec t0, t1;
 
-	int r = sc_default_config(0, &cfg, &err);
+	int r = sc_default_config(0, 0, &cfg, &err);
 	ok(r == 0 && cfg.n_rules > 0, "default profile builds");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = sc_compile(&cfg, &f, &err);
@@ -532,8 +532,8 @@ static void test_default_caps(void)
 	struct sc_config none = { 0 }, admin = { 0 };
 	uint64_t caps = (1ull << 21) | (1ull << 19); /* CAP_SYS_ADMIN, CAP_SYS_PTRACE */
 
-	int r = sc_default_config(0, &none, &err);
-	r = r < 0 ? r : sc_default_config(caps, &admin, &err);
+	int r = sc_default_config(0, 0, &none, &err);
+	r = r < 0 ? r : sc_default_config(caps, 0, &admin, &err);
 	ok(r == 0, "default profile with and without CAP_SYS_ADMIN (%s)", r < 0 ? err.msg : "ok");
 	if (r < 0)
 		return;
@@ -564,7 +564,7 @@ static void test_default_caps(void)
 #endif
 	_cleanup_free_ char *json = NULL;
 	struct sc_config back = { 0 };
-	r = sc_default_profile_oci(caps, &json, &err);
+	r = sc_default_profile_oci(caps, 0, &json, &err);
 	r = r < 0 ? r : sc_config_parse(json, "linux.seccomp", &back, &err);
 	ok(r == 0 && !strstr(json, "includes") && !strstr(json, "exceptValues32") &&
 		   back.n_rules == admin.n_rules,
@@ -618,7 +618,7 @@ static void test_default_args(void)
 	struct sc_config cfg = { 0 };
 	struct sc_filter *f = NULL, *g = NULL;
 
-	int r = sc_default_config(0, &cfg, &err);
+	int r = sc_default_config(0, 0, &cfg, &err);
 	r = r < 0 ? r : sc_compile_cached(&cfg, NULL, &f, NULL, &err);
 	ok(r == 0, "default profile compiles (%s)", r < 0 ? err.msg : "ok");
 	if (r < 0)

@@ -269,7 +269,16 @@ static const struct {
 	{ SPEC("\"mounts\":[{\"destination\":\"/a\",\"options\":[1]}]"),
 	  "mounts[0].options[0]: expected a string" },
 	{ SPEC("\"mounts\":[{\"destination\":\"/a\",\"uidMappings\":[{\"containerID\":0}]}]"),
-	  "mounts[0].uidMappings: not supported" },
+	  "mounts[0].uidMappings[0].hostID: required" },
+	{ SPEC("\"mounts\":[{\"destination\":\"/a\",\"type\":\"tmpfs\",\"uidMappings\":"
+	       "[{\"containerID\":0,\"hostID\":1,\"size\":1}]}]"),
+	  "mounts[0]: idmapped mounts must be binds" },
+	{ SPEC("\"mounts\":[{\"destination\":\"/a\",\"type\":\"bind\",\"source\":\"/x\","
+	       "\"uidMappings\":[{\"containerID\":0,\"hostID\":1,\"size\":1}]}]"),
+	  "mounts[0]: uidMappings and gidMappings go together" },
+	{ SPEC("\"mounts\":[{\"destination\":\"/a\",\"type\":\"bind\",\"source\":\"/x\","
+	       "\"options\":[\"idmap\"]}]"),
+	  "mounts[0]: idmap without uidMappings needs linux.uidMappings" },
 	{ WITH_LINUX("\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"foo\"}]"),
 	  "linux.namespaces[1].type: unknown namespace type foo" },
 	{ WITH_LINUX("\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"pid\"}]"),

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Which host ids a sandbox runs and writes as. The rule: nothing it creates or changes may
+ * belong to host uid 0 or gid 0, or to any host id but the one it was given (the workspace's
+ * unprivileged owner, --workspace-owner's, or a subordinate id). So a root-owned workspace
+ * or rw --bind is refused with the fix named, a group-root one gets a subordinate gid, and a
+ * writable mount owned by someone else becomes an idmapped mount (ns_make_tree) whose files
+ * are created as that owner. See docs/sandbox-ids.md.
+ */
+#include "rt-sandbox.h"
+
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SUB_DEFAULT 0x70000000U /* no range for root in /etc/subuid: a high, unused one */
+
+uint32_t rt_sb_sub_ids(const char *file)
+{
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	if (hutch_read_file_at(AT_FDCWD, file, 1 << 20, &text, NULL, &e) < 0)
+		return SUB_DEFAULT;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long start, count;
+		size_t k = !strncmp(l, "root:", 5) ? 5 : !strncmp(l, "0:", 2) ? 2 : 0;
+		if (k && sscanf(l + k, "%lu:%lu", &start, &count) == 2 && count >= RT_SB_ID_SPAN &&
+		    start > 0 && start < 0xffff0000UL)
+			return (uint32_t)start;
+	}
+	return SUB_DEFAULT;
+}
+
+static int refuse_setgid_root(const char *what, const char *path, const struct stat *st,
+			      struct hutch_err *err)
+{
+	if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISGID) && st->st_gid == 0)
+		return hutch_fail(err, EPERM,
+				  "%s %s is a setgid directory of group root: what the sandbox "
+				  "makes there would belong to gid 0; chmod g-s it, or chgrp it",
+				  what, path);
+	return 0;
+}
+
+/* The workspace's owner is who the sandbox writes as there (--workspace-owner's after giving
+ * them the directory); never root. Group root is replaced by the sandbox's own subordinate
+ * gid: only a setgid directory would hand gid 0 on, and that is refused. */
+static int plan_workspace(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err)
+{
+	struct stat st;
+	if (stat(o->workspace, &st) < 0)
+		return hutch_fail_errno(err, errno, "--workspace %s", o->workspace);
+	if (!S_ISDIR(st.st_mode))
+		return hutch_fail(err, ENOTDIR, "--workspace %s: not a directory", o->workspace);
+	if (o->has_owner && (st.st_uid != o->owner_uid || st.st_gid != o->owner_gid)) {
+		if (chown(o->workspace, o->owner_uid, o->owner_gid) < 0)
+			return hutch_fail_errno(err, errno, "--workspace-owner: chown %s",
+						o->workspace);
+		p->ws_chowned = true;
+		st.st_uid = o->owner_uid;
+		st.st_gid = o->owner_gid;
+	}
+	if (st.st_uid == 0)
+		return hutch_fail(err, EPERM,
+				  "--workspace %s is owned by root: what the sandbox writes there "
+				  "would be root's, and a setuid file it left a way to root; chown "
+				  "it to an unprivileged user, or give --workspace-owner UID:GID",
+				  o->workspace);
+	TRY(refuse_setgid_root("--workspace", o->workspace, &st, err));
+	p->write_uid = st.st_uid;
+	p->write_gid = st.st_gid ? st.st_gid : p->host_gid;
+	p->ws_gid_replaced = st.st_gid == 0;
+	if (o->as_root) {
+		p->ws_idmapped = true; /* root inside is a subordinate id: it sees the owner's */
+		return 0;
+	}
+	p->host_uid = p->write_uid; /* the sandbox user is the workspace's owner on the host */
+	p->host_gid = p->write_gid;
+	return 0;
+}
+
+/* An rw bind of someone else's (not the sandbox user's) is idmapped onto the sandbox user. */
+static int plan_bind(const struct rt_sb_bind *b, struct rt_sb_bind_ids *ids,
+		     const struct rt_sb_plan *p, struct hutch_err *err)
+{
+	struct stat st;
+	if (b->ro)
+		return 0;
+	if (stat(b->src, &st) < 0)
+		return hutch_fail_errno(err, errno, "--bind %s", b->src);
+	if (st.st_uid == 0)
+		return hutch_fail(
+			err, EPERM,
+			"--bind %s:%s:rw: %s is owned by root: what the sandbox writes "
+			"there would be root's; chown it to an unprivileged user, or bind "
+			"it :ro",
+			b->src, b->dst, b->src);
+	TRY(refuse_setgid_root("--bind", b->src, &st, err));
+	ids->uid = st.st_uid;
+	ids->gid = st.st_gid ? st.st_gid : p->host_gid;
+	ids->idmapped = st.st_uid != p->host_uid || (st.st_gid && st.st_gid != p->host_gid);
+	return 0;
+}
+
+int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err)
+{
+	p->host_root = o->host_root;
+	p->userns = !o->host_root;
+	p->binds = hutch_xcalloc(o->n_binds ? o->n_binds : 1, sizeof(*p->binds));
+	if (!p->userns)
+		return 0; /* --host-root: host root, which writes as root (and is warned of) */
+	p->sub_uid = rt_sb_sub_ids("/etc/subuid");
+	p->sub_gid = rt_sb_sub_ids("/etc/subgid");
+	p->full_range = o->as_root;
+	p->host_uid = p->sub_uid + (o->as_root ? 0 : o->uid);
+	p->host_gid = p->sub_gid + (o->as_root ? 0 : o->gid);
+	p->write_uid = p->host_uid;
+	p->write_gid = p->host_gid;
+	if (o->workspace)
+		TRY(plan_workspace(o, p, err));
+	for (size_t i = 0; i < o->n_binds; i++)
+		TRY(plan_bind(&o->binds[i], &p->binds[i], p, err));
+	return 0;
+}
+
+/* src, its on-disk uid:gid seen as the sandbox user's host ids, onto dst in the rootfs. */
+static int attach(int rootfd, const char *flag, const char *src, const char *dst, uid_t uid,
+		  gid_t gid, const struct rt_sb_plan *p, struct hutch_err *err)
+{
+	struct ns_idmap u = { uid, p->host_uid, 1 }, g = { gid, p->host_gid, 1 };
+	struct ns_tree_opts to = { .recursive = true,
+				   .idmap = true,
+				   .idmap_recursive = true,
+				   .attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				   .uids = &u,
+				   .gids = &g,
+				   .n_uids = 1,
+				   .n_gids = 1 };
+	_cleanup_close_ int tree = ns_make_tree(src, &to, err);
+	if (tree == -EINVAL)
+		return hutch_fail(err, EINVAL,
+				  "%s %s: its filesystem cannot be idmapped, which writing there "
+				  "as its owner (uid %u) needs; chown it to uid %u, or bind it :ro",
+				  flag, src, (unsigned)uid, (unsigned)p->host_uid);
+	if (tree < 0)
+		return hutch_err_prefix(err, "%s: ", flag);
+	_cleanup_close_ int target = hutch_open_in_root(rootfd, dst, O_PATH, 0, err);
+	if (target < 0)
+		return hutch_err_prefix(err, "%s: ", flag);
+	return ns_attach_tree(tree, target, err) < 0 ? hutch_err_prefix(err, "%s: ", flag) : 0;
+}
+
+int rt_sb_attach_idmapped(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+			  struct hutch_err *err)
+{
+	if (!p->delegated)
+		return 0; /* natively, the spec's mounts carry the maps (rt-sandbox-spec.c) */
+	bool any = p->ws_idmapped;
+	for (size_t i = 0; i < o->n_binds; i++)
+		any |= p->binds[i].idmapped;
+	if (!any)
+		return 0;
+	_cleanup_close_ int rootfd = open(p->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return hutch_fail_errno(err, errno, "sandbox: open %s", p->rootfs);
+	if (p->ws_idmapped)
+		TRY(attach(rootfd, "--workspace", o->workspace, "/workspace", p->write_uid,
+			   p->write_gid, p, err));
+	for (size_t i = 0; i < o->n_binds; i++)
+		if (p->binds[i].idmapped)
+			TRY(attach(rootfd, "--bind", o->binds[i].src, o->binds[i].dst,
+				   p->binds[i].uid, p->binds[i].gid, p, err));
+	return 0;
+}
+
+/* What a caller would not expect from its flags alone, said once on stderr. (An rw bind of
+ * another user's is written as its owner, as a workspace is: the report says so.) */
+void rt_sb_note_ids(const struct rt_sb_opts *o, const struct rt_sb_plan *p)
+{
+	if (p->host_root)
+		hutch_warn(
+			"--host-root: the sandbox runs as host root (uid 0) with the default "
+			"container capabilities and no user namespace: what it writes is root's");
+	if (p->ws_chowned)
+		hutch_warn("--workspace-owner: %s now belongs to %u:%u, whom the sandbox writes "
+			   "as",
+			   o->workspace, (unsigned)p->write_uid, (unsigned)p->write_gid);
+	if (p->ws_gid_replaced)
+		hutch_warn("--workspace %s: its group is root's; the sandbox's files get host gid "
+			   "%u instead",
+			   o->workspace, (unsigned)p->write_gid);
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The sandbox's root filesystem: the image as it is (read-only) when it has every mount point
+ * the options need, else under an overlay whose upper layer lives in the scratch tmpfs, where
+ * hutch makes the missing mount points (a /workspace, a --bind's destination, the network's
+ * /etc files, /etc itself), never in the image. With --as-root the image is seen through an
+ * idmapped mount whose ids are the sandbox's subordinate ones, so that root inside owns what
+ * the image's root owns and a package manager can work in the throw-away layer.
+ */
+#include "rt-sandbox.h"
+#include "rt-image.h"
+#include "img.h"
+
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+/* True if the image has every mount point the sandbox needs (so it is used as is). */
+static bool image_has(int imgfd, const char *path)
+{
+	struct hutch_err e = { 0 };
+	int fd = hutch_open_in_root(imgfd, path, O_PATH, 0, &e);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* Every mount point the sandbox needs in its root, and whether it is a file. */
+static size_t mount_points(const struct rt_sb_opts *o, const char **v, bool *file, size_t max)
+{
+	static const char *const base[] = { "/proc", "/dev", "/sys", "/sys/fs/cgroup" };
+	static const char *const net[] = { "/etc/resolv.conf", "/etc/hosts", "/etc/hostname" };
+	size_t n = 0;
+	struct stat st;
+	for (size_t i = 0; i < ARRAY_SIZE(base) && n < max; i++, n++)
+		v[n] = base[i], file[n] = false;
+	for (size_t i = 0; i < o->n_tmpfs && n < max; i++, n++)
+		v[n] = o->tmpfs[i].path, file[n] = false;
+	for (size_t i = 0; i < o->n_binds && n < max; i++, n++)
+		v[n] = o->binds[i].dst,
+		file[n] = stat(o->binds[i].src, &st) == 0 && !S_ISDIR(st.st_mode);
+	if (o->workspace && n < max)
+		v[n] = "/workspace", file[n++] = false;
+	/* host: the host's resolv.conf; bridge: the three files hutch writes (rt-sandbox-net.c) */
+	size_t n_net = o->network == RT_SB_NET_BRIDGE ? 3 : o->network == RT_SB_NET_HOST ? 1 : 0;
+	for (size_t i = 0; i < n_net && n < max; i++)
+		v[n] = net[i], file[n++] = true;
+	return n;
+}
+
+static bool needs_layer(const struct rt_sb_opts *o, int imgfd)
+{
+	const char *v[256];
+	bool file[256];
+	size_t n = mount_points(o, v, file, ARRAY_SIZE(v));
+	if (rt_sb_root_inside(o))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (!image_has(imgfd, v[i]))
+			return true;
+	return false;
+}
+
+/* A mount point made in the layer: by hutch (host root), since the sandbox's root, a
+ * subordinate id on the host, may not write where the image's root owns. With --as-root it
+ * belongs to root inside, as the image's own directories do there. */
+static int make_one(int rootfd, const char *path, bool file, const struct rt_sb_plan *p,
+		    struct hutch_err *err)
+{
+	_cleanup_free_ char *parent = hutch_xstrdup(path);
+	char *slash = strrchr(parent, '/');
+	if (slash == parent)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	int fd = hutch_mkdir_in_root(rootfd, file ? parent : path, 0755, err);
+	if (fd >= 0 && file) {
+		int f = hutch_open_in_root(rootfd, path, O_WRONLY | O_CREAT, 0644, err);
+		close(fd);
+		fd = f;
+	}
+	if (fd < 0)
+		return fd;
+	if (p->full_range && fchownat(fd, "", p->sub_uid, p->sub_gid, AT_EMPTY_PATH) < 0) {
+		int e = errno;
+		close(fd);
+		return hutch_fail_errno(err, e, "chown");
+	}
+	close(fd);
+	return 0;
+}
+
+static int make_mount_points(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+			     struct hutch_err *err)
+{
+	const char *v[256];
+	bool file[256];
+	size_t n = mount_points(o, v, file, ARRAY_SIZE(v));
+	_cleanup_close_ int rootfd = open(p->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return hutch_fail_errno(err, errno, "sandbox: open %s", p->rootfs);
+	for (size_t i = 0; i < n; i++)
+		if (!image_has(rootfd, v[i]) && make_one(rootfd, v[i], file[i], p, err) < 0)
+			return hutch_err_prefix(err, "sandbox: mount point %s: ", v[i]);
+	return 0;
+}
+
+/* --as-root: dir (the image, or the image store) seen through ids 0..65535 -> subordinate,
+ * read-only, attached at at: overlayfs then stacks on it (Linux 5.19). */
+static int idmapped_view(const char *dir, const char *at, const struct rt_sb_plan *p,
+			 struct hutch_err *err)
+{
+	struct ns_idmap u = { 0, p->sub_uid, RT_SB_ID_SPAN }, g = { 0, p->sub_gid, RT_SB_ID_SPAN };
+	if (mkdir(at, 0755) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", at);
+	struct ns_tree_opts to = { .recursive = true,
+				   .idmap = true,
+				   .idmap_recursive = true,
+				   .attrs = MOUNT_ATTR_RDONLY,
+				   .uids = &u,
+				   .gids = &g,
+				   .n_uids = 1,
+				   .n_gids = 1 };
+	_cleanup_close_ int tree = ns_make_tree(dir, &to, err);
+	if (tree < 0)
+		return hutch_err_prefix(err, "--as-root: a view of the image as root's inside: ");
+	_cleanup_close_ int target = open(at, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (target < 0)
+		return hutch_fail_errno(err, errno, "sandbox: open %s", at);
+	return ns_attach_tree(tree, target, err);
+}
+
+/* NAME[:TAG] from the image store: always layered. */
+static int store_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
+			struct hutch_err *err)
+{
+	_cleanup_free_ char *view = NULL;
+	p->layered = true;
+	if (o->as_root) {
+		view = hutch_xasprintf("%s/store", scratch);
+		TRY(idmapped_view(img_store_default(NULL), view, p, err));
+	}
+	struct rt_image_view v = { .store = view,
+				   .root_uid = p->full_range ? p->sub_uid : 0,
+				   .root_gid = p->full_range ? p->sub_gid : 0 };
+	int r = rt_image_rootfs(o->image, scratch, &v, &p->rootfs, err);
+	if (r < 0)
+		return r;
+	p->rootfs_copy = r == 1;
+	if (p->rootfs_copy)
+		hutch_warn("--image %s: overlayfs unavailable, the image was copied", o->image);
+	return make_mount_points(o, p, err);
+}
+
+int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
+		      struct hutch_err *err)
+{
+	char real[4096];
+	if (!rt_image_is_dir(o->image))
+		return store_rootfs(o, p, scratch, err);
+	if (!realpath(o->image, real))
+		return hutch_fail_errno(err, errno, "--image %s", o->image);
+	_cleanup_close_ int imgfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (imgfd < 0)
+		return hutch_fail_errno(err, errno, "--image %s", o->image);
+	p->layered = needs_layer(o, imgfd);
+	if (!p->layered) {
+		p->rootfs = hutch_xstrdup(real);
+		return 0;
+	}
+	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", scratch);
+	_cleanup_free_ char *work = hutch_xasprintf("%s/work", scratch);
+	_cleanup_free_ char *root = hutch_xasprintf("%s/root", scratch);
+	_cleanup_free_ char *lower = hutch_xasprintf("%s/lower", scratch);
+	const char *dirs[] = { upper, work, root };
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (mkdir(dirs[i], 0755) < 0)
+			return hutch_fail_errno(err, errno, "sandbox: mkdir %s", dirs[i]);
+	if (o->as_root) { /* and the layer's top is root's inside, as the image's / is */
+		TRY(idmapped_view(real, lower, p, err));
+		if (chown(upper, p->sub_uid, p->sub_gid) < 0)
+			return hutch_fail_errno(err, errno, "sandbox: chown %s", upper);
+	}
+	_cleanup_free_ char *data = hutch_xasprintf("lowerdir=%s,upperdir=%s,workdir=%s",
+						    o->as_root ? lower : real, upper, work);
+	if (mount("overlay", root, "overlay", 0, data) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: overlay over %s", real);
+	p->rootfs = steal_ptr(root);
+	return make_mount_points(o, p, err);
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# A soak: many sandbox runs back to back (HUTCH_SOAK_RUNS, 2000 by default, 10000 for the
+# figures in docs), with what a slow leak would grow counted before and after every 1000:
+# the caller's fds, the host's mounts, cgroup directories beneath ours, sandbox state, lock
+# files, seccomp cache entries and processes. Every run must succeed, and nothing may grow.
+
+load ../integration/helpers
+load ../integration/sandbox-helpers
+
+setup() {
+	sb_setup
+	IMAGE=$TEST_DIR/image
+	cp -a "$(rootfs_template)" "$IMAGE"
+	mkdir -p "$IMAGE/workspace" "$IMAGE/sys/fs/cgroup"
+	chmod 755 "$TEST_DIR"
+	WS=$TEST_DIR/ws
+	mkdir "$WS"
+	chown 1500:1500 "$WS"
+	RUNS=${HUTCH_SOAK_RUNS:-2000}
+	if ldd "$HUTCH" 2>/dev/null | grep -q libasan; then RUNS=$((RUNS / 4)); fi
+}
+
+# One line of everything that must not grow.
+counts() {
+	local fds cg
+	fds=$(ls /proc/$$/fd | wc -l)
+	cg=$(own_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -type d; done | wc -l)
+	echo "fds=$fds mounts=$(wc -l </proc/self/mountinfo) cgroups=$cg" \
+		"state=$(ls -A /run/hutch/sandbox 2>/dev/null | wc -l)" \
+		"locks=$(ls -A /run/hutch/locks 2>/dev/null | wc -l)" \
+		"seccomp=$(ls -A /var/cache/hutch/seccomp 2>/dev/null | wc -l)" \
+		"inits=$(pgrep -cx hutch-init || true)"
+}
+
+@test "soak: sandbox runs back to back leave fds, mounts, cgroups and state as they were" {
+	local i rc before now t0=$SECONDS lock=$TAG-soak
+	# Warm: the first runs fill the seccomp cache and make the lock directory.
+	sb_raw --image "$IMAGE" --workspace "$WS" --lock "$lock" -- true
+	sb_raw --image "$IMAGE" --as-root -- true
+	before=$(counts)
+	echo "# before: $before" >&3
+	for i in $(seq 1 "$RUNS"); do
+		case $((i % 10)) in
+		0) sb_raw --image "$IMAGE" --as-root -- true ;;
+		3) sb_raw --image "$IMAGE" --workspace "$WS" --lock "$lock" --report "$TEST_DIR/r.json" \
+			-- sh -c 'echo x >/workspace/f; cat /workspace/f >/dev/null' ;;
+		7) sb_raw --image "$IMAGE" --memory 64m --pids 64 --timeout 10 -- sh -c 'exit 3' ;;
+		*) sb_raw --image "$IMAGE" --workspace "$WS" -- true ;;
+		esac >/dev/null 2>"$TEST_DIR/err" && rc=0 || rc=$?
+		if [ "$rc" != 0 ] && ! { [ $((i % 10)) = 7 ] && [ "$rc" = 3 ]; }; then
+			echo "run $i: status $rc: $(cat "$TEST_DIR/err")" >&2
+			return 1
+		fi
+		if [ $((i % 1000)) = 0 ] || [ "$i" = "$RUNS" ]; then
+			now=$(counts)
+			echo "# after $i runs ($((SECONDS - t0)) s): $now" >&3
+			[ "$now" = "$before" ] || { echo "grew: $before -> $now" >&2; return 1; }
+		fi
+	done
+	: >"$SB_PIDS" # thousands of pids: teardown's per-pid checks are the counts above
+}
