@@ -598,7 +598,7 @@ int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_e
 		const struct sb_option *op =
 			a[1] == '-'
 				? find_option(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
-				: (a[2] ? NULL : find_option(NULL, 0, a[1]));
+				: (a[1] && !a[2] ? find_option(NULL, 0, a[1]) : NULL);
 		if (!op)
 			return hutch_fail(err, EINVAL, "sandbox: unknown flag %s", a);
 		if (eq)

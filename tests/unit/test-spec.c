@@ -2,10 +2,12 @@
 /*
  * The config.json parser: `hutch spec`'s default document (and its rootless variant) read
  * back field by field, errors that name their field, unknown fields ignored, and root.path
- * resolved against a bundle. Pure parsing and temp dirs only: no root needed.
+ * resolved against a bundle; and `hutch sandbox`'s options, which become such a document.
+ * Pure parsing and temp dirs only: no root needed.
  */
 #include "tap.h"
 #include "rt-json.h"
+#include "rt-sandbox.h"
 #include "rt-spec.h"
 
 #include <fcntl.h>
@@ -13,8 +15,10 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define HEAD "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
 #define PROC "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"}"
@@ -572,6 +576,29 @@ static void test_nul(void)
 	}
 }
 
+/* s at the very end of a page that an inaccessible one follows: a read past its NUL faults
+ * in any build, not only under ASan. */
+static char *at_page_end(const char *s)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || mprotect(p + pg, pg, PROT_NONE) < 0)
+		abort();
+	return memcpy(p + pg - strlen(s) - 1, s, strlen(s) + 1);
+}
+
+static void test_sandbox_args(void)
+{
+	struct hutch_err err = { 0 };
+	struct rt_sb_opts o;
+	char *dash[] = { "sandbox", at_page_end("-"), NULL };
+
+	rt_sb_opts_init(&o);
+	ok(rt_sb_parse_args(&o, 2, dash, &err) == -EINVAL && strstr(err.msg, "unknown flag -"),
+	   "sandbox: a lone - is an unknown flag, read within its two bytes (%s)", err.msg);
+	rt_sb_opts_free(&o);
+}
+
 int main(void)
 {
 	test_nul();
@@ -585,6 +612,7 @@ int main(void)
 	test_unknown_ignored();
 	test_values();
 	test_process_alone();
+	test_sandbox_args();
 	remove_bundle();
 	return tap_done();
 }
