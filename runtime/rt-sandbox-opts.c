@@ -688,7 +688,7 @@ int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err 
 
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 {
-	if (!o->command || !o->command[0])
+	if (!o->command || !o->command[0] || !o->command[0][0]) /* "" names no program */
 		return hutch_fail(err, EINVAL,
 				  "sandbox: no command (hutch sandbox [OPTIONS] -- CMD)");
 	if (o->isolation != RT_SB_ISO_NAMESPACES)

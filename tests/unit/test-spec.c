@@ -599,6 +599,47 @@ static void test_sandbox_args(void)
 	rt_sb_opts_free(&o);
 }
 
+/* Options rt_sb_check accepts, as `hutch sandbox` turns them into a config (build_spec). */
+static int sandbox_spec(char **argv, struct hutch_err *err)
+{
+	struct rt_sb_plan plan = { .rootfs = "/r",
+				   .host_uid = 1000,
+				   .host_gid = 1000,
+				   .other_ids = 100000,
+				   .userns = true,
+				   .cgroups_path = "/h" };
+	struct rt_spec *spec = NULL;
+	struct rt_sb_opts o;
+	int argc = 0, r;
+
+	while (argv[argc])
+		argc++;
+	rt_sb_opts_init(&o);
+	r = rt_sb_parse_args(&o, argc, argv, err);
+	if (r >= 0)
+		r = rt_sb_check(&o, err);
+	if (r >= 0) {
+		char *json = rt_sb_spec_json(&o, &plan, "t", NULL);
+		r = rt_spec_parse(json, NULL, &spec, err);
+		rt_spec_free(spec);
+		free(json);
+	}
+	rt_sb_opts_free(&o);
+	return r;
+}
+
+static void test_sandbox_check(void)
+{
+	struct hutch_err err = { 0 };
+	char *good[] = { "sandbox", "-i", "/r", "--", "sh", "-c", "true", NULL };
+	char *empty[] = { "sandbox", "-i", "/r", "--", "", "x", NULL };
+
+	ok(sandbox_spec(good, &err) == 0, "sandbox: options make a config that parses (%s)",
+	   err.msg);
+	ok(sandbox_spec(empty, &err) == -EINVAL && strstr(err.msg, "sandbox: no command"),
+	   "sandbox: an empty program name is no command, refused by rt_sb_check (%s)", err.msg);
+}
+
 int main(void)
 {
 	test_nul();
@@ -613,6 +654,7 @@ int main(void)
 	test_values();
 	test_process_alone();
 	test_sandbox_args();
+	test_sandbox_check();
 	remove_bundle();
 	return tap_done();
 }
