@@ -638,6 +638,26 @@ static void test_sandbox_check(void)
 	   err.msg);
 	ok(sandbox_spec(empty, &err) == -EINVAL && strstr(err.msg, "sandbox: no command"),
 	   "sandbox: an empty program name is no command, refused by rt_sb_check (%s)", err.msg);
+
+	/* Linux names are bytes; JSON is UTF-8 (runc would run U+FFFD instead) */
+	char *latin1[][8] = {
+		{ "sandbox", "-i", "/r", "--", "cat", "caf\xe9.txt", NULL },
+		{ "sandbox", "-i", "/r", "-e", "A=\xff", "--", "true", NULL },
+		{ "sandbox", "-i", "/r", "--bind", "/src\xc0\xaf:/dst", "--", "true", NULL },
+		{ "sandbox", "-i", "/r\xff", "--", "true", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(latin1); i++)
+		ok(sandbox_spec(latin1[i], &err) == -EILSEQ && strstr(err.msg, "not valid UTF-8"),
+		   "sandbox: bytes that are not UTF-8 are refused by rt_sb_check (%s)", err.msg);
+	char *utf8[] = { "sandbox", "-i", "/r", "-e", "CITY=M\xc3\xbcnchen", "--", "true", NULL };
+	err = (struct hutch_err){ 0 };
+	ok(sandbox_spec(utf8, &err) == 0, "sandbox: UTF-8 passes (%s)", err.msg);
+	char *host[] = { "sandbox", "--isolation", "landlock", "--", "cat", "caf\xe9", NULL };
+	struct rt_sb_opts o;
+	rt_sb_opts_init(&o);
+	ok(rt_sb_parse_args(&o, 6, host, &err) == 0 && rt_sb_check(&o, &err) == 0,
+	   "sandbox: host mode builds no config, and takes any bytes (%s)", err.msg);
+	rt_sb_opts_free(&o);
 }
 
 int main(void)
