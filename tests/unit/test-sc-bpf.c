@@ -251,6 +251,33 @@ static void test_arg_trees(void)
 	check_same("argument trees", &cfg);
 }
 
+/* A syscall turned complex before another's tree is weighed must not hide the other's rules
+ * for libseccomp: here ioctl (16, also argument-free) turns complex first, and socket (41)
+ * has an EQ rule, which the tree cannot take, beside a rangeable one. */
+static void test_arg_trees_demoted(void)
+{
+	static struct sc_arg netlink_eq[] = { { .index = 0, .value = 16, .op = SC_OP_EQ } };
+	static struct sc_arg packet[] = {
+		{ .index = 0, .value = 0xffffffff, .value_two = 17, .op = SC_OP_MASKED_EQ }
+	};
+	struct sc_rule rules[] = {
+		RULE(ioctl2_names, SCMP_ACT_ERRNO(1)),
+		RULE_ARGS(ioctl2_names, SCMP_ACT_ERRNO(1), tiocsti),
+		RULE_ARGS(socket_names, SCMP_ACT_ERRNO(1), netlink_eq),
+		RULE_ARGS(socket_names, SCMP_ACT_ERRNO(1), packet),
+	};
+	struct sc_config cfg = x86_config(rules, ARRAY_SIZE(rules), SCMP_ACT_ALLOW);
+	struct hutch_err err = { 0 };
+	struct sc_filter *f = NULL;
+	uint64_t netlink[6] = { 16 }, inet[6] = { 2 };
+
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 && !sc_filter_allows(f, SYS_socket, netlink) &&
+		   sc_filter_allows(f, SYS_socket, inet),
+	   "socket(AF_NETLINK) stays denied by its EQ rule beside a tree-able one (%s)", err.msg);
+	sc_filter_free(f);
+	check_same("argument trees after a demoted syscall", &cfg);
+}
+
 static void test_default_profile(void)
 {
 	struct hutch_err err = { 0 };
@@ -482,6 +509,7 @@ int main(void)
 	test_corners();
 	test_multiplexed();
 	test_arg_trees();
+	test_arg_trees_demoted();
 	test_default_profile();
 	test_allows();
 	test_fd_exec();
