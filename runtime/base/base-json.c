@@ -246,7 +246,12 @@ static void skip_value(struct scan *s)
 	bool escaped;
 
 	if (*s->p == '{' || *s->p == '[') {
+		char close = *s->p == '{' ? '}' : ']';
 		skip_container(s);
+		/* Brackets within are counted, '[' and '{' alike (the profile's own parse checks
+		 * their pairs); the container's own pair must match, or "{...]" would pass for
+		 * an object, and its bytes would be cut out of a text that is not JSON. */
+		s->bad |= !s->bad && s->p[-1] != close;
 		return;
 	}
 	while (!s->bad) {

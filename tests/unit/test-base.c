@@ -144,6 +144,13 @@ static void test_json_find(void)
 	is_str(find("{\"linuxx\":{\"seccomp\":{}},\"linu\":{\"seccomp\":{}}}"), "-",
 	       "names must match exactly");
 	is_str(find("{\"linux\":{\"seccomp\":{\"a\":[}}}"), "-", "unbalanced");
+	is_str(find("{\"linux\":{\"seccomp\":{\"a\":1],\"b\":2}}"), "-",
+	       "an object closed by ']' (the rest would be JSON once it is cut out)");
+	is_str(find("{\"x\":[1},\"linux\":{\"seccomp\":{}}}"), "-",
+	       "another member's array closed by '}'");
+	is_str(find("{\"linux\":{\"seccomp\":{\"a\":\"a string past the 64 bytes of one block, "
+		    "for the fast path\"],\"b\":2}}"),
+	       "-", "an object closed by ']' after a whole block");
 	is_str(find("{\"linux\":{\"seccomp\":{}}} x"), "-", "trailing text");
 	is_str(find("{\"linux\":{\"seccomp\":{\"a\":\"b"), "-", "truncated in a string");
 	is_str(find("[{\"linux\":{\"seccomp\":{}}}]"), "-", "not an object at the top");

@@ -546,6 +546,11 @@ static void test_seccomp_text(void)
 	ok(s && s->has_seccomp && !s->seccomp_json,
 	   "a repeated key is not cut: the parser decides as before");
 	rt_spec_free(s);
+
+	s = parse(WITH_LINUX("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\"],\"sysctl\":{}"),
+		  bundle, &err);
+	ok(!s && strstr(err.msg, "config.json: invalid JSON"),
+	   "a profile closed by ']' is not JSON, and the spec says so (%s)", err.msg);
 }
 
 /* rt_json_check_nul: where a NUL byte sits, named as the spec parsers name fields. */
