@@ -220,6 +220,29 @@ static void test_multiplexed(void)
 	cfg.default_action = SCMP_ACT_ALLOW;
 	rules[0].action = rules[1].action = SCMP_ACT_ERRNO(13);
 	check_same("multiplexed calls, allowing default", &cfg);
+
+	/* A condition on a1 (socket's type) stays on the multiplexer's half as libseccomp
+	 * writes it (only one on a0 gives way to the call number): socketcall(SYS_SOCKET, ...)
+	 * is not allowed whatever its arguments point at. */
+	static struct sc_arg sock_type[] = {
+		{ .index = 1, .value = 0xffffffff, .value_two = 1, .op = SC_OP_MASKED_EQ }
+	};
+	struct sc_rule typed[] = {
+		RULE(allow_names, SCMP_ACT_ALLOW),
+		RULE_ARGS(sock_names, SCMP_ACT_ALLOW, sock_type),
+	};
+	cfg = x86_config(typed, ARRAY_SIZE(typed), SCMP_ACT_ERRNO(1));
+	check_same("a multiplexed call's condition on a1", &cfg);
+#if defined(__x86_64__)
+	struct hutch_err err = { 0 };
+	struct sc_filter *f = NULL;
+	struct seccomp_data d = { .nr = 102, .arch = AUDIT_ARCH_I386, .args = { 1, 0x1000 } };
+	uint32_t ret = 0;
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 && sc_bpf_run(f->insns, f->len, &d, &ret) &&
+		   ret == SCMP_ACT_ERRNO(1),
+	   "i386 socketcall(SYS_SOCKET, ptr) is not allowed by a rule on socket's type (%#x)", ret);
+	sc_filter_free(f);
+#endif
 }
 
 /* Syscalls decided by a tree on one argument: adjacent and empty ranges, an open end, another
