@@ -89,9 +89,15 @@ static void compare(const struct sc_config *cfg, const struct sc_filter *a,
 		for (size_t k = 0; !abis[j].bit && k < ARRAY_SIZE(edges); k++)
 			compare_nr(a, b, abis[j].arch, edges[k], v, 2);
 	}
-	/* i386's socketcall and ipc multiplex on a0, which some vectors set */
-	compare_nr(a, b, AUDIT_ARCH_I386, 102, v, n_vecs);
-	compare_nr(a, b, AUDIT_ARCH_I386, 117, v, n_vecs);
+	/* i386's socketcall and ipc multiplex on a0: every call number with every vector */
+	for (uint64_t call = 0; call < 25; call++) {
+		uint64_t w[MAX_VECS][6];
+		memcpy(w, v, n_vecs * sizeof(v[0]));
+		for (size_t i = 0; i < n_vecs; i++)
+			w[i][0] = call;
+		compare_nr(a, b, AUDIT_ARCH_I386, 102, w, n_vecs);
+		compare_nr(a, b, AUDIT_ARCH_I386, 117, w, n_vecs);
+	}
 	for (size_t i = 0; i < cfg->n_rules; i++)
 		for (size_t k = 0; k < cfg->rules[i].n_names; k++)
 			for (size_t j = 0; j + 1 < ARRAY_SIZE(abis); j++) {
