@@ -44,8 +44,10 @@ trap 'rm -rf "$tmp"' EXIT
 out=$build/fuzz
 mkdir -p "$out/logs"
 
-# UBSan reports and goes on unless told to stop; libFuzzer then saves the input.
+# UBSan reports and goes on unless told to stop; libFuzzer then saves the input. LSan skips
+# one leak inside libseccomp (tests/fuzz/lsan.supp says which).
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0}
 failed=0
 for t in "${targets[@]}"; do
 	bin=$build/tests/fuzz/fuzz-$t
