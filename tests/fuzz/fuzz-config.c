@@ -117,6 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	parse_spec(text);
 	if (rt_process_parse(text, &p, &err) >= 0) /* exec --process FILE */
 		rt_process_free(&p);
+	else
+		FUZZ_CHECK(err.msg[0], "rt_process_parse failed without a message");
 	free(text);
 	return 0;
 }

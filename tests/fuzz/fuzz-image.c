@@ -318,6 +318,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct hutch_err err = { 0 };
 		if (img_run_config_parse(text, &c, &err) == 0)
 			img_run_config_clear(&c);
+		else
+			FUZZ_CHECK(err.msg[0], "no message");
 		break;
 	}
 	case 2:
