@@ -11,6 +11,7 @@ pkgs=(
 	libarchive-dev libzstd-dev liblz4-dev libacl1-dev nettle-dev liblzma-dev libbz2-dev
 	umoci skopeo python3 bc # tests/integration/images.bats, bench/images.sh
 	debootstrap # tests/integration/sandbox-packages.bats: a Debian 12 for apt-get --as-root
+	clang libclang-rt-14-dev # tests/fuzz: libFuzzer and the sanitizers' runtimes for clang
 	podman containerd docker.io # tests/clients: hutch under the real clients
 )
 # gVisor: bookworm's runsc is from 2022; the 2024 build is in bookworm-backports.

@@ -71,6 +71,15 @@ int img_store_image(struct img_store *s, const char *config, const char *manifes
 int img_load_image(struct img_store *s, const char *digest, char **manifest, char **config,
 		   char ***diff_ids, size_t *n, struct hutch_err *err);
 
+/*
+ * Layer entry names (img-unpack.c), exposed for tests/fuzz. img_clean_path: "./a//b/" ->
+ * "a/b", "/abs" -> "abs" (neutralised), any ".." refused. img_whiteout_kind: what a cleaned
+ * name's last component says, with *hidden the name a ".wh.NAME" hides.
+ */
+int img_clean_path(const char *in, char *out, size_t cap, struct hutch_err *err);
+enum img_whiteout { IMG_WH_NONE, IMG_WH_OPAQUE, IMG_WH_AUFS, IMG_WH_HIDE, IMG_WH_INVALID };
+enum img_whiteout img_whiteout_kind(const char *base, const char **hidden);
+
 /* A manifest (JSON text) for config + layers of the given descriptors. */
 struct img_desc {
 	const char *media_type;

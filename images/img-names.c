@@ -39,6 +39,11 @@ int img_parse_ref(const char *ref, char **name, char **tag, struct hutch_err *er
 	size_t nlen = colon ? (size_t)(colon - ref) : n;
 	if (nlen == 0 || nlen > 255 || !isalnum((unsigned char)ref[0]))
 		return hutch_fail(err, EINVAL, "invalid image name '%s'", ref);
+	/* img_resolve reads "sha256:..." as a manifest digest: a name so made (an archive's
+	 * RepoTags, --name) could be stored but never found again. */
+	if (!strncmp(ref, "sha256:", 7))
+		return hutch_fail(err, EINVAL, "invalid image name '%s': sha256: starts a digest",
+				  ref);
 	for (size_t i = 0; i < nlen; i++)
 		if (!name_char(ref[i]))
 			return hutch_fail(err, EINVAL,

@@ -48,8 +48,7 @@ static bool is_real_root(void)
 	return sscanf(buf, "%lu %lu %lu", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295UL;
 }
 
-/* "./a//b/" -> "a/b"; "/abs" -> "abs" (neutralised); any ".." is refused. */
-static int clean_path(const char *in, char *out, size_t cap, struct hutch_err *err)
+int img_clean_path(const char *in, char *out, size_t cap, struct hutch_err *err)
 {
 	size_t o = 0;
 	for (const char *p = in; *p;) {
@@ -230,7 +229,7 @@ static int put_hardlink(struct unpack *u, int dfd, const char *base, const char 
 {
 	char clean[PATH_MAX], fdp[HUTCH_FD_PATH_MAX];
 	struct stat st;
-	TRY(clean_path(target, clean, sizeof(clean), err));
+	TRY(img_clean_path(target, clean, sizeof(clean), err));
 	/* Resolved in the layer's root: "/etc/passwd" means the layer's own, never the host's. */
 	_cleanup_close_ int t = hutch_open_in_root(u->rootfd, clean, O_PATH | O_NOFOLLOW, 0, err);
 	if (t < 0)
@@ -265,22 +264,43 @@ static int put_special(struct unpack *u, int dfd, const char *base, struct archi
 	return 0;
 }
 
+enum img_whiteout img_whiteout_kind(const char *base, const char **hidden)
+{
+	*hidden = NULL;
+	if (!hutch_str_has_prefix(base, ".wh."))
+		return IMG_WH_NONE;
+	if (!strcmp(base, ".wh..wh..opq"))
+		return IMG_WH_OPAQUE;
+	if (hutch_str_has_prefix(base, ".wh..wh."))
+		return IMG_WH_AUFS; /* .wh..wh.plnk, ...: nothing for overlayfs */
+	const char *name = base + 4;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return IMG_WH_INVALID;
+	*hidden = name;
+	return IMG_WH_HIDE;
+}
+
 /* ".wh.NAME" hides NAME of the layers below (overlayfs: a 0:0 char device) and
  * ".wh..wh..opq" hides everything below in its directory (overlayfs: the opaque xattr). */
 static int put_whiteout(struct unpack *u, int dfd, const char *base, struct hutch_err *err)
 {
 	const char *xattr = u->root ? "trusted.overlay.opaque" : "user.overlay.opaque";
-	if (!strcmp(base, ".wh..wh..opq")) {
+	const char *name;
+	switch (img_whiteout_kind(base, &name)) {
+	case IMG_WH_OPAQUE: {
 		_cleanup_close_ int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0 || fsetxattr(fd, xattr, "y", 1, 0) < 0)
 			return hutch_fail_errno(err, errno, "opaque directory: set %s", xattr);
 		return 0;
 	}
-	if (hutch_str_has_prefix(base, ".wh..wh."))
-		return 0; /* aufs bookkeeping (.wh..wh.plnk, ...): nothing for overlayfs */
-	const char *name = base + 4;
-	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+	case IMG_WH_HIDE:
+		break;
+	case IMG_WH_INVALID:
 		return hutch_fail(err, EINVAL, "whiteout %s: invalid", base);
+	case IMG_WH_AUFS:
+	case IMG_WH_NONE:
+		return 0;
+	}
 	TRY(clear_name(u, dfd, name, false, err));
 	/* Linux >= 5.8 lets anyone create the whiteout device; older ones need CAP_MKNOD. */
 	if (mknodat(dfd, name, S_IFCHR | 0000, makedev(0, 0)) < 0)
@@ -293,7 +313,7 @@ static int put_entry(struct unpack *u, struct archive *a, struct archive_entry *
 {
 	char path[PATH_MAX];
 	const char *base;
-	TRY(clean_path(archive_entry_pathname(e), path, sizeof(path), err));
+	TRY(img_clean_path(archive_entry_pathname(e), path, sizeof(path), err));
 	if (!path[0])
 		return 0; /* "./": the layer's root itself keeps our mode */
 	int dfd = open_parent(u, path, &base, err);

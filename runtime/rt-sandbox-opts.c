@@ -648,7 +648,7 @@ int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_e
 		const struct sb_option *op =
 			a[1] == '-'
 				? find_option(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
-				: (a[2] ? NULL : find_option(NULL, 0, a[1]));
+				: (a[1] && !a[2] ? find_option(NULL, 0, a[1]) : NULL);
 		if (!op)
 			return hutch_fail(err, EINVAL, "sandbox: unknown flag %s", a);
 		if (eq)
@@ -736,9 +736,41 @@ int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err 
 	return 0;
 }
 
+/* Namespaces mode runs an OCI config, JSON, which carries UTF-8 only: rt_spec_parse would
+ * refuse the config, and a Go runtime (runc) would quietly run U+FFFD in place of the bytes. */
+static int check_utf8(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	const char *const one[][2] = { { "--image", o->image },
+				       { "--workspace", o->workspace },
+				       { "--cwd", o->cwd },
+				       { "--hostname", o->hostname } };
+	const char *bad = NULL;
+	for (size_t i = 0; !bad && i < ARRAY_SIZE(one); i++)
+		if (one[i][1] && !hutch_utf8_valid(one[i][1]))
+			bad = one[i][0];
+	for (size_t i = 0; !bad && i < o->n_binds; i++)
+		if (!hutch_utf8_valid(o->binds[i].src) || !hutch_utf8_valid(o->binds[i].dst))
+			bad = "--bind or --ro-bind";
+	for (size_t i = 0; !bad && i < o->n_tmpfs; i++)
+		if (!hutch_utf8_valid(o->tmpfs[i].path))
+			bad = "--tmpfs";
+	for (size_t i = 0; !bad && i < o->n_env; i++)
+		if (!hutch_utf8_valid(o->env[i]))
+			bad = "--env";
+	for (size_t i = 0; !bad && i < o->n_command; i++)
+		if (!hutch_utf8_valid(o->command[i]))
+			bad = "the command";
+	if (bad) /* without the value: the message must stay UTF-8 too (--report) */
+		return hutch_fail(err, EILSEQ,
+				  "%s: not valid UTF-8, which the sandbox's OCI config "
+				  "(JSON) cannot carry",
+				  bad);
+	return 0;
+}
+
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 {
-	if (!o->command || !o->command[0])
+	if (!o->command || !o->command[0] || !o->command[0][0]) /* "" names no program */
 		return hutch_fail(err, EINVAL,
 				  "sandbox: no command (hutch sandbox [OPTIONS] -- CMD)");
 	if (o->isolation != RT_SB_ISO_NAMESPACES)
@@ -750,6 +782,8 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 				  "--best-effort need --isolation landlock");
 	else if (!o->image)
 		return hutch_fail(err, EINVAL, "--image: required (a root filesystem directory)");
+	else
+		TRY(check_utf8(o, err));
 	if (o->as_root && o->has_user)
 		return hutch_fail(err, EINVAL, "--as-root and --user cannot be combined");
 	if (o->host_root && (o->has_user || o->as_root))

@@ -151,21 +151,37 @@ static int add_syscall(scmp_filter_ctx ctx, const struct sc_rule *rule, int nr,
 
 /*
  * The multiplexer's half of a rule on an i386 socket or ipc call whose direct syscall the
- * ranges decide: what libseccomp writes for it (the rule's action on "socketcall or ipc with
- * a0 == call", its other conditions dropped), given to libseccomp exactly. The pseudo numbers
- * are libseccomp's: -100 - call for socketcall, -200 - call for ipc.
+ * ranges decide: what libseccomp writes for it (x86_rule_add), given to libseccomp exactly.
+ * That is the rule's action on "socketcall or ipc with a0 == call" and the rule's other
+ * conditions: one on a0 gives way to the call number, those on a1-a5 stay (though there
+ * they test the multiplexer's arguments, a0's pointer to the real ones among them), rule by
+ * rule as add_syscall splits them. The pseudo numbers are libseccomp's: -100 - call for
+ * socketcall, -200 - call for ipc.
  */
 static int add_mux_half(scmp_filter_ctx ctx, const struct sc_rule *rule, int pseudo,
-			struct hutch_err *err)
+			const struct scmp_arg_cmp *cmps, struct hutch_err *err)
 {
 	bool sock = pseudo <= -100 && pseudo > -200;
 	int mux = seccomp_syscall_resolve_name(sock ? "socketcall" : "ipc");
-	struct scmp_arg_cmp call = { .arg = 0,
-				     .op = SCMP_CMP_EQ,
-				     .datum_a = (uint64_t)(-pseudo % 100) };
-	int r = seccomp_rule_add_exact_array(ctx, rule->action, mux, 1, &call);
-	if (r < 0)
-		return hutch_fail_errno(err, r, "add rule for %s", sock ? "socketcall" : "ipc");
+	const struct scmp_arg_cmp call = { .arg = 0,
+					   .op = SCMP_CMP_EQ,
+					   .datum_a = (uint64_t)(-pseudo % 100) };
+	/* add_syscall's rules: all conditions in one, or one rule per condition */
+	size_t rules = rule->n_args > 0 && args_share_index(rule) ? rule->n_args : 1;
+
+	for (size_t i = 0; i < rules; i++) {
+		const struct scmp_arg_cmp *from = rules > 1 ? &cmps[i] : cmps;
+		size_t count = rules > 1 ? 1 : rule->n_args; /* distinct indexes: at most 6 */
+		struct scmp_arg_cmp c[1 + 6] = { call };
+		unsigned int n = 1;
+		for (size_t k = 0; k < count; k++)
+			if (from[k].arg != 0)
+				c[n++] = from[k];
+		int r = seccomp_rule_add_exact_array(ctx, rule->action, mux, n, c);
+		if (r < 0)
+			return hutch_fail_errno(err, r, "add rule for %s",
+						sock ? "socketcall" : "ipc");
+	}
 	return 0;
 }
 
@@ -196,7 +212,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_config *cfg, const stru
 		if (sc_ranges_has(rg, token, arch_nr))
 			continue;
 		if (arch_nr < 0 && sc_ranges_has(rg, token, sc_mux_direct(token, rule->names[i])))
-			r = add_mux_half(ctx, rule, arch_nr, err);
+			r = add_mux_half(ctx, rule, arch_nr, cmps, err);
 		else
 			r = add_syscall(ctx, rule, nr, cmps, err);
 		if (r < 0)

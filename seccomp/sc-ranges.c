@@ -256,6 +256,11 @@ static struct sc_arg_ranges arg_tree(const struct arg_rule *r, size_t from, size
 static void add_arg_trees(struct sc_ranges_group *g, struct arg_vec *args, struct nr_vec *simple,
 			  struct nr_vec *complex)
 {
+	/* complex is searched (bsearch) in the loop: what turns complex joins it afterwards,
+	 * or a number pushed out of order would hide a later syscall's rules that need
+	 * libseccomp, and its tree would drop them. */
+	struct nr_vec demoted = { 0 };
+
 	if (args->n)
 		qsort(args->v, args->n, sizeof(*args->v), cmp_arg_rule);
 	for (size_t i = 0, j; i < args->n; i = j) {
@@ -265,17 +270,20 @@ static void add_arg_trees(struct sc_ranges_group *g, struct arg_vec *args, struc
 			same &= r[j].index == r[i].index && r[j].action == r[i].action;
 		if (!same || contains(simple, r[i].nr) || contains(complex, r[i].nr) ||
 		    g->n_args == SC_MAX_ARG_TREES) {
-			push(complex, r[i].nr);
+			push(&demoted, r[i].nr);
 			continue;
 		}
 		struct sc_arg_ranges a = arg_tree(r, i, j);
 		if (a.n > MAX_BOUNDARIES) {
 			free(a.bounds);
-			push(complex, r[i].nr);
+			push(&demoted, r[i].nr);
 			continue;
 		}
 		g->args[g->n_args++] = a;
 	}
+	for (size_t i = 0; i < demoted.n; i++)
+		push(complex, demoted.v[i]);
+	free(demoted.v);
 }
 
 /* A run of numbers [lo, hi) (hi up to 2^32) and what the prefix answers for it. */

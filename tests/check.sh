@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The whole test suite, as CI runs it (README's second command). Run as root on Debian 12:
 # installs what is missing, checks formatting, builds, runs the unit tests, the integration
-# tests (bats, real containers), the cgroup v2 VM lane, a sanitizer build's unit and
-# integration tests, and the podman/containerd/Docker client tests.
+# tests (bats, real containers), a sanitizer build's unit and integration tests, the fuzz
+# targets (clang's libFuzzer), the cgroup v2 VM lane, and the podman/containerd/Docker client
+# tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -34,6 +35,11 @@ meson configure build-asan -Dintegration=true >/dev/null
 ninja -C build-asan >/dev/null
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-asan --print-errorlogs --suite unit --suite integration --suite security || failed=1
+
+# The parsers of what callers and images hand hutch, under libFuzzer (docs/fuzzing.md): a
+# crash, leak, hang, sanitizer report or broken invariant fails, naming the input.
+echo "== fuzz (libFuzzer, 30 s per target)"
+tests/fuzz/run.sh 30 || failed=1
 
 if [ -x tests/vm/run.sh ]; then
 	echo "== cgroup v2 lane (VM)"

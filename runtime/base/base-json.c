@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Writing a parsed yajl tree back out, for documents that are read, amended and written
- * again (a spec's seccomp profile, an image config, a seccomp listener's state), and finding
- * one member's bytes without a parse (config.json's seccomp profile, 90% of its size).
+ * again (a spec's seccomp profile, an image config, a seccomp listener's state), whether a
+ * string may go into one (UTF-8), and finding one member's bytes without a parse
+ * (config.json's seccomp profile, 90% of its size).
  */
 #include "hutch-json.h"
 
@@ -21,6 +22,28 @@ void hutch_json_gen_strv(yajl_gen g, const char *key, const char *const *v, size
 	for (size_t i = 0; v && i < n && (n != SIZE_MAX || v[i]); i++)
 		hutch_json_gen_str(g, v[i]);
 	yajl_gen_array_close(g);
+}
+
+bool hutch_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		unsigned char c = *p++;
+		size_t more = c < 0x80		       ? 0
+			      : c >= 0xc2 && c <= 0xdf ? 1
+			      : c >= 0xe0 && c <= 0xef ? 2
+			      : c >= 0xf0 && c <= 0xf4 ? 3
+						       : 4;
+		if (more == 4)
+			return false; /* a continuation byte, or a lead byte RFC 3629 forbids */
+		/* The second byte's range rules out overlong forms, surrogates and > U+10FFFF. */
+		unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+		unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+		for (size_t i = 0; i < more; i++, p++)
+			if (*p < (i ? 0x80 : lo) || *p > (i ? 0xbf : hi))
+				return false; /* also the NUL that ends s too early */
+	}
+	return true;
 }
 
 void hutch_json_gen_value(yajl_gen g, yajl_val v)
@@ -223,7 +246,12 @@ static void skip_value(struct scan *s)
 	bool escaped;
 
 	if (*s->p == '{' || *s->p == '[') {
+		char close = *s->p == '{' ? '}' : ']';
 		skip_container(s);
+		/* Brackets within are counted, '[' and '{' alike (the profile's own parse checks
+		 * their pairs); the container's own pair must match, or "{...]" would pass for
+		 * an object, and its bytes would be cut out of a text that is not JSON. */
+		s->bad |= !s->bad && s->p[-1] != close;
 		return;
 	}
 	while (!s->bad) {

@@ -13,6 +13,11 @@
 void hutch_json_gen_str(yajl_gen g, const char *s);
 void hutch_json_gen_strv(yajl_gen g, const char *key, const char *const *v, size_t n);
 
+/* Can a JSON document carry s? Well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or
+ * code points past U+10FFFF), which a parser may otherwise refuse (yajl) or quietly replace
+ * (Go's encoding/json, so runc). */
+bool hutch_utf8_valid(const char *s);
+
 /* Emits a parsed tree as is (numbers keep their text). */
 void hutch_json_gen_value(yajl_gen g, yajl_val v);
 

@@ -144,6 +144,13 @@ static void test_json_find(void)
 	is_str(find("{\"linuxx\":{\"seccomp\":{}},\"linu\":{\"seccomp\":{}}}"), "-",
 	       "names must match exactly");
 	is_str(find("{\"linux\":{\"seccomp\":{\"a\":[}}}"), "-", "unbalanced");
+	is_str(find("{\"linux\":{\"seccomp\":{\"a\":1],\"b\":2}}"), "-",
+	       "an object closed by ']' (the rest would be JSON once it is cut out)");
+	is_str(find("{\"x\":[1},\"linux\":{\"seccomp\":{}}}"), "-",
+	       "another member's array closed by '}'");
+	is_str(find("{\"linux\":{\"seccomp\":{\"a\":\"a string past the 64 bytes of one block, "
+		    "for the fast path\"],\"b\":2}}"),
+	       "-", "an object closed by ']' after a whole block");
 	is_str(find("{\"linux\":{\"seccomp\":{}}} x"), "-", "trailing text");
 	is_str(find("{\"linux\":{\"seccomp\":{\"a\":\"b"), "-", "truncated in a string");
 	is_str(find("[{\"linux\":{\"seccomp\":{}}}]"), "-", "not an object at the top");
@@ -346,6 +353,31 @@ static void test_utc_stamp(void)
 	ok(bad == 0, "1582 to 3000: %zu stamps as gmtime_r's, %zu differ", n, bad);
 }
 
+static void test_utf8(void)
+{
+	static const struct {
+		const char *s;
+		bool valid;
+	} cases[] = {
+		{ "", true },
+		{ "plain ascii", true },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb9", true },	/* 2, 3 and 4 bytes */
+		{ "\xed\x9f\xbf \xee\x80\x80 \xf4\x8f\xbf\xbf", true }, /* the edges allowed */
+		{ "caf\xe9", false },					/* Latin-1 */
+		{ "\xff", false },
+		{ "\x80", false },	       /* a lone continuation byte */
+		{ "\xc0\xaf", false },	       /* overlong '/' */
+		{ "\xe0\x80\xaf", false },     /* overlong, 3 bytes */
+		{ "\xf0\x80\x80\xaf", false }, /* overlong, 4 bytes */
+		{ "\xed\xa0\x80", false },     /* a surrogate */
+		{ "\xf4\x90\x80\x80", false }, /* past U+10FFFF */
+		{ "\xe2\x82", false },	       /* cut short by the end */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		ok(hutch_utf8_valid(cases[i].s) == cases[i].valid, "utf8 case %zu: %s", i,
+		   cases[i].valid ? "valid" : "refused");
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/hutch-test-base-XXXXXX";
@@ -359,6 +391,7 @@ int main(void)
 	test_proc_stat();
 	test_json_find();
 	test_json_find_long();
+	test_utf8();
 	test_utc_stamp();
 	test_signals_not_default();
 	char cmd[256];

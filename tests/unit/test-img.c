@@ -110,6 +110,11 @@ static void test_refs(void)
 	free(n), free(t);
 	ok(img_parse_ref("a:-x", &n, &t, &err) == -EINVAL, "a tag starting with - is refused");
 	ok(img_parse_ref("../x", &n, &t, &err) == -EINVAL, "a name starting with . is refused");
+	ok(img_parse_ref("sha256:ab/busybox:1.36", &n, &t, &err) == -EINVAL &&
+		   img_parse_ref("sha256:latest", &n, &t, &err) == -EINVAL,
+	   "a name starting sha256: is refused: img_resolve takes it for a digest");
+	ok(img_parse_ref("sha256", &n, &t, &err) == 0 && !t, "sha256 alone is a name");
+	free(n), free(t);
 
 	char h1[17], h2[17], h3[17];
 	char *p1[] = { "curl", "git" }, *p2[] = { "git", "curl", "git" }, *p3[] = { "git" };
@@ -199,6 +204,9 @@ static void test_store(void)
 	for (size_t i = 0; i < n; i++)
 		img_info_clear(&v[i]);
 	free(v);
+	ok(img_import(s, tar, "sha256:0123/x:1", &res, &err) == -EINVAL,
+	   "import refuses a name that would read back as a digest (%s)", err.msg);
+	img_import_result_clear(&res);
 	ok(img_remove(s, "t/one:v1", &err) == 0 && img_remove(s, "t/one:v2", &err) == 0 &&
 		   img_resolve(s, "t/one", NULL, digest, &err) == -ENOENT,
 	   "rm removes names");

@@ -220,6 +220,29 @@ static void test_multiplexed(void)
 	cfg.default_action = SCMP_ACT_ALLOW;
 	rules[0].action = rules[1].action = SCMP_ACT_ERRNO(13);
 	check_same("multiplexed calls, allowing default", &cfg);
+
+	/* A condition on a1 (socket's type) stays on the multiplexer's half as libseccomp
+	 * writes it (only one on a0 gives way to the call number): socketcall(SYS_SOCKET, ...)
+	 * is not allowed whatever its arguments point at. */
+	static struct sc_arg sock_type[] = {
+		{ .index = 1, .value = 0xffffffff, .value_two = 1, .op = SC_OP_MASKED_EQ }
+	};
+	struct sc_rule typed[] = {
+		RULE(allow_names, SCMP_ACT_ALLOW),
+		RULE_ARGS(sock_names, SCMP_ACT_ALLOW, sock_type),
+	};
+	cfg = x86_config(typed, ARRAY_SIZE(typed), SCMP_ACT_ERRNO(1));
+	check_same("a multiplexed call's condition on a1", &cfg);
+#if defined(__x86_64__)
+	struct hutch_err err = { 0 };
+	struct sc_filter *f = NULL;
+	struct seccomp_data d = { .nr = 102, .arch = AUDIT_ARCH_I386, .args = { 1, 0x1000 } };
+	uint32_t ret = 0;
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 && sc_bpf_run(f->insns, f->len, &d, &ret) &&
+		   ret == SCMP_ACT_ERRNO(1),
+	   "i386 socketcall(SYS_SOCKET, ptr) is not allowed by a rule on socket's type (%#x)", ret);
+	sc_filter_free(f);
+#endif
 }
 
 /* Syscalls decided by a tree on one argument: adjacent and empty ranges, an open end, another
@@ -249,6 +272,33 @@ static void test_arg_trees(void)
 	   "socket gets an argument tree; personality (EQ) and kill (two arguments) do not");
 	sc_ranges_free(&rg);
 	check_same("argument trees", &cfg);
+}
+
+/* A syscall turned complex before another's tree is weighed must not hide the other's rules
+ * for libseccomp: here ioctl (16, also argument-free) turns complex first, and socket (41)
+ * has an EQ rule, which the tree cannot take, beside a rangeable one. */
+static void test_arg_trees_demoted(void)
+{
+	static struct sc_arg netlink_eq[] = { { .index = 0, .value = 16, .op = SC_OP_EQ } };
+	static struct sc_arg packet[] = {
+		{ .index = 0, .value = 0xffffffff, .value_two = 17, .op = SC_OP_MASKED_EQ }
+	};
+	struct sc_rule rules[] = {
+		RULE(ioctl2_names, SCMP_ACT_ERRNO(1)),
+		RULE_ARGS(ioctl2_names, SCMP_ACT_ERRNO(1), tiocsti),
+		RULE_ARGS(socket_names, SCMP_ACT_ERRNO(1), netlink_eq),
+		RULE_ARGS(socket_names, SCMP_ACT_ERRNO(1), packet),
+	};
+	struct sc_config cfg = x86_config(rules, ARRAY_SIZE(rules), SCMP_ACT_ALLOW);
+	struct hutch_err err = { 0 };
+	struct sc_filter *f = NULL;
+	uint64_t netlink[6] = { 16 }, inet[6] = { 2 };
+
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 && !sc_filter_allows(f, SYS_socket, netlink) &&
+		   sc_filter_allows(f, SYS_socket, inet),
+	   "socket(AF_NETLINK) stays denied by its EQ rule beside a tree-able one (%s)", err.msg);
+	sc_filter_free(f);
+	check_same("argument trees after a demoted syscall", &cfg);
 }
 
 static void test_default_profile(void)
@@ -527,6 +577,7 @@ int main(void)
 	test_corners();
 	test_multiplexed();
 	test_arg_trees();
+	test_arg_trees_demoted();
 	test_default_profile();
 	test_no_setid();
 	test_allows();

@@ -2,10 +2,12 @@
 /*
  * The config.json parser: `hutch spec`'s default document (and its rootless variant) read
  * back field by field, errors that name their field, unknown fields ignored, and root.path
- * resolved against a bundle. Pure parsing and temp dirs only: no root needed.
+ * resolved against a bundle; and `hutch sandbox`'s options, which become such a document.
+ * Pure parsing and temp dirs only: no root needed.
  */
 #include "tap.h"
 #include "rt-json.h"
+#include "rt-sandbox.h"
 #include "rt-spec.h"
 
 #include <fcntl.h>
@@ -13,8 +15,10 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define HEAD "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
 #define PROC "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"}"
@@ -551,6 +555,11 @@ static void test_seccomp_text(void)
 	ok(s && s->has_seccomp && !s->seccomp_json,
 	   "a repeated key is not cut: the parser decides as before");
 	rt_spec_free(s);
+
+	s = parse(WITH_LINUX("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\"],\"sysctl\":{}"),
+		  bundle, &err);
+	ok(!s && strstr(err.msg, "config.json: invalid JSON"),
+	   "a profile closed by ']' is not JSON, and the spec says so (%s)", err.msg);
 }
 
 /* rt_json_check_nul: where a NUL byte sits, named as the spec parsers name fields. */
@@ -581,6 +590,93 @@ static void test_nul(void)
 	}
 }
 
+/* s at the very end of a page that an inaccessible one follows: a read past its NUL faults
+ * in any build, not only under ASan. */
+static char *at_page_end(const char *s)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || mprotect(p + pg, pg, PROT_NONE) < 0)
+		abort();
+	return memcpy(p + pg - strlen(s) - 1, s, strlen(s) + 1);
+}
+
+static void test_sandbox_args(void)
+{
+	struct hutch_err err = { 0 };
+	struct rt_sb_opts o;
+	char *dash[] = { "sandbox", at_page_end("-"), NULL };
+
+	rt_sb_opts_init(&o);
+	ok(rt_sb_parse_args(&o, 2, dash, &err) == -EINVAL && strstr(err.msg, "unknown flag -"),
+	   "sandbox: a lone - is an unknown flag, read within its two bytes (%s)", err.msg);
+	rt_sb_opts_free(&o);
+}
+
+/* Options rt_sb_check accepts, as `hutch sandbox` turns them into a config (build_spec). */
+static int sandbox_spec(char **argv, struct hutch_err *err)
+{
+	struct rt_sb_plan plan = { .rootfs = "/r",
+				   .host_uid = 1000,
+				   .host_gid = 1000,
+				   .sub_uid = 100000,
+				   .sub_gid = 100000,
+				   .userns = true,
+				   .cgroups_path = "/h" };
+	struct rt_spec *spec = NULL;
+	struct rt_sb_opts o;
+	int argc = 0, r;
+
+	while (argv[argc])
+		argc++;
+	rt_sb_opts_init(&o);
+	r = rt_sb_parse_args(&o, argc, argv, err);
+	if (r >= 0)
+		r = rt_sb_check(&o, err);
+	if (r >= 0) {
+		plan.binds = hutch_xcalloc(o.n_binds + 1, sizeof(*plan.binds));
+		char *json = rt_sb_spec_json(&o, &plan, "t", NULL);
+		free(plan.binds);
+		r = rt_spec_parse(json, NULL, &spec, err);
+		rt_spec_free(spec);
+		free(json);
+	}
+	rt_sb_opts_free(&o);
+	return r;
+}
+
+static void test_sandbox_check(void)
+{
+	struct hutch_err err = { 0 };
+	char *good[] = { "sandbox", "-i", "/r", "--", "sh", "-c", "true", NULL };
+	char *empty[] = { "sandbox", "-i", "/r", "--", "", "x", NULL };
+
+	ok(sandbox_spec(good, &err) == 0, "sandbox: options make a config that parses (%s)",
+	   err.msg);
+	ok(sandbox_spec(empty, &err) == -EINVAL && strstr(err.msg, "sandbox: no command"),
+	   "sandbox: an empty program name is no command, refused by rt_sb_check (%s)", err.msg);
+
+	/* Linux names are bytes; JSON is UTF-8 (runc would run U+FFFD instead) */
+	char *latin1[][8] = {
+		{ "sandbox", "-i", "/r", "--", "cat", "caf\xe9.txt", NULL },
+		{ "sandbox", "-i", "/r", "-e", "A=\xff", "--", "true", NULL },
+		{ "sandbox", "-i", "/r", "--bind", "/src\xc0\xaf:/dst", "--", "true", NULL },
+		{ "sandbox", "-i", "/r\xff", "--", "true", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(latin1); i++)
+		ok(sandbox_spec(latin1[i], &err) == -EILSEQ && strstr(err.msg, "not valid UTF-8"),
+		   "sandbox: bytes that are not UTF-8 are refused by rt_sb_check (%s)", err.msg);
+	char *utf8[] = { "sandbox", "-i", "/r", "-e", "CITY=M\xc3\xbcnchen", "--", "true", NULL };
+	err = (struct hutch_err){ 0 };
+	ok(sandbox_spec(utf8, &err) == 0, "sandbox: UTF-8 passes (%s)", err.msg);
+	char *host[] = { "sandbox", "--isolation", "landlock", "--", "cat", "caf\xe9", NULL };
+	struct rt_sb_opts o;
+	rt_sb_opts_init(&o);
+	ok(rt_sb_parse_args(&o, 6, host, &err) == 0 && rt_sb_check(&o, &err) == 0,
+	   "sandbox: host mode builds no config, and takes any bytes (%s)", err.msg);
+	rt_sb_opts_free(&o);
+}
+
 int main(void)
 {
 	test_nul();
@@ -594,6 +690,8 @@ int main(void)
 	test_unknown_ignored();
 	test_values();
 	test_process_alone();
+	test_sandbox_args();
+	test_sandbox_check();
 	remove_bundle();
 	return tap_done();
 }
