@@ -9,6 +9,7 @@
 #include "rt-sandbox.h"
 #include "rt-spec.h"
 
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -37,7 +38,8 @@ static void check_spec(const struct rt_sb_opts *o)
 	struct rt_sb_plan plan = { .rootfs = "/fuzz/rootfs",
 				   .host_uid = 1000,
 				   .host_gid = 1000,
-				   .other_ids = 100000,
+				   .sub_uid = 100000,
+				   .sub_gid = 100000,
 				   .userns = true,
 				   .with_init = true,
 				   .cgroups_path = "/hutch/sandbox/fuzz" };
@@ -47,6 +49,9 @@ static void check_spec(const struct rt_sb_opts *o)
 
 	if (o->isolation != RT_SB_ISO_NAMESPACES)
 		return; /* host mode builds no config */
+	struct rt_sb_bind_ids ids[o->n_binds + 1];
+	memset(ids, 0, sizeof(ids));
+	plan.binds = ids;
 	char *json = rt_sb_spec_json(o, &plan, "fuzz", &len);
 	FUZZ_CHECK(json, "no config");
 	FUZZ_CHECK(rt_spec_parse(json, NULL, &spec, &err) == 0,

@@ -39,7 +39,12 @@ if ! grep -q 'tests/fuzz/fuzz-config:' "$build/build.ninja"; then
 	echo "$0: $build is not a fuzz build (-Dfuzz=true): remove it, or name another" >&2
 	exit 2
 fi
-ninja -C "$build" "${targets[@]/#/tests/fuzz/fuzz-}" >/dev/null
+# Quiet when it builds; everything it said when it does not.
+if ! ninja -C "$build" "${targets[@]/#/tests/fuzz/fuzz-}" >"$build/fuzz-build.log" 2>&1; then
+	cat "$build/fuzz-build.log" >&2
+	echo "fuzz: the build failed" >&2
+	exit 1
+fi
 
 # fuzz-image's stores and layouts: a tmpfs when there is one, removed at the end.
 tmpbase=${TMPDIR:-/tmp}
