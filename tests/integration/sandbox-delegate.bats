@@ -58,7 +58,7 @@ runtime_processes() {
 # Every hutch of the test must have left nothing: no state dir, cgroup, runtime process or
 # scratch mount. A hutch still running is killed first, and the things it left are removed.
 sb_teardown() {
-	local - failures=() p d procs
+	local - failures=() p procs
 	set +e
 	[ -n "${TEST_DIR:-}" ] && [ -e "${SB_PIDS:-}" ] || return 0
 	for p in $(sort -u "$SB_PIDS"); do
@@ -72,19 +72,9 @@ sb_teardown() {
 			failures+=("runtime processes left: $(pgrep -af -- "sb-$p" | tr '\n' ' ')")
 			kill -9 $procs 2>/dev/null
 		fi
-		[ ! -e "$SB_STATE/sb-$p" ] || failures+=("state left: $SB_STATE/sb-$p")
-		d=$(sb_cgroups "$p")
-		if [ -n "$d" ]; then
-			failures+=("cgroups left: $(tr '\n' ' ' <<<"$d")")
-			# shellcheck disable=SC2038 # xargs reads pids, not file names
-			find $d -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
-			sleep 0.2
-			remove_cgroups $d
-		fi
+		sb_left_by "$p"
 	done
-	if grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo; then
-		failures+=("scratch mounts visible on the host")
-	fi
+	sb_scratch_left
 	if [ ${#failures[@]} -gt 0 ]; then
 		printf 'LEAK: %s\n' "${failures[@]}" >&2
 		return 1

@@ -95,10 +95,43 @@ remove_cgroups() {
 	done
 }
 
+# sb_left_by PID: adds to the caller's failures what the sandbox of hutch PID left (state,
+# cgroups), and removes it.
+sb_left_by() {
+	local d
+	[ ! -e "$SB_STATE/sb-$1" ] || failures+=("state left: $SB_STATE/sb-$1")
+	d=$(sb_cgroups "$1")
+	if [ -n "$d" ]; then
+		failures+=("cgroups left: $(tr '\n' ' ' <<<"$d")")
+		# shellcheck disable=SC2038 # xargs reads pids, not file names
+		find $d -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+		sleep 0.2
+		remove_cgroups $d
+	fi
+}
+
+sb_scratch_left() {
+	if grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo; then
+		failures+=("scratch mounts visible on the host")
+	fi
+}
+
+# A private copy of the suite's busybox rootfs at $IMAGE with the sandbox's mount points, and
+# $WS, a workspace owned by host uid 1500, in a test dir the sandbox's ids can traverse.
+sb_private_image() {
+	IMAGE=$TEST_DIR/image
+	cp -a "$(rootfs_template)" "$IMAGE"
+	mkdir -p "$IMAGE/workspace" "$IMAGE/sys/fs/cgroup" "$IMAGE/data"
+	chmod 755 "$TEST_DIR"
+	WS=$TEST_DIR/ws
+	mkdir "$WS"
+	chown 1500:1500 "$WS"
+}
+
 # What every native sandbox of the test may have left: a running hutch, its state, its
 # cgroups, scratch mounts on the host, lock files. Files with delegates keep their own.
 sb_teardown() {
-	local - failures=() p killed=0 d
+	local - failures=() p killed=0
 	set +e
 	[ -n "${TEST_DIR:-}" ] && [ -e "${SB_PIDS:-}" ] || return 0
 	for p in $(sort -u "$SB_PIDS"); do
@@ -113,19 +146,9 @@ sb_teardown() {
 		SB_PIDS=/dev/null sb_raw --image "$IMAGE" -- true >/dev/null 2>&1
 	fi
 	for p in $(sort -u "$SB_PIDS"); do
-		[ ! -e "$SB_STATE/sb-$p" ] || failures+=("state left: $SB_STATE/sb-$p")
-		d=$(sb_cgroups "$p")
-		if [ -n "$d" ]; then
-			failures+=("cgroups left: $(tr '\n' ' ' <<<"$d")")
-			# shellcheck disable=SC2038 # xargs reads pids, not file names
-			find $d -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
-			sleep 0.2
-			remove_cgroups $d
-		fi
+		sb_left_by "$p"
 	done
-	if grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo; then
-		failures+=("scratch mounts visible on the host")
-	fi
+	sb_scratch_left
 	[ -z "${LOCK:-}" ] || rm -f "$SB_LOCKS/$LOCK" "$SB_LOCKS/$LOCK-2"
 	if [ ${#failures[@]} -gt 0 ]; then
 		printf 'LEAK: %s\n' "${failures[@]}" >&2

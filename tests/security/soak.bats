@@ -9,13 +9,7 @@ load ../integration/sandbox-helpers
 
 setup() {
 	sb_setup
-	IMAGE=$TEST_DIR/image
-	cp -a "$(rootfs_template)" "$IMAGE"
-	mkdir -p "$IMAGE/workspace" "$IMAGE/sys/fs/cgroup"
-	chmod 755 "$TEST_DIR"
-	WS=$TEST_DIR/ws
-	mkdir "$WS"
-	chown 1500:1500 "$WS"
+	sb_private_image
 	RUNS=${HUTCH_SOAK_RUNS:-2000}
 	if ldd "$HUTCH" 2>/dev/null | grep -q libasan; then RUNS=$((RUNS / 4)); fi
 }

@@ -11,16 +11,12 @@ load ../integration/sandbox-helpers
 
 setup() {
 	sb_setup
-	IMAGE=$TEST_DIR/image
-	cp -a "$(rootfs_template)" "$IMAGE"
-	mkdir -p "$IMAGE/workspace" "$IMAGE/sys/fs/cgroup" "$IMAGE/data"
+	sb_private_image
 	BUNDLE=$TEST_DIR/image-bundle
 	mkdir -p "$BUNDLE"
 	ln -s "$IMAGE" "$BUNDLE/rootfs"
 	install_static_helper euid # /bin/euid: prints the ids it runs with
-	chmod 755 "$TEST_DIR"
-	WS=$TEST_DIR/ws
-	mkdir "$WS"
+	chown 0:0 "$WS" # as an agent platform running as root makes them; tests give it away
 }
 
 # The plant: a copy of euid (it prints its effective ids), made setuid and setgid.
