@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# hutch SIGKILLed at a random moment (0-40 ms in) of create, run and sandbox, 300 times each:
+# hutch SIGKILLed at a random moment (0-40 ms in, within its run) of create, run and sandbox,
+# 300 times each (killat keeps going until 300 runs were killed):
 # afterwards `delete --force` (create, run) or the next sandbox run must leave no cgroup,
 # mount, state or process of them. Before, a create killed between making its cgroups and
 # saving its first state left 9 cgroup directories (one per v1 hierarchy) that nothing named.
@@ -18,6 +19,13 @@ setup() {
 
 teardown() {
 	teardown_bundle
+}
+
+# kills KILLS MAX_MS SEED CMD...: killat, its tally shown in the test's output.
+kills() {
+	local out
+	out=$("$KILLAT" "$@") || { echo "killat: $out" >&2; return 1; }
+	echo "# $out" >&3
 }
 
 # Every cgroup directory of ours named after this test's ids or a sandbox.
@@ -44,14 +52,14 @@ check_nothing_left() {
 
 @test "kill: create SIGKILLed at random moments, then delete --force: nothing left" {
 	set_args sleep 100
-	"$KILLAT" "$ROUNDS" 40 1 "$HUTCH" --root "$HUTCH_ROOT" create "$TAG-k%d"
+	kills "$ROUNDS" 40 1 "$HUTCH" --root "$HUTCH_ROOT" create "$TAG-k%d"
 	delete_all
 	check_nothing_left
 }
 
 @test "kill: run SIGKILLed at random moments, then delete --force: nothing left" {
 	set_args true
-	"$KILLAT" "$ROUNDS" 40 2 "$HUTCH" --root "$HUTCH_ROOT" run "$TAG-k%d"
+	kills "$ROUNDS" 40 2 "$HUTCH" --root "$HUTCH_ROOT" run "$TAG-k%d"
 	delete_all
 	check_nothing_left
 }
@@ -65,9 +73,9 @@ sandbox_leftovers() {
 
 @test "kill: sandbox SIGKILLed at random moments, then the next sandbox run: nothing left" {
 	[ -z "$(sandbox_leftovers)" ] || skip "sandboxes of another run are alive: $(sandbox_leftovers)"
-	"$KILLAT" "$ROUNDS" 40 3 "$HUTCH" sandbox --image "$BUNDLE/rootfs" -- true
-	"$KILLAT" "$((ROUNDS / 3))" 40 4 "$HUTCH" sandbox --runtime runc --image "$BUNDLE/rootfs" -- true
-	"$KILLAT" "$((ROUNDS / 3))" 40 5 "$HUTCH" sandbox --isolation landlock -- true
+	kills "$ROUNDS" 40 3 "$HUTCH" sandbox --image "$BUNDLE/rootfs" -- true
+	kills "$((ROUNDS / 3))" 40 4 "$HUTCH" sandbox --runtime runc --image "$BUNDLE/rootfs" -- true
+	kills "$((ROUNDS / 3))" 40 5 "$HUTCH" sandbox --isolation landlock -- true
 	run "$HUTCH" sandbox --image "$BUNDLE/rootfs" -- true
 	check_status 0
 	sleep 0.2 # an init that saw its hutch die is on its way out
