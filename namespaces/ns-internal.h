@@ -23,10 +23,6 @@ int ns_check_procfs(int fd, const char *path, struct hutch_err *err);
 /* Creates /dev content inside rootfd: standard nodes, fd links, ptmx, then cfg->devices. */
 int ns_setup_dev(int rootfd, const struct ns_rootfs *cfg, struct hutch_err *err);
 
-/* Waits on a NETLINK_ROUTE socket for the ack of request seq: 0, or the kernel's -errno with
- * err naming what. Other messages are skipped. */
-int ns_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err);
-
 /* "/a/b/c" -> dir "/a/b", base "c". Fails for "/", "", ".." and over-long paths. */
 int ns_split_path(const char *path, char dir[PATH_MAX], char base[NAME_MAX + 1],
 		  struct hutch_err *err);

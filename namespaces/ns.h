@@ -131,7 +131,7 @@ int ns_set_no_new_privs(struct hutch_err *err);
  * setup steps that need a capability between the user switch and ns_apply_caps. */
 void ns_raise_effective(void);
 
-/* ---- the rest of a process's environment (ns-misc.c, ns-net.c) ---- */
+/* ---- the rest of a process's environment (ns-misc.c) ---- */
 
 struct ns_rlimit {
 	int resource; /* RLIMIT_* */
@@ -152,73 +152,11 @@ int ns_check_sysctl(const char *key, bool new_net, bool new_ipc, bool new_uts,
 int ns_write_sysctls(const struct ns_sysctl *v, size_t n, struct hutch_err *err);
 int ns_set_oom_score_adj(pid_t pid, int adj, struct hutch_err *err);
 
-/* Brings lo up in the current network namespace: one RTM_NEWLINK message, no library. */
-int ns_loopback_up(struct hutch_err *err);
 
 /* CLONE_NEW* flag for an OCI namespace type name ("pid", "network", ...); -EINVAL if unknown. */
 int ns_type_flag(const char *type);
 /* setns() into the namespace file at path, checking it is of the expected type. */
 int ns_join(const char *path, int clone_flag, struct hutch_err *err);
-
-/* ---- bridge networking (ns-ipam.c, ns-bridge.c, ns-nft.c) ---- */
-
-/* An IPv4 subnet; addresses are in host byte order throughout. */
-struct ns_subnet {
-	uint32_t net;
-	unsigned prefix; /* 8..30 */
-};
-/* "10.89.0.0/24"; host bits must be zero. An IPv6 subnet is -ENOTSUP ("not supported"). */
-int ns_subnet_parse(const char *s, struct ns_subnet *out, struct hutch_err *err);
-/* The gateway (the bridge's address) is the subnet's first host address. */
-uint32_t ns_subnet_gateway(const struct ns_subnet *s);
-bool ns_subnet_contains(const struct ns_subnet *s, uint32_t addr);
-int ns_ipv4_parse(const char *s, uint32_t *out); /* dotted quad only; -EINVAL otherwise */
-#define NS_IPV4_LEN 16
-void ns_ipv4_format(uint32_t addr, char buf[NS_IPV4_LEN]);
-
-/* A lease: the address and the process holding it (pid + start time, so pid reuse is seen). */
-struct ns_lease {
-	uint32_t addr;
-	pid_t pid;
-	uint64_t start;
-};
-/* Called, under the lease lock, for each lease whose holder died, before it is dropped: the
- * caller removes what it made for that address (veth, nft rule). An error is ignored. */
-typedef int (*ns_lease_stale_fn)(const struct ns_lease *l, void *arg, struct hutch_err *err);
-/* Opens (making it) ROOT/<inode of this process's network namespace>/BRIDGE: one lease space
- * per bridge per network namespace. Returns a directory fd. */
-int ns_ipam_open(const char *root, const char *bridge, struct hutch_err *err);
-/* Leases the lowest free host address of s (after the gateway, before broadcast) to holder.
- * Stale leases are reclaimed first. Concurrent callers are serialised by flock(DIR/lock). */
-int ns_ipam_lease(int dirfd, const struct ns_subnet *s, pid_t holder, ns_lease_stale_fn stale,
-		  void *arg, uint32_t *addr, struct hutch_err *err);
-int ns_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err);
-/* Drops every stale lease; returns how many. */
-int ns_ipam_reclaim(int dirfd, ns_lease_stale_fn stale, void *arg, struct hutch_err *err);
-
-struct ns_bridge {
-	const char *name; /* "hutch0" */
-	struct ns_subnet subnet;
-	unsigned mtu; /* of the veth pair */
-};
-/* Creates the bridge with the gateway address when missing, brings it up, and turns on IPv4
- * forwarding in this network namespace when it is off. The bridge outlives the sandbox. */
-int ns_bridge_ensure(const struct ns_bridge *br, struct hutch_err *err);
-/* The host end's name for a sandbox address: "hv" + 8 hex digits. */
-#define NS_IFNAME_LEN 16
-void ns_veth_name(uint32_t addr, char buf[NS_IFNAME_LEN]);
-/* A veth pair: the host end joins the bridge; the peer is created directly inside netns_fd
- * as eth0 with addr/prefix, the MTU, up, and a default route via the gateway. */
-int ns_bridge_attach(const struct ns_bridge *br, int netns_fd, uint32_t addr,
-		     struct hutch_err *err);
-/* Deletes the host end of addr's veth (its peer goes with it); a missing link is fine. */
-int ns_bridge_detach(uint32_t addr, struct hutch_err *err);
-
-/* Outbound NAT in nftables table "ip hutch" (base chain made when missing): one masquerade
- * rule per sandbox address, tagged with a comment so it can be found and deleted later.
- * libnftables is dlopen'ed on first use (see ns-nft.c for why). */
-int ns_nft_masq_add(const char *bridge, uint32_t addr, struct hutch_err *err);
-int ns_nft_masq_del(uint32_t addr, struct hutch_err *err);
 
 /* ---- terminal (ns-tty.c) ---- */
 

@@ -6,6 +6,7 @@
  * until `hutch start`.
  */
 #include "rt.h"
+#include "net.h"
 #include "rt-sandbox.h"
 
 #include <fcntl.h>
@@ -392,7 +393,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	if (is_new(c, CLONE_NEWUTS))
 		TRY(ns_set_hostname(s->hostname, s->domainname, err));
 	if (is_new(c, CLONE_NEWNET))
-		TRY(ns_loopback_up(err));
+		TRY(net_loopback_up(err));
 	TRY(setup_rootfs(c, err));				   /* host paths: before pivot */
 	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err)); /* still sees host paths */
 	TRY(parent_hooks(c, err));				   /* prestart, createRuntime */

@@ -305,7 +305,7 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 		hutch_warn("--isolation none: the command runs on the host unrestricted");
 		return make_cgroup(hs, err);
 	}
-	h->ll.abi = sc_landlock_abi(&h->ll.kernel_abi);
+	h->ll.abi = ll_abi(&h->ll.kernel_abi);
 	if (h->ll.abi < 1)
 		TRY(rt_host_weaken(hs, err, "Landlock is not available (ABI %d, kernel %d)",
 				   h->ll.abi, h->ll.kernel_abi));
@@ -517,7 +517,7 @@ static void gen_rights(yajl_gen g, const char *key, uint64_t rights, char kind)
 {
 	const char *names[20];
 	hutch_json_gen_strv(g, key, names,
-			    sc_landlock_names(rights, kind, names, ARRAY_SIZE(names)));
+			    ll_names(rights, kind, names, ARRAY_SIZE(names)));
 }
 
 static void gen_landlock(yajl_gen g, const struct rt_sb_host *h)

@@ -15,19 +15,19 @@
 #define NET_ROOT RT_DEFAULT_ROOT "/net"
 #define BRIDGE "hutch0"
 
-static struct ns_bridge bridge_of(const struct rt_sb_opts *o)
+static struct net_bridge bridge_of(const struct rt_sb_opts *o)
 {
-	return (struct ns_bridge){ .name = BRIDGE, .subnet = o->subnet, .mtu = o->mtu };
+	return (struct net_bridge){ .name = BRIDGE, .subnet = o->subnet, .mtu = o->mtu };
 }
 
 /* Under the lease lock, for a lease whose hutch died: its netns (and so the veth pair) is
  * normally gone already, the NAT rule is not. */
-static int on_stale(const struct ns_lease *l, void *arg, struct hutch_err *err)
+static int on_stale(const struct net_lease *l, void *arg, struct hutch_err *err)
 {
 	(void)arg;
 	struct hutch_err e = { 0 };
-	ns_bridge_detach(l->addr, &e);
-	return ns_nft_masq_del(l->addr, err);
+	net_bridge_detach(l->addr, &e);
+	return net_nft_masq_del(l->addr, err);
 }
 
 /* The host's nameservers, minus those the sandbox cannot reach (loopback, IPv6). */
@@ -51,7 +51,7 @@ static char *gen_resolv(const struct rt_sb_opts *o)
 		if (sscanf(l, "%15s %63s", word, addr) != 2)
 			continue;
 		bool ns = !strcmp(word, "nameserver");
-		if (ns && (o->n_dns || ns_ipv4_parse(addr, &a) < 0 || a >> 24 == 127))
+		if (ns && (o->n_dns || net_ipv4_parse(addr, &a) < 0 || a >> 24 == 127))
 			continue;
 		if (!ns && strcmp(word, "search") && strcmp(word, "options"))
 			continue;
@@ -74,8 +74,8 @@ static int write_etc(const struct rt_sb_opts *o, const struct rt_sb_net *n, cons
 		     struct hutch_err *err)
 {
 	const char *name = o->hostname ? o->hostname : "sandbox";
-	char a[NS_IPV4_LEN];
-	ns_ipv4_format(n->addr, a);
+	char a[NET_IPV4_LEN];
+	net_ipv4_format(n->addr, a);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", dir);
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -99,14 +99,14 @@ static int write_etc(const struct rt_sb_opts *o, const struct rt_sb_net *n, cons
 int rt_sb_net_prepare(const struct rt_sb_opts *o, struct rt_sb_net *n, const char *etc_dir,
 		      struct hutch_err *err)
 {
-	struct ns_bridge br = bridge_of(o);
-	TRY(ns_bridge_ensure(&br, err));
-	n->ipam_fd = ns_ipam_open(NET_ROOT, BRIDGE, err);
+	struct net_bridge br = bridge_of(o);
+	TRY(net_bridge_ensure(&br, err));
+	n->ipam_fd = net_ipam_open(NET_ROOT, BRIDGE, err);
 	if (n->ipam_fd < 0)
 		return n->ipam_fd;
-	TRY(ns_ipam_lease(n->ipam_fd, &o->subnet, getpid(), on_stale, NULL, &n->addr, err));
-	char a[NS_IPV4_LEN];
-	ns_ipv4_format(n->addr, a);
+	TRY(net_ipam_lease(n->ipam_fd, &o->subnet, getpid(), on_stale, NULL, &n->addr, err));
+	char a[NET_IPV4_LEN];
+	net_ipv4_format(n->addr, a);
 	snprintf(n->address, sizeof(n->address), "%s/%u", a, o->subnet.prefix);
 	return write_etc(o, n, etc_dir, err);
 }
@@ -114,28 +114,28 @@ int rt_sb_net_prepare(const struct rt_sb_opts *o, struct rt_sb_net *n, const cha
 int rt_sb_net_attach(const struct rt_sb_opts *o, struct rt_sb_net *n, pid_t pid,
 		     struct hutch_err *err)
 {
-	struct ns_bridge br = bridge_of(o);
+	struct net_bridge br = bridge_of(o);
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "sandbox: %s", path);
 	n->attached = true; /* from here on, release removes whatever part was made */
-	TRY(ns_bridge_attach(&br, fd, n->addr, err));
-	return ns_nft_masq_add(BRIDGE, n->addr, err);
+	TRY(net_bridge_attach(&br, fd, n->addr, err));
+	return net_nft_masq_add(BRIDGE, n->addr, err);
 }
 
 void rt_sb_net_release(struct rt_sb_net *n)
 {
 	struct hutch_err e = { 0 };
 	if (n->addr && n->attached) {
-		if (ns_bridge_detach(n->addr, &e) < 0)
+		if (net_bridge_detach(n->addr, &e) < 0)
 			hutch_warn("%s, ignoring", e.msg);
-		if (ns_nft_masq_del(n->addr, &e) < 0)
+		if (net_nft_masq_del(n->addr, &e) < 0)
 			hutch_warn("%s, ignoring", e.msg);
 	}
 	/* The lease goes last: until then no other sandbox can get this address (or its rule). */
-	if (n->addr && ns_ipam_release(n->ipam_fd, n->addr, &e) < 0)
+	if (n->addr && net_ipam_release(n->ipam_fd, n->addr, &e) < 0)
 		hutch_warn("%s, ignoring", e.msg);
 	n->addr = 0;
 	n->attached = false;
@@ -154,7 +154,7 @@ void rt_sb_net_reclaim(void)
 	if (stat(dir, &st) < 0)
 		return; /* bridge mode was never used in this network namespace */
 	struct hutch_err e = { 0 };
-	_cleanup_close_ int fd = ns_ipam_open(NET_ROOT, BRIDGE, &e);
-	if (fd >= 0 && ns_ipam_reclaim(fd, on_stale, NULL, &e) < 0)
+	_cleanup_close_ int fd = net_ipam_open(NET_ROOT, BRIDGE, &e);
+	if (fd >= 0 && net_ipam_reclaim(fd, on_stale, NULL, &e) < 0)
 		hutch_warn("%s, ignoring", e.msg);
 }

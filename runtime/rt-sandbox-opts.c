@@ -26,7 +26,7 @@ void rt_sb_opts_init(struct rt_sb_opts *o)
 	o->grace = 5;
 	o->lock_timeout = -1;
 	o->report_fd = -1;
-	o->subnet = (struct ns_subnet){ 0x0a590000, 24 }; /* 10.89.0.0/24 (podman: 10.88/16) */
+	o->subnet = (struct net_subnet){ 0x0a590000, 24 }; /* 10.89.0.0/24 (podman: 10.88/16) */
 	o->mtu = 1500;
 }
 
@@ -402,7 +402,7 @@ static int set_network(struct rt_sb_opts *o, const char *v, struct hutch_err *er
 static int set_subnet(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
 {
 	o->bridge_opts_set = true;
-	return ns_subnet_parse(v, &o->subnet, err) < 0 ? hutch_err_prefix(err, "--subnet: ") : 0;
+	return net_subnet_parse(v, &o->subnet, err) < 0 ? hutch_err_prefix(err, "--subnet: ") : 0;
 }
 
 static int set_mtu(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
@@ -420,7 +420,7 @@ static int set_dns(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
 	uint32_t a;
 	if (strchr(v, ':'))
 		return hutch_fail(err, ENOTSUP, "--dns %s: IPv6 is not supported", v);
-	if (ns_ipv4_parse(v, &a) < 0)
+	if (net_ipv4_parse(v, &a) < 0)
 		return hutch_fail(err, EINVAL, "--dns %s: expected an IPv4 address", v);
 	o->dns = hutch_xrealloc(o->dns, (o->n_dns + 2) * sizeof(char *));
 	o->dns[o->n_dns++] = hutch_xstrdup(v);

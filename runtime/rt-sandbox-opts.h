@@ -5,6 +5,7 @@
 #define HUTCH_RT_SANDBOX_OPTS_H
 
 #include "rt.h"
+#include "net.h"
 
 struct rt_sb_bind {
 	char *src, *dst;
@@ -41,7 +42,7 @@ struct rt_sb_opts {
 	int64_t pids;	       /* 0 = unlimited */
 	double timeout, grace; /* seconds, 0 = none */
 	enum rt_sb_network network;
-	struct ns_subnet subnet; /* bridge mode (--subnet, --mtu, --dns) */
+	struct net_subnet subnet; /* bridge mode (--subnet, --mtu, --dns) */
 	unsigned mtu;
 	char **dns; /* NULL-terminated IPv4 addresses */
 	size_t n_dns;

@@ -6,6 +6,7 @@
  * and xattrs alone, so read-only is a mount flag too. Landlock is the coarse second layer.
  */
 #include "rt-sandbox-host.h"
+#include "net.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -82,7 +83,7 @@ static int enter_namespaces(struct rt_host *hs, struct hutch_err *err)
 		return 0;
 	if (unshare(CLONE_NEWNET) == 0) {
 		h->netns = true;
-		return ns_loopback_up(err);
+		return net_loopback_up(err);
 	}
 	if (h->ll.abi >= 4) {
 		h->tcp_rules = true; /* the report says that UDP is not covered */
@@ -306,11 +307,11 @@ static int build_view(struct rt_host *hs, struct hutch_err *err)
 	return r;
 }
 
-static void add_rules(struct sc_ll_rule *rules, size_t *n, char *const *paths, size_t count,
+static void add_rules(struct ll_rule *rules, size_t *n, char *const *paths, size_t count,
 		      uint64_t access)
 {
 	for (size_t i = 0; i < count; i++)
-		rules[(*n)++] = (struct sc_ll_rule){ paths[i], access };
+		rules[(*n)++] = (struct ll_rule){ paths[i], access };
 }
 
 /* The coarse layer: the system and allowed paths readable, rw trees and private tmpfs
@@ -322,19 +323,19 @@ static int landlock_rules(struct rt_host *hs, int *ruleset, struct hutch_err *er
 		return 0; /* refused or recorded by the parent */
 	size_t max = ARRAY_SIZE(system_read) + ARRAY_SIZE(devices_rw) + hs->read.n + hs->rw.n +
 		     hs->o->n_tmpfs + 1;
-	_cleanup_free_ struct sc_ll_rule *rules = hutch_xcalloc(max, sizeof(*rules));
+	_cleanup_free_ struct ll_rule *rules = hutch_xcalloc(max, sizeof(*rules));
 	size_t n = 0;
-	add_rules(rules, &n, (char *const *)system_read, ARRAY_SIZE(system_read), SC_LL_FS_READ);
+	add_rules(rules, &n, (char *const *)system_read, ARRAY_SIZE(system_read), LL_FS_READ);
 	add_rules(rules, &n, (char *const *)devices_rw, ARRAY_SIZE(devices_rw),
-		  SC_LL_FS_READ_FILE | SC_LL_FS_WRITE_FILE | SC_LL_FS_IOCTL_DEV |
-			  SC_LL_FS_READ_DIR);
-	add_rules(rules, &n, hs->read.v, hs->read.n, SC_LL_FS_READ);
-	add_rules(rules, &n, hs->rw.v, hs->rw.n, SC_LL_FS_ALL);
+		  LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV |
+			  LL_FS_READ_DIR);
+	add_rules(rules, &n, hs->read.v, hs->read.n, LL_FS_READ);
+	add_rules(rules, &n, hs->rw.v, hs->rw.n, LL_FS_ALL);
 	for (size_t i = 0; h->mount_view && i < hs->o->n_tmpfs; i++) /* private only in a view */
-		rules[n++] = (struct sc_ll_rule){ hs->o->tmpfs[i].path, SC_LL_FS_ALL };
+		rules[n++] = (struct ll_rule){ hs->o->tmpfs[i].path, LL_FS_ALL };
 	if (hs->resolv)
-		rules[n++] = (struct sc_ll_rule){ hs->resolv, SC_LL_FS_READ_FILE };
-	*ruleset = sc_landlock_create(h->ll.abi, rules, n, h->tcp_rules, true, &h->ll, err);
+		rules[n++] = (struct ll_rule){ hs->resolv, LL_FS_READ_FILE };
+	*ruleset = ll_create(h->ll.abi, rules, n, h->tcp_rules, true, &h->ll, err);
 	if (*ruleset < 0)
 		return *ruleset;
 	h->landlock = true;
@@ -391,7 +392,7 @@ int rt_host_child_setup(struct rt_host *hs, struct hutch_err *err)
 	TRY(drop_caps(hs, err));		/* nothing privileged is left to do */
 	TRY(ns_set_no_new_privs(err));		/* Landlock and seccomp without CAP_SYS_ADMIN */
 	if (ruleset >= 0)
-		TRY(sc_landlock_restrict(ruleset, err));
+		TRY(ll_restrict(ruleset, err));
 	TRY(sc_load(hs->filter, err)); /* last: execve must stay allowed */
 	hs->h->seccomp = true;
 	return 0;

@@ -8,6 +8,7 @@
 #define HUTCH_RT_SANDBOX_H
 
 #include "rt.h"
+#include "ll.h"
 
 #define RT_SB_EXIT_FAIL 125    /* hutch could not start the sandbox */
 #define RT_SB_EXIT_TIMEOUT 124 /* as timeout(1) */
@@ -72,7 +73,7 @@ int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const ch
 #define RT_SB_WEAK_MAX 8
 struct rt_sb_host {
 	bool active, mount_view, userns, netns, tcp_rules, landlock, seccomp, cgroup;
-	struct sc_landlock ll;
+	struct ll_ruleset ll;
 	size_t n_placeholders;
 	char weakened[RT_SB_WEAK_MAX][192]; /* what --best-effort ran without */
 	size_t n_weakened;
@@ -132,7 +133,7 @@ struct rt_sb_net {
 	int ipam_fd;
 	uint32_t addr; /* 0 = no lease */
 	bool attached;
-	char address[NS_IPV4_LEN + 4];
+	char address[NET_IPV4_LEN + 4];
 };
 int rt_sb_net_prepare(const struct rt_sb_opts *o, struct rt_sb_net *n, const char *etc_dir,
 		      struct hutch_err *err);

@@ -359,16 +359,6 @@ static size_t enosys_prologue(const struct sc_config *cfg, struct sock_filter *p
 	return len + 2;
 }
 
-/* Only a denying default makes new syscalls fail; ERRNO(ENOSYS) already is the answer. */
-bool sc_wants_enosys(uint32_t def)
-{
-	uint32_t kind = def & SECCOMP_RET_ACTION_FULL;
-	if (kind == SECCOMP_RET_ERRNO)
-		return (def & SECCOMP_RET_DATA) != ENOSYS;
-	return kind == SECCOMP_RET_KILL_PROCESS || kind == SECCOMP_RET_KILL_THREAD ||
-	       kind == SECCOMP_RET_TRAP;
-}
-
 /* libseccomp's filter for one ABI (rules may differ per ABI once the ranges are out). */
 static int abi_ctx(const struct sc_config *cfg, uint32_t token, const struct sc_ranges *rg,
 		   scmp_filter_ctx *out, struct hutch_err *err)

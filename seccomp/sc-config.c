@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * struct sc_config as a value: checking one before it is compiled (the rules a config can
- * break whatever libseccomp says), and freeing it. The checks name the rule, so the spec
- * parser can put the JSON path in front ("linux.seccomp.syscalls[3]: ...").
+ * break whatever libseccomp says), what it asks of the load (flags, a listener, ENOSYS for
+ * new syscalls), and freeing it. The checks name the rule, so the spec parser can put the
+ * JSON path in front ("linux.seccomp.syscalls[3]: ...").
  */
 #include "sc-internal.h"
 
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <string.h>
 
@@ -147,4 +149,37 @@ void sc_config_free(struct sc_config *cfg)
 	free(cfg->listener_path);
 	free(cfg->listener_metadata);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+bool sc_config_notifies(const struct sc_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_rules; i++)
+		if (cfg->rules[i].action == SCMP_ACT_NOTIFY)
+			return true;
+	return false;
+}
+
+/* WAIT_KILLABLE_RECV only means something to a listener; the kernel refuses it without. */
+unsigned int sc_load_flags(const struct sc_config *cfg)
+{
+	unsigned int flags = 0;
+	if (cfg->flag_tsync)
+		flags |= SECCOMP_FILTER_FLAG_TSYNC;
+	if (cfg->flag_log)
+		flags |= SECCOMP_FILTER_FLAG_LOG;
+	if (cfg->flag_spec_allow)
+		flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+	if (cfg->flag_wait_killable_recv && sc_config_notifies(cfg))
+		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	return flags;
+}
+
+/* Only a denying default makes new syscalls fail; ERRNO(ENOSYS) already is the answer. */
+bool sc_wants_enosys(uint32_t def)
+{
+	uint32_t kind = def & SECCOMP_RET_ACTION_FULL;
+	if (kind == SECCOMP_RET_ERRNO)
+		return (def & SECCOMP_RET_DATA) != ENOSYS;
+	return kind == SECCOMP_RET_KILL_PROCESS || kind == SECCOMP_RET_KILL_THREAD ||
+	       kind == SECCOMP_RET_TRAP;
 }

@@ -15,29 +15,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-bool sc_config_notifies(const struct sc_config *cfg)
-{
-	for (size_t i = 0; i < cfg->n_rules; i++)
-		if (cfg->rules[i].action == SCMP_ACT_NOTIFY)
-			return true;
-	return false;
-}
-
-/* WAIT_KILLABLE_RECV only means something to a listener; the kernel refuses it without. */
-unsigned int sc_load_flags(const struct sc_config *cfg)
-{
-	unsigned int flags = 0;
-	if (cfg->flag_tsync)
-		flags |= SECCOMP_FILTER_FLAG_TSYNC;
-	if (cfg->flag_log)
-		flags |= SECCOMP_FILTER_FLAG_LOG;
-	if (cfg->flag_spec_allow)
-		flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
-	if (cfg->flag_wait_killable_recv && sc_config_notifies(cfg))
-		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-	return flags;
-}
-
 /*
  * libseccomp 2.5 has no attribute for WAIT_KILLABLE_RECV (Linux 6.0), so ask the kernel:
  * flags are checked before the program is read, so a NULL program gives EFAULT when the

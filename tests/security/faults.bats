@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # hutch killed at each named phase of create, start, exec, delete and sandbox (the fault
-# points in the code, HUTCH_TEST_KILL_AT=NAME; see runtime/base/base-fault.c): the kill must
+# points in the code, HUTCH_TEST_KILL_AT=NAME; see base/base-fault.c): the kill must
 # happen there (status 137), and afterwards `delete --force` or the next sandbox run must
 # leave no state, cgroup, mount or process.
 

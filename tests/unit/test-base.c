@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * runtime/base: the error convention, the fd helpers that keep rootfs paths inside the
+ * base: the error convention, the fd helpers that keep rootfs paths inside the
  * root (a planted symlink must never reach the host), atomic writes, fd closing, and finding
  * a member's bytes in JSON text without parsing it.
  */

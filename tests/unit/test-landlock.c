@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * seccomp/sc-landlock.c unit tests: the ABI probe and its test knob, the rights of each ABI,
+ * landlock/ll-ruleset.c unit tests: the ABI probe and its test knob, the rights of each ABI,
  * the fallback to an older ABI, and real restrictions in forked children (Landlock needs no
  * root: no_new_privs is enough). Children report the first failed check as their exit status.
  */
-#include "sc.h"
+#include "ll.h"
 #include "tap.h"
 
 #include <arpa/inet.h>
@@ -21,18 +21,18 @@ static char ro[256], rw[256], missing[256];
 
 static void test_rights(void)
 {
-	ok(sc_landlock_fs_rights(0) == 0, "ABI 0 handles nothing");
-	ok(sc_landlock_fs_rights(1) == (1ULL << 13) - 1, "ABI 1: execute to make_sym");
-	ok(sc_landlock_fs_rights(2) == (1ULL << 14) - 1, "ABI 2 adds refer");
-	ok(sc_landlock_fs_rights(4) == (1ULL << 15) - 1, "ABI 3 adds truncate, 4 no file right");
-	ok(sc_landlock_fs_rights(7) == SC_LL_FS_ALL, "ABI 5 adds ioctl_dev, up to 7");
+	ok(ll_fs_rights(0) == 0, "ABI 0 handles nothing");
+	ok(ll_fs_rights(1) == (1ULL << 13) - 1, "ABI 1: execute to make_sym");
+	ok(ll_fs_rights(2) == (1ULL << 14) - 1, "ABI 2 adds refer");
+	ok(ll_fs_rights(4) == (1ULL << 15) - 1, "ABI 3 adds truncate, 4 no file right");
+	ok(ll_fs_rights(7) == LL_FS_ALL, "ABI 5 adds ioctl_dev, up to 7");
 	const char *names[8];
-	size_t n = sc_landlock_names(SC_LL_FS_READ, 'f', names, ARRAY_SIZE(names));
+	size_t n = ll_names(LL_FS_READ, 'f', names, ARRAY_SIZE(names));
 	ok(n == 3 && !strcmp(names[0], "execute") && !strcmp(names[2], "read_dir") && !names[3],
 	   "names of the read rights");
-	n = sc_landlock_names(SC_LL_NET_CONNECT_TCP, 'n', names, ARRAY_SIZE(names));
+	n = ll_names(LL_NET_CONNECT_TCP, 'n', names, ARRAY_SIZE(names));
 	ok(n == 1 && !strcmp(names[0], "connect_tcp"), "names of the TCP rights");
-	n = sc_landlock_names(SC_LL_FS_ALL, 'f', names, 3);
+	n = ll_names(LL_FS_ALL, 'f', names, 3);
 	ok(n == 2 && !names[2], "names stop at max");
 }
 
@@ -40,33 +40,33 @@ static void test_probe(int kernel)
 {
 	int k = -1;
 	setenv("HUTCH_LANDLOCK_ABI_MAX", "2", 1);
-	ok(sc_landlock_abi(&k) == (kernel < 2 ? kernel : 2) && k == kernel,
+	ok(ll_abi(&k) == (kernel < 2 ? kernel : 2) && k == kernel,
 	   "HUTCH_LANDLOCK_ABI_MAX caps the ABI, not the kernel's");
 	setenv("HUTCH_LANDLOCK_ABI_MAX", "99", 1);
-	ok(sc_landlock_abi(NULL) == kernel, "a cap above the kernel's changes nothing");
+	ok(ll_abi(NULL) == kernel, "a cap above the kernel's changes nothing");
 	unsetenv("HUTCH_LANDLOCK_ABI_MAX");
 }
 
 static void test_create(int kernel)
 {
 	struct hutch_err err = { 0 };
-	struct sc_landlock ll;
-	struct sc_ll_rule rules[] = { { ro, SC_LL_FS_READ }, { missing, SC_LL_FS_ALL } };
-	int fd = sc_landlock_create(SC_LL_ABI_MAX, rules, 2, true, true, &ll, &err);
+	struct ll_ruleset ll;
+	struct ll_rule rules[] = { { ro, LL_FS_READ }, { missing, LL_FS_ALL } };
+	int fd = ll_create(LL_ABI_MAX, rules, 2, true, true, &ll, &err);
 	ok(fd >= 0 && ll.abi == kernel && ll.n_rules == 1 && ll.n_skipped == 1,
 	   "ruleset for the kernel's ABI; a missing path is skipped (%s)", err.msg);
-	ok(ll.handled_fs == sc_landlock_fs_rights(kernel) &&
+	ok(ll.handled_fs == ll_fs_rights(kernel) &&
 		   (kernel < 4) == (ll.handled_net == 0) && (kernel < 6) == (ll.scoped == 0),
 	   "handles every right of the ABI");
 	close(fd);
 	setenv("HUTCH_LANDLOCK_ABI_MAX", "2", 1);
-	fd = sc_landlock_create(SC_LL_ABI_MAX, rules, 1, true, true, &ll, &err);
-	ok(fd >= 0 && ll.abi == 2 && !(ll.handled_fs & SC_LL_FS_TRUNCATE) && !ll.handled_net &&
+	fd = ll_create(LL_ABI_MAX, rules, 1, true, true, &ll, &err);
+	ok(fd >= 0 && ll.abi == 2 && !(ll.handled_fs & LL_FS_TRUNCATE) && !ll.handled_net &&
 		   !ll.scoped,
 	   "simulated ABI 2: no truncate, TCP or scopes");
 	close(fd);
 	setenv("HUTCH_LANDLOCK_ABI_MAX", "0", 1);
-	ok(sc_landlock_create(1, rules, 1, false, false, &ll, &err) == -EOPNOTSUPP,
+	ok(ll_create(1, rules, 1, false, false, &ll, &err) == -EOPNOTSUPP,
 	   "ABI capped to 0: not supported (%s)", err.msg);
 	unsetenv("HUTCH_LANDLOCK_ABI_MAX");
 }
@@ -107,16 +107,16 @@ static int tcp_connect(int listener)
 static int restricted_child(const char *abi_max)
 {
 	struct hutch_err err = { 0 };
-	struct sc_landlock ll;
+	struct ll_ruleset ll;
 	if (abi_max)
 		setenv("HUTCH_LANDLOCK_ABI_MAX", abi_max, 1);
 	/* The listener is made before: binding it afterwards is itself denied. */
-	struct sc_ll_rule rules[] = { { ro, SC_LL_FS_READ }, { rw, SC_LL_FS_ALL } };
+	struct ll_rule rules[] = { { ro, LL_FS_READ }, { rw, LL_FS_ALL } };
 	int listener = tcp_listen_loopback();
-	int fd = sc_landlock_create(SC_LL_ABI_MAX, rules, 2, true, true, &ll, &err);
+	int fd = ll_create(LL_ABI_MAX, rules, 2, true, true, &ll, &err);
 	if (listener < 0 || fd < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return 1;
-	if (sc_landlock_restrict(fd, &err) < 0)
+	if (ll_restrict(fd, &err) < 0)
 		return 2;
 	if (try_open(ro, "f", O_RDONLY) != 0)
 		return 3;
@@ -155,7 +155,7 @@ static void test_restrict(const char *abi_max, const char *what)
 int main(void)
 {
 	int kernel = 0;
-	sc_landlock_abi(&kernel);
+	ll_abi(&kernel);
 	test_rights();
 	if (kernel < 1) {
 		printf("ok 9 - # SKIP Landlock is not available on this kernel\n");

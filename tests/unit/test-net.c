@@ -5,6 +5,7 @@
  * forked processes) against a temporary directory. No root and no network are needed.
  */
 #include "tap.h"
+#include "net.h"
 
 #include "ns.h"
 
@@ -17,38 +18,38 @@
 static uint32_t ip(const char *s)
 {
 	uint32_t a = 0;
-	ns_ipv4_parse(s, &a);
+	net_ipv4_parse(s, &a);
 	return a;
 }
 
 static void test_addresses(void)
 {
-	char buf[NS_IPV4_LEN];
+	char buf[NET_IPV4_LEN];
 	uint32_t a;
-	ok(ns_ipv4_parse("10.89.0.7", &a) == 0 && a == 0x0a590007, "parse 10.89.0.7");
-	ns_ipv4_format(0xc0a80101, buf);
+	ok(net_ipv4_parse("10.89.0.7", &a) == 0 && a == 0x0a590007, "parse 10.89.0.7");
+	net_ipv4_format(0xc0a80101, buf);
 	ok(!strcmp(buf, "192.168.1.1"), "format 192.168.1.1");
 	static const char *const bad[] = { "10.89.0",  "10.89.0.256", "1.2.3.4x",
 					   " 1.2.3.4", "+1.2.3.4",    "",
 					   "1..2.3" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-		ok(ns_ipv4_parse(bad[i], &a) == -EINVAL, "refuses \"%s\"", bad[i]);
+		ok(net_ipv4_parse(bad[i], &a) == -EINVAL, "refuses \"%s\"", bad[i]);
 
 	struct hutch_err err = { 0 };
-	struct ns_subnet s;
-	ok(ns_subnet_parse("10.89.0.0/24", &s, &err) == 0 && s.net == 0x0a590000 && s.prefix == 24,
+	struct net_subnet s;
+	ok(net_subnet_parse("10.89.0.0/24", &s, &err) == 0 && s.net == 0x0a590000 && s.prefix == 24,
 	   "subnet 10.89.0.0/24");
-	ok(ns_subnet_gateway(&s) == ip("10.89.0.1"), "gateway is the first host");
-	ok(ns_subnet_contains(&s, ip("10.89.0.254")) && !ns_subnet_contains(&s, ip("10.89.1.1")),
+	ok(net_subnet_gateway(&s) == ip("10.89.0.1"), "gateway is the first host");
+	ok(net_subnet_contains(&s, ip("10.89.0.254")) && !net_subnet_contains(&s, ip("10.89.1.1")),
 	   "contains");
-	ok(ns_subnet_parse("fd00::/64", &s, &err) == -ENOTSUP && strstr(err.msg, "not supported"),
+	ok(net_subnet_parse("fd00::/64", &s, &err) == -ENOTSUP && strstr(err.msg, "not supported"),
 	   "IPv6 is not supported: %s", err.msg);
-	ok(ns_subnet_parse("10.89.0.1/24", &s, &err) == -EINVAL && strstr(err.msg, "host bits"),
+	ok(net_subnet_parse("10.89.0.1/24", &s, &err) == -EINVAL && strstr(err.msg, "host bits"),
 	   "host bits refused: %s", err.msg);
-	ok(ns_subnet_parse("10.0.0.0/31", &s, &err) == -EINVAL, "prefix 31 refused");
-	ok(ns_subnet_parse("10.0.0.0/4", &s, &err) == -EINVAL, "prefix 4 refused");
-	ok(ns_subnet_parse("10.0.0.0", &s, &err) == -EINVAL, "missing prefix refused");
-	ok(ns_subnet_parse("10.0.0.0/24x", &s, &err) == -EINVAL, "junk prefix refused");
+	ok(net_subnet_parse("10.0.0.0/31", &s, &err) == -EINVAL, "prefix 31 refused");
+	ok(net_subnet_parse("10.0.0.0/4", &s, &err) == -EINVAL, "prefix 4 refused");
+	ok(net_subnet_parse("10.0.0.0", &s, &err) == -EINVAL, "missing prefix refused");
+	ok(net_subnet_parse("10.0.0.0/24x", &s, &err) == -EINVAL, "junk prefix refused");
 }
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
@@ -60,7 +61,7 @@ static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
 static int stale_calls;
 static uint32_t stale_addr;
 
-static int on_stale(const struct ns_lease *l, void *arg, struct hutch_err *err)
+static int on_stale(const struct net_lease *l, void *arg, struct hutch_err *err)
 {
 	(void)err;
 	stale_calls++;
@@ -80,18 +81,18 @@ static pid_t dead_pid(void)
 static void test_leases(int dfd)
 {
 	struct hutch_err err = { 0 };
-	struct ns_subnet s = { ip("10.89.0.0"), 24 };
+	struct net_subnet s = { ip("10.89.0.0"), 24 };
 	uint32_t a = 0, b = 0, c = 0;
 	pid_t me = getpid();
-	ok(ns_ipam_lease(dfd, &s, me, NULL, NULL, &a, &err) == 0 && a == ip("10.89.0.2"),
+	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, &a, &err) == 0 && a == ip("10.89.0.2"),
 	   "first lease is .2 (%s)", err.msg);
-	ok(ns_ipam_lease(dfd, &s, me, NULL, NULL, &b, &err) == 0 && b == ip("10.89.0.3"),
+	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, &b, &err) == 0 && b == ip("10.89.0.3"),
 	   "second lease is .3");
-	ok(ns_ipam_release(dfd, a, &err) == 0, "release .2");
-	ok(ns_ipam_lease(dfd, &s, me, NULL, NULL, &c, &err) == 0 && c == a,
+	ok(net_ipam_release(dfd, a, &err) == 0, "release .2");
+	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, &c, &err) == 0 && c == a,
 	   "a released address is leased again");
-	ok(ns_ipam_release(dfd, b, &err) == 0 && ns_ipam_release(dfd, c, &err) == 0 &&
-		   ns_ipam_release(dfd, c, &err) == 0,
+	ok(net_ipam_release(dfd, b, &err) == 0 && net_ipam_release(dfd, c, &err) == 0 &&
+		   net_ipam_release(dfd, c, &err) == 0,
 	   "release twice is fine");
 
 	/* A dead holder, and a live pid whose start time does not match (pid reuse). */
@@ -100,21 +101,21 @@ static void test_leases(int dfd)
 		 (int)me);
 	ok(hutch_write_file_at(dfd, "leases", text, strlen(text), &err) == 0, "write stale leases");
 	stale_calls = 0;
-	ok(ns_ipam_lease(dfd, &s, me, on_stale, NULL, &a, &err) == 0 && a == ip("10.89.0.2"),
+	ok(net_ipam_lease(dfd, &s, me, on_stale, NULL, &a, &err) == 0 && a == ip("10.89.0.2"),
 	   "stale leases are reclaimed before allocating");
 	ok(stale_calls == 2, "the stale callback ran for both (%d)", stale_calls);
-	ok(ns_ipam_reclaim(dfd, on_stale, NULL, &err) == 0, "a live lease is not reclaimed");
+	ok(net_ipam_reclaim(dfd, on_stale, NULL, &err) == 0, "a live lease is not reclaimed");
 	snprintf(text, sizeof(text), "10.89.0.9 %d 5\n", (int)dead_pid());
 	ok(hutch_write_file_at(dfd, "leases", text, strlen(text), &err) == 0, "write one stale");
 	stale_calls = 0;
-	ok(ns_ipam_reclaim(dfd, on_stale, (void *)1, &err) == 1 && stale_calls == 1 &&
+	ok(net_ipam_reclaim(dfd, on_stale, (void *)1, &err) == 1 && stale_calls == 1 &&
 		   stale_addr == ip("10.89.0.9"),
 	   "reclaim drops it even when the callback fails");
 
-	struct ns_subnet tiny = { ip("10.0.0.0"), 30 }; /* .1 gateway, .2 the only host */
-	ok(ns_ipam_lease(dfd, &tiny, me, NULL, NULL, &a, &err) == 0 && a == ip("10.0.0.2"),
+	struct net_subnet tiny = { ip("10.0.0.0"), 30 }; /* .1 gateway, .2 the only host */
+	ok(net_ipam_lease(dfd, &tiny, me, NULL, NULL, &a, &err) == 0 && a == ip("10.0.0.2"),
 	   "a /30 has one sandbox address");
-	ok(ns_ipam_lease(dfd, &tiny, me, NULL, NULL, &b, &err) == -EADDRNOTAVAIL, "exhaustion: %s",
+	ok(net_ipam_lease(dfd, &tiny, me, NULL, NULL, &b, &err) == -EADDRNOTAVAIL, "exhaustion: %s",
 	   err.msg);
 }
 
@@ -122,7 +123,7 @@ static void test_leases(int dfd)
 static void test_concurrent(int dfd)
 {
 	enum { N = 12 };
-	struct ns_subnet s = { ip("10.90.0.0"), 24 };
+	struct net_subnet s = { ip("10.90.0.0"), 24 };
 	int fds[2];
 	if (pipe(fds) < 0)
 		return;
@@ -131,7 +132,7 @@ static void test_concurrent(int dfd)
 		if (fork() == 0) {
 			struct hutch_err err = { 0 };
 			uint32_t a = 0;
-			if (ns_ipam_lease(dfd, &s, holder, NULL, NULL, &a, &err) < 0)
+			if (net_ipam_lease(dfd, &s, holder, NULL, NULL, &a, &err) < 0)
 				a = 0;
 			_exit(write(fds[1], &a, sizeof(a)) == sizeof(a) ? 0 : 1);
 		}
@@ -160,7 +161,7 @@ int main(void)
 	}
 	struct hutch_err err = { 0 };
 	_cleanup_free_ char *root = hutch_xasprintf("%s/net", tmp);
-	int dfd = ns_ipam_open(root, "hutch0", &err);
+	int dfd = net_ipam_open(root, "hutch0", &err);
 	ok(dfd >= 0, "ipam dir opened (%s)", err.msg);
 	struct stat st, ns;
 	_cleanup_free_ char *sub = NULL;
@@ -168,7 +169,7 @@ int main(void)
 		sub = hutch_xasprintf("%s/%llu/hutch0", root, (unsigned long long)ns.st_ino);
 	ok(sub && stat(sub, &st) == 0 && S_ISDIR(st.st_mode),
 	   "keyed by the network namespace's inode");
-	ok(ns_ipam_open(root, "../x", &err) < 0, "a bridge name cannot climb out");
+	ok(net_ipam_open(root, "../x", &err) < 0, "a bridge name cannot climb out");
 	if (dfd >= 0) {
 		test_leases(dfd);
 		test_concurrent(dfd);

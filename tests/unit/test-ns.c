@@ -5,6 +5,7 @@
  * loopback and pty code, checking the result from inside and reporting over a pipe.
  */
 #include "tap.h"
+#include "net.h"
 
 #include "ns-internal.h"
 
@@ -829,7 +830,7 @@ static int net_child(void *arg)
 	if (unshare(CLONE_NEWNET) < 0)
 		return -errno;
 	check(lo_flags() >= 0 && !(lo_flags() & IFF_UP), "lo starts down");
-	check(ns_loopback_up(&err) == 0, "ns_loopback_up: %s", err.msg);
+	check(net_loopback_up(&err) == 0, "net_loopback_up: %s", err.msg);
 	check(lo_flags() >= 0 && (lo_flags() & IFF_UP), "lo is up");
 	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The allow ranges (seccomp/sc-ranges.c) must not change a single decision. sc-eval.c's
+ * The allow ranges (seccomp/bpf/sc-ranges.c) must not change a single decision. sc-eval.c's
  * classic BPF interpreter runs the program with ranges and libseccomp's program without them over
  * every syscall number of each ABI (and x32's, and other arches), with argument values taken
  * from the profile's own conditions, and the two must answer alike. No kernel needed.

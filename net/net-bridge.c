@@ -6,7 +6,7 @@
  * Messages are built by hand with the kernel's headers rather than libmnl: see docs/networking.md
  * ("Why no libmnl") for why a shared library cannot serve a static binary here.
  */
-#include "ns-internal.h"
+#include "net-internal.h"
 
 #include <fcntl.h>
 #include <linux/if_link.h>
@@ -102,7 +102,7 @@ static int nl_call(int fd, struct nlmsg *m, const char *what, struct hutch_err *
 	if (sendto(fd, m->u.buf, m->u.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) <
 	    0)
 		return hutch_fail_errno(err, errno, "%s: netlink send", what);
-	return ns_nl_ack(fd, m->u.nh.nlmsg_seq, what, err);
+	return net_nl_ack(fd, m->u.nh.nlmsg_seq, what, err);
 }
 
 static int link_up(int fd, int index, const char *name, struct hutch_err *err)
@@ -130,8 +130,8 @@ static int add_addr(int fd, int index, uint32_t addr, unsigned prefix, const cha
 	uint32_t be = htonl(addr);
 	attr_put(&m, IFA_LOCAL, &be, sizeof(be));
 	attr_put(&m, IFA_ADDRESS, &be, sizeof(be));
-	char a[NS_IPV4_LEN], what[96];
-	ns_ipv4_format(addr, a);
+	char a[NET_IPV4_LEN], what[96];
+	net_ipv4_format(addr, a);
 	snprintf(what, sizeof(what), "add %s/%u to %s", a, prefix, name);
 	return nl_call(fd, &m, what, err);
 }
@@ -178,7 +178,7 @@ static int enable_forwarding(struct hutch_err *err)
 	return 0;
 }
 
-int ns_bridge_ensure(const struct ns_bridge *br, struct hutch_err *err)
+int net_bridge_ensure(const struct net_bridge *br, struct hutch_err *err)
 {
 	if (strlen(br->name) >= IFNAMSIZ)
 		return hutch_fail(err, EINVAL, "bridge name %s: too long", br->name);
@@ -194,19 +194,19 @@ int ns_bridge_ensure(const struct ns_bridge *br, struct hutch_err *err)
 		if (idx == 0)
 			return hutch_fail_errno(err, errno, "bridge %s", br->name);
 	}
-	int r = add_addr(fd, idx, ns_subnet_gateway(&br->subnet), br->subnet.prefix, br->name, err);
+	int r = add_addr(fd, idx, net_subnet_gateway(&br->subnet), br->subnet.prefix, br->name, err);
 	if (r < 0 && r != -EEXIST)
 		return r;
 	TRY(link_up(fd, idx, br->name, err));
 	return enable_forwarding(err);
 }
 
-void ns_veth_name(uint32_t addr, char buf[NS_IFNAME_LEN])
+void net_veth_name(uint32_t addr, char buf[NET_IFNAME_LEN])
 {
-	snprintf(buf, NS_IFNAME_LEN, "hv%08x", addr);
+	snprintf(buf, NET_IFNAME_LEN, "hv%08x", addr);
 }
 
-static int create_veth(int fd, const struct ns_bridge *br, int netns_fd, const char *host,
+static int create_veth(int fd, const struct net_bridge *br, int netns_fd, const char *host,
 		       struct hutch_err *err)
 {
 	int master = (int)if_nametoindex(br->name);
@@ -258,10 +258,10 @@ static int socket_in(int netns_fd, int *eth0, struct hutch_err *err)
 	return fd;
 }
 
-int ns_bridge_attach(const struct ns_bridge *br, int netns_fd, uint32_t addr, struct hutch_err *err)
+int net_bridge_attach(const struct net_bridge *br, int netns_fd, uint32_t addr, struct hutch_err *err)
 {
-	char host[NS_IFNAME_LEN];
-	ns_veth_name(addr, host);
+	char host[NET_IFNAME_LEN];
+	net_veth_name(addr, host);
 	_cleanup_close_ int fd = nl_open(err);
 	if (fd < 0)
 		return fd;
@@ -274,13 +274,13 @@ int ns_bridge_attach(const struct ns_bridge *br, int netns_fd, uint32_t addr, st
 	TRY(add_addr(in, eth0, addr, br->subnet.prefix, "eth0", err));
 	TRY(link_up(in, eth0, "eth0", err));
 	/* The route needs eth0 up and its subnet route in place to accept the gateway. */
-	return add_default_route(in, eth0, ns_subnet_gateway(&br->subnet), err);
+	return add_default_route(in, eth0, net_subnet_gateway(&br->subnet), err);
 }
 
-int ns_bridge_detach(uint32_t addr, struct hutch_err *err)
+int net_bridge_detach(uint32_t addr, struct hutch_err *err)
 {
-	char host[NS_IFNAME_LEN];
-	ns_veth_name(addr, host);
+	char host[NET_IFNAME_LEN];
+	net_veth_name(addr, host);
 	_cleanup_close_ int fd = nl_open(err);
 	if (fd < 0)
 		return fd;

@@ -5,7 +5,7 @@
  * sandbox address, tagged by a comment so that it can be found by its handle and deleted when
  * the sandbox ends, or by the next hutch when this one was SIGKILLed.
  */
-#include "ns-internal.h"
+#include "net-internal.h"
 
 #include <dlfcn.h>
 #include <nftables/libnftables.h>
@@ -104,10 +104,10 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
 	"add chain " TABLE " " CHAIN " { type nat hook postrouting priority srcnat; "              \
 	"policy accept; }\n"
 
-int ns_nft_masq_add(const char *bridge, uint32_t addr, struct hutch_err *err)
+int net_nft_masq_add(const char *bridge, uint32_t addr, struct hutch_err *err)
 {
-	char a[NS_IPV4_LEN];
-	ns_ipv4_format(addr, a);
+	char a[NET_IPV4_LEN];
+	net_ipv4_format(addr, a);
 	if (strchr(bridge, '"'))
 		return hutch_fail(err, EINVAL, "bridge name %s: bad character", bridge);
 	/* Traffic that leaves through the bridge stays between sandboxes and the host: only
@@ -141,10 +141,10 @@ static char *delete_script(const char *listing, const char *tag)
 	return script;
 }
 
-int ns_nft_masq_del(uint32_t addr, struct hutch_err *err)
+int net_nft_masq_del(uint32_t addr, struct hutch_err *err)
 {
-	char a[NS_IPV4_LEN];
-	ns_ipv4_format(addr, a);
+	char a[NET_IPV4_LEN];
+	net_ipv4_format(addr, a);
 	_cleanup_free_ char *tag = hutch_xasprintf("comment \"hutch:%s\"", a);
 	_cleanup_free_ char *listing = NULL;
 	int r = run(BASE "list chain " TABLE " " CHAIN "\n", NFT_CTX_OUTPUT_HANDLE, &listing, err);

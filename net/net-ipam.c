@@ -5,7 +5,7 @@
  * an flock on a separate lock file is held, so concurrent sandboxes never get the same address
  * and leases of dead holders (a SIGKILLed hutch) are reclaimed by the next caller.
  */
-#include "ns-internal.h"
+#include "net-internal.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #define LEASES "leases"
 #define MAX_LEASES 65536
 
-int ns_ipv4_parse(const char *s, uint32_t *out)
+int net_ipv4_parse(const char *s, uint32_t *out)
 {
 	unsigned a[4];
 	char tail;
@@ -32,9 +32,9 @@ int ns_ipv4_parse(const char *s, uint32_t *out)
 	return 0;
 }
 
-void ns_ipv4_format(uint32_t addr, char buf[NS_IPV4_LEN])
+void net_ipv4_format(uint32_t addr, char buf[NET_IPV4_LEN])
 {
-	snprintf(buf, NS_IPV4_LEN, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 255, (addr >> 8) & 255,
+	snprintf(buf, NET_IPV4_LEN, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 255, (addr >> 8) & 255,
 		 addr & 255);
 }
 
@@ -43,11 +43,11 @@ static uint32_t mask_of(unsigned prefix)
 	return prefix ? ~0U << (32 - prefix) : 0;
 }
 
-int ns_subnet_parse(const char *s, struct ns_subnet *out, struct hutch_err *err)
+int net_subnet_parse(const char *s, struct net_subnet *out, struct hutch_err *err)
 {
 	if (strchr(s, ':'))
 		return hutch_fail(err, ENOTSUP, "subnet %s: IPv6 is not supported", s);
-	char addr[NS_IPV4_LEN + 1];
+	char addr[NET_IPV4_LEN + 1];
 	const char *slash = strchr(s, '/');
 	uint64_t prefix;
 	if (!slash || (size_t)(slash - s) >= sizeof(addr) ||
@@ -56,27 +56,27 @@ int ns_subnet_parse(const char *s, struct ns_subnet *out, struct hutch_err *err)
 	memcpy(addr, s, (size_t)(slash - s));
 	addr[slash - s] = '\0';
 	uint32_t net;
-	if (ns_ipv4_parse(addr, &net) < 0)
+	if (net_ipv4_parse(addr, &net) < 0)
 		return hutch_fail(err, EINVAL, "subnet %s: expected A.B.C.D/PREFIX", s);
 	if (prefix < 8 || prefix > 30)
 		return hutch_fail(err, EINVAL, "subnet %s: the prefix must be 8 to 30", s);
 	if (net & ~mask_of((unsigned)prefix))
 		return hutch_fail(err, EINVAL, "subnet %s: host bits are set", s);
-	*out = (struct ns_subnet){ net, (unsigned)prefix };
+	*out = (struct net_subnet){ net, (unsigned)prefix };
 	return 0;
 }
 
-uint32_t ns_subnet_gateway(const struct ns_subnet *s)
+uint32_t net_subnet_gateway(const struct net_subnet *s)
 {
 	return s->net + 1;
 }
 
-bool ns_subnet_contains(const struct ns_subnet *s, uint32_t addr)
+bool net_subnet_contains(const struct net_subnet *s, uint32_t addr)
 {
 	return (addr & mask_of(s->prefix)) == s->net;
 }
 
-int ns_ipam_open(const char *root, const char *bridge, struct hutch_err *err)
+int net_ipam_open(const char *root, const char *bridge, struct hutch_err *err)
 {
 	struct stat st;
 	if (stat("/proc/self/ns/net", &st) < 0)
@@ -104,7 +104,7 @@ int ns_ipam_open(const char *root, const char *bridge, struct hutch_err *err)
 }
 
 struct leases {
-	struct ns_lease *v;
+	struct net_lease *v;
 	size_t n;
 };
 
@@ -129,9 +129,9 @@ static int load(int dirfd, struct leases *out, struct hutch_err *err)
 		char addr[32];
 		int pid;
 		unsigned long long start;
-		struct ns_lease e;
+		struct net_lease e;
 		if (sscanf(l, "%31s %d %llu", addr, &pid, &start) != 3 ||
-		    ns_ipv4_parse(addr, &e.addr) < 0 || pid <= 0 || out->n >= MAX_LEASES)
+		    net_ipv4_parse(addr, &e.addr) < 0 || pid <= 0 || out->n >= MAX_LEASES)
 			continue;
 		e.pid = pid;
 		e.start = start;
@@ -146,8 +146,8 @@ static int save(int dirfd, const struct leases *l, struct hutch_err *err)
 	_cleanup_free_ char *buf = hutch_xmalloc(l->n * 48 + 1);
 	size_t len = 0;
 	for (size_t i = 0; i < l->n; i++) {
-		char a[NS_IPV4_LEN];
-		ns_ipv4_format(l->v[i].addr, a);
+		char a[NET_IPV4_LEN];
+		net_ipv4_format(l->v[i].addr, a);
 		len += (size_t)sprintf(buf + len, "%s %d %llu\n", a, (int)l->v[i].pid,
 				       (unsigned long long)l->v[i].start);
 	}
@@ -155,7 +155,7 @@ static int save(int dirfd, const struct leases *l, struct hutch_err *err)
 	return r < 0 ? hutch_err_prefix(err, "ipam: ") : 0;
 }
 
-static bool holder_alive(const struct ns_lease *l)
+static bool holder_alive(const struct net_lease *l)
 {
 	uint64_t start;
 	char state = 0;
@@ -165,7 +165,7 @@ static bool holder_alive(const struct ns_lease *l)
 }
 
 /* Drops dead holders' leases, calling stale() for each first; returns how many went. */
-static int drop_stale(struct leases *l, ns_lease_stale_fn stale, void *arg)
+static int drop_stale(struct leases *l, net_lease_stale_fn stale, void *arg)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < l->n; i++) {
@@ -205,10 +205,10 @@ static bool taken(const struct leases *l, uint32_t addr)
 	return false;
 }
 
-int ns_ipam_lease(int dirfd, const struct ns_subnet *s, pid_t holder, ns_lease_stale_fn stale,
+int net_ipam_lease(int dirfd, const struct net_subnet *s, pid_t holder, net_lease_stale_fn stale,
 		  void *arg, uint32_t *addr, struct hutch_err *err)
 {
-	struct ns_lease me = { .pid = holder };
+	struct net_lease me = { .pid = holder };
 	int r = hutch_proc_stat(holder, &me.start, NULL);
 	if (r < 0)
 		return hutch_fail_errno(err, r, "ipam: /proc/%d/stat", (int)holder);
@@ -219,14 +219,14 @@ int ns_ipam_lease(int dirfd, const struct ns_subnet *s, pid_t holder, ns_lease_s
 	TRY(load(dirfd, &l, err));
 	int dropped = drop_stale(&l, stale, arg);
 	uint32_t broadcast = s->net | ~mask_of(s->prefix);
-	for (me.addr = ns_subnet_gateway(s) + 1; me.addr < broadcast; me.addr++)
+	for (me.addr = net_subnet_gateway(s) + 1; me.addr < broadcast; me.addr++)
 		if (!taken(&l, me.addr))
 			break;
 	if (me.addr >= broadcast) {
 		if (dropped)
 			save(dirfd, &l, err);
-		char a[NS_IPV4_LEN];
-		ns_ipv4_format(s->net, a);
+		char a[NET_IPV4_LEN];
+		net_ipv4_format(s->net, a);
 		return hutch_fail(err, EADDRNOTAVAIL, "ipam: no free address left in %s/%u", a,
 				  s->prefix);
 	}
@@ -237,7 +237,7 @@ int ns_ipam_lease(int dirfd, const struct ns_subnet *s, pid_t holder, ns_lease_s
 	return 0;
 }
 
-int ns_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err)
+int net_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err)
 {
 	_cleanup_close_ int lock = lock_dir(dirfd, err);
 	if (lock < 0)
@@ -254,7 +254,7 @@ int ns_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err)
 	return save(dirfd, &l, err);
 }
 
-int ns_ipam_reclaim(int dirfd, ns_lease_stale_fn stale, void *arg, struct hutch_err *err)
+int net_ipam_reclaim(int dirfd, net_lease_stale_fn stale, void *arg, struct hutch_err *err)
 {
 	_cleanup_close_ int lock = lock_dir(dirfd, err);
 	if (lock < 0)

@@ -5,7 +5,7 @@
  * is older than the ABIs used here, so the structures and values are defined below, from
  * Documentation/userspace-api/landlock.rst; they are append-only, like the ABI itself.
  */
-#include "sc.h"
+#include "ll.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -29,17 +29,17 @@ struct ll_path_beneath_attr {
 } __attribute__((packed));
 
 /* The file rights each ABI added; index = ABI. */
-static const uint64_t fs_added[SC_LL_ABI_MAX + 1] = {
+static const uint64_t fs_added[LL_ABI_MAX + 1] = {
 	[1] = (1ULL << 13) - 1, /* execute ... make_sym */
 	[2] = 1ULL << 13,	/* refer */
-	[3] = SC_LL_FS_TRUNCATE,
-	[5] = SC_LL_FS_IOCTL_DEV,
+	[3] = LL_FS_TRUNCATE,
+	[5] = LL_FS_IOCTL_DEV,
 };
 
 /* Rights that only mean something on a directory: the kernel refuses them on a file rule. */
 #define FS_FILE_RIGHTS                                                                             \
-	(SC_LL_FS_EXECUTE | SC_LL_FS_WRITE_FILE | SC_LL_FS_READ_FILE | SC_LL_FS_TRUNCATE |         \
-	 SC_LL_FS_IOCTL_DEV)
+	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE |         \
+	 LL_FS_IOCTL_DEV)
 
 static const char *const fs_names[] = {
 	"execute",   "write_file", "read_file", "read_dir",  "remove_dir", "remove_file",
@@ -49,7 +49,7 @@ static const char *const fs_names[] = {
 static const char *const net_names[] = { "bind_tcp", "connect_tcp" };
 static const char *const scope_names[] = { "abstract_unix_socket", "signal" };
 
-int sc_landlock_abi(int *kernel_abi)
+int ll_abi(int *kernel_abi)
 {
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
 	if (abi < 0) /* EOPNOTSUPP: built in but disabled at boot; ENOSYS: not built */
@@ -63,24 +63,24 @@ int sc_landlock_abi(int *kernel_abi)
 	return (int)abi;
 }
 
-uint64_t sc_landlock_fs_rights(int abi)
+uint64_t ll_fs_rights(int abi)
 {
 	uint64_t r = 0;
-	for (int i = 1; i <= abi && i <= SC_LL_ABI_MAX; i++)
+	for (int i = 1; i <= abi && i <= LL_ABI_MAX; i++)
 		r |= fs_added[i];
 	return r;
 }
 
-static void handled_for(int abi, bool deny_tcp, bool scope, struct sc_landlock *out)
+static void handled_for(int abi, bool deny_tcp, bool scope, struct ll_ruleset *out)
 {
 	out->abi = abi;
-	out->handled_fs = sc_landlock_fs_rights(abi);
-	out->handled_net = deny_tcp && abi >= 4 ? SC_LL_NET_BIND_TCP | SC_LL_NET_CONNECT_TCP : 0;
-	out->scoped = scope && abi >= 6 ? SC_LL_SCOPE_ABSTRACT_UNIX | SC_LL_SCOPE_SIGNAL : 0;
+	out->handled_fs = ll_fs_rights(abi);
+	out->handled_net = deny_tcp && abi >= 4 ? LL_NET_BIND_TCP | LL_NET_CONNECT_TCP : 0;
+	out->scoped = scope && abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0;
 }
 
 /* The ruleset for the newest ABI the kernel accepts, from abi down. */
-static int create_ruleset(int abi, bool deny_tcp, bool scope, struct sc_landlock *out,
+static int create_ruleset(int abi, bool deny_tcp, bool scope, struct ll_ruleset *out,
 			  struct hutch_err *err)
 {
 	for (; abi >= 1; abi--) {
@@ -100,7 +100,7 @@ static int create_ruleset(int abi, bool deny_tcp, bool scope, struct sc_landlock
 	return hutch_fail(err, EINVAL, "landlock: the kernel refused every ABI's rights");
 }
 
-static int add_rule(int ruleset, const struct sc_ll_rule *rule, struct sc_landlock *ll,
+static int add_rule(int ruleset, const struct ll_rule *rule, struct ll_ruleset *ll,
 		    struct hutch_err *err)
 {
 	_cleanup_close_ int fd = open(rule->path, O_PATH | O_CLOEXEC);
@@ -123,18 +123,18 @@ static int add_rule(int ruleset, const struct sc_ll_rule *rule, struct sc_landlo
 	return 0;
 }
 
-int sc_landlock_create(int abi, const struct sc_ll_rule *rules, size_t n, bool deny_tcp, bool scope,
-		       struct sc_landlock *out, struct hutch_err *err)
+int ll_create(int abi, const struct ll_rule *rules, size_t n, bool deny_tcp, bool scope,
+		       struct ll_ruleset *out, struct hutch_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	int have = sc_landlock_abi(&out->kernel_abi);
+	int have = ll_abi(&out->kernel_abi);
 	if (have < 1)
 		return hutch_fail(err, EOPNOTSUPP, "landlock: not supported by this kernel%s",
 				  out->kernel_abi > 0 ? " (capped by HUTCH_LANDLOCK_ABI_MAX)" : "");
 	if (abi > have)
 		abi = have;
-	if (abi > SC_LL_ABI_MAX)
-		abi = SC_LL_ABI_MAX;
+	if (abi > LL_ABI_MAX)
+		abi = LL_ABI_MAX;
 	_cleanup_close_ int ruleset = create_ruleset(abi, deny_tcp, scope, out, err);
 	if (ruleset < 0)
 		return ruleset;
@@ -146,14 +146,14 @@ int sc_landlock_create(int abi, const struct sc_ll_rule *rules, size_t n, bool d
 	return steal_fd(ruleset);
 }
 
-int sc_landlock_restrict(int ruleset_fd, struct hutch_err *err)
+int ll_restrict(int ruleset_fd, struct hutch_err *err)
 {
 	if (syscall(SYS_landlock_restrict_self, ruleset_fd, 0) < 0)
 		return hutch_fail_errno(err, errno, "landlock: restrict_self");
 	return 0;
 }
 
-size_t sc_landlock_names(uint64_t rights, char kind, const char **names, size_t max)
+size_t ll_names(uint64_t rights, char kind, const char **names, size_t max)
 {
 	const char *const *table = kind == 'n' ? net_names : kind == 's' ? scope_names : fs_names;
 	size_t len = kind == 'n'   ? ARRAY_SIZE(net_names)

@@ -3,7 +3,7 @@
  * Networking inside a new network namespace: bringing the loopback interface up with a
  * single rtnetlink RTM_NEWLINK request, built by hand (no libmnl for one message).
  */
-#include "ns-internal.h"
+#include "net-internal.h"
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -16,7 +16,7 @@ struct link_req {
 	struct ifinfomsg ifi;
 };
 
-int ns_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err)
+int net_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err)
 {
 	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
 	for (;;) {
@@ -38,7 +38,7 @@ int ns_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err)
 	}
 }
 
-int ns_loopback_up(struct hutch_err *err)
+int net_loopback_up(struct hutch_err *err)
 {
 	unsigned idx = if_nametoindex("lo");
 	if (idx == 0)
@@ -59,5 +59,5 @@ int ns_loopback_up(struct hutch_err *err)
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		return hutch_fail_errno(err, errno, "netlink send");
-	return ns_nl_ack(fd, req.nh.nlmsg_seq, "RTM_NEWLINK lo up", err);
+	return net_nl_ack(fd, req.nh.nlmsg_seq, "RTM_NEWLINK lo up", err);
 }

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * net/: a network namespace's links (lo, a veth pair onto a bridge) over rtnetlink, the
+ * bridge's address leases (IPAM, files under a lock), and outbound NAT in nftables. Pure
+ * parts (addresses, subnets) are testable anywhere; the rest acts on the current namespace.
+ */
+#ifndef HUTCH_NET_H
+#define HUTCH_NET_H
+
+#include "hutch-base.h"
+
+#include <stdint.h>
+
+/* Brings lo up in the current network namespace: one RTM_NEWLINK message, no library. */
+int net_loopback_up(struct hutch_err *err);
+
+/* An IPv4 subnet; addresses are in host byte order throughout. */
+struct net_subnet {
+	uint32_t net;
+	unsigned prefix; /* 8..30 */
+};
+/* "10.89.0.0/24"; host bits must be zero. An IPv6 subnet is -ENOTSUP ("not supported"). */
+int net_subnet_parse(const char *s, struct net_subnet *out, struct hutch_err *err);
+/* The gateway (the bridge's address) is the subnet's first host address. */
+uint32_t net_subnet_gateway(const struct net_subnet *s);
+bool net_subnet_contains(const struct net_subnet *s, uint32_t addr);
+int net_ipv4_parse(const char *s, uint32_t *out); /* dotted quad only; -EINVAL otherwise */
+#define NET_IPV4_LEN 16
+void net_ipv4_format(uint32_t addr, char buf[NET_IPV4_LEN]);
+
+/* A lease: the address and the process holding it (pid + start time, so pid reuse is seen). */
+struct net_lease {
+	uint32_t addr;
+	pid_t pid;
+	uint64_t start;
+};
+/* Called, under the lease lock, for each lease whose holder died, before it is dropped: the
+ * caller removes what it made for that address (veth, nft rule). An error is ignored. */
+typedef int (*net_lease_stale_fn)(const struct net_lease *l, void *arg, struct hutch_err *err);
+/* Opens (making it) ROOT/<inode of this process's network namespace>/BRIDGE: one lease space
+ * per bridge per network namespace. Returns a directory fd. */
+int net_ipam_open(const char *root, const char *bridge, struct hutch_err *err);
+/* Leases the lowest free host address of s (after the gateway, before broadcast) to holder.
+ * Stale leases are reclaimed first. Concurrent callers are serialised by flock(DIR/lock). */
+int net_ipam_lease(int dirfd, const struct net_subnet *s, pid_t holder, net_lease_stale_fn stale,
+		  void *arg, uint32_t *addr, struct hutch_err *err);
+int net_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err);
+/* Drops every stale lease; returns how many. */
+int net_ipam_reclaim(int dirfd, net_lease_stale_fn stale, void *arg, struct hutch_err *err);
+
+struct net_bridge {
+	const char *name; /* "hutch0" */
+	struct net_subnet subnet;
+	unsigned mtu; /* of the veth pair */
+};
+/* Creates the bridge with the gateway address when missing, brings it up, and turns on IPv4
+ * forwarding in this network namespace when it is off. The bridge outlives the sandbox. */
+int net_bridge_ensure(const struct net_bridge *br, struct hutch_err *err);
+/* The host end's name for a sandbox address: "hv" + 8 hex digits. */
+#define NET_IFNAME_LEN 16
+void net_veth_name(uint32_t addr, char buf[NET_IFNAME_LEN]);
+/* A veth pair: the host end joins the bridge; the peer is created directly inside netns_fd
+ * as eth0 with addr/prefix, the MTU, up, and a default route via the gateway. */
+int net_bridge_attach(const struct net_bridge *br, int netns_fd, uint32_t addr,
+		     struct hutch_err *err);
+/* Deletes the host end of addr's veth (its peer goes with it); a missing link is fine. */
+int net_bridge_detach(uint32_t addr, struct hutch_err *err);
+
+/* Outbound NAT in nftables table "ip hutch" (base chain made when missing): one masquerade
+ * rule per sandbox address, tagged with a comment so it can be found and deleted later.
+ * libnftables is dlopen'ed on first use (see net-nft.c for why). */
+int net_nft_masq_add(const char *bridge, uint32_t addr, struct hutch_err *err);
+int net_nft_masq_del(uint32_t addr, struct hutch_err *err);
+
+#endif
