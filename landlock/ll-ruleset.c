@@ -38,8 +38,7 @@ static const uint64_t fs_added[LL_ABI_MAX + 1] = {
 
 /* Rights that only mean something on a directory: the kernel refuses them on a file rule. */
 #define FS_FILE_RIGHTS                                                                             \
-	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE |         \
-	 LL_FS_IOCTL_DEV)
+	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 
 static const char *const fs_names[] = {
 	"execute",   "write_file", "read_file", "read_dir",  "remove_dir", "remove_file",
@@ -124,7 +123,7 @@ static int add_rule(int ruleset, const struct ll_rule *rule, struct ll_ruleset *
 }
 
 int ll_create(int abi, const struct ll_rule *rules, size_t n, bool deny_tcp, bool scope,
-		       struct ll_ruleset *out, struct hutch_err *err)
+	      struct ll_ruleset *out, struct hutch_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	int have = ll_abi(&out->kernel_abi);

@@ -21,11 +21,11 @@
 #define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
-#define LL_FS_TRUNCATE (1ULL << 14)	/* ABI 3 */
+#define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
 #define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
 #define LL_FS_READ (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR)
 #define LL_FS_ALL ((1ULL << 16) - 1) /* masked by what the ABI handles */
-#define LL_NET_BIND_TCP (1ULL << 0)	/* ABI 4 */
+#define LL_NET_BIND_TCP (1ULL << 0)  /* ABI 4 */
 #define LL_NET_CONNECT_TCP (1ULL << 1)
 #define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
 #define LL_SCOPE_SIGNAL (1ULL << 1)
@@ -52,7 +52,7 @@ uint64_t ll_fs_rights(int abi);
  * TCP bind and connect with no rule allowing them (ABI >= 4), scope adds the ABI 6 scopes.
  * When the kernel refuses rights with EINVAL it drops the newest ABI's and retries. */
 int ll_create(int abi, const struct ll_rule *rules, size_t n, bool deny_tcp, bool scope,
-		       struct ll_ruleset *out, struct hutch_err *err);
+	      struct ll_ruleset *out, struct hutch_err *err);
 /* landlock_restrict_self: needs no_new_privs (or CAP_SYS_ADMIN). Closes nothing. */
 int ll_restrict(int ruleset_fd, struct hutch_err *err);
 /* Names of the rights in a mask, NULL-terminated into names (at most max - 1 of them): kind

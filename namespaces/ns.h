@@ -152,7 +152,6 @@ int ns_check_sysctl(const char *key, bool new_net, bool new_ipc, bool new_uts,
 int ns_write_sysctls(const struct ns_sysctl *v, size_t n, struct hutch_err *err);
 int ns_set_oom_score_adj(pid_t pid, int adj, struct hutch_err *err);
 
-
 /* CLONE_NEW* flag for an OCI namespace type name ("pid", "network", ...); -EINVAL if unknown. */
 int ns_type_flag(const char *type);
 /* setns() into the namespace file at path, checking it is of the expected type. */

@@ -194,7 +194,8 @@ int net_bridge_ensure(const struct net_bridge *br, struct hutch_err *err)
 		if (idx == 0)
 			return hutch_fail_errno(err, errno, "bridge %s", br->name);
 	}
-	int r = add_addr(fd, idx, net_subnet_gateway(&br->subnet), br->subnet.prefix, br->name, err);
+	int r = add_addr(fd, idx, net_subnet_gateway(&br->subnet), br->subnet.prefix, br->name,
+			 err);
 	if (r < 0 && r != -EEXIST)
 		return r;
 	TRY(link_up(fd, idx, br->name, err));
@@ -258,7 +259,8 @@ static int socket_in(int netns_fd, int *eth0, struct hutch_err *err)
 	return fd;
 }
 
-int net_bridge_attach(const struct net_bridge *br, int netns_fd, uint32_t addr, struct hutch_err *err)
+int net_bridge_attach(const struct net_bridge *br, int netns_fd, uint32_t addr,
+		      struct hutch_err *err)
 {
 	char host[NET_IFNAME_LEN];
 	net_veth_name(addr, host);

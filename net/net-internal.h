@@ -9,5 +9,4 @@
  * err naming what. Other messages are skipped. */
 int net_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err);
 
-
 #endif

@@ -34,8 +34,8 @@ int net_ipv4_parse(const char *s, uint32_t *out)
 
 void net_ipv4_format(uint32_t addr, char buf[NET_IPV4_LEN])
 {
-	snprintf(buf, NET_IPV4_LEN, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 255, (addr >> 8) & 255,
-		 addr & 255);
+	snprintf(buf, NET_IPV4_LEN, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 255,
+		 (addr >> 8) & 255, addr & 255);
 }
 
 static uint32_t mask_of(unsigned prefix)
@@ -206,7 +206,7 @@ static bool taken(const struct leases *l, uint32_t addr)
 }
 
 int net_ipam_lease(int dirfd, const struct net_subnet *s, pid_t holder, net_lease_stale_fn stale,
-		  void *arg, uint32_t *addr, struct hutch_err *err)
+		   void *arg, uint32_t *addr, struct hutch_err *err)
 {
 	struct net_lease me = { .pid = holder };
 	int r = hutch_proc_stat(holder, &me.start, NULL);

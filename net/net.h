@@ -43,7 +43,7 @@ int net_ipam_open(const char *root, const char *bridge, struct hutch_err *err);
 /* Leases the lowest free host address of s (after the gateway, before broadcast) to holder.
  * Stale leases are reclaimed first. Concurrent callers are serialised by flock(DIR/lock). */
 int net_ipam_lease(int dirfd, const struct net_subnet *s, pid_t holder, net_lease_stale_fn stale,
-		  void *arg, uint32_t *addr, struct hutch_err *err);
+		   void *arg, uint32_t *addr, struct hutch_err *err);
 int net_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err);
 /* Drops every stale lease; returns how many. */
 int net_ipam_reclaim(int dirfd, net_lease_stale_fn stale, void *arg, struct hutch_err *err);
@@ -62,7 +62,7 @@ void net_veth_name(uint32_t addr, char buf[NET_IFNAME_LEN]);
 /* A veth pair: the host end joins the bridge; the peer is created directly inside netns_fd
  * as eth0 with addr/prefix, the MTU, up, and a default route via the gateway. */
 int net_bridge_attach(const struct net_bridge *br, int netns_fd, uint32_t addr,
-		     struct hutch_err *err);
+		      struct hutch_err *err);
 /* Deletes the host end of addr's veth (its peer goes with it); a missing link is fine. */
 int net_bridge_detach(uint32_t addr, struct hutch_err *err);
 

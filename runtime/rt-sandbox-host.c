@@ -516,8 +516,7 @@ int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *res, struct 
 static void gen_rights(yajl_gen g, const char *key, uint64_t rights, char kind)
 {
 	const char *names[20];
-	hutch_json_gen_strv(g, key, names,
-			    ll_names(rights, kind, names, ARRAY_SIZE(names)));
+	hutch_json_gen_strv(g, key, names, ll_names(rights, kind, names, ARRAY_SIZE(names)));
 }
 
 static void gen_landlock(yajl_gen g, const struct rt_sb_host *h)

@@ -327,8 +327,7 @@ static int landlock_rules(struct rt_host *hs, int *ruleset, struct hutch_err *er
 	size_t n = 0;
 	add_rules(rules, &n, (char *const *)system_read, ARRAY_SIZE(system_read), LL_FS_READ);
 	add_rules(rules, &n, (char *const *)devices_rw, ARRAY_SIZE(devices_rw),
-		  LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV |
-			  LL_FS_READ_DIR);
+		  LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV | LL_FS_READ_DIR);
 	add_rules(rules, &n, hs->read.v, hs->read.n, LL_FS_READ);
 	add_rules(rules, &n, hs->rw.v, hs->rw.n, LL_FS_ALL);
 	for (size_t i = 0; h->mount_view && i < hs->o->n_tmpfs; i++) /* private only in a view */

@@ -55,8 +55,8 @@ static void test_create(int kernel)
 	int fd = ll_create(LL_ABI_MAX, rules, 2, true, true, &ll, &err);
 	ok(fd >= 0 && ll.abi == kernel && ll.n_rules == 1 && ll.n_skipped == 1,
 	   "ruleset for the kernel's ABI; a missing path is skipped (%s)", err.msg);
-	ok(ll.handled_fs == ll_fs_rights(kernel) &&
-		   (kernel < 4) == (ll.handled_net == 0) && (kernel < 6) == (ll.scoped == 0),
+	ok(ll.handled_fs == ll_fs_rights(kernel) && (kernel < 4) == (ll.handled_net == 0) &&
+		   (kernel < 6) == (ll.scoped == 0),
 	   "handles every right of the ABI");
 	close(fd);
 	setenv("HUTCH_LANDLOCK_ABI_MAX", "2", 1);
