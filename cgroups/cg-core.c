@@ -2,7 +2,8 @@
 /*
  * struct cg and the public entry points: finding the hierarchies, creating and opening the
  * container's directory in each, joining, killing, removing, and dispatching to the v1 or v2
- * applier. Also the small file and tree helpers both appliers share.
+ * applier, and the tree walks (pids, sub-cgroups) they need. The file readers the appliers
+ * share are in cg-io.c, so that they and this file never call each other.
  */
 #include "cg-internal.h"
 
@@ -17,51 +18,6 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
-
-bool cg_is_v2(void)
-{
-	struct statfs fs;
-	return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
-}
-
-int cg_read_at(int dirfd, const char *file, char **out, struct hutch_err *err)
-{
-	return hutch_read_file_at(dirfd, file, 1 << 22, out, NULL, err);
-}
-
-int cg_read_u64_at(int dirfd, const char *file, uint64_t *out)
-{
-	struct hutch_err e = { 0 };
-	_cleanup_free_ char *s = NULL;
-	int r = cg_read_at(dirfd, file, &s, &e);
-	if (r < 0)
-		return r;
-	s[strcspn(s, "\n")] = '\0';
-	if (strcmp(s, "max") == 0) {
-		*out = UINT64_MAX;
-		return 0;
-	}
-	return hutch_parse_u64(s, out);
-}
-
-int cg_read_key_at(int dirfd, const char *file, const char *key, uint64_t *out)
-{
-	struct hutch_err e = { 0 };
-	_cleanup_free_ char *s = NULL;
-	int r = cg_read_at(dirfd, file, &s, &e);
-	if (r < 0)
-		return r;
-	size_t kl = strlen(key);
-	for (char *l = s; *l;) {
-		size_t n = strcspn(l, "\n");
-		if (strncmp(l, key, kl) == 0 && l[kl] == ' ') {
-			l[n] = '\0';
-			return hutch_parse_u64(l + kl + 1, out);
-		}
-		l += n + (l[n] == '\n');
-	}
-	return -ENOENT;
-}
 
 /* Calls fn(dirfd of child, name, data) for every sub-cgroup of dirfd. */
 static int for_each_child(int dirfd, int (*fn)(int parent, int child, const char *name, void *),
@@ -145,18 +101,6 @@ static int rmdir_child(int parent, int child, const char *name, void *data)
 int cg_rmdir_children(int dirfd, struct hutch_err *err)
 {
 	return for_each_child(dirfd, rmdir_child, err, err);
-}
-
-/* Reads both /proc files and locates the container's directory in every hierarchy. */
-int cg_read_hierarchies(bool v2, struct cg_hier **out, size_t *n, struct hutch_err *err)
-{
-	_cleanup_free_ char *pc = NULL, *mi = NULL;
-	int r = hutch_read_file_at(AT_FDCWD, "/proc/self/cgroup", 1 << 20, &pc, NULL, err);
-	if (r == 0)
-		r = hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &mi, NULL, err);
-	if (r < 0)
-		return r;
-	return cg_parse_hierarchies(pc, mi, v2, out, n, err);
 }
 
 static int load(const char *path, struct cg **out, struct hutch_err *err)
