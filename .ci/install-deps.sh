@@ -9,8 +9,8 @@ pkgs=(
 	bats busybox-static jq util-linux iproute2 procps psmisc
 	crun runc libssl-dev util-linux
 	libarchive-dev libzstd-dev liblz4-dev libacl1-dev nettle-dev liblzma-dev libbz2-dev
-	umoci skopeo python3 bc # tests/integration/images.bats, bench/images.sh
-	debootstrap # tests/integration/sandbox-packages.bats: a Debian 12 for apt-get --as-root
+	umoci skopeo python3 bc # tests/integration/images/images.bats, bench/images.sh
+	debootstrap # tests/integration/sandbox/sandbox-packages.bats: a Debian 12 for apt-get --as-root
 	clang libclang-rt-14-dev # tests/fuzz: libFuzzer and the sanitizers' runtimes for clang
 	podman containerd docker.io # tests/clients: hutch under the real clients
 )

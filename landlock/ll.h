@@ -14,7 +14,7 @@
  * Landlock (ll-ruleset.c): unprivileged file-access, TCP and scope rules, the second layer of
  * host-mode sandboxes. Rights are the kernel's bit values under hutch names. A ruleset handles
  * every file right the ABI knows, so anything no rule grants is denied. Landlock can only
- * allow: a deny beneath an allowed tree needs a mount on top (runtime/rt-sandbox-host.c).
+ * allow: a deny beneath an allowed tree needs a mount on top (runtime/host/rt-host.c).
  */
 #define LL_ABI_MAX 7 /* the newest ABI hutch knows (7: audit, Linux 6.15) */
 #define LL_FS_EXECUTE (1ULL << 0)

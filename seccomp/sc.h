@@ -122,7 +122,7 @@ bool sc_filter_allows(const struct sc_filter *f, long nr, const uint64_t args[6]
 void sc_filter_free(struct sc_filter *f);
 /* A copy of f that also allows execveat(fd, path, any, any, AT_EMPTY_PATH), with exactly these
  * fd and path pointer, from the native arch: for a profile that allows execve but not
- * execveat, the exec trampoline's own call (see runtime/rt-trampoline.c). */
+ * execveat, the exec trampoline's own call (see runtime/oci/rt-trampoline.c). */
 int sc_filter_allow_fd_exec(const struct sc_filter *f, int fd, const char *path,
 			    struct sc_filter **out, struct hutch_err *err);
 /* A filter as one block of bytes for another process (at most sc_filter_max_bytes()), and

@@ -15,7 +15,7 @@
 #define MAX_VECS 48
 
 /* Argument vectors: zeros, all ones, and around each value the rules compare with, at the
- * index they test (the edges of masked ranges too, as tests/unit/test-sc-bpf.c). */
+ * index they test (the edges of masked ranges too, as tests/unit/seccomp/test-sc-bpf.c). */
 static size_t arg_vecs(const struct sc_config *cfg, uint64_t v[MAX_VECS][6])
 {
 	size_t n = 2;
@@ -67,7 +67,7 @@ static void compare_nr(const struct sc_filter *a, const struct sc_filter *b, uin
  * each x86 ABI (where the ranges and the ENOSYS prologue put their boundaries), with every
  * argument vector when the rule looks at arguments; plus a sweep of every 7th number of each
  * ABI and an arch no filter lists, and the edges of the x32 bit and beyond. (Every number,
- * as tests/unit/test-sc-bpf.c checks, costs 5x the exec rate under the fuzzer's tracing.)
+ * as tests/unit/seccomp/test-sc-bpf.c checks, costs 5x the exec rate under the fuzzer's tracing.)
  */
 static void compare(const struct sc_config *cfg, const struct sc_filter *a,
 		    const struct sc_filter *b)

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Host mode (`hutch sandbox --isolation landlock|none`), parent side: resolving the policy's
+ * paths, placeholders for denied paths that don't exist yet (and reclaiming a killed run's),
+ * the cgroup, the set-up child's report, the wait with the timeout, and the report's
+ * isolation object. The child's recipe is in rt-sandbox-view.c.
+ */
+#include "rt-host.h"
+#include "rt-json.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define PH_ROOT_DIR RT_DEFAULT_ROOT "/host-runs"
+
+extern char **environ;
+
+/* What the set-up child sends: once before execve (ready), once more if execve fails. */
+struct child_msg {
+	bool ready;
+	struct hutch_err err;
+	struct rt_sb_host h;
+};
+
+static void paths_add(struct rt_host_paths *p, char *s)
+{
+	p->v = hutch_xrealloc(p->v, (p->n + 2) * sizeof(char *));
+	p->v[p->n++] = s;
+	p->v[p->n] = NULL;
+}
+
+static void paths_free(struct rt_host_paths *p)
+{
+	hutch_strv_free(p->v);
+	*p = (struct rt_host_paths){ 0 };
+}
+
+static void note(struct rt_sb_host *h, const char *msg)
+{
+	if (h->n_weakened >= RT_SB_WEAK_MAX)
+		return;
+	char *dst = h->weakened[h->n_weakened++];
+	size_t len = strnlen(msg, sizeof(h->weakened[0]) - 1); /* truncated to fit */
+	memcpy(dst, msg, len);
+	dst[len] = '\0';
+}
+
+int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, ...)
+{
+	char msg[sizeof(hs->h->weakened[0])];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!hs->o->best_effort)
+		return hutch_fail(err, EOPNOTSUPP,
+				  "sandbox: %s (refused; --best-effort runs anyway)", msg);
+	note(hs->h, msg);
+	return 0;
+}
+
+int rt_sb_check_host(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	const char *mode = o->isolation == RT_SB_ISO_NONE ? "none" : "landlock";
+	const char *bad = o->image		      ? "--image"
+			  : o->workspace	      ? "--workspace"
+			  : o->n_binds		      ? "--bind and --ro-bind"
+			  : o->hostname		      ? "--hostname"
+			  : o->has_user || o->as_root ? "--user and --as-root (the caller's ids)"
+			  : o->runtime && strcmp(o->runtime, "native") ? "--runtime"
+								       : NULL;
+	if (bad)
+		return hutch_fail(err, EINVAL, "%s: not supported with --isolation %s", bad, mode);
+	if (o->isolation == RT_SB_ISO_NONE &&
+	    (o->n_allow_read || o->n_allow_rw || o->n_deny || o->home_dotfiles))
+		return hutch_fail(err, EINVAL,
+				  "--allow-read, --allow-rw, --deny and --allow-home-dotfiles: "
+				  "nothing is enforced with --isolation none");
+	return 0;
+}
+
+static int resolve_allowed(char *const *in, const char *flag, struct rt_host_paths *out,
+			   struct hutch_err *err)
+{
+	for (; in && *in; in++) {
+		char *real = realpath(*in, NULL);
+		if (real)
+			paths_add(out, real);
+		else if (errno == ENOENT)
+			hutch_warn("%s %s: does not exist, ignoring", flag, *in);
+		else
+			return hutch_fail_errno(err, errno, "%s %s", flag, *in);
+	}
+	return 0;
+}
+
+/* ~/.* as they are now: a dotfile made during the run is not readable. */
+static void list_dotfiles(struct rt_host_paths *out)
+{
+	const char *home = getenv("HOME");
+	_cleanup_(hutch_closedirp) DIR *d = home && *home == '/' ? opendir(home) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			paths_add(out, hutch_xasprintf("%s/%s", strcmp(home, "/") ? home : "",
+						       e->d_name));
+}
+
+/* A run's registry: "dev ino path" lines for placeholders, "cgroup path" for its cgroup. A
+ * killed run's placeholders are removed if still empty, and its cgroup with what is in it. */
+static void remove_listed(int fd)
+{
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	char buf[HUTCH_FD_PATH_MAX];
+	if (hutch_read_file_at(AT_FDCWD, hutch_fd_path(fd, buf), 1 << 20, &text, NULL, &e) < 0)
+		return;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long dev, ino;
+		int off = 0;
+		struct stat st;
+		struct cg *cg = NULL;
+		if (hutch_str_has_prefix(l, "cgroup /") && cg_open(l + 7, &cg, &e) >= 0) {
+			cg_destroy(cg, &e);
+			cg_free(cg);
+		} else if (sscanf(l, "%lu %lu %n", &dev, &ino, &off) == 2 && off > 0 &&
+			   lstat(l + off, &st) == 0 && st.st_dev == dev && st.st_ino == ino &&
+			   S_ISDIR(st.st_mode))
+			rmdir(l + off); /* fails, as it should, when the directory is not empty */
+	}
+}
+
+/* Registries whose flock is free belong to runs that died. */
+static void reclaim(int dfd)
+{
+	_cleanup_(hutch_closedirp) DIR *d = fdopendir(dup(dfd));
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		_cleanup_close_ int fd = openat(dfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		remove_listed(fd);
+		unlinkat(dfd, e->d_name, 0);
+	}
+}
+
+static void open_registry(struct rt_host *hs)
+{
+	_cleanup_free_ char *dir = NULL;
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (geteuid() == 0) {
+		mkdir(RT_DEFAULT_ROOT, 0711);
+		dir = hutch_xstrdup(PH_ROOT_DIR);
+	} else if (xdg && *xdg == '/') {
+		dir = hutch_xasprintf("%s/hutch-host-runs", xdg);
+	} else {
+		return;
+	}
+	mkdir(dir, 0700);
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return;
+	reclaim(dfd);
+	char name[32];
+	snprintf(name, sizeof(name), "%d", (int)getpid());
+	hs->reg_fd = openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (hs->reg_fd >= 0 && flock(hs->reg_fd, LOCK_EX) == 0)
+		hs->reg_path = hutch_xasprintf("%s/%s", dir, name);
+}
+
+static int make_placeholder(struct rt_host *hs, const char *path)
+{
+	struct stat st;
+	if (mkdir(path, 0700) < 0 || lstat(path, &st) < 0)
+		return -errno;
+	if (hs->reg_path)
+		dprintf(hs->reg_fd, "%lu %lu %s\n", (unsigned long)st.st_dev,
+			(unsigned long)st.st_ino, path);
+	else if (!hs->placeholders.n)
+		hutch_warn("no $XDG_RUNTIME_DIR: a killed run's placeholders stay behind");
+	paths_add(&hs->placeholders, hutch_xstrdup(path));
+	hs->h->n_placeholders++;
+	return 0;
+}
+
+static void remove_placeholders(struct rt_host *hs)
+{
+	for (size_t i = 0; i < hs->placeholders.n; i++)
+		rmdir(hs->placeholders.v[i]);
+	if (hs->reg_path)
+		unlink(hs->reg_path);
+	if (hs->reg_fd >= 0)
+		close(hs->reg_fd);
+}
+
+/* A path that doesn't exist yet is held by a placeholder directory under its real parent. */
+static int deny_missing(struct rt_host *hs, const char *path, struct hutch_err *err)
+{
+	_cleanup_free_ char *copy = hutch_xstrdup(path), *copy2 = hutch_xstrdup(path);
+	_cleanup_free_ char *parent = realpath(dirname(copy), NULL);
+	if (!parent)
+		return rt_host_weaken(hs, err,
+				      "--deny %s: its parent doesn't exist (no placeholder)", path);
+	char *real = hutch_xasprintf("%s/%s", strcmp(parent, "/") ? parent : "", basename(copy2));
+	int r = make_placeholder(hs, real);
+	if (r < 0) {
+		free(real);
+		return rt_host_weaken(hs, err, "--deny %s: placeholder: %s", path, strerror(-r));
+	}
+	paths_add(&hs->deny, real);
+	return 0;
+}
+
+static int resolve_denied(struct rt_host *hs, struct hutch_err *err)
+{
+	for (char **d = hs->o->deny; d && *d; d++) {
+		char *real = realpath(*d, NULL);
+		struct stat st;
+		if (!real && errno == ENOENT) {
+			TRY(deny_missing(hs, *d, err));
+			continue;
+		}
+		if (!real)
+			return hutch_fail_errno(err, errno, "--deny %s", *d);
+		paths_add(&hs->deny, real);
+		/* A mount covers one name: other hard links to the file stay open. */
+		if (lstat(real, &st) == 0 && !S_ISDIR(st.st_mode) && st.st_nlink > 1)
+			TRY(rt_host_weaken(hs, err,
+					   "--deny %s: %lu other hard links are not covered", *d,
+					   (unsigned long)st.st_nlink - 1));
+	}
+	return 0;
+}
+
+/* Limits where cgroups allow: root must get them, an unprivileged caller may not. */
+static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
+{
+	const struct rt_sb_opts *o = hs->o;
+	_cleanup_free_ char *base = NULL, *path = NULL;
+	struct hutch_err e = { 0 };
+	struct cg_resources res = { .mem_limit = { o->memory > 0, (int64_t)o->memory },
+				    .pids_limit = { o->pids > 0, o->pids } };
+	if (o->cpus > 0) {
+		res.cpu_quota = (struct cg_i64){ true, (int64_t)(o->cpus * 100000) };
+		res.cpu_period = (struct cg_i64){ true, 100000 };
+	}
+	int r = cg_own_common(&base, &e);
+	if (r >= 0) {
+		path = hutch_xasprintf("%s/hutch-sb-%d", strcmp(base, "/") ? base : "",
+				       (int)getpid());
+		r = cg_create(path, &hs->cg, &e);
+		hutch_fault_point("sandbox:host-cgroup");
+	}
+	if (r >= 0)
+		r = cg_apply(hs->cg, &res, &e);
+	if (r >= 0) {
+		hs->h->cgroup = true;
+		if (hs->reg_path)
+			dprintf(hs->reg_fd, "cgroup %s\n", path);
+		return 0;
+	}
+	if (hs->cg) {
+		struct hutch_err e2 = { 0 };
+		cg_destroy(hs->cg, &e2);
+		cg_free(steal_ptr(hs->cg));
+	}
+	if (geteuid() == 0) {
+		*err = e;
+		return hutch_err_prefix(err, "sandbox: cgroup: ");
+	}
+	char msg[sizeof(e.msg) + 32];
+	snprintf(msg, sizeof(msg), "no cgroup, so no limits: %s", e.msg);
+	note(hs->h, msg); /* limits apply "where cgroups allow": not a --best-effort matter */
+	return 0;
+}
+
+static int compile_seccomp(struct rt_host *hs, struct hutch_err *err)
+{
+	/* The command holds no capability; files it makes are on the host: no setuid bits. */
+	return sc_compile_default(0, SC_DEFAULT_NO_SETID, &hs->filter, err);
+}
+
+static int prepare(struct rt_host *hs, struct hutch_err *err)
+{
+	const struct rt_sb_opts *o = hs->o;
+	struct rt_sb_host *h = hs->h;
+	char cwd[PATH_MAX];
+	hs->cwd = hutch_xstrdup(o->cwd ? o->cwd : getcwd(cwd, sizeof(cwd)) ? cwd : "/");
+	open_registry(hs); /* first: it reclaims what killed runs left */
+	if (o->isolation == RT_SB_ISO_NONE) {
+		hutch_warn("--isolation none: the command runs on the host unrestricted");
+		return make_cgroup(hs, err);
+	}
+	h->ll.abi = ll_abi(&h->ll.kernel_abi);
+	if (h->ll.abi < 1)
+		TRY(rt_host_weaken(hs, err, "Landlock is not available (ABI %d, kernel %d)",
+				   h->ll.abi, h->ll.kernel_abi));
+	TRY(resolve_allowed(o->allow_read, "--allow-read", &hs->read, err));
+	TRY(resolve_allowed(o->allow_rw, "--allow-rw", &hs->rw, err));
+	for (size_t i = 0; i < o->n_tmpfs; i++)
+		paths_add(&hs->tmpfs, hutch_xstrdup(o->tmpfs[i].path));
+	if (o->home_dotfiles)
+		list_dotfiles(&hs->dotfiles);
+	for (size_t i = 0; i < hs->dotfiles.n; i++) /* read trees: in the view, in the rules */
+		paths_add(&hs->read, hutch_xstrdup(hs->dotfiles.v[i]));
+	if (rt_host_network(o) != RT_SB_NET_NONE)
+		hs->resolv = realpath("/etc/resolv.conf", NULL); /* may live in /run */
+	TRY(resolve_denied(hs, err));
+	TRY(compile_seccomp(hs, err));
+	return make_cgroup(hs, err);
+}
+
+/* The command's environment: a few of the caller's variables, then --env. */
+static char **command_env(const struct rt_sb_opts *o)
+{
+	static const char *const keep[] = { "PATH", "HOME", "USER",   "LOGNAME",
+					    "TERM", "LANG", "LC_ALL", "TZ" };
+	char **env = hutch_xcalloc(ARRAY_SIZE(keep) + o->n_env + 2, sizeof(char *));
+	size_t n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++) {
+		const char *v = getenv(keep[i]);
+		if (v)
+			env[n++] = hutch_xasprintf("%s=%s", keep[i], v);
+		else if (!strcmp(keep[i], "PATH"))
+			env[n++] =
+				hutch_xstrdup("PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
+	}
+	for (size_t i = 0; i < o->n_env; i++) {
+		size_t k = strcspn(o->env[i], "=");
+		for (size_t j = 0; j < n; j++)
+			if (!strncmp(env[j], o->env[i], k + 1)) {
+				free(env[j]);
+				env[j] = env[--n];
+			}
+		env[n++] = hutch_xstrdup(o->env[i]);
+	}
+	env[n] = NULL;
+	return env;
+}
+
+__attribute__((noreturn)) static void child_main(struct rt_host *hs, int go, int msg)
+{
+	struct child_msg m = { 0 };
+	char byte;
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* hutch's death ends the command */
+	if (read(go, &byte, 1) != 1)	  /* the parent died, or failed to set up the cgroup */
+		_exit(RT_SB_EXIT_FAIL);
+	close(go);
+	int keep[] = { msg };
+	hutch_close_fds_from(3, keep,
+			     1); /* --report-fd and the lock are hutch's, not the command's */
+	char **env = command_env(hs->o);
+	if (rt_host_child_setup(hs, &m.err) < 0) {
+		(void)!write(msg, &m, sizeof(m));
+		_exit(RT_SB_EXIT_FAIL);
+	}
+	m.ready = true;
+	m.h = *hs->h;
+	(void)!write(msg, &m, sizeof(m));
+	rt_reset_signals();
+	environ = env; /* execvp searches the command's PATH */
+	execvp(hs->o->command[0], hs->o->command);
+	int e = errno;
+	hutch_fail_errno(&m.err, e, "exec %s", hs->o->command[0]);
+	m.err.status = e == ENOENT ? 127 : 126;
+	m.ready = false;
+	(void)!write(msg, &m, sizeof(m));
+	_exit(m.err.status);
+}
+
+/* Kills what is left: the cgroup, or else every descendant (orphans come to us, the
+ * subreaper), until none is left; reap also reaps them. */
+static void kill_rest(struct rt_host *hs, bool reap)
+{
+	struct hutch_err e = { 0 };
+	if (hs->cg)
+		cg_signal_all(hs->cg, SIGKILL, &e);
+	for (int round = 0; round < 64; round++) {
+		char path[64];
+		_cleanup_free_ char *text = NULL;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+		if (hutch_read_file_at(AT_FDCWD, path, 1 << 16, &text, NULL, &e) < 0 || !*text)
+			break;
+		char *save = NULL;
+		for (char *t = strtok_r(text, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+			pid_t pid = (pid_t)atoi(t);
+			kill(pid, SIGKILL);
+			if (reap)
+				waitpid(pid, NULL, 0);
+		}
+		if (!reap)
+			break;
+	}
+}
+
+static void kill_tree(void *arg)
+{
+	kill_rest(arg, false); /* the waiter reaps the command itself */
+}
+
+/* Reads the child's report: <0 when it failed before or at execve. */
+static int await_exec(int msg, struct rt_sb_host *h, struct hutch_err *err)
+{
+	struct child_msg m;
+	ssize_t n = hutch_read_all(msg, &m, sizeof(m));
+	if (n != (ssize_t)sizeof(m))
+		return hutch_fail(err, EIO, "sandbox: the set-up child died");
+	if (!m.ready) {
+		*err = m.err;
+		return -err->code;
+	}
+	*h = m.h;
+	if (hutch_read_all(msg, &m, sizeof(m)) == (ssize_t)sizeof(m)) { /* execve failed */
+		*err = m.err;
+		return -err->code;
+	}
+	return 0;
+}
+
+static void set_result(struct rt_sb_result *r, const struct rt_waiter *w)
+{
+	r->timed_out = w->timed_out;
+	r->signal = WIFSIGNALED(w->status) ? WTERMSIG(w->status) : 0;
+	r->exit_code = WIFSIGNALED(w->status) ? 128 + WTERMSIG(w->status) : WEXITSTATUS(w->status);
+	if (w->timed_out)
+		r->exit_code = RT_SB_EXIT_TIMEOUT;
+}
+
+static int run(struct rt_host *hs, struct rt_sb_result *res, struct hutch_err *err)
+{
+	int go[2] = { -1, -1 }, msg[2] = { -1, -1 };
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(msg, O_CLOEXEC) < 0)
+		return hutch_fail_errno(err, errno, "sandbox: pipe");
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* the command's orphans stay ours to kill */
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(msg[0]);
+		child_main(hs, go[0], msg[1]);
+	}
+	close(go[0]);
+	close(msg[1]);
+	_cleanup_close_ int rd = msg[0], wr = go[1];
+	_cleanup_close_ int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	int r = pid < 0 || pidfd < 0 ? hutch_fail_errno(err, errno, "sandbox: fork") : 0;
+	if (r >= 0 && hs->cg)
+		r = cg_enter(hs->cg, pid, err);
+	if (r >= 0 && write(wr, "g", 1) != 1)
+		r = hutch_fail_errno(err, errno, "sandbox: start the child");
+	if (r >= 0)
+		r = await_exec(rd, hs->h, err);
+	struct rt_waiter w = { .pidfd = pidfd,
+			       .pid = pid,
+			       .master = -1,
+			       .timeout_ms = (int64_t)(hs->o->timeout * 1000),
+			       .grace_ms = (int64_t)(hs->o->grace * 1000),
+			       .kill_tree = kill_tree,
+			       .kill_arg = hs };
+	if (r >= 0)
+		r = rt_wait_container(&w, err);
+	else if (pid > 0)
+		kill(pid, SIGKILL);
+	if (hs->cg && cg_get_stats(hs->cg, &res->stats, &(struct hutch_err){ 0 }) >= 0) {
+		res->has_stats = true;
+		res->oom_killed = res->stats.oom_kills > 0;
+	}
+	kill_rest(hs, true);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	if (r < 0)
+		return r;
+	set_result(res, &w);
+	return 0;
+}
+
+int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *res, struct hutch_err *err)
+{
+	struct rt_host hs = { .o = o, .h = &res->host, .reg_fd = -1 };
+	res->runtime = "host";
+	res->host.active = true;
+	int r = prepare(&hs, err);
+	if (r >= 0)
+		r = run(&hs, res, err);
+	remove_placeholders(&hs);
+	if (hs.cg) {
+		struct hutch_err e = { 0 };
+		cg_destroy(hs.cg, &e);
+		cg_free(hs.cg);
+	}
+	sc_filter_free(hs.filter);
+	paths_free(&hs.read);
+	paths_free(&hs.rw);
+	paths_free(&hs.deny);
+	paths_free(&hs.dotfiles);
+	paths_free(&hs.tmpfs);
+	paths_free(&hs.placeholders);
+	free(hs.cwd);
+	free(hs.resolv);
+	free(hs.reg_path);
+	return r;
+}
+
+static void gen_rights(yajl_gen g, const char *key, uint64_t rights, char kind)
+{
+	const char *names[20];
+	hutch_json_gen_strv(g, key, names, ll_names(rights, kind, names, ARRAY_SIZE(names)));
+}
+
+static void gen_landlock(yajl_gen g, const struct rt_sb_host *h)
+{
+	char summary[160];
+	if (h->landlock)
+		snprintf(summary, sizeof(summary), "ABI %d (kernel %d): %zu rules%s", h->ll.abi,
+			 h->ll.kernel_abi, h->ll.n_rules,
+			 h->tcp_rules ? "; TCP bind and connect denied, UDP not covered" : "");
+	else
+		snprintf(summary, sizeof(summary), "not applied");
+	rt_gen_kv(g, "landlock", summary);
+	if (!h->landlock)
+		return;
+	hutch_json_gen_str(g, "landlock_rights");
+	yajl_gen_map_open(g);
+	hutch_json_gen_str(g, "abi");
+	yajl_gen_integer(g, h->ll.abi);
+	hutch_json_gen_str(g, "kernel_abi");
+	yajl_gen_integer(g, h->ll.kernel_abi);
+	gen_rights(g, "handled_fs", h->ll.handled_fs, 'f');
+	gen_rights(g, "handled_net", h->ll.handled_net, 'n');
+	gen_rights(g, "scoped", h->ll.scoped, 's');
+	yajl_gen_map_close(g);
+}
+
+static void gen_limits(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_host *h)
+{
+	hutch_json_gen_str(g, "limits");
+	yajl_gen_map_open(g);
+	hutch_json_gen_str(g, "memory_bytes");
+	h->cgroup && o->memory ? yajl_gen_integer(g, (long long)o->memory) : yajl_gen_null(g);
+	hutch_json_gen_str(g, "cpus");
+	h->cgroup && o->cpus > 0 ? yajl_gen_double(g, o->cpus) : yajl_gen_null(g);
+	hutch_json_gen_str(g, "pids");
+	h->cgroup && o->pids ? yajl_gen_integer(g, o->pids) : yajl_gen_null(g);
+	hutch_json_gen_str(g, "timeout_s");
+	o->timeout > 0 ? yajl_gen_integer(g, (long long)o->timeout) : yajl_gen_null(g);
+	yajl_gen_map_close(g);
+}
+
+static const char *network_enforcement(const struct rt_sb_opts *o, const struct rt_sb_host *h)
+{
+	if (rt_host_network(o) == RT_SB_NET_HOST)
+		return "none: the host's network";
+	if (h->netns)
+		return "network namespace with loopback only";
+	if (h->tcp_rules)
+		return "Landlock TCP rules: bind and connect denied; UDP is not covered";
+	return "none: not enforceable here";
+}
+
+void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const struct rt_sb_host *h)
+{
+	bool none = o->isolation == RT_SB_ISO_NONE;
+	hutch_json_gen_str(g, "isolation");
+	yajl_gen_map_open(g);
+	rt_gen_kv(g, "mode", none ? "none" : "landlock");
+	const char *ns[3];
+	size_t n = 0;
+	if (h->mount_view)
+		ns[n++] = "mount";
+	if (h->userns)
+		ns[n++] = "user";
+	if (h->netns)
+		ns[n++] = "network";
+	hutch_json_gen_strv(g, "namespaces", ns, n);
+	if (!none)
+		rt_gen_kv(g, "capabilities", "none");
+	hutch_json_gen_str(g, "no_new_privs");
+	yajl_gen_bool(g, !none && h->seccomp);
+	rt_gen_kv(g, "seccomp", h->seccomp ? "default" : "none");
+	hutch_json_gen_str(g, "read_only_root");
+	yajl_gen_bool(g, h->mount_view);
+	rt_gen_kv(g, "network", rt_host_network(o) == RT_SB_NET_NONE ? "none" : "host");
+	rt_gen_kv(g, "network_enforcement", network_enforcement(o, h));
+	gen_limits(g, o, h);
+	rt_gen_kv(g, "pid1", "command");
+	gen_landlock(g, h);
+	hutch_json_gen_str(g, "policy");
+	yajl_gen_map_open(g);
+	hutch_json_gen_strv(g, "allow_read", (const char *const *)o->allow_read, o->n_allow_read);
+	hutch_json_gen_strv(g, "allow_read_write", (const char *const *)o->allow_rw, o->n_allow_rw);
+	hutch_json_gen_strv(g, "deny", (const char *const *)o->deny, o->n_deny);
+	hutch_json_gen_str(g, "allow_home_dotfiles");
+	yajl_gen_bool(g, o->home_dotfiles);
+	hutch_json_gen_str(g, "placeholders");
+	yajl_gen_integer(g, (long long)h->n_placeholders);
+	yajl_gen_map_close(g);
+	hutch_json_gen_str(g, "weakened");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < h->n_weakened; i++)
+		hutch_json_gen_str(g, h->weakened[i]);
+	yajl_gen_array_close(g);
+	if (none)
+		rt_gen_kv(g, "warning",
+			  "unrestricted: no mount view, Landlock, seccomp or "
+			  "capability drop; only the limits and the timeout apply");
+	yajl_gen_map_close(g);
+}

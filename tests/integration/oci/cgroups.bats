@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# cgroups: placement beneath our own cgroup in every v1 controller, what the container sees
+# with and without a cgroup namespace, removal at delete, the default device rules, and the
+# v1 resource files.
+
+load ../helpers
+
+V1_CONTROLLERS=(cpu cpuacct cpuset memory devices freezer blkio pids)
+
+# "CONTROLLER PATH" per v1 controller hierarchy of the process PID ("self" for us).
+cgroup_paths() {
+	awk -F: '$2 != "" && $2 !~ /^name=/ { n = split($2, c, ","); for (i = 1; i <= n; i++) print c[i], $3 }' \
+		"/proc/$1/cgroup" | sort
+}
+
+@test "cgroups: the container sits in its cgroup, beneath ours, in every v1 controller" {
+	set_args sleep 100
+	run_bg create "$ID"
+	check_status 0
+	# On v1 the memory cgroup is joined last, just before execve (hutch's own setup is not
+	# charged to the container), so look once the process runs.
+	run_bg start "$ID"
+	check_status 0
+	local pid ctl path mine n=0
+	pid=$(state_field "$ID" .pid)
+	while read -r ctl path; do
+		mine=$(awk -v c="$ctl" '$1 == c { print $2 }' <<<"$(cgroup_paths self)")
+		[ -n "$mine" ] || continue
+		echo "$ctl: $path (ours: $mine)"
+		[ "$path" = "${mine%/}/$TAG" ]
+		n=$((n + 1))
+	done <<<"$(cgroup_paths "$pid")"
+	[ "$n" -gt 0 ] || skip "no cgroup v1 controllers here"
+	for ctl in "${V1_CONTROLLERS[@]}"; do
+		local dir
+		dir=$(own_cgroup_dir "$ctl")
+		[ -z "$dir" ] || grep -qx "$pid" "$dir/$TAG/cgroup.procs"
+	done
+}
+
+@test "cgroups: with a cgroup namespace the container sees itself at /" {
+	set_args cat /proc/self/cgroup
+	run_ok
+	local l
+	for l in "${lines[@]}"; do
+		[[ $l == *:/ ]]
+	done
+}
+
+@test "cgroups: a container starts under a 192 KiB memory limit (setup not charged)" {
+	! ldd "$HUTCH" 2>/dev/null | grep -q libasan ||
+		skip "an ASan build's own setup does not fit in 192 KiB"
+	set_args true
+	update_config '.linux.resources.memory = {"limit": 196608}'
+	# What is charged after the late join is the two execs (the trampoline's and /bin/true's:
+	# page tables and stacks, ~36 KiB for the first) and varies by a page or so between runs:
+	# 160 KiB starts it in 9 runs of 10 here, 176 KiB in all. hutch's setup (~160 KiB) must
+	# not count; the exec's variation may: up to 3 tries.
+	local try
+	for try in 1 2 3; do
+		run hutch run "$ID"
+		[ "$status" -eq 0 ] && break
+		echo "try $try: status $status"
+		sleep 1 # once in CI all three failed back to back, right after the OOM test
+	done
+	check_status 0
+}
+
+@test "cgroups: without a cgroup namespace the container sees its cgroup path" {
+	remove_ns cgroup
+	set_args cat /proc/self/cgroup
+	run_ok
+	grep -E "^[0-9]+:([^:]*,)?devices(,[^:]*)?:.*/$TAG\$" <<<"$output"
+	grep -E "^[0-9]+:([^:]*,)?memory(,[^:]*)?:.*/$TAG\$" <<<"$output"
+}
+
+@test "cgroups: the cgroup is removed at delete" {
+	set_args sleep 100
+	run_bg run -d "$ID"
+	local ctl dirs=()
+	for ctl in "${V1_CONTROLLERS[@]}"; do
+		local dir
+		dir=$(own_cgroup_dir "$ctl")
+		[ -n "$dir" ] && dirs+=("$dir/$TAG")
+	done
+	[ ${#dirs[@]} -gt 0 ] || skip "no cgroup v1 controllers here"
+	for dir in "${dirs[@]}"; do [ -d "$dir" ]; done
+	hutch delete --force "$ID"
+	for dir in "${dirs[@]}"; do [ ! -e "$dir" ]; done
+}
+
+@test "cgroups: devices are denied by default, the standard ones allowed" {
+	add_tmpfs /scratch nosuid # not nodev: the nodes made there must work but for the cgroup
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_MKNOD"])'
+	# /dev/kmsg (1:11) is harmless to open for writing and not in the default allow list.
+	set_args sh -c 'mknod /scratch/null c 1 3 && echo x > /scratch/null && echo null-ok
+		mknod /scratch/kmsg c 1 11
+		if [ -c /scratch/kmsg ] && (exec 5> /scratch/kmsg); then echo KMSG-OPENED; fi'
+	run hutch run "$ID"
+	[[ $output == *null-ok* ]]
+	[[ $output != *KMSG-OPENED* ]]
+	[[ $output == *"Operation not permitted"* ]]
+}
+
+@test "cgroups: pids, memory and cpu limits are written to the v1 files" {
+	local pids mem cpu
+	pids=$(own_cgroup_dir pids)
+	mem=$(own_cgroup_dir memory)
+	cpu=$(own_cgroup_dir cpu)
+	[ -n "$pids" ] && [ -n "$mem" ] && [ -n "$cpu" ] || skip "needs the v1 pids, memory and cpu controllers"
+	update_config '.linux.resources.pids = {limit: 42}
+		| .linux.resources.memory = {limit: 67108864}
+		| .linux.resources.cpu = {shares: 512}'
+	set_args sleep 100
+	run_bg create "$ID"
+	check_status 0
+	[ "$(cat "$pids/$TAG/pids.max")" = 42 ]
+	[ "$(cat "$mem/$TAG/memory.limit_in_bytes")" = 67108864 ]
+	[ "$(cat "$cpu/$TAG/cpu.shares")" = 512 ]
+}
+
+@test "cgroups: the pids limit holds inside" {
+	[ -n "$(own_cgroup_dir pids)" ] || skip "needs the v1 pids controller"
+	update_config '.linux.resources.pids = {limit: 5}'
+	set_args sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 5 <&0 & done; wait'
+	run hutch run "$ID"
+	[[ $output == *"fork"* || $output == *"Resource temporarily unavailable"* || $output == *"can't"* ]]
+}
+
+@test "cgroups: v2 resources (memory.max, pids.max)" {
+	local ctl
+	ctl=$(cat /sys/fs/cgroup/cgroup.controllers 2>/dev/null || true)
+	[[ $ctl == *memory* && $ctl == *pids* ]] || skip "no cgroup v2 memory and pids controllers on this host (hybrid): the VM lane covers v2"
+	update_config '.linux.resources.pids = {limit: 42} | .linux.resources.memory = {limit: 67108864}'
+	set_args sh -c 'cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/memory.max'
+	run_ok
+	[ "${lines[0]}" = 42 ]
+	[ "${lines[1]}" = 67108864 ]
+}

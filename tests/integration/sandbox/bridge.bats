@@ -1,0 +1,244 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# hutch sandbox --network bridge|none|host. No traffic ever leaves this machine: hutch runs in
+# a network namespace the test makes ("the host", $HOSTNS), which gets its own hutch0 bridge
+# and nft table, and a second namespace ("the internet", $OUTNS) is wired to it by a veth
+# pair, with a busybox httpd whose CGI prints the client's address (proving masquerade).
+# After every test: no veth, lease or nft rule is left, and the real host's netns is untouched.
+# (busybox wget gets no -T: Debian's busybox-static 1.35 segfaults with it; --timeout instead.)
+
+load ../helpers
+bats_require_minimum_version 1.5.0
+
+NET_ROOT=/run/hutch/net
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	BR_IMAGE=$(mktemp -d /tmp/hutch-it-br.XXXXXX)
+	chmod 755 "$BR_IMAGE"
+	# As it comes: no /etc/resolv.conf, hosts or hostname (hutch makes the mount points in a
+	# throw-away layer, never in the image).
+	cp -a "$(rootfs_template)" "$BR_IMAGE/img"
+	"$INTEGRATION_ROOT/../mkbundle.sh" "$HUTCH" "$BR_IMAGE/demo" >/dev/null
+	mkdir -p "$BR_IMAGE/noetc"
+	cp -a "$BR_IMAGE/img/bin" "$BR_IMAGE/noetc/bin" # /bin alone: not even /etc
+	export BR_IMAGE
+}
+
+teardown_file() {
+	[ -z "${BR_IMAGE:-}" ] || rm -rf --one-file-system "$BR_IMAGE"
+}
+
+host_snapshot() {
+	ip -o link show | awk -F': ' '{print $2}' | sort
+	nft list tables 2>/dev/null | sort
+}
+
+setup() {
+	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
+	command -v nsenter >/dev/null || skip "nsenter missing (util-linux)"
+	setup_tmp
+	[ -e /usr/lib/x86_64-linux-gnu/libnftables.so.1 ] || ldconfig -p | grep -q libnftables.so.1 ||
+		skip "libnftables.so.1 missing (apt-get install libnftables1)"
+	HOST_BEFORE=$(host_snapshot)
+	HOSTNS=hutch-test-$$-$BATS_TEST_NUMBER-h
+	OUTNS=hutch-test-$$-$BATS_TEST_NUMBER-o
+	ip netns add "$HOSTNS"
+	track_netns "$HOSTNS"
+	ip netns add "$OUTNS"
+	track_netns "$OUTNS"
+	ip -n "$HOSTNS" link set lo up
+	ip -n "$OUTNS" link set lo up
+	ip -n "$HOSTNS" link add uplink type veth peer name wan netns "$OUTNS"
+	ip -n "$HOSTNS" addr add 10.250.0.1/24 dev uplink
+	ip -n "$OUTNS" addr add 10.250.0.2/24 dev wan
+	ip -n "$HOSTNS" link set uplink up
+	ip -n "$OUTNS" link set wan up
+	NS_INO=$(ip netns exec "$HOSTNS" stat -L -c %i /proc/self/ns/net)
+	LEASES=$NET_ROOT/$NS_INO/hutch0/leases
+	IMAGE=$BR_IMAGE/img
+}
+
+teardown() {
+	local rc=0 p
+	for p in "${SRV_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	# Deleting the test's "host" takes its bridge and nft table with it.
+	[ -z "${NS_INO:-}" ] || rm -rf "${NET_ROOT:?}/$NS_INO"
+	teardown_bundle || rc=1
+	if [ -n "${HOST_BEFORE:-}" ] && [ "$(host_snapshot)" != "$HOST_BEFORE" ]; then
+		echo "LEAK: the real host's links or nft tables changed" >&2
+		rc=1
+	fi
+	return $rc
+}
+
+# sbn ARGS...: hutch sandbox inside the test's "host" netns (nsenter keeps our /sys and
+# cgroup mounts, which `ip netns exec` would replace). --as-root: the network does not depend
+# on the user mode, and one test below covers the default (user-namespaced) sandbox.
+sbn() {
+	timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" \
+		"$HUTCH" sandbox --as-root --image "$IMAGE" "$@"
+}
+
+# An HTTP server in $1 (netns) on $2 (address) whose /cgi-bin/ip answers the client's address.
+serve() {
+	local ns=$1 addr=$2 www=$TEST_DIR/www
+	mkdir -p "$www/cgi-bin"
+	printf '#!/bin/sh\nprintf "Content-Type: text/plain\\r\\n\\r\\n%%s\\n" "$REMOTE_ADDR"\n' \
+		>"$www/cgi-bin/ip"
+	chmod 755 "$www/cgi-bin/ip"
+	ip netns exec "$ns" "$BUSYBOX" httpd -f -p "$addr:8080" -h "$www" &
+	SRV_PIDS+=($!)
+	for _ in $(seq 50); do
+		ip netns exec "$ns" ss -Hltn "src $addr:8080" | grep -q 8080 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+nothing_left() {
+	run ip -n "$HOSTNS" -o link show
+	[[ "$output" != *" hv"* ]] || {
+		echo "veth left: $output" >&2
+		return 1
+	}
+	[[ "$output" == *"hutch0"* ]] # the bridge persists
+	[ ! -s "$LEASES" ] || {
+		echo "lease left: $(cat "$LEASES")" >&2
+		return 1
+	}
+	run ip netns exec "$HOSTNS" nft list chain ip hutch postrouting
+	[[ "$output" != *"hutch:"* ]] || {
+		echo "nft rule left: $output" >&2
+		return 1
+	}
+}
+
+@test "bridge: eth0 has an address from the subnet, a default route and the MTU" {
+	run -0 sbn --network bridge --mtu 1400 --hostname agent -- sh -c \
+		'ip -4 -o addr show eth0; ip route; cat /sys/class/net/eth0/mtu'
+	[[ "$output" == *"inet 10.89.0."*"/24"* ]]
+	[[ "$output" == *"default via 10.89.0.1 dev eth0"* ]]
+	[[ "$output" == *$'\n1400'* ]]
+	nothing_left
+}
+
+@test "bridge: resolv.conf, hosts and hostname are generated, the image untouched" {
+	run -0 sbn --network bridge --hostname agent --dns 10.250.0.53 -- sh -c \
+		'cat /etc/resolv.conf; echo ---; cat /etc/hosts; echo ---; cat /etc/hostname; hostname'
+	[[ "$output" == *"nameserver 10.250.0.53"* ]]
+	[[ "$output" == *"127.0.0.1	localhost"* ]]
+	[[ "$output" =~ 10\.89\.0\.[0-9]+$'\t'agent ]]
+	[[ "$output" == *$'---\nagent\nagent'* ]]
+	[ ! -e "$IMAGE/etc/hosts" ] && [ ! -e "$IMAGE/etc/resolv.conf" ]
+	[ ! -e "$IMAGE/etc/hostname" ]
+	nothing_left
+}
+
+@test "bridge: runs on the README's busybox image and on one with no /etc, as root or not" {
+	local img opts
+	for img in "$BR_IMAGE/demo/rootfs" "$BR_IMAGE/noetc"; do
+		for opts in --as-root --user=1000; do
+			run -0 timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" \
+				"$HUTCH" sandbox $opts --image "$img" --network bridge --hostname agent \
+				-- sh -c 'ip -4 -o addr show eth0; cat /etc/hostname; id -u'
+			echo "$img $opts: $output"
+			[[ "$output" == *"inet 10.89.0."* ]]
+			[[ "$output" == *$'\nagent\n'* ]]
+		done
+	done
+	[ ! -e "$BR_IMAGE/noetc/etc" ]
+	[ ! -e "$BR_IMAGE/demo/rootfs/etc/resolv.conf" ]
+	nothing_left
+}
+
+@test "bridge: the sandbox reaches a server on the gateway address" {
+	run -0 sbn --network bridge -- true # the first sandbox makes the bridge
+	serve "$HOSTNS" 10.89.0.1
+	run -0 sbn --network bridge --timeout 10 -- wget -q -O - http://10.89.0.1:8080/cgi-bin/ip
+	[[ "$output" == 10.89.0.* ]] # local traffic is not masqueraded
+	nothing_left
+}
+
+@test "bridge: outbound traffic is masqueraded behind the host's uplink address" {
+	serve "$OUTNS" 10.250.0.2
+	run -0 sbn --network bridge --timeout 10 -- wget -q -O - http://10.250.0.2:8080/cgi-bin/ip
+	[ "$output" = 10.250.0.1 ]
+	[ "$(ip netns exec "$HOSTNS" cat /proc/sys/net/ipv4/ip_forward)" = 1 ]
+	nothing_left
+}
+
+@test "bridge: concurrent sandboxes get distinct addresses" {
+	local i pids=()
+	for i in 1 2 3; do
+		sbn --network bridge -- sh -c \
+			'ip -4 -o addr show eth0 | awk "{print \$4}"; sleep 1' >"$TEST_DIR/a$i" &
+		pids+=($!)
+	done
+	# Only these: a bare `wait` would also wait for bats' own test-timeout sleeper.
+	wait "${pids[@]}"
+	sort -u "$TEST_DIR"/a? >"$TEST_DIR/all"
+	cat "$TEST_DIR"/a?
+	[ "$(wc -l <"$TEST_DIR/all")" -eq 3 ]
+	! grep -qv '^10\.89\.0\.' "$TEST_DIR/all"
+	nothing_left
+}
+
+@test "bridge: after SIGKILL of hutch the next sandbox reclaims veth, lease and rule" {
+	nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --as-root --image "$IMAGE" --network bridge \
+		-- sleep 30 &
+	local pid=$!
+	for _ in $(seq 100); do
+		ip netns exec "$HOSTNS" nft list chain ip hutch postrouting 2>/dev/null |
+			grep -q hutch: && break
+		sleep 0.1
+	done
+	[ -s "$LEASES" ]
+	kill -9 "$pid"
+	wait "$pid" || true
+	sleep 0.5
+	run -0 sbn --network bridge -- true
+	nothing_left
+}
+
+@test "bridge: a default (user-namespaced) sandbox" {
+	run nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" -- true
+	[ "$status" -eq 0 ] || skip "a default sandbox does not run here: $output"
+	run -0 nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" \
+		--network bridge -- sh -c 'id -u; ip -4 -o addr show eth0'
+	[[ "$output" == *"1000"*"inet 10.89.0."* ]]
+	nothing_left
+}
+
+@test "bridge: --subnet, IPv6 and misuse" {
+	run -0 sbn --network bridge --subnet 10.77.0.0/24 -- ip -4 -o addr show eth0
+	[[ "$output" == *"inet 10.77.0.2/24"* ]]
+	run -125 sbn --network bridge --subnet fd00::/64 -- true
+	[[ "$output" == *"not supported"* ]]
+	run -125 sbn --network none --dns 10.0.0.1 -- true
+	[[ "$output" == *"need --network bridge"* ]]
+	run -125 sbn --network bridge --mtu 10 -- true
+	[[ "$output" == *"--mtu"* ]]
+	nothing_left
+}
+
+@test "none: only loopback, and the servers are unreachable" {
+	serve "$OUTNS" 10.250.0.2
+	run -0 sbn --network none -- sh -c 'ls /sys/class/net; ip -4 route'
+	[ "$(echo "$output" | head -1)" = lo ]
+	[[ "$output" != *default* ]]
+	run sbn --network none --timeout 10 -- wget -q -O - http://10.250.0.2:8080/cgi-bin/ip
+	[ "$status" -ne 0 ]
+}
+
+@test "host: the same interfaces as the test's namespace" {
+	# Through netlink: root in a user namespace cannot mount a sysfs for a network namespace
+	# it does not own, so /sys is the host's bind, which shows the namespace that mounted it
+	# (here not the test's, which nsenter entered without remounting /sys).
+	run -0 sbn --network host -- sh -c 'ip -o link | cut -d: -f2 | cut -d@ -f1'
+	[ "$(echo $(echo "$output" | sort))" = "lo uplink" ]
+}

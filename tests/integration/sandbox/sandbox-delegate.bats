@@ -1,0 +1,353 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# hutch sandbox --runtime runc|crun|runsc|PATH: the same sandbox run by another OCI runtime.
+# Each runtime runs the same probe from inside (ids, hardening, read-only root, workspace,
+# network, exit codes, the timeout's tree kill, the report) and must leave nothing behind:
+# no state, cgroup, scratch mount or runtime process. A runtime whose binary is absent is
+# skipped. runsc can lose bytes of stdout through a pipe here, so output always goes to files.
+
+load ../helpers
+load ../sandbox-helpers
+
+
+# An image with every mount point the sandbox uses, in a directory the sandbox's mapped ids
+# can traverse.
+setup_file() {
+	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	SB_IMAGES=$(mktemp -d /tmp/hutch-it-sbd.XXXXXX)
+	chmod 755 "$SB_IMAGES"
+	cp -a "$(rootfs_template)" "$SB_IMAGES/full"
+	mkdir -p "$SB_IMAGES/full"/{workspace,sys/fs/cgroup}
+	: >"$SB_IMAGES/full/etc/resolv.conf"
+	export SB_IMAGES
+}
+
+setup() {
+	sb_setup
+	WS=$TEST_DIR/ws
+	mkdir -p "$WS"
+	chown 4242:4242 "$WS"
+	# The sandboxes' stdin: a null device of the test's own. Some runtimes chown their stdio
+	# (see the stdio test), and the host's /dev/null must never be one of them.
+	mknod -m 666 "$TEST_DIR/null" c 1 3
+}
+
+# requires_runtime NAME: skips the test when the runtime's binary is absent.
+requires_runtime() {
+	command -v "$1" >/dev/null || skip "$1 not installed"
+}
+
+# sb_run ARGS...: like `run sb ARGS...`, through files: stdout+stderr in output/lines,
+# stderr alone in $TEST_DIR/err.
+sb_run() {
+	status=0
+	sb "$@" <"$TEST_DIR/null" >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- || status=$?
+	output=$(cat "$TEST_DIR/out" "$TEST_DIR/err")
+	mapfile -t lines <"$TEST_DIR/out"
+	echo "# sandbox $* -> $status:" >&2
+	sed 's/^/#   /' <<<"$output" >&2
+}
+
+# Processes on the host whose command line names the sandbox of hutch PID (the delegate runs
+# it as container sb-PID): the runtime itself, runsc's gofer and sandbox.
+runtime_processes() {
+	pgrep -f -- "(^|[ =/])sb-$1( |$)" || true
+}
+
+# Every hutch of the test must have left nothing: no state dir, cgroup, runtime process or
+# scratch mount. A hutch still running is killed first, and the things it left are removed.
+sb_teardown() {
+	local - failures=() p procs
+	set +e
+	[ -n "${TEST_DIR:-}" ] && [ -e "${SB_PIDS:-}" ] || return 0
+	for p in $(sort -u "$SB_PIDS"); do
+		if is_hutch "$p"; then
+			failures+=("hutch $p still running")
+			kill -9 "$p"
+			sleep 0.3
+		fi
+		procs=$(runtime_processes "$p")
+		if [ -n "$procs" ]; then
+			failures+=("runtime processes left: $(pgrep -af -- "sb-$p" | tr '\n' ' ')")
+			kill -9 $procs 2>/dev/null
+		fi
+		sb_left_by "$p"
+	done
+	sb_scratch_left
+	if [ ${#failures[@]} -gt 0 ]; then
+		printf 'LEAK: %s\n' "${failures[@]}" >&2
+		return 1
+	fi
+}
+
+# The probe: one line per fact, checked by check_probe.
+PROBE='echo "ids=$(id -u):$(id -g)"; grep -E "^(NoNewPrivs|Cap(Prm|Eff|Bnd)|Seccomp):" /proc/self/status
+echo "root=$(awk "\$2 == \"/\" { print \$4 }" /proc/mounts | cut -d, -f1)"
+touch /probe 2>/dev/null; echo "write-root=$?"
+echo "tmp=$(awk "\$2 == \"/tmp\" { print \$3 }" /proc/mounts)"
+echo ws >/workspace/from-$0 && echo "write-ws=0"
+echo "home=$HOME cwd=$(pwd) host=$(hostname) links=$(ip -o link | wc -l)"
+exit 7'
+
+# check_probe RUNTIME: what every runtime must show (runsc has no NoNewPrivs line).
+check_probe() {
+	local rt=$1
+	check_status 7
+	grep -qx 'ids=1000:1000' <<<"$output"
+	grep -Eqx $'CapPrm:\t0+' <<<"$output"
+	grep -Eqx $'CapEff:\t0+' <<<"$output"
+	grep -Eqx $'CapBnd:\t0+' <<<"$output"
+	grep -qx $'Seccomp:\t2' <<<"$output"
+	if [ "$rt" = runsc ]; then
+		! grep -q '^NoNewPrivs:' <<<"$output" || grep -qx $'NoNewPrivs:\t1' <<<"$output"
+	else
+		grep -qx $'NoNewPrivs:\t1' <<<"$output"
+	fi
+	grep -qx 'root=ro' <<<"$output"
+	grep -qx 'write-root=1' <<<"$output"
+	grep -qx 'tmp=tmpfs' <<<"$output"
+	grep -qx 'write-ws=0' <<<"$output"
+	grep -qx 'home=/workspace cwd=/workspace host=sandbox links=1' <<<"$output"
+	[ "$(cat "$WS/from-$rt")" = ws ]
+	[ "$(stat -c %u:%g "$WS/from-$rt")" = 4242:4242 ]
+	jq -e --arg rt "$rt" '.runtime == $rt and .exit_code == 7 and .timed_out == false
+		and .error == null and .isolation.pid1 == "command"' "$TEST_DIR/r.json"
+}
+
+probe() {
+	local rt=$1
+	requires_runtime "$rt"
+	sb_run --runtime "$rt" --workspace "$WS" --report "$TEST_DIR/r.json" -- sh -c "$PROBE" "$rt"
+	check_probe "$rt"
+	# The bundle and the runtime's state were in hutch's scratch tmpfs: nothing on the disk.
+	[ -z "$(runtime_processes "$(tail -n1 "$SB_PIDS")")" ]
+}
+
+# The command's exit code, 127 for a missing one, 126 for one that is not executable.
+exit_codes() {
+	local rt=$1
+	requires_runtime "$rt"
+	sb_run --runtime "$rt" -- sh -c 'exit 42'
+	check_status 42
+	sb_run --runtime "$rt" -- no-such-command
+	check_status 127
+	sb_run --runtime "$rt" -- /etc/passwd
+	check_status 126
+}
+
+# A sandbox that the runtime cannot start (a working directory that does not exist in the
+# read-only image) is hutch's failure, 125, as with the native runtime.
+start_failure() {
+	local rt=$1
+	requires_runtime "$rt"
+	sb_run --runtime "$rt" --cwd /no-such-dir --report "$TEST_DIR/r.json" -- true
+	check_status 125
+	grep -q '^hutch: error: ' "$TEST_DIR/err"
+	jq -e '.exit_code == 125 and (.error | type) == "string"' "$TEST_DIR/r.json"
+}
+
+# The whole tree, double-forked and setsid'd and deaf to SIGTERM, is gone after the timeout.
+timeout_kills_tree() {
+	local rt=$1 m t0 dt
+	requires_runtime "$rt"
+	m=$(mark)
+	t0=$(now_ms)
+	sb_run --runtime "$rt" --timeout 1 --grace 1 --report "$TEST_DIR/r.json" -- sh -c "
+		trap '' TERM; (setsid sh -c \"trap '' TERM; sleep $m\" &); sleep $m"
+	dt=$(($(now_ms) - t0))
+	echo "took ${dt}ms" >&2
+	check_status 124
+	[ "$dt" -lt 8000 ]
+	jq -e --arg rt "$rt" '.timed_out == true and .exit_code == 124 and .runtime == $rt' \
+		"$TEST_DIR/r.json"
+	no_process_like "sleep $m"
+}
+
+# Processes still in the cgroups of hutch PID's sandbox.
+cgroup_processes() {
+	local d
+	for d in $(sb_cgroups "$1"); do
+		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null
+	done | sort -u
+}
+
+# SIGKILL of hutch: the delegated sandbox dies too (it is tied to hutch's life), and what is
+# left is cleaned by the next hutch. (runsc's processes live in its own kernel: they are
+# found through the cgroup, as the runtime's are.)
+sigkill_hutch() {
+	local rt=$1 hp bg tries=500
+	requires_runtime "$rt"
+	(SB_PIDFILE=$TEST_DIR/victim.pid sb --runtime "$rt" -- sh -c 'echo started; exec sleep 1000' \
+		<"$TEST_DIR/null" >"$TEST_DIR/victim.out" 2>&1 3>&-) 3>&- &
+	bg=$!
+	track_pid "$bg"
+	until grep -q started "$TEST_DIR/victim.out" 2>/dev/null; do
+		[ $tries -gt 0 ] || false
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	hp=$(cat "$TEST_DIR/victim.pid")
+	[ -n "$(cgroup_processes "$hp")" ]
+	kill -9 "$hp"
+	wait "$bg" || true
+	local until=$(($(now_ms) + 5000))
+	while [ -n "$(cgroup_processes "$hp")$(runtime_processes "$hp")" ] &&
+		[ "$(now_ms)" -lt $until ]; do
+		sleep 0.1
+	done
+	echo "left in the cgroups: $(cgroup_processes "$hp" | tr '\n' ' ')" >&2
+	echo "runtime processes: $(runtime_processes "$hp" | tr '\n' ' ')" >&2
+	[ -z "$(cgroup_processes "$hp")" ]
+	[ -z "$(runtime_processes "$hp")" ]
+	sb_run -- true
+	check_status 0
+	[ -z "$(sb_cgroups "$hp")" ]
+	[ ! -e "$SB_STATE/sb-$hp" ]
+}
+
+# The caller's stdio files (and a null device) keep their owners: the sandbox writes to them
+# through the fds it inherits, with no chown of the caller's files.
+stdio_owners() {
+	local rt=$1 f
+	requires_runtime "$rt"
+	echo input >"$TEST_DIR/in"
+	: >"$TEST_DIR/out"
+	: >"$TEST_DIR/err"
+	chown 4242:4242 "$TEST_DIR/in" "$TEST_DIR/out" "$TEST_DIR/err" "$TEST_DIR/null"
+	sb --runtime "$rt" -- sh -c 'cat; echo to-err >&2' <"$TEST_DIR/in" >"$TEST_DIR/out" \
+		2>"$TEST_DIR/err"
+	[ "$(cat "$TEST_DIR/out")" = input ]
+	[ "$(cat "$TEST_DIR/err")" = to-err ]
+	sb --runtime "$rt" -- true <"$TEST_DIR/null" >"$TEST_DIR/null" 2>&1
+	for f in in out err null; do
+		echo "$f: $(stat -c %u:%g "$TEST_DIR/$f")" >&2
+		[ "$(stat -c %u:%g "$TEST_DIR/$f")" = 4242:4242 ]
+	done
+}
+
+@test "sandbox delegate runc: the probe" {
+	probe runc
+}
+
+@test "sandbox delegate crun: the probe" {
+	probe crun
+}
+
+@test "sandbox delegate runsc: the probe" {
+	probe runsc
+}
+
+@test "sandbox delegate runc: the caller's stdio files keep their owners" {
+	stdio_owners runc
+}
+
+@test "sandbox delegate crun: the caller's stdio files keep their owners" {
+	stdio_owners crun
+}
+
+@test "sandbox delegate runsc: the caller's stdio files keep their owners" {
+	stdio_owners runsc
+}
+
+@test "sandbox delegate runc: exit codes 42, 127, 126" {
+	exit_codes runc
+}
+
+@test "sandbox delegate crun: exit codes 42, 127, 126" {
+	exit_codes crun
+}
+
+@test "sandbox delegate runsc: exit codes 42, 127, 126" {
+	exit_codes runsc
+}
+
+@test "sandbox delegate runc: a sandbox that cannot start is 125" {
+	start_failure runc
+}
+
+@test "sandbox delegate crun: a sandbox that cannot start is 125" {
+	start_failure crun
+}
+
+@test "sandbox delegate runsc: a sandbox that cannot start is 125" {
+	start_failure runsc
+}
+
+@test "sandbox delegate runc: --timeout kills the whole tree" {
+	timeout_kills_tree runc
+}
+
+@test "sandbox delegate crun: --timeout kills the whole tree" {
+	timeout_kills_tree crun
+}
+
+@test "sandbox delegate runsc: --timeout kills the whole tree" {
+	timeout_kills_tree runsc
+}
+
+@test "sandbox delegate runc: SIGKILL of hutch leaves nothing behind" {
+	sigkill_hutch runc
+}
+
+@test "sandbox delegate crun: SIGKILL of hutch leaves nothing behind" {
+	sigkill_hutch crun
+}
+
+@test "sandbox delegate runsc: SIGKILL of hutch leaves nothing behind" {
+	sigkill_hutch runsc
+}
+
+@test "sandbox delegate runc, crun: the cgroup limits apply" {
+	local rt ran=0
+	for rt in runc crun; do
+		command -v "$rt" >/dev/null || continue
+		ran=1
+		sb_run --runtime "$rt" --memory 64m --pids 77 -- sh -c '
+			if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+				cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max
+			else
+				cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max
+			fi'
+		check_status 0
+		[ "${lines[0]}" = 67108864 ]
+		[ "${lines[1]}" = 77 ]
+	done
+	[ $ran = 1 ] || skip "neither runc nor crun installed"
+}
+
+@test "sandbox delegate runc: a memory hog is OOM-killed and reported" {
+	requires_runtime runc
+	sb_run --runtime runc --memory 32m --report "$TEST_DIR/r.json" -- sh -c 'tail /dev/zero'
+	check_status 137
+	jq -e '.oom_killed == true and .runtime == "runc"' "$TEST_DIR/r.json"
+}
+
+@test "sandbox delegate: stdin to stdout byte for byte through runc" {
+	requires_runtime runc
+	head -c 100000 /dev/urandom >"$TEST_DIR/bin"
+	sb --runtime runc -- cat <"$TEST_DIR/bin" >"$TEST_DIR/out" 2>"$TEST_DIR/err"
+	cmp "$TEST_DIR/bin" "$TEST_DIR/out"
+	[ ! -s "$TEST_DIR/err" ]
+}
+
+@test "sandbox delegate: a runtime that does not exist is a clear error, never native" {
+	sb_run --runtime /nonexistent -- sh -c 'echo ran'
+	check_status 125
+	[ "$(wc -l <"$TEST_DIR/err")" -eq 1 ]
+	grep -q '^hutch: error: --runtime /nonexistent: not found' "$TEST_DIR/err"
+	[ ! -s "$TEST_DIR/out" ]
+	sb_run --runtime no-such-runtime -- sh -c 'echo ran'
+	check_status 125
+	grep -q -- '--runtime no-such-runtime' "$TEST_DIR/err"
+	[ ! -s "$TEST_DIR/out" ]
+}
+
+@test "sandbox delegate: --runtime PATH runs that binary and reports it" {
+	local runc
+	runc=$(command -v runc) || skip "runc not installed"
+	sb_run --runtime "$runc" --report "$TEST_DIR/r.json" -- sh -c 'echo ran'
+	check_status 0
+	[ "$output" = ran ]
+	jq -e --arg rt "$runc" '.runtime == $rt' "$TEST_DIR/r.json"
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# --as-root is root inside a user namespace: apt-get installs a local .deb into a
+# debootstrap'd Debian's throw-away layer, with the image's own system users, while every id
+# inside is a subordinate one on the host and the image itself is not changed.
+# The image is made once per machine (debootstrap.bash); without the Debian mirror the tests
+# skip, unless HUTCH_IT_REQUIRE_DEBOOTSTRAP=1 (CI), where they fail.
+
+load ../helpers
+load ../sandbox-helpers
+load ../debootstrap
+
+setup() {
+	sb_setup
+	IMAGE=$(debootstrap_image) || {
+		[ "${HUTCH_IT_REQUIRE_DEBOOTSTRAP:-0}" != 1 ] || return 1
+		skip "no debootstrap image (needs debootstrap and the Debian mirror)"
+	}
+	SUB_UID=$(awk -F: '$1 == "root" || $1 == "0" { print $2; exit }' /etc/subuid 2>/dev/null)
+	SUB_UID=${SUB_UID:-1879048192}
+}
+
+# A package with a file, and a postinst that adds a system user and gives it that file.
+make_deb() {
+	local pkg=$TEST_DIR/pkg
+	mkdir -p "$pkg/DEBIAN" "$pkg/usr/share/hutch-hello" "$TEST_DIR/debs"
+	echo "hello from a package" >"$pkg/usr/share/hutch-hello/hello"
+	cat >"$pkg/DEBIAN/control" <<-'CONTROL'
+		Package: hutch-hello
+		Version: 1.0
+		Architecture: all
+		Maintainer: hutch tests <tests@hutch.invalid>
+		Description: a package for hutch's tests
+	CONTROL
+	cat >"$pkg/DEBIAN/postinst" <<-'POSTINST'
+		#!/bin/sh
+		set -e
+		useradd --system --no-create-home --shell /usr/sbin/nologin hutchhello
+		chown hutchhello:hutchhello /usr/share/hutch-hello/hello
+		install -d -o hutchhello -g hutchhello -m 0750 /var/lib/hutch-hello
+	POSTINST
+	chmod 755 "$pkg/DEBIAN/postinst"
+	dpkg-deb --build --root-owner-group "$pkg" "$TEST_DIR/debs/hutch-hello.deb" >/dev/null
+	chmod 755 "$TEST_DIR" "$TEST_DIR/debs"
+}
+
+@test "packages: --as-root apt-get installs a local .deb, as root in a user namespace" {
+	make_deb
+	local before
+	before=$(cd "$IMAGE" && find . -xdev -printf '%p %m %u %g %s %T@\n' | sort | sha256sum)
+	run sb --as-root --timeout 120 --memory 1g --ro-bind "$TEST_DIR/debs:/debs" \
+		--report "$TEST_DIR/r.json" -- sh -c 'apt-get install -y /debs/hutch-hello.deb >/tmp/apt.log 2>&1 ||
+			{ cat /tmp/apt.log; exit 1; }
+		cat /usr/share/hutch-hello/hello
+		stat -c "%U:%G" /usr/share/hutch-hello/hello /var/lib/hutch-hello
+		dpkg-query -W -f "\${Status}\n" hutch-hello
+		id -u; cat /proc/self/uid_map; stat -c %U /var/lib/dpkg/status'
+	echo "$output"
+	check_status 0
+	[ "${lines[0]}" = "hello from a package" ]
+	[ "${lines[1]}" = hutchhello:hutchhello ]
+	[ "${lines[2]}" = hutchhello:hutchhello ]
+	[ "${lines[3]}" = "install ok installed" ]
+	[ "${lines[4]}" = 0 ]
+	[[ ${lines[5]} =~ ^\ +0\ +$SUB_UID\ +65536$ ]]
+	[ "${lines[6]}" = root ] # the image's root is root's inside (the idmapped view)
+	# The host saw only subordinate ids, and the image is as it was.
+	jq -e '.isolation.user | .user_namespace and .uid == 0 and .host_uid == '"$SUB_UID" \
+		"$TEST_DIR/r.json"
+	[ "$(cd "$IMAGE" && find . -xdev -printf '%p %m %u %g %s %T@\n' | sort | sha256sum)" = "$before" ]
+	[ ! -e "$IMAGE/usr/share/hutch-hello" ]
+}
+
+@test "packages: without root inside, the same install is refused" {
+	make_deb
+	run sb --timeout 60 --ro-bind "$TEST_DIR/debs:/debs" -- apt-get install -y /debs/hutch-hello.deb
+	[ "$status" -ne 0 ]
+	[[ $output == *"ermission denied"* || $output == *"are you root"* ]]
+}
