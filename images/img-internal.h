@@ -88,4 +88,11 @@ struct img_desc {
 };
 char *img_manifest_json(const struct img_desc *config, const struct img_desc *layers, size_t n);
 
+/* Mounts the image at target: an overlay of its layers with upper/work when given (they must
+ * be on one filesystem), else read-only (one layer: a read-only bind mount). view: NULL, or
+ * where a copy of the store's tree is mounted (an idmapped one), through which the layers
+ * are then taken. */
+int img_mount_rootfs(struct img_store *s, const char *ref, const char *target, const char *upper,
+		     const char *work, const char *view, struct hutch_err *err);
+
 #endif

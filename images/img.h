@@ -103,12 +103,21 @@ int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST
 /* The unpacked layer directories of an image, bottom -> top (NULL-terminated). */
 int img_layer_dirs(struct img_store *s, const char *ref, char ***dirs, size_t *n,
 		   struct hutch_err *err);
-/* Mounts the image at target: an overlay of its layers with upper/work when given (they must
- * be on one filesystem), else read-only (one layer: a read-only bind mount). view: NULL, or
- * where a copy of the store's tree is mounted (an idmapped one), through which the layers
- * are then taken. */
-int img_mount_rootfs(struct img_store *s, const char *ref, const char *target, const char *upper,
-		     const char *work, const char *view, struct hutch_err *err);
+/* A sandbox's root: the image (lower, a directory, or ref in store) under a throw-away layer
+ * (upper and work, made when missing, on one filesystem), mounted at root. A stored image
+ * whose overlay cannot be made (or copy: none wanted) is copied into a tmpfs at root instead
+ * when may_copy: then 1 is returned. store_view: an idmapped copy of the store's tree, through
+ * which the layers are taken (it cannot be copied). upper_uid: non-zero, the layer's owner. */
+struct img_layered {
+	const char *lower;
+	struct img_store *store;
+	const char *ref, *store_view;
+	const char *root, *upper, *work;
+	uid_t upper_uid;
+	gid_t upper_gid;
+	bool copy, may_copy;
+};
+int img_mount_layered(const struct img_layered *l, struct hutch_err *err);
 
 /* ---- the layers as one plain directory (img-copy.c) ---- */
 

@@ -13,11 +13,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-
-const char *rt_sb_build_upper, *rt_sb_build_work;
 
 void rt_build_free(struct rt_build *b)
 {
@@ -156,51 +153,58 @@ static char *build_script(const struct rt_build *b)
 	return s;
 }
 
+/* The build's sandbox: root in a user namespace, over the base, whose throw-away layer is
+ * the build's upper dir on the store's disk, with the out dir bound for the package list. */
+static int sandbox_opts(const struct rt_build *b, const char *store, const char *base,
+			const char *work, struct rt_sb_opts *o, struct hutch_err *err)
+{
+	o->as_root = true;
+	o->image = hutch_xstrdup(base);
+	o->store = store;
+	TRY(rt_sb_parse_network(b->network ? b->network : "host", &o->network, err));
+	o->network_set = true;
+	if (rt_sb_parse_seconds(b->timeout ? b->timeout : "3600", &o->timeout) < 0)
+		return hutch_fail(err, EINVAL, "--timeout %s: expected seconds", b->timeout);
+	TRY(rt_sb_parse_memory(b->memory ? b->memory : "2g", &o->memory, err));
+	o->binds = hutch_xcalloc(1, sizeof(*o->binds));
+	o->binds[o->n_binds++] = (struct rt_sb_bind){ hutch_xasprintf("%s/out", work),
+						      hutch_xstrdup("/.hutch-out"), false };
+	o->env = hutch_xcalloc(b->n_env + 1, sizeof(char *));
+	for (size_t i = 0; i < b->n_env; i++)
+		o->env[o->n_env++] = hutch_xstrdup(b->env[i]);
+	o->command = hutch_xcalloc(4, sizeof(char *));
+	o->command[0] = hutch_xstrdup("/bin/sh");
+	o->command[1] = hutch_xstrdup("-c");
+	o->command[2] = build_script(b);
+	o->n_command = 3;
+	return 0;
+}
+
 /* In a child: the sandbox enters its own mount namespace and must not take ours along. */
-static int run_sandbox(struct rt_global *g, const struct rt_build *b, const char *store,
+static int run_sandbox(const struct rt_global *g, const struct rt_build *b, const char *store,
 		       const char *base, const char *work, struct hutch_err *err)
 {
-	_cleanup_free_ char *script = build_script(b);
 	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", work);
 	_cleanup_free_ char *ovl = hutch_xasprintf("%s/work", work);
-	_cleanup_free_ char *out = hutch_xasprintf("%s/out:/.hutch-out", work);
-	const char *argv[64 + 2 * b->n_env];
-	int n = 0;
-	argv[n++] = "sandbox";
-	argv[n++] = "--as-root";
-	argv[n++] = "--image";
-	argv[n++] = base;
-	argv[n++] = "--network";
-	argv[n++] = b->network ? b->network : "host";
-	argv[n++] = "--timeout";
-	argv[n++] = b->timeout ? b->timeout : "3600";
-	argv[n++] = "--memory";
-	argv[n++] = b->memory ? b->memory : "2g";
-	argv[n++] = "--bind";
-	argv[n++] = out;
-	for (size_t i = 0; i < b->n_env; i++) {
-		argv[n++] = "--env";
-		argv[n++] = b->env[i];
-	}
-	argv[n++] = "--";
-	argv[n++] = "/bin/sh";
-	argv[n++] = "-c";
-	argv[n++] = script;
-	argv[n] = NULL;
+	struct rt_sb_opts o;
+	rt_sb_opts_init(&o);
+	o.layer_upper = upper;
+	o.layer_work = ovl;
+	int r = sandbox_opts(b, store, base, work, &o, err);
 	fflush(stdout);
-	pid_t pid = fork();
-	if (pid < 0)
-		return hutch_fail_errno(err, errno, "build: fork");
-	if (pid == 0) {
+	pid_t pid = r < 0 ? 0 : fork();
+	if (r >= 0 && pid < 0)
+		r = hutch_fail_errno(err, errno, "build: fork");
+	if (r >= 0 && pid == 0) {
 		struct hutch_err e = { 0 };
-		setenv("HUTCH_STORE", store, 1);
-		rt_sb_build_upper = upper;
-		rt_sb_build_work = ovl;
-		int r = rt_verb_sandbox(g, n, (char **)argv, 1, NULL, &e);
+		r = rt_sandbox_run(g, &o, &e);
 		if (r < 0)
 			hutch_log(HUTCH_LOG_ERROR, "%s", e.msg);
 		_exit(r < 0 ? RT_SB_EXIT_FAIL : r);
 	}
+	rt_sb_opts_free(&o);
+	if (r < 0)
+		return r;
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -238,7 +242,7 @@ static char **build_labels(const struct rt_build *b, const char *base, const cha
 	return v;
 }
 
-int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build *b,
+int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
 		 const char *name_tag, const char *base, char digest[IMG_DIGEST_MAX],
 		 struct hutch_err *err)
 {
@@ -298,64 +302,4 @@ bool rt_image_is_dir(const char *image)
 	if (image[0] == '/' || image[0] == '.')
 		return true; /* no image name starts so: let errors name the path */
 	return stat(image, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* No overlayfs (HUTCH_NO_OVERLAY=1 pretends so, for tests): the layers are copied into a
- * tmpfs of their own beneath scratch, sized for the image, which dies with the sandbox's
- * mount namespace as the overlay's upper layer would. */
-static int copy_rootfs(struct img_store *s, const char *image, const char *root,
-		       struct hutch_err *err)
-{
-	struct img_info i;
-	TRY(img_inspect(s, image, &i, err));
-	uint64_t size = i.size + i.size / 8 + (64ULL << 20); /* + metadata, + writes */
-	img_info_clear(&i);
-	_cleanup_free_ char *opts =
-		hutch_xasprintf("mode=0755,size=%llu", (unsigned long long)size);
-	if (mount("tmpfs", root, "tmpfs", 0, opts) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: tmpfs for the image copy");
-	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return hutch_fail_errno(err, errno, "sandbox: open %s", root);
-	return img_copy_rootfs(s, image, fd, NULL, err);
-}
-
-int rt_image_rootfs(const char *image, const char *scratch, const struct rt_image_view *view,
-		    char **rootfs, struct hutch_err *err)
-{
-	static struct img_store *held; /* until exit: see rt.h */
-	_cleanup_free_ char *root = hutch_xasprintf("%s/root", scratch);
-	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", scratch);
-	_cleanup_free_ char *work = hutch_xasprintf("%s/work", scratch);
-	const char *no_overlay = getenv("HUTCH_NO_OVERLAY");
-	bool copy = no_overlay && !strcmp(no_overlay, "1");
-	if (!held)
-		TRY(img_store_open(img_store_default(NULL), false, false, &held, err));
-	if (rt_sb_build_upper) {
-		free(upper);
-		free(work);
-		upper = hutch_xstrdup(rt_sb_build_upper);
-		work = hutch_xstrdup(rt_sb_build_work);
-	} else {
-		if (mkdir(upper, 0755) < 0 || mkdir(work, 0755) < 0)
-			return hutch_fail_errno(err, errno, "sandbox: mkdir %s", upper);
-	}
-	if (mkdir(root, 0755) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", root);
-	if (view->root_uid && chown(upper, view->root_uid, view->root_gid) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: chown %s", upper);
-	if (view->store && copy) /* a copy would keep the host's ids, which root inside lacks */
-		return hutch_fail(err, ENODEV, "--as-root with a stored image needs overlayfs");
-	int r = copy ? -ENODEV : img_mount_rootfs(held, image, root, upper, work, view->store, err);
-	/* ENODEV: no overlay filesystem; EINVAL: one that cannot stack these layers. */
-	if ((r == -ENODEV || r == -EINVAL) && !rt_sb_build_upper && !view->store) {
-		copy = true;
-		r = copy_rootfs(held, image, root, err);
-	} else if (copy) {
-		r = hutch_fail(err, ENODEV, "an image build needs overlayfs (HUTCH_NO_OVERLAY)");
-	}
-	if (r < 0)
-		return hutch_err_prefix(err, "--image: ");
-	*rootfs = steal_ptr(root);
-	return copy ? 1 : 0;
 }

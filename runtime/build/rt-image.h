@@ -8,24 +8,8 @@
 
 void rt_image_print_help(int fd);
 
-/* Set only in the child that runs an image build's sandbox: plan_rootfs then keeps the
- * overlay's upper and work dirs there (in the store, on disk) instead of in scratch. */
-extern const char *rt_sb_build_upper, *rt_sb_build_work;
 /* --image: a directory (a path wins), else NAME[:TAG] in the store. */
 bool rt_image_is_dir(const char *image);
-/* Mounts a stored image at scratch/root: its layers under an overlay whose upper is
- * scratch/upper (or the build's). The store stays locked (shared) until hutch exits, so
- * prune cannot pull layers from under a running sandbox. Where overlayfs is unavailable
- * (or HUTCH_NO_OVERLAY=1), the layers are copied into a tmpfs at scratch/root instead and
- * 1 is returned (0 for the overlay). */
-struct rt_image_view {
-	const char *store; /* NULL, or where an idmapped view of the store is (--as-root) */
-	uid_t root_uid;	   /* non-zero: the host ids of root inside, who then owns the upper */
-	gid_t root_gid;
-};
-int rt_image_rootfs(const char *image, const char *scratch, const struct rt_image_view *view,
-		    char **rootfs, struct hutch_err *err);
-
 struct img_store;
 struct rt_build {
 	const char *from, *tag, *network, *store, *timeout, *memory;
@@ -39,7 +23,7 @@ void rt_build_free(struct rt_build *b);
 int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag, char base[72],
 		    struct hutch_err *err);
 /* Runs the build's sandbox and stores its result as name_tag. */
-int rt_build_run(struct rt_global *g, struct img_store *s, const struct rt_build *b,
+int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
 		 const char *name_tag, const char *base, char digest[72], struct hutch_err *err);
 
 #endif

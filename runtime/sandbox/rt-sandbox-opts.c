@@ -28,6 +28,8 @@ void rt_sb_opts_init(struct rt_sb_opts *o)
 	o->report_fd = -1;
 	o->subnet = (struct net_subnet){ 0x0a590000, 24 }; /* 10.89.0.0/24 (podman: 10.88/16) */
 	o->mtu = 1500;
+	o->tmpfs = hutch_xcalloc(1, sizeof(*o->tmpfs));
+	o->tmpfs[o->n_tmpfs++] = (struct rt_sb_tmpfs){ hutch_xstrdup("/tmp"), 256ULL << 20 };
 }
 
 void rt_sb_opts_free(struct rt_sb_opts *o)
@@ -81,7 +83,7 @@ int rt_sb_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int parse_seconds(const char *s, double *out)
+int rt_sb_parse_seconds(const char *s, double *out)
 {
 	char *end = NULL;
 	errno = 0;
@@ -336,12 +338,17 @@ static int set_no_wait(struct rt_sb_opts *o, const char *v, struct hutch_err *er
 	return set_flag(&o->no_wait, "--no-wait", v, err);
 }
 
-static int set_memory(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+int rt_sb_parse_memory(const char *v, uint64_t *out, struct hutch_err *err)
 {
-	if (rt_sb_parse_size(v, &o->memory) < 0 || (o->memory && o->memory < (4ULL << 20)))
+	if (rt_sb_parse_size(v, out) < 0 || (*out && *out < (4ULL << 20)))
 		return hutch_fail(err, EINVAL, "--memory %s: expected a size of at least 4m (or 0)",
 				  v);
 	return 0;
+}
+
+static int set_memory(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
+{
+	return rt_sb_parse_memory(v, &o->memory, err);
 }
 
 static int set_cpus(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
@@ -365,35 +372,41 @@ static int set_pids(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
 
 static int set_timeout(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
 {
-	if (parse_seconds(v, &o->timeout) < 0)
+	if (rt_sb_parse_seconds(v, &o->timeout) < 0)
 		return hutch_fail(err, EINVAL, "--timeout %s: expected seconds", v);
 	return 0;
 }
 
 static int set_grace(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
 {
-	if (parse_seconds(v, &o->grace) < 0)
+	if (rt_sb_parse_seconds(v, &o->grace) < 0)
 		return hutch_fail(err, EINVAL, "--grace %s: expected seconds", v);
 	return 0;
 }
 
 static int set_lock_timeout(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
 {
-	if (parse_seconds(v, &o->lock_timeout) < 0)
+	if (rt_sb_parse_seconds(v, &o->lock_timeout) < 0)
 		return hutch_fail(err, EINVAL, "--lock-timeout %s: expected seconds", v);
+	return 0;
+}
+
+int rt_sb_parse_network(const char *v, enum rt_sb_network *out, struct hutch_err *err)
+{
+	if (!strcmp(v, "none"))
+		*out = RT_SB_NET_NONE;
+	else if (!strcmp(v, "host"))
+		*out = RT_SB_NET_HOST;
+	else if (!strcmp(v, "bridge"))
+		*out = RT_SB_NET_BRIDGE;
+	else
+		return hutch_fail(err, EINVAL, "--network %s: expected none, host or bridge", v);
 	return 0;
 }
 
 static int set_network(struct rt_sb_opts *o, const char *v, struct hutch_err *err)
 {
-	if (!strcmp(v, "none"))
-		o->network = RT_SB_NET_NONE;
-	else if (!strcmp(v, "host"))
-		o->network = RT_SB_NET_HOST;
-	else if (!strcmp(v, "bridge"))
-		o->network = RT_SB_NET_BRIDGE;
-	else
-		return hutch_fail(err, EINVAL, "--network %s: expected none, host or bridge", v);
+	TRY(rt_sb_parse_network(v, &o->network, err));
 	o->network_set = true;
 	return 0;
 }

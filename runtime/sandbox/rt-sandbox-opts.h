@@ -61,6 +61,9 @@ struct rt_sb_opts {
 	size_t n_allow_read, n_allow_rw, n_deny;
 	bool home_dotfiles, best_effort;
 	bool network_set; /* --network given: host mode's default is host, not none */
+	/* Set by C callers alone (image build), never by a flag or the profile. */
+	const char *store;		      /* the image store (NULL: img_store_default's) */
+	const char *layer_upper, *layer_work; /* the throw-away layer kept here, on disk */
 };
 
 /* Root inside: --as-root (a user namespace's) or --host-root (the host's). */
@@ -76,6 +79,10 @@ int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_e
 int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err *err);
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err);
 int rt_sb_parse_size(const char *s, uint64_t *out);
+/* The values of --memory, --timeout and --network, for callers with flags of their own. */
+int rt_sb_parse_memory(const char *v, uint64_t *out, struct hutch_err *err);
+int rt_sb_parse_seconds(const char *s, double *out);
+int rt_sb_parse_network(const char *v, enum rt_sb_network *out, struct hutch_err *err);
 void rt_sb_print_help(int fd);
 
 #endif

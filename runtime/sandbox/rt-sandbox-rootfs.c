@@ -134,26 +134,69 @@ static int idmapped_view(const char *dir, const char *at, const struct rt_sb_pla
 	return ns_attach_tree(tree, target, err);
 }
 
+/* The store stays open (its lock shared) until hutch exits, so that prune cannot pull
+ * layers from under a running sandbox. */
+static int open_store(const struct rt_sb_opts *o, struct img_store **out, struct hutch_err *err)
+{
+	static struct img_store *held;
+	if (!held)
+		TRY(img_store_open(img_store_default(o->store), false, false, &held, err));
+	*out = held;
+	return 0;
+}
+
+/* The throw-away layer: in scratch, or where the caller keeps it (an image build's, on the
+ * store's disk, to become the new image's layer). */
+static void layer_dirs(const struct rt_sb_opts *o, const char *scratch, struct img_layered *l,
+		       char **own)
+{
+	own[0] = hutch_xasprintf("%s/root", scratch);
+	own[1] = o->layer_upper ? NULL : hutch_xasprintf("%s/upper", scratch);
+	own[2] = o->layer_upper ? NULL : hutch_xasprintf("%s/work", scratch);
+	l->root = own[0];
+	l->upper = o->layer_upper ? o->layer_upper : own[1];
+	l->work = o->layer_upper ? o->layer_work : own[2];
+}
+
+/* With --as-root the layer's top belongs to root inside, as the image's / does. */
+static int mount_layered(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
+			 struct img_layered *l, struct hutch_err *err)
+{
+	char *own[3];
+	layer_dirs(o, scratch, l, own);
+	l->upper_uid = o->as_root ? p->sub_uid : 0;
+	l->upper_gid = o->as_root ? p->sub_gid : 0;
+	const char *no_overlay = getenv("HUTCH_NO_OVERLAY"); /* tests pretend to lack it */
+	l->copy = no_overlay && !strcmp(no_overlay, "1");
+	l->may_copy = !o->layer_upper; /* a build's layer must be an upper dir */
+	int r = img_mount_layered(l, err);
+	free(own[1]);
+	free(own[2]);
+	if (r < 0) {
+		free(own[0]);
+		return hutch_err_prefix(err, "--image %s: ", o->image);
+	}
+	p->rootfs = own[0];
+	p->layered = true;
+	p->rootfs_copy = r == 1;
+	if (p->rootfs_copy)
+		hutch_warn("--image %s: overlayfs unavailable, the image was copied", o->image);
+	return make_mount_points(o, p, err);
+}
+
 /* NAME[:TAG] from the image store: always layered. */
 static int store_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
 			struct hutch_err *err)
 {
 	_cleanup_free_ char *view = NULL;
-	p->layered = true;
+	struct img_layered l = { .ref = o->image };
+	TRY(open_store(o, &l.store, err));
 	if (o->as_root) {
 		view = hutch_xasprintf("%s/store", scratch);
-		TRY(idmapped_view(img_store_default(NULL), view, p, err));
+		TRY(idmapped_view(img_store_path(l.store), view, p, err));
+		l.store_view = view;
 	}
-	struct rt_image_view v = { .store = view,
-				   .root_uid = p->full_range ? p->sub_uid : 0,
-				   .root_gid = p->full_range ? p->sub_gid : 0 };
-	int r = rt_image_rootfs(o->image, scratch, &v, &p->rootfs, err);
-	if (r < 0)
-		return r;
-	p->rootfs_copy = r == 1;
-	if (p->rootfs_copy)
-		hutch_warn("--image %s: overlayfs unavailable, the image was copied", o->image);
-	return make_mount_points(o, p, err);
+	return mount_layered(o, p, scratch, &l, err);
 }
 
 int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
@@ -167,28 +210,13 @@ int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const ch
 	_cleanup_close_ int imgfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (imgfd < 0)
 		return hutch_fail_errno(err, errno, "--image %s", o->image);
-	p->layered = needs_layer(o, imgfd);
-	if (!p->layered) {
+	if (!needs_layer(o, imgfd)) {
 		p->rootfs = hutch_xstrdup(real);
 		return 0;
 	}
-	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", scratch);
-	_cleanup_free_ char *work = hutch_xasprintf("%s/work", scratch);
-	_cleanup_free_ char *root = hutch_xasprintf("%s/root", scratch);
 	_cleanup_free_ char *lower = hutch_xasprintf("%s/lower", scratch);
-	const char *dirs[] = { upper, work, root };
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-		if (mkdir(dirs[i], 0755) < 0)
-			return hutch_fail_errno(err, errno, "sandbox: mkdir %s", dirs[i]);
-	if (o->as_root) { /* and the layer's top is root's inside, as the image's / is */
+	if (o->as_root) /* the image seen with root inside as its owner */
 		TRY(idmapped_view(real, lower, p, err));
-		if (chown(upper, p->sub_uid, p->sub_gid) < 0)
-			return hutch_fail_errno(err, errno, "sandbox: chown %s", upper);
-	}
-	_cleanup_free_ char *data = hutch_xasprintf("lowerdir=%s,upperdir=%s,workdir=%s",
-						    o->as_root ? lower : real, upper, work);
-	if (mount("overlay", root, "overlay", 0, data) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: overlay over %s", real);
-	p->rootfs = steal_ptr(root);
-	return make_mount_points(o, p, err);
+	struct img_layered l = { .lower = o->as_root ? lower : real };
+	return mount_layered(o, p, scratch, &l, err);
 }

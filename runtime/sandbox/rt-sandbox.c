@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * `hutch sandbox`: parse options, take the lock, enter a private mount namespace (so every
- * scratch mount dies with hutch), plan the root filesystem and id mapping, build the spec in
- * memory, and run it through the ordinary create/start path with hutch's init as PID 1, or
- * hand it to another runtime. Nothing outlives the command: what a killed hutch leaves is
- * removed by the next invocation.
+ * `hutch sandbox`: one recipe (rt_sandbox_run) for its three modes, which differ in the run
+ * step alone: natively, the spec goes through the ordinary create/start path with hutch's
+ * init as PID 1; delegated, it is handed to another runtime; in host mode, the command runs
+ * on the host behind a mount view, Landlock and seccomp. Nothing outlives the command: what
+ * a killed hutch leaves is removed by the next invocation.
  */
 #include "rt-sandbox.h"
 #include "rt-image.h"
@@ -23,7 +23,7 @@
 #define SB_SCRATCH RT_DEFAULT_ROOT "/sandbox-scratch"
 
 struct sandbox {
-	struct rt_sb_opts o;
+	const struct rt_sb_opts *o;
 	struct rt_sb_plan plan;
 	struct rt_sb_result res;
 	char id[64];
@@ -147,13 +147,13 @@ static bool delegated(const struct rt_sb_opts *o)
 static int build_spec(struct sandbox *sb, struct rt_spec **spec, struct hutch_err *err)
 {
 	size_t len;
-	_cleanup_free_ char *json = rt_sb_spec_json(&sb->o, &sb->plan, sb->id, &len);
+	_cleanup_free_ char *json = rt_sb_spec_json(sb->o, &sb->plan, sb->id, &len);
 	TRY(rt_spec_parse(json, NULL, spec, err));
 	(*spec)->rootfs = hutch_xstrdup(sb->plan.rootfs);
 	(*spec)->bundle = hutch_xstrdup(SB_SCRATCH);
 	/* The default profile is compiled here rather than carried in the JSON. */
 	(*spec)->has_seccomp = (*spec)->seccomp_default = true;
-	(*spec)->seccomp_extras = sb_seccomp_extras(&sb->o);
+	(*spec)->seccomp_extras = sb_seccomp_extras(sb->o);
 	return 0;
 }
 
@@ -212,15 +212,15 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	TRY(own_state(sb, err));
 	hutch_fault_point("sandbox:created");
 	TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
-	if (sb->o.network == RT_SB_NET_BRIDGE) /* init's netns exists; the command has not run */
-		TRY(rt_sb_net_attach(&sb->o, &sb->net, c.pid, err));
+	if (sb->o->network == RT_SB_NET_BRIDGE) /* init's netns exists; the command has not run */
+		TRY(rt_sb_net_attach(sb->o, &sb->net, c.pid, err));
 	TRY(rt_container_start(&sb->g, sb->id, err));
 	hutch_fault_point("sandbox:started");
 	struct rt_waiter w = { .pidfd = pidfd,
 			       .pid = c.pid,
 			       .master = master,
-			       .timeout_ms = (int64_t)(sb->o.timeout * 1000),
-			       .grace_ms = (int64_t)(sb->o.grace * 1000),
+			       .timeout_ms = (int64_t)(sb->o->timeout * 1000),
+			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,
 			       .kill_arg = sb };
 	r = rt_wait_container(&w, err);
@@ -246,8 +246,8 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	/* The runtime's cgroup is a child of ours (plan.cgroup), so hutch can kill the tree and
 	 * read the totals. */
 	cgpath = hutch_xasprintf("%s/c", sb->plan.cgroup);
-	uint64_t caps = rt_sb_root_inside(&sb->o) ? ~0ULL : 0; /* resolved against its caps */
-	TRY(sc_default_profile_oci(caps, sb_seccomp_extras(&sb->o), &seccomp, err));
+	uint64_t caps = rt_sb_root_inside(sb->o) ? ~0ULL : 0; /* resolved against its caps */
+	TRY(sc_default_profile_oci(caps, sb_seccomp_extras(sb->o), &seccomp, err));
 	sb->plan.seccomp_json = seccomp;
 	sb->plan.cgroups_path = cgpath;
 	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
@@ -256,8 +256,8 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	 * page less on ours makes ours the cgroup that runs out, whose OOM hutch can see; the
 	 * container still sees the limit it was given. */
 	_cleanup_close_ int oomfd = -1;
-	if (sb->o.memory > 4096) {
-		struct cg_resources lim = { .mem_limit = { true, (int64_t)sb->o.memory - 4096 } };
+	if (sb->o->memory > 4096) {
+		struct cg_resources lim = { .mem_limit = { true, (int64_t)sb->o->memory - 4096 } };
 		TRY(cg_apply(sb->cg, &lim, err));
 		oomfd = cg_oom_watch(sb->cg,
 				     err); /* v1: the notifier; v2 counts in memory.events */
@@ -265,16 +265,16 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 			return oomfd;
 	}
 	size_t len;
-	_cleanup_free_ char *config = rt_sb_spec_json(&sb->o, &sb->plan, sb->id, &len);
-	struct sandbox_delegate_in in = { .runtime = sb->o.runtime,
+	_cleanup_free_ char *config = rt_sb_spec_json(sb->o, &sb->plan, sb->id, &len);
+	struct sandbox_delegate_in in = { .runtime = sb->o->runtime,
 					  .scratch = SB_SCRATCH,
 					  .id = sb->id,
 					  .config = config,
 					  .cgroup = cgpath,
 					  .parent_cgroup = sb->plan.cgroup,
-					  .network_none = sb->o.network == RT_SB_NET_NONE };
-	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o.timeout * 1000),
-			       .grace_ms = (int64_t)(sb->o.grace * 1000),
+					  .network_none = sb->o->network == RT_SB_NET_NONE };
+	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o->timeout * 1000),
+			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,
 			       .kill_arg = sb };
 	int r = rt_sb_delegate(&in, &w, err);
@@ -314,20 +314,38 @@ static void sandbox_cgroup(struct sandbox *sb, const char *base)
 	sb->plan.cgroups_path = sb->plan.cgroup;
 }
 
-static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *err)
+static int run_host(struct sandbox *sb, struct hutch_err *err)
 {
-	TRY(rt_sb_parse_args(&sb->o, argc, argv, err));
-	TRY(rt_sb_check(&sb->o, err));
-	if (sb->o.lock)
-		TRY(rt_sb_lock(&sb->o, &sb->lock_fd, err));
-	hutch_fault_point("sandbox:locked");
-	sb->res.runtime = sb->o.runtime ? sb->o.runtime : "native";
+	return rt_sb_run_host(sb->o, &sb->res, err);
+}
+
+/* The one step in which the three ways of making the sandbox differ. */
+static const struct sb_mode {
+	const char *name;
+	bool image; /* a root filesystem, state, scratch and an id mapping (not host mode) */
+	int (*run)(struct sandbox *sb, struct hutch_err *err);
+} modes[] = { { "native", true, run_native },
+	      { NULL, true, run_delegated }, /* named by --runtime */
+	      { "host", false, run_host } };
+
+static const struct sb_mode *sb_mode(const struct rt_sb_opts *o)
+{
+	if (o->isolation != RT_SB_ISO_NAMESPACES)
+		return &modes[2];
+	return delegated(o) ? &modes[1] : &modes[0];
+}
+
+/* What killed hutches left: stale state (whose delete removes its cgroup), then cgroups
+ * nothing names, then the dead sandboxes' network leases. Host mode keeps no state; its
+ * sweep is best effort (an unprivileged caller may own no cgroup). */
+static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *err)
+{
 	_cleanup_free_ char *base = NULL;
-	if (sb->o.isolation != RT_SB_ISO_NAMESPACES) {
+	if (!m->image) {
 		struct hutch_err e = { 0 };
 		if (geteuid() == 0 && cg_own_common(&base, &e) >= 0)
 			sweep_cgroups(base);
-		return 0; /* host mode: no image, state dir, scratch mount or id mapping */
+		return 0;
 	}
 	TRY(cg_own_common(&base, err));
 	mkdir(RT_DEFAULT_ROOT, 0711);
@@ -338,64 +356,104 @@ static int prepare(struct sandbox *sb, int argc, char **argv, struct hutch_err *
 	rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
 	sandbox_cgroup(sb, base);
-	sb->plan.delegated = delegated(&sb->o);
-	TRY(rt_sb_plan_ids(&sb->o, &sb->plan, err)); /* before the rootfs: --as-root's view */
-	TRY(enter_scratch(&sb->o, err));
-	hutch_fault_point("sandbox:scratch");
-	TRY(rt_sb_plan_rootfs(&sb->o, &sb->plan, SB_SCRATCH, err));
-	TRY(rt_sb_attach_idmapped(&sb->o, &sb->plan, err)); /* into the rootfs just made */
-	hutch_fault_point("sandbox:rootfs");
-	if (sb->o.network == RT_SB_NET_BRIDGE) { /* the lease and /etc files precede the spec */
-		TRY(rt_sb_net_prepare(&sb->o, &sb->net, SB_SCRATCH "/net", err));
-		sb->plan.net_etc = SB_SCRATCH "/net";
-		sb->plan.net_address = sb->net.address;
-	}
-	rt_sb_note_ids(&sb->o, &sb->plan);
 	return 0;
 }
 
-RT_VERB_FN(sandbox)
+/* The sandbox's root filesystem, host ids and network, before its spec is made. Host mode
+ * has none of these: its view is planned in its own child (rt-host-view.c). */
+static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *err)
 {
-	struct sandbox sb = { .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
-			      .net = { .ipam_fd = -1 },
-			      .lock_fd = -1,
-			      .owner_fd = -1 };
-	(void)first, (void)opts;
-	rt_sb_opts_init(&sb.o);
-	sb.o.tmpfs = hutch_xcalloc(1, sizeof(*sb.o.tmpfs));
-	sb.o.tmpfs[sb.o.n_tmpfs++] = (struct rt_sb_tmpfs){ hutch_xstrdup("/tmp"), 256ULL << 20 };
-	double t0 = hutch_now_ms();
-	int r = prepare(&sb, argc, argv, err);
-	if (r >= 0) {
-		t0 = hutch_now_ms(); /* the lock wait is not the sandbox's time */
-		if (sb.o.isolation != RT_SB_ISO_NAMESPACES)
-			r = rt_sb_run_host(&sb.o, &sb.res, err);
-		else
-			r = delegated(&sb.o) ? run_delegated(&sb, err) : run_native(&sb, err);
+	if (!m->image)
+		return 0;
+	sb->plan.delegated = m->run == run_delegated;
+	TRY(rt_sb_plan_ids(sb->o, &sb->plan, err)); /* before the rootfs: --as-root's view */
+	TRY(enter_scratch(sb->o, err));
+	hutch_fault_point("sandbox:scratch");
+	TRY(rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err));
+	TRY(rt_sb_attach_idmapped(sb->o, &sb->plan, err)); /* into the rootfs just made */
+	hutch_fault_point("sandbox:rootfs");
+	if (sb->o->network == RT_SB_NET_BRIDGE) { /* the lease and /etc files precede the spec */
+		TRY(rt_sb_net_prepare(sb->o, &sb->net, SB_SCRATCH "/net", err));
+		sb->plan.net_etc = SB_SCRATCH "/net";
+		sb->plan.net_address = sb->net.address;
 	}
-	sb.res.wall_ms = hutch_now_ms() - t0;
-	if (sb.id[0]) {
-		struct hutch_err e = { 0 };
-		rt_container_delete(&sb.g, sb.id, true, &e);
-	}
-	rt_sb_net_release(&sb.net); /* after delete: the netns is gone, so is the veth */
+	rt_sb_note_ids(sb->o, &sb->plan);
+	return 0;
+}
+
+/* The report (when asked for), with the error when the sandbox failed: the result. */
+static int finish(struct sandbox *sb, int r, struct hutch_err *err)
+{
 	if (r < 0) {
-		sb.res.exit_code = err->status ? err->status : RT_SB_EXIT_FAIL;
-		sb.res.error = err->msg;
+		sb->res.exit_code = err->status ? err->status : RT_SB_EXIT_FAIL;
+		sb->res.error = err->msg;
 	}
 	struct hutch_err rerr = { 0 };
-	if (rt_sb_write_report(&sb.o, sb.plan.rootfs ? &sb.plan : NULL, &sb.res, &rerr) < 0 &&
+	if (rt_sb_write_report(sb->o, sb->plan.rootfs ? &sb->plan : NULL, &sb->res, &rerr) < 0 &&
 	    r >= 0) {
 		*err = rerr;
 		r = -rerr.code;
 	}
-	cg_free(sb.cg);
-	free(sb.plan.rootfs);
-	free(sb.plan.cgroup);
-	free(sb.plan.binds);
-	rt_sb_unlock(&sb.o, sb.lock_fd); /* before the options, which name it, are freed */
-	rt_sb_opts_free(&sb.o);
-	if (sb.owner_fd >= 0)
-		close(sb.owner_fd);
-	return r < 0 ? r : sb.res.exit_code;
+	return r < 0 ? r : sb->res.exit_code;
+}
+
+static void sandbox_free(struct sandbox *sb)
+{
+	cg_free(sb->cg);
+	free(sb->plan.rootfs);
+	free(sb->plan.cgroup);
+	free(sb->plan.binds);
+	rt_sb_unlock(sb->o, sb->lock_fd);
+	if (sb->owner_fd >= 0)
+		close(sb->owner_fd);
+}
+
+int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	struct sandbox sb = { .o = o,
+			      .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
+			      .net = { .ipam_fd = -1 },
+			      .lock_fd = -1,
+			      .owner_fd = -1 };
+	const struct sb_mode *m = sb_mode(o);
+	sb.res.runtime = o->runtime ? o->runtime : m->name;
+	int r = rt_sb_check(o, err); /* a C caller's options are checked as a flag's are */
+	if (r >= 0 && o->lock) /* one sandbox per lock name */
+		r = rt_sb_lock(o, &sb.lock_fd, err);
+	if (r >= 0)
+		hutch_fault_point("sandbox:locked");
+	double t0 = hutch_now_ms();
+	if (r >= 0) /* before the sandbox names its own cgroup, which a sweep must not take */
+		r = sweep(&sb, m, err);
+	if (r >= 0)
+		r = plan(&sb, m, err);
+	if (r >= 0) {
+		t0 = hutch_now_ms(); /* the lock wait and the set-up are not the command's time */
+		r = m->run(&sb, err);
+	}
+	sb.res.wall_ms = hutch_now_ms() - t0;
+	if (sb.id[0]) { /* state, and with it the cgroup and the mount namespace's init */
+		struct hutch_err e = { 0 };
+		rt_container_delete(&sb.g, sb.id, true, &e);
+	}
+	rt_sb_net_release(&sb.net); /* after delete: the netns is gone, so is the veth */
+	r = finish(&sb, r, err);
+	sandbox_free(&sb); /* the lock last but one: a waiter starts when we are done */
+	return r;
+}
+
+RT_VERB_FN(sandbox)
+{
+	struct rt_sb_opts o;
+	(void)first, (void)opts;
+	rt_sb_opts_init(&o);
+	int r = rt_sb_parse_args(&o, argc, argv, err);
+	if (r >= 0) {
+		r = rt_sandbox_run(g, &o, err);
+	} else { /* the report, when --report came before the bad flag */
+		struct sandbox sb = { .o = &o };
+		r = finish(&sb, r, err);
+	}
+	rt_sb_opts_free(&o);
+	return r;
 }

@@ -142,7 +142,12 @@ int rt_sb_net_attach(const struct rt_sb_opts *o, struct rt_sb_net *n, pid_t pid,
 void rt_sb_net_release(struct rt_sb_net *n);
 void rt_sb_net_reclaim(void);
 
-/* rt-sandbox.c */
+/* rt-sandbox.c: the sandbox of o, run to its end: the command's exit status (124 on its
+ * timeout), or < 0 with err set when the sandbox could not run (its status is then
+ * RT_SB_EXIT_FAIL, or err->status). The report is written when o asks for one. It enters a
+ * mount namespace of its own: a caller that goes on afterwards runs it in a child. */
+int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o,
+		   struct hutch_err *err);
 RT_VERB_FN(sandbox);
 
 #endif
