@@ -25,12 +25,12 @@
 #define TIOCGPTPEER _IO('T', 0x41)
 #endif
 
-static int open_slave(int master, struct hutch_err *err)
+static int open_slave(int master, bool by_path, struct hutch_err *err)
 {
 	/* TIOCGPTPEER opens the peer of this very master: no path lookup to race with. */
 	int fd = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
+	if (fd >= 0 || !by_path)
+		return fd >= 0 ? fd : hutch_fail_errno(err, errno, "open the pty's slave");
 	char name[64];
 	if (ptsname_r(master, name, sizeof(name)) != 0)
 		return hutch_fail_errno(err, errno, "ptsname");
@@ -120,17 +120,17 @@ int ns_open_ptmx(struct hutch_err *err)
 	return steal_fd(fd);
 }
 
-int ns_setup_pty(unsigned short rows, unsigned short cols, struct hutch_err *err)
+int ns_setup_pty(unsigned short rows, unsigned short cols, bool console, struct hutch_err *err)
 {
 	_cleanup_close_ int master = ns_open_ptmx(err);
 	if (master < 0)
 		return master;
 	if (unlockpt(master) < 0)
 		return hutch_fail_errno(err, errno, "unlockpt");
-	_cleanup_close_ int slave = open_slave(master, err);
+	_cleanup_close_ int slave = open_slave(master, console, err);
 	if (slave < 0)
 		return slave;
-	int r = bind_console(slave, err);
+	int r = console ? bind_console(slave, err) : 0;
 	if (r < 0)
 		return r;
 	r = become_tty(slave, rows, cols, err);

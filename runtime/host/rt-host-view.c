@@ -356,13 +356,19 @@ static int check_denies_without_view(struct rt_host *hs, struct hutch_err *err)
 	return 0;
 }
 
-/* An unprivileged process without a user namespace holds no capability to drop. */
-static int drop_caps(struct rt_host *hs, struct hutch_err *err)
+/* Every capability, Landlock and the filter (execve must stay allowed), in the kernel's
+ * order (rt_drop_privileges). An unprivileged process without a user namespace holds no
+ * capability to drop; no_new_privs lets it restrict itself all the same. */
+static int drop_privileges(struct rt_host *hs, int ruleset, struct hutch_err *err)
 {
-	if (geteuid() != 0 && !hs->h->userns)
-		return 0;
-	struct ns_caps none = { 0 };
-	return ns_apply_caps(&none, err);
+	static const struct ns_caps none = { 0 };
+	struct rt_drop d = { .caps = geteuid() != 0 && !hs->h->userns ? NULL : &none,
+			     .no_new_privs = true,
+			     .landlock_fd = ruleset,
+			     .filter = hs->filter };
+	TRY(rt_drop_privileges(&d, err));
+	hs->h->seccomp = true;
+	return 0;
 }
 
 static int enter_cwd(struct rt_host *hs, struct hutch_err *err)
@@ -388,11 +394,5 @@ int rt_host_child_setup(struct rt_host *hs, struct hutch_err *err)
 		TRY(check_denies_without_view(hs, err));
 	TRY(enter_cwd(hs, err));		/* a path in the view, not the inherited one */
 	TRY(landlock_rules(hs, &ruleset, err)); /* opens the view's paths: after the view */
-	TRY(drop_caps(hs, err));		/* nothing privileged is left to do */
-	TRY(ns_set_no_new_privs(err));		/* Landlock and seccomp without CAP_SYS_ADMIN */
-	if (ruleset >= 0)
-		TRY(ll_restrict(ruleset, err));
-	TRY(sc_load(hs->filter, err)); /* last: execve must stay allowed */
-	hs->h->seccomp = true;
-	return 0;
+	return drop_privileges(hs, ruleset, err); /* nothing privileged is left to do */
 }

@@ -7,7 +7,6 @@
  */
 #include "rt.h"
 #include "net.h"
-#include "rt-sandbox.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -19,9 +18,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <linux/keyctl.h>
-
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static bool is_new(const struct rt_child *c, int flag)
 {
@@ -98,33 +94,6 @@ static int parent_hooks(const struct rt_child *c, struct hutch_err *err)
 	return rt_sync_expect(c->sync_fd, RT_SYNC_HOOKS_DONE, err);
 }
 
-static int setup_terminal(const struct rt_child *c, struct hutch_err *err)
-{
-	const struct rt_process *p = &c->spec->process;
-	/* Without a pty of its own, a new session: the caller's terminal must not be the
-	 * container's controlling terminal, or TIOCSTI could type into it. */
-	if (!p->terminal)
-		return setsid() < 0 ? hutch_fail_errno(err, errno, "setsid") : 0;
-	_cleanup_close_ int master = ns_setup_pty(p->console_height, p->console_width, err);
-	if (master < 0)
-		return master;
-	if (c->console_fd >= 0)
-		return ns_send_fd(c->console_fd, master, "/dev/console", err);
-	TRY(rt_sync_send(c->sync_fd, RT_SYNC_PTY, NULL, err));
-	return ns_send_fd(c->sync_fd, master, "/dev/console", err);
-}
-
-int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hutch_err *err)
-{
-	int from = 3 + preserve_fds;
-	for (size_t i = 0; i < n_keep; i++)
-		if (keep[i] >= 3 && keep[i] < from) /* rt_count_caller_fds rules it out */
-			return hutch_fail(err, EBADF, "--preserve-fds: fd %d is hutch's own",
-					  keep[i]);
-	int r = hutch_close_fds_from(from, keep, n_keep);
-	return r < 0 ? hutch_fail_errno(err, r, "close inherited fds") : 0;
-}
-
 /* Closes every fd but stdio, the preserved ones and those the rest of setup needs, so that
  * nothing of hutch's reaches the container (nor a cwd through /proc/self/fd). */
 static int close_fds(const struct rt_child *c, struct hutch_err *err)
@@ -134,107 +103,6 @@ static int close_fds(const struct rt_child *c, struct hutch_err *err)
 	if (c->console_fd >= 0)
 		close(c->console_fd);
 	return 0;
-}
-
-int rt_enter_cwd(const char *cwd, struct hutch_err *err)
-{
-	char buf[PATH_MAX];
-	if (chdir(cwd) < 0)
-		return hutch_fail_errno(err, errno, "process.cwd %s", cwd);
-	/* getcwd() says "(unreachable)" for a directory outside our root: a leaked host fd. */
-	if (!getcwd(buf, sizeof(buf)) || buf[0] != '/')
-		return hutch_fail(err, EPERM, "process.cwd %s: resolves outside the container",
-				  cwd);
-	return 0;
-}
-
-static int new_session_keyring(const struct rt_child *c, struct hutch_err *err)
-{
-	if (c->opts->no_new_keyring)
-		return 0;
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
-		return hutch_fail_errno(err, errno, "join a new session keyring");
-	return 0;
-}
-
-static const char *env_path(char *const *env)
-{
-	for (; env && *env; env++)
-		if (hutch_str_has_prefix(*env, "PATH="))
-			return *env + 5;
-	return DEFAULT_PATH;
-}
-
-/* Finds args[0] as execve will: the error texts are the ones podman and containerd map to
- * exit codes 127 and 126, so a bad binary fails at create, not at start. */
-int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err)
-{
-	const char *name = p->args[0];
-	int saw_eacces = 0;
-	if (strchr(name, '/')) {
-		struct stat st;
-		snprintf(out, len, "%s", name);
-		if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) /* execve says EACCES too */
-			saw_eacces = 1;
-		else if (access(out, X_OK) == 0)
-			return 0;
-		else
-			saw_eacces = errno == EACCES;
-	} else {
-		_cleanup_free_ char *path = hutch_xstrdup(env_path(p->env));
-		char *save = NULL;
-		for (char *d = strtok_r(path, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-			struct stat st;
-			int w = snprintf(out, len, "%s/%s", *d ? d : ".", name);
-			if (w < 0 || (size_t)w >= len || stat(out, &st) < 0 || S_ISDIR(st.st_mode))
-				continue;
-			if (access(out, X_OK) == 0)
-				return 0;
-			saw_eacces = 1;
-		}
-	}
-	struct hutch_err *e = err;
-	int r = saw_eacces ? hutch_fail(e, EACCES, "exec %s: permission denied", name)
-			   : hutch_fail(e, ENOENT, "exec %s: no such file or directory", name);
-	err->status = saw_eacces ? 126 : 127;
-	return r;
-}
-
-/* seccomp needs CAP_SYS_ADMIN unless no_new_privs is set, so without noNewPrivileges it is
- * loaded before the capability drop; with it, as late as possible. The user was switched
- * at create (keeping capabilities), so the executable was checked as that user. */
-static int load_filter(const struct sc_filter *filter, int *notify_fd, struct hutch_err *err)
-{
-	if (!sc_filter_needs_listener(filter))
-		return sc_load(filter, err);
-	if (!notify_fd)
-		return hutch_fail(err, ENOTSUP,
-				  "linux.seccomp: SCMP_ACT_NOTIFY is not supported here");
-	return sc_load_listener(filter, notify_fd, err);
-}
-
-int rt_drop_privileges_fd(const struct rt_process *p, const struct sc_filter *filter,
-			  int *notify_fd, struct hutch_err *err)
-{
-	if (filter && !p->no_new_privs) {
-		/* Needs CAP_SYS_ADMIN in the effective set, which a switch to a non-root uid
-		 * emptied (exec -u 1000 with the container's seccomp profile). */
-		ns_raise_effective();
-		TRY(load_filter(filter, notify_fd, err));
-	}
-	if (p->has_caps)
-		TRY(ns_apply_caps(&p->caps, err));
-	if (p->no_new_privs)
-		TRY(ns_set_no_new_privs(err));
-	if (filter && p->no_new_privs)
-		TRY(load_filter(filter, notify_fd, err));
-	return 0;
-}
-
-int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
-		       struct hutch_err *err)
-{
-	return rt_drop_privileges_fd(p, filter, NULL, err);
 }
 
 /* The memory cgroup is joined last (v1 always, v2 under a tiny limit), so hutch's setup is
@@ -268,14 +136,14 @@ static int receive_filter(struct rt_child *c, struct hutch_err *err)
 }
 
 /* The last privileged steps, once, wherever they come: the memory cgroup, then
- * capabilities, no_new_privs and the filter (rt_drop_privileges_fd's order). */
+ * capabilities, no_new_privs and the filter (rt_drop_privileges's order). */
 static int drop_now(struct rt_child *c, int *notify_fd, struct hutch_err *err)
 {
 	if (c->dropped)
 		return 0;
 	c->dropped = true; /* failed or not, not again */
 	TRY(late_cgroup(c, err));
-	return rt_drop_privileges_fd(&c->spec->process, c->filter, notify_fd, err);
+	return rt_drop_process_privileges(&c->spec->process, c->filter, notify_fd, err);
 }
 
 static int trampoline_filter(struct rt_child *c, struct hutch_err *err)
@@ -349,43 +217,13 @@ static int wait_for_start(struct rt_child *c, const char *state, bool *told, str
 	return 0;
 }
 
-void rt_reset_signals_in(const sigset_t *which)
-{
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP && (!which || sigismember(which, s)))
-			signal(s, SIG_DFL);
-}
-
-void rt_reset_signals(void)
-{
-	rt_reset_signals_in(NULL);
-}
-
-static char **with_listen_fds(const struct rt_child *c)
-{
-	char *const *env = c->spec->process.env;
-	size_t n = 0;
-	while (env && env[n])
-		n++;
-	if (c->opts->preserve_fds <= 0)
-		return (char **)env;
-	char **out = hutch_xcalloc(n + 3, sizeof(char *));
-	for (size_t i = 0; i < n; i++)
-		out[i] = env[i];
-	out[n] = hutch_xasprintf("LISTEN_FDS=%d", c->opts->preserve_fds);
-	out[n + 1] = hutch_xasprintf("LISTEN_PID=%d", (int)getpid());
-	return out;
-}
-
 /* Everything the child does between clone and execve. Keep it a list. */
 static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_len,
 		       struct hutch_err *err)
 {
 	const struct rt_spec *s = c->spec;
 	const struct rt_process *p = &s->process;
+	const struct rt_terminal term = { true, c->console_fd, c->sync_fd };
 	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err)); /* id maps written, cgroup joined */
 	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n || c->spec->hooks[RT_HOOK_START_CONTAINER].n)
 		TRY(recv(c->sync_fd, state, 65536, 0) < 0 ? -errno : 0);
@@ -401,15 +239,13 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err)); /* needs the new /proc */
 	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
 	TRY(ns_readonly_paths(s->readonly_paths, s->n_readonly_paths, err));
-	TRY(setup_terminal(c, err)); /* binds /dev/console */
+	TRY(rt_setup_terminal(p, &term, err)); /* binds /dev/console */
 	TRY(ns_finish_rootfs(s->root_readonly, s->rootfs_propagation, err));
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* may need CAP_SYS_RESOURCE */
-	TRY(new_session_keyring(c, err));
 	TRY(close_fds(c, err)); /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
-	TRY(ns_switch_user(&p->user, err));	       /* keeps capabilities */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);	       /* reset by the uid change */
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);     /* the same (dead already: READY fails) */
+	TRY(rt_become_user(p, !c->opts->no_new_keyring, err)); /* keeps capabilities */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); /* reset by the uid change (dead: READY fails) */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	TRY(receive_filter(c, err));		       /* when the parent made it meanwhile */
 	TRY(trampoline_filter(c, err));		       /* its execveat must pass */
@@ -437,7 +273,7 @@ void rt_child_main(struct rt_child *c)
 	if (c->opts->init_fd < 0)
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	/* Allocated while the filter, which may come next, is not loaded yet. */
-	char **env = with_listen_fds(c);
+	char **env = rt_listen_env(c->spec->process.env, c->opts->preserve_fds);
 	char **targv = rt_trampoline_argv(exe, c->spec->process.args);
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);
@@ -450,7 +286,7 @@ void rt_child_main(struct rt_child *c)
 		_exit(1);
 	}
 	if (c->opts->init_fd >= 0)
-		rt_sb_init(c->tramp_fd, targv, env, c->opts->init_fd);
+		c->opts->init(c->tramp_fd, targv, env, c->opts->init_fd);
 	rt_reset_signals_in(have_set ? &not_default : NULL);
 	int e = -rt_trampoline_exec(c->tramp_fd, targv, env);
 	dprintf(2, "hutch: error: exec %s through the trampoline: %s\n", exe, strerror(e));

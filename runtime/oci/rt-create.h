@@ -25,7 +25,11 @@ struct rt_create_opts {
 	bool foreground; /* `run` without -d: the caller relays the terminal and waits */
 	struct rt_spec
 		*spec; /* already parsed (sandbox): used instead of the bundle's, not freed */
-	int init_fd;   /* >= 0: PID 1 is hutch's init, reporting the command's status here */
+	/* With init_fd >= 0, PID 1 is init (the sandbox's, rt_sb_init), which starts the
+	 * command through the trampoline and reports its wait status on init_fd. */
+	int init_fd;
+	__attribute__((noreturn)) void (*init)(int tramp_fd, char **targv, char *const *envp,
+					       int init_fd);
 };
 
 struct rt_created {
@@ -61,20 +65,44 @@ struct rt_child {
 	const int *tree_fds; /* per spec mount: the parent's tree of its source, or -1 */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
-/* Pieces of the child's setup that `exec` shares. */
+
+/* ---- becoming the process (rt-process.c): what the init and exec share ---- */
+
+/* The terminal: with process.terminal a pty whose master goes to console_fd (a connected
+ * --console-socket) or else over sync_fd to the caller, who relays; without, a session of
+ * the process's own. console: the init's (bound over /dev/console), not an exec's. */
+struct rt_terminal {
+	bool console;
+	int console_fd, sync_fd;
+};
+int rt_setup_terminal(const struct rt_process *p, const struct rt_terminal *t,
+		      struct hutch_err *err);
 /* Closes every fd from 3 + preserve_fds on but keep (which must lie above the preserved). */
 int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hutch_err *err);
 int rt_enter_cwd(const char *cwd, struct hutch_err *err);
+/* process.user, keeping capabilities; not dumpable; then a new session keyring (its). */
+int rt_become_user(const struct rt_process *p, bool new_keyring, struct hutch_err *err);
 /* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)
  * or "permission denied" (126), the texts container clients map to exit codes. */
 int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err);
-/* seccomp, capabilities and no_new_privs in the order that lets each one work. */
-int rt_drop_privileges(const struct rt_process *p, const struct sc_filter *filter,
-		       struct hutch_err *err);
-/* The same; a filter with NOTIFY rules is loaded with a listener whose fd goes to notify_fd
- * (NULL: such a filter is refused). */
-int rt_drop_privileges_fd(const struct rt_process *p, const struct sc_filter *filter,
-			  int *notify_fd, struct hutch_err *err);
+/* env with LISTEN_FDS and LISTEN_PID for preserved fds (env itself when there are none). */
+char **rt_listen_env(char *const *env, int preserve_fds);
+/* What a process gives up before execve, in the order rt_drop_privileges gives. */
+struct rt_drop {
+	const struct ns_caps *caps; /* NULL: left as they are */
+	bool no_new_privs;
+	int landlock_fd; /* a Landlock ruleset to restrict to, or -1 */
+	const struct sc_filter *filter;
+	int *notify_fd; /* a filter with NOTIFY rules: its listener's fd (NULL: refused) */
+};
+int rt_drop_privileges(const struct rt_drop *d, struct hutch_err *err);
+/* rt_drop_privileges for a process's capabilities and no_new_privs, and filter. */
+int rt_drop_process_privileges(const struct rt_process *p, const struct sc_filter *filter,
+			       int *notify_fd, struct hutch_err *err);
+/* Empties the signal mask and restores every disposition (or those in which) to default. */
+void rt_reset_signals(void);
+void rt_reset_signals_in(const sigset_t *which);
+
 /* The exec trampoline (rt-trampoline.c): a sealed memfd (O_CLOEXEC) that every container
  * process is exec'd through, so /proc/self/exe is never hutch's binary meanwhile. */
 int rt_trampoline_open(struct hutch_err *err);
@@ -86,9 +114,6 @@ int rt_trampoline_filter(const struct sc_filter *filter, int fd, struct sc_filte
 			 struct hutch_err *err);
 /* Returns only on failure, with -errno. */
 int rt_trampoline_exec(int fd, char **targv, char *const *envp);
-/* Empties the signal mask and restores every disposition (or those in which) to default. */
-void rt_reset_signals(void);
-void rt_reset_signals_in(const sigset_t *which);
 
 /* ---- parent/child sync (rt-sync.c) ---- */
 

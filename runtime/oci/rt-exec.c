@@ -11,25 +11,18 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/keyctl.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <termios.h>
-
-#ifndef TIOCGPTPEER
-#define TIOCGPTPEER _IO('T', 0x41)
-#endif
 
 /* What the child needs between clone and execve; all of it is the parent's memory. */
 struct exec_child {
@@ -41,7 +34,6 @@ struct exec_child {
 	int console_fd;
 	int tramp_fd;
 	int preserve_fds;
-	bool send_pty; /* foreground -t: the master goes to the parent, which relays */
 };
 
 struct exec_ctx {
@@ -139,96 +131,26 @@ static int join_container(const struct exec_child *c, struct hutch_err *err)
 	return 0;
 }
 
-/* Like ns_setup_pty, but the container's /dev/console stays the init's: an exec must not
- * stack mounts in the container's mount namespace. ws: the size, when known. */
-static int open_pty(const struct winsize *ws, struct hutch_err *err)
-{
-	_cleanup_close_ int master = ns_open_ptmx(err);
-	if (master < 0)
-		return master;
-	if (unlockpt(master) < 0)
-		return hutch_fail_errno(err, errno, "unlockpt");
-	/* TIOCGPTPEER: the peer of this very master, no path to race with. */
-	_cleanup_close_ int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (slave < 0)
-		return hutch_fail_errno(err, errno, "open the pty's slave");
-	if ((ws->ws_row || ws->ws_col) && ioctl(slave, TIOCSWINSZ, ws) < 0)
-		return hutch_fail_errno(err, errno, "set terminal size");
-	if (setsid() < 0)
-		return hutch_fail_errno(err, errno, "setsid");
-	if (ioctl(slave, TIOCSCTTY, 0) < 0)
-		return hutch_fail_errno(err, errno, "set controlling terminal");
-	for (int i = 0; i <= 2; i++)
-		if (dup2(slave, i) < 0)
-			return hutch_fail_errno(err, errno, "dup2 pty to fd %d", i);
-	return steal_fd(master);
-}
-
-/* With a terminal, the process leads a session with the pty as controlling terminal.
- * Without, it still gets a session of its own: then our caller's terminal is not its
- * controlling terminal, and TIOCSTI (typing into it) needs CAP_SYS_ADMIN. */
-static int setup_terminal(const struct exec_child *c, struct hutch_err *err)
-{
-	const struct rt_process *p = c->p;
-	if (!p->terminal)
-		return setsid() < 0 ? hutch_fail_errno(err, errno, "setsid") : 0;
-	struct winsize ws = { .ws_row = p->console_height, .ws_col = p->console_width };
-	/* Relayed from our terminal: its size, set before the process can ask for it. */
-	if (c->send_pty && !ws.ws_row && !ws.ws_col)
-		ioctl(0, TIOCGWINSZ, &ws);
-	_cleanup_close_ int master = open_pty(&ws, err);
-	if (master < 0)
-		return master;
-	if (!c->send_pty) /* closed with the other fds right after */
-		return ns_send_fd(c->console_fd, master, "/dev/console", err);
-	TRY(rt_sync_send(c->sync_fd, RT_SYNC_PTY, NULL, err));
-	return ns_send_fd(c->sync_fd, master, "/dev/console", err);
-}
-
 static int close_fds(const struct exec_child *c, struct hutch_err *err)
 {
 	int keep[] = { c->sync_fd, c->tramp_fd };
 	return rt_close_fds_but(c->preserve_fds, keep, ARRAY_SIZE(keep), err);
 }
 
-/* After the user switch, so that the new keyring belongs to the process's own user. */
-static int new_session_keyring(struct hutch_err *err)
-{
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
-		return hutch_fail_errno(err, errno, "join a new session keyring");
-	return 0;
-}
-
-/* As for the init (rt-child.c): preserved fds are announced with LISTEN_FDS. */
-static char **exec_env(const struct exec_child *c)
-{
-	char *const *env = c->p->env;
-	size_t n = 0;
-	while (env && env[n])
-		n++;
-	if (c->preserve_fds <= 0)
-		return (char **)env;
-	char **out = hutch_xcalloc(n + 3, sizeof(char *));
-	for (size_t i = 0; i < n; i++)
-		out[i] = env[i];
-	out[n] = hutch_xasprintf("LISTEN_FDS=%d", c->preserve_fds);
-	out[n + 1] = hutch_xasprintf("LISTEN_PID=%d", (int)getpid());
-	return out;
-}
-
 /* Everything the exec'd process does between clone and execve. Keep it a list. */
 static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, struct hutch_err *err)
 {
 	const struct rt_process *p = c->p;
+	/* The container's /dev/console stays the init's: an exec must not stack mounts in the
+	 * container's mount namespace. The master goes to --console-socket, or to us. */
+	const struct rt_terminal term = { false, c->console_fd, c->sync_fd };
 	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err));   /* in the container's cgroup */
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* raising needs the host's caps */
 	TRY(join_container(c, err));			    /* root and cwd: the container's */
-	TRY(setup_terminal(c, err));			    /* in the container's devpts */
+	TRY(rt_setup_terminal(p, &term, err));		    /* in the container's devpts */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
-	TRY(ns_switch_user(&p->user, err)); /* keeps capabilities */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* reset by the credential change */
-	TRY(new_session_keyring(err));
+	TRY(rt_become_user(p, true, err)); /* keeps capabilities */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	return 0;
 }
@@ -244,7 +166,7 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (child_setup(c, exe, sizeof(exe), &err) < 0)
 		goto fail;
-	char **env = exec_env(c);
+	char **env = rt_listen_env(c->p->env, c->preserve_fds);
 	char **targv = rt_trampoline_argv(exe, c->p->args);
 	struct sc_filter *patched = NULL; /* the trampoline's execveat let through */
 	if (rt_trampoline_filter(c->filter, c->tramp_fd, &patched, &err) < 0)
@@ -253,7 +175,7 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);
 	int nfd = -1; /* a filter with NOTIFY rules: its listener's fd, for listenerPath */
-	if (rt_drop_privileges_fd(c->p, patched ? patched : c->filter, &nfd, &err) < 0)
+	if (rt_drop_process_privileges(c->p, patched ? patched : c->filter, &nfd, &err) < 0)
 		goto fail;
 	if (nfd >= 0 && (rt_sync_send(c->sync_fd, RT_SYNC_SECCOMP, NULL, &err) < 0 ||
 			 ns_send_fd(c->sync_fd, nfd, "seccompFd", &err) < 0))
@@ -378,7 +300,6 @@ static int spawn(struct exec_ctx *x, struct hutch_err *err)
 			.console_fd = x->console_fd,
 			.tramp_fd = x->tramp_fd,
 			.preserve_fds = x->o->preserve_fds,
-			.send_pty = x->p->terminal && x->console_fd < 0,
 		};
 		exec_child_main(&c);
 	}

@@ -197,7 +197,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	if (r >= 0 && pipe2(pipefd, O_CLOEXEC) < 0)
 		r = hutch_fail_errno(err, errno, "sandbox: pipe");
 	struct rt_create_opts co = {
-		.id = sb->id, .spec = spec, .foreground = true, .init_fd = pipefd[1]
+		.id = sb->id, .spec = spec, .foreground = true, .init_fd = pipefd[1], .init = rt_sb_init
 	};
 	if (r >= 0)
 		r = rt_container_create(&sb->g, &co, &c, err);

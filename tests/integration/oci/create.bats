@@ -134,9 +134,31 @@ load ../helpers
 	[[ $output != *"$(basename "$TEST_DIR")"* ]]
 }
 
-@test "create --no-new-keyring: is accepted and the container runs" {
-	run hutch run --no-new-keyring "$ID"
+@test "create and exec: a new session keyring, the process user's; --no-new-keyring keeps ours" {
+	install_static_helper keyring
+	update_config '.process.user = {uid: 1000, gid: 1000}'
+	set_args /bin/keyring
+	local kr
+	kr=$(helper_bin keyring)
+	# ours, then the container's with --no-new-keyring, then without
+	run "$kr" --join sh -c '"$0"; "$1" --root "$2" run --no-new-keyring "$3-a" &&
+		"$1" --root "$2" run "$3-b"' "$kr" "$HUTCH" "$HUTCH_ROOT" "$ID"
 	check_status 0
+	mapfile -t lines <<<"$output"
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[1]}" = "${lines[0]}" ] # inherited: the same keyring, root's
+	[ "${lines[2]% *}" != "${lines[0]% *}" ] && [ "${lines[2]#* }" = 1000 ]
+	set_args sleep 100
+	run_bg create "$ID"
+	check_status 0
+	hutch start "$ID"
+	run hutch exec -u 0:0 "$ID" /bin/keyring
+	check_status 0
+	[ "${output#* }" = 0 ]
+	local exec_root=${output% *}
+	run hutch exec -u 1000:1000 "$ID" /bin/keyring
+	check_status 0
+	[ "${output#* }" = 1000 ] && [ "${output% *}" != "$exec_root" ] # a new one each time
 }
 
 @test "create: two containers from two bundles at once" {

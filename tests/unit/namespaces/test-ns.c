@@ -486,7 +486,7 @@ static void check_mask_and_readonly(void)
 static void check_pty(void)
 {
 	struct hutch_err err = { 0 };
-	int master = ns_setup_pty(24, 80, &err);
+	int master = ns_setup_pty(24, 80, true, &err);
 	check(master >= 0, "ns_setup_pty: %s", err.msg);
 	if (master < 0)
 		return;

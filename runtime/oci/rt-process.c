@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Becoming the container's process: the steps the init (rt-child.c) and an exec'd process
+ * (rt-exec.c) share between clone and execve, and the one privilege drop that they and host
+ * mode (rt-host-view.c) use.
+ */
+#include "rt.h"
+#include "ll.h"
+
+#include <limits.h>
+#include <linux/keyctl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+int rt_setup_terminal(const struct rt_process *p, const struct rt_terminal *t,
+		      struct hutch_err *err)
+{
+	/* Without a pty of its own, a new session: the caller's terminal must not be the
+	 * process's controlling terminal, or TIOCSTI could type into it. */
+	if (!p->terminal)
+		return setsid() < 0 ? hutch_fail_errno(err, errno, "setsid") : 0;
+	struct winsize ws = { .ws_row = p->console_height, .ws_col = p->console_width };
+	/* An exec relayed from our terminal: its size, set before the process can ask. */
+	if (!t->console && t->console_fd < 0 && !ws.ws_row && !ws.ws_col)
+		ioctl(0, TIOCGWINSZ, &ws);
+	_cleanup_close_ int master = ns_setup_pty(ws.ws_row, ws.ws_col, t->console, err);
+	if (master < 0)
+		return master;
+	if (t->console_fd >= 0) /* --console-socket */
+		return ns_send_fd(t->console_fd, master, "/dev/console", err);
+	TRY(rt_sync_send(t->sync_fd, RT_SYNC_PTY, NULL, err)); /* the caller relays */
+	return ns_send_fd(t->sync_fd, master, "/dev/console", err);
+}
+
+int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hutch_err *err)
+{
+	int from = 3 + preserve_fds;
+	for (size_t i = 0; i < n_keep; i++)
+		if (keep[i] >= 3 && keep[i] < from) /* rt_count_caller_fds rules it out */
+			return hutch_fail(err, EBADF, "--preserve-fds: fd %d is hutch's own",
+					  keep[i]);
+	int r = hutch_close_fds_from(from, keep, n_keep);
+	return r < 0 ? hutch_fail_errno(err, r, "close inherited fds") : 0;
+}
+
+int rt_enter_cwd(const char *cwd, struct hutch_err *err)
+{
+	char buf[PATH_MAX];
+	if (chdir(cwd) < 0)
+		return hutch_fail_errno(err, errno, "process.cwd %s", cwd);
+	/* getcwd() says "(unreachable)" for a directory outside our root: a leaked host fd. */
+	if (!getcwd(buf, sizeof(buf)) || buf[0] != '/')
+		return hutch_fail(err, EPERM, "process.cwd %s: resolves outside the container",
+				  cwd);
+	return 0;
+}
+
+/*
+ * The process's user, keeping capabilities for the steps left (rt_drop_privileges trims
+ * them). The credential change resets dumpable to the suid_dumpable sysctl, so it is
+ * cleared again at once. The new session keyring comes after the switch, so that it is the
+ * process's user's (owner and quota), not root's: for the init and an exec alike.
+ */
+int rt_become_user(const struct rt_process *p, bool new_keyring, struct hutch_err *err)
+{
+	TRY(ns_switch_user(&p->user, err));
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (new_keyring && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 &&
+	    errno != ENOSYS)
+		return hutch_fail_errno(err, errno, "join a new session keyring");
+	return 0;
+}
+
+static const char *env_path(char *const *env)
+{
+	for (; env && *env; env++)
+		if (hutch_str_has_prefix(*env, "PATH="))
+			return *env + 5;
+	return DEFAULT_PATH;
+}
+
+/* Finds args[0] as execve will: the error texts are the ones podman and containerd map to
+ * exit codes 127 and 126, so a bad binary fails at create, not at start. */
+int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err)
+{
+	const char *name = p->args[0];
+	int saw_eacces = 0;
+	if (strchr(name, '/')) {
+		struct stat st;
+		snprintf(out, len, "%s", name);
+		if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) /* execve says EACCES too */
+			saw_eacces = 1;
+		else if (access(out, X_OK) == 0)
+			return 0;
+		else
+			saw_eacces = errno == EACCES;
+	} else {
+		_cleanup_free_ char *path = hutch_xstrdup(env_path(p->env));
+		char *save = NULL;
+		for (char *d = strtok_r(path, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			struct stat st;
+			int w = snprintf(out, len, "%s/%s", *d ? d : ".", name);
+			if (w < 0 || (size_t)w >= len || stat(out, &st) < 0 || S_ISDIR(st.st_mode))
+				continue;
+			if (access(out, X_OK) == 0)
+				return 0;
+			saw_eacces = 1;
+		}
+	}
+	struct hutch_err *e = err;
+	int r = saw_eacces ? hutch_fail(e, EACCES, "exec %s: permission denied", name)
+			   : hutch_fail(e, ENOENT, "exec %s: no such file or directory", name);
+	err->status = saw_eacces ? 126 : 127;
+	return r;
+}
+
+char **rt_listen_env(char *const *env, int preserve_fds)
+{
+	size_t n = 0;
+	while (env && env[n])
+		n++;
+	if (preserve_fds <= 0)
+		return (char **)env;
+	char **out = hutch_xcalloc(n + 3, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		out[i] = env[i];
+	out[n] = hutch_xasprintf("LISTEN_FDS=%d", preserve_fds);
+	out[n + 1] = hutch_xasprintf("LISTEN_PID=%d", (int)getpid());
+	return out;
+}
+
+static int load_filter(const struct rt_drop *d, struct hutch_err *err)
+{
+	if (!sc_filter_needs_listener(d->filter))
+		return sc_load(d->filter, err);
+	if (!d->notify_fd)
+		return hutch_fail(err, ENOTSUP,
+				  "linux.seccomp: SCMP_ACT_NOTIFY is not supported here");
+	return sc_load_listener(d->filter, d->notify_fd, err);
+}
+
+/*
+ * The kernel's order, written down once:
+ * 1. Without no_new_privs, loading a seccomp filter needs CAP_SYS_ADMIN, so the filter comes
+ *    first, while the capability is there (raised into the effective set, which a switch to
+ *    a non-root user emptied).
+ * 2. Capabilities: the bounding set, then effective/permitted/inheritable, then ambient.
+ * 3. no_new_privs: from here on, nothing execve'd can gain a privilege.
+ * 4. Landlock: restrict_self needs no_new_privs (or CAP_SYS_ADMIN, gone by now).
+ * 5. With no_new_privs, the filter last: it may deny the very calls of steps 2-4.
+ */
+int rt_drop_privileges(const struct rt_drop *d, struct hutch_err *err)
+{
+	if (d->filter && !d->no_new_privs) {
+		ns_raise_effective();
+		TRY(load_filter(d, err));
+	}
+	if (d->caps)
+		TRY(ns_apply_caps(d->caps, err));
+	if (d->no_new_privs)
+		TRY(ns_set_no_new_privs(err));
+	if (d->landlock_fd >= 0)
+		TRY(ll_restrict(d->landlock_fd, err));
+	if (d->filter && d->no_new_privs)
+		TRY(load_filter(d, err));
+	return 0;
+}
+
+int rt_drop_process_privileges(const struct rt_process *p, const struct sc_filter *filter,
+			       int *notify_fd, struct hutch_err *err)
+{
+	struct rt_drop d = { .caps = p->has_caps ? &p->caps : NULL,
+			     .no_new_privs = p->no_new_privs,
+			     .landlock_fd = -1,
+			     .filter = filter,
+			     .notify_fd = notify_fd };
+	return rt_drop_privileges(&d, err);
+}
+
+void rt_reset_signals_in(const sigset_t *which)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP && (!which || sigismember(which, s)))
+			signal(s, SIG_DFL);
+}
+
+void rt_reset_signals(void)
+{
+	rt_reset_signals_in(NULL);
+}
