@@ -260,21 +260,6 @@ struct arch_max {
 	int64_t plain, x32; /* -1: this ABI is not in the filter */
 };
 
-int64_t sc_abi_max(const struct sc_config *cfg, uint32_t token)
-{
-	int64_t max = -1;
-	for (size_t r = 0; r < cfg->n_rules; r++)
-		for (size_t k = 0; k < cfg->rules[r].n_names; k++) {
-			const char *name = cfg->rules[r].names[k];
-			int nr = seccomp_syscall_resolve_name_arch(token, name);
-			if (nr < 0) /* i386's socket calls: libseccomp also allows the direct one */
-				nr = sc_mux_direct(token, name);
-			if (nr >= 0 && nr > max)
-				max = nr;
-		}
-	return max;
-}
-
 static void note_arch(struct arch_max *m, size_t *n, const struct sc_config *cfg, uint32_t token)
 {
 	bool x32 = token == SCMP_ARCH_X32;

@@ -295,11 +295,3 @@ int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt
 	img_tmp_remove(s, tmp, lockfd);
 	return r;
 }
-
-bool rt_image_is_dir(const char *image)
-{
-	struct stat st;
-	if (image[0] == '/' || image[0] == '.')
-		return true; /* no image name starts so: let errors name the path */
-	return stat(image, &st) == 0 && S_ISDIR(st.st_mode);
-}

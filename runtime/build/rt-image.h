@@ -8,8 +8,6 @@
 
 void rt_image_print_help(int fd);
 
-/* --image: a directory (a path wins), else NAME[:TAG] in the store. */
-bool rt_image_is_dir(const char *image);
 struct img_store;
 struct rt_build {
 	const char *from, *tag, *network, *store, *timeout, *memory;

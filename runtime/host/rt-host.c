@@ -46,30 +46,6 @@ static void paths_free(struct rt_host_paths *p)
 	*p = (struct rt_host_paths){ 0 };
 }
 
-static void note(struct rt_sb_host *h, const char *msg)
-{
-	if (h->n_weakened >= RT_SB_WEAK_MAX)
-		return;
-	char *dst = h->weakened[h->n_weakened++];
-	size_t len = strnlen(msg, sizeof(h->weakened[0]) - 1); /* truncated to fit */
-	memcpy(dst, msg, len);
-	dst[len] = '\0';
-}
-
-int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, ...)
-{
-	char msg[sizeof(hs->h->weakened[0])];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (!hs->o->best_effort)
-		return hutch_fail(err, EOPNOTSUPP,
-				  "sandbox: %s (refused; --best-effort runs anyway)", msg);
-	note(hs->h, msg);
-	return 0;
-}
-
 int rt_sb_check_host(const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	const char *mode = o->isolation == RT_SB_ISO_NONE ? "none" : "landlock";
@@ -284,7 +260,7 @@ static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 	}
 	char msg[sizeof(e.msg) + 32];
 	snprintf(msg, sizeof(msg), "no cgroup, so no limits: %s", e.msg);
-	note(hs->h, msg); /* limits apply "where cgroups allow": not a --best-effort matter */
+	rt_host_note(hs->h, msg); /* limits apply "where cgroups allow": not a --best-effort matter */
 	return 0;
 }
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Host mode, shared by its parent side (rt-sandbox-host.c: paths, placeholders, cgroup, wait,
- * report) and its child side (rt-sandbox-view.c: mount view, Landlock, seccomp).
+ * Host mode, shared by its parent side (rt-host.c: paths, placeholders, cgroup, wait,
+ * report) and its child side (rt-host-view.c: mount view, Landlock, seccomp); what both
+ * record is in rt-host-common.c.
  */
-#ifndef HUTCH_RT_SANDBOX_HOST_H
-#define HUTCH_RT_SANDBOX_HOST_H
+#ifndef HUTCH_RT_HOST_H
+#define HUTCH_RT_HOST_H
 
 #include "rt-sandbox.h"
 
@@ -34,6 +35,8 @@ bool rt_host_under_any(const char *path, const struct rt_host_paths *p);
 /* A guarantee that can't be had: strict mode fails with it, --best-effort records it. */
 int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* What the report lists as weakened, whatever the mode (cut to fit). */
+void rt_host_note(struct rt_sb_host *h, const char *msg);
 /* In the child, from namespaces to seccomp; execve is the caller's. */
 int rt_host_child_setup(struct rt_host *hs, struct hutch_err *err);
 

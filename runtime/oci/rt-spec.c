@@ -16,22 +16,6 @@
 /* runc reads config.json whole; anything this large is not a config. */
 #define CONFIG_MAX (64u << 20)
 
-int rt_spec_check_abs(const char *path, const char *field, struct hutch_err *err)
-{
-	if (path[0] != '/')
-		return hutch_fail(err, EINVAL, "%s: %s: must be an absolute path", field, path);
-	return 0;
-}
-
-int rt_spec_check_env(char *const *env, const char *field, struct hutch_err *err)
-{
-	for (size_t i = 0; env && env[i]; i++)
-		if (!strchr(env[i], '='))
-			return hutch_fail(err, EINVAL, "%s[%zu]: %s: expected KEY=VALUE", field, i,
-					  env[i]);
-	return 0;
-}
-
 static int parse_version(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
 	return rt_json_string(top, "ociVersion", "ociVersion", true, &spec->oci_version, err);
@@ -231,20 +215,6 @@ int rt_spec_load(const char *bundle, struct rt_spec **out, struct hutch_err *err
 	if (r < 0)
 		return r;
 	return parse_owned(steal_ptr(text), bundle, out, err);
-}
-
-const struct rt_namespace *rt_spec_ns(const struct rt_spec *spec, int clone_flag)
-{
-	for (size_t i = 0; i < spec->n_namespaces; i++)
-		if (spec->namespaces[i].flag == clone_flag)
-			return &spec->namespaces[i];
-	return NULL;
-}
-
-bool rt_spec_new_ns(const struct rt_spec *spec, int clone_flag)
-{
-	const struct rt_namespace *ns = rt_spec_ns(spec, clone_flag);
-	return ns && !ns->path;
 }
 
 static void free_hooks(struct rt_hooks *hs)

@@ -18,6 +18,15 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+/* --image: a directory (a path wins), else NAME[:TAG] in the store. */
+static bool image_is_dir(const char *image)
+{
+	struct stat st;
+	if (image[0] == '/' || image[0] == '.')
+		return true; /* no image name starts so: let errors name the path */
+	return stat(image, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* True if the image has every mount point the sandbox needs (so it is used as is). */
 static bool image_has(int imgfd, const char *path)
 {
@@ -203,7 +212,7 @@ int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const ch
 		      struct hutch_err *err)
 {
 	char real[4096];
-	if (!rt_image_is_dir(o->image))
+	if (!image_is_dir(o->image))
 		return store_rootfs(o, p, scratch, err);
 	if (!realpath(o->image, real))
 		return hutch_fail_errno(err, errno, "--image %s", o->image);

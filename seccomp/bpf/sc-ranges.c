@@ -617,3 +617,19 @@ void sc_ranges_free(struct sc_ranges *rg)
 	}
 	rg->n_groups = 0;
 }
+
+/* The highest syscall number per kernel arch that the profile names (-1: none). */
+int64_t sc_abi_max(const struct sc_config *cfg, uint32_t token)
+{
+	int64_t max = -1;
+	for (size_t r = 0; r < cfg->n_rules; r++)
+		for (size_t k = 0; k < cfg->rules[r].n_names; k++) {
+			const char *name = cfg->rules[r].names[k];
+			int nr = seccomp_syscall_resolve_name_arch(token, name);
+			if (nr < 0) /* i386's socket calls: libseccomp also allows the direct one */
+				nr = sc_mux_direct(token, name);
+			if (nr >= 0 && nr > max)
+				max = nr;
+		}
+	return max;
+}

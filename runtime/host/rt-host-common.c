@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+/* What both sides of host mode (rt-host.c, rt-host-view.c) record: a guarantee weakened. */
+#include "rt-host.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void rt_host_note(struct rt_sb_host *h, const char *msg)
+{
+	if (h->n_weakened >= RT_SB_WEAK_MAX)
+		return;
+	char *dst = h->weakened[h->n_weakened++];
+	size_t len = strnlen(msg, sizeof(h->weakened[0]) - 1); /* truncated to fit */
+	memcpy(dst, msg, len);
+	dst[len] = '\0';
+}
+
+int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, ...)
+{
+	char msg[sizeof(hs->h->weakened[0])];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!hs->o->best_effort)
+		return hutch_fail(err, EOPNOTSUPP,
+				  "sandbox: %s (refused; --best-effort runs anyway)", msg);
+	rt_host_note(hs->h, msg);
+	return 0;
+}
