@@ -41,8 +41,8 @@ static int copy_layers(const struct img_layered *l, struct hutch_err *err)
 
 static int overlay_dir(const struct img_layered *l, struct hutch_err *err)
 {
-	_cleanup_free_ char *data = hutch_xasprintf("lowerdir=%s,upperdir=%s,workdir=%s",
-						    l->lower, l->upper, l->work);
+	_cleanup_free_ char *data =
+		hutch_xasprintf("lowerdir=%s,upperdir=%s,workdir=%s", l->lower, l->upper, l->work);
 	if (mount("overlay", l->root, "overlay", 0, data) < 0)
 		return hutch_fail_errno(err, errno, "overlay over %s", l->lower);
 	return 0;
@@ -56,7 +56,8 @@ int img_mount_layered(const struct img_layered *l, struct hutch_err *err)
 	if (l->lower)
 		return overlay_dir(l, err);
 	if (l->copy && l->store_view) /* a copy keeps the host's ids, which root inside lacks */
-		return hutch_fail(err, ENODEV, "a view of the store as root's inside needs overlayfs");
+		return hutch_fail(err, ENODEV,
+				  "a view of the store as root's inside needs overlayfs");
 	if (l->copy && !l->may_copy)
 		return hutch_fail(err, ENODEV, "no overlayfs, and this root cannot be a copy");
 	int r = l->copy ? -ENODEV

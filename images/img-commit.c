@@ -233,7 +233,7 @@ static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
 	}
 	hutch_json_gen_str(g, "Labels");
 	yajl_gen_map_open(g);
-	yajl_val old = img_json_get(rc, "Labels");
+	yajl_val old = hutch_json_get(rc, "Labels");
 	for (size_t i = 0; YAJL_IS_OBJECT(old) && i < old->u.object.len; i++) {
 		bool replaced = false;
 		for (char *const *l = labels; l && *l; l++)
@@ -312,16 +312,17 @@ static char *new_config(yajl_val base, const struct img_commit *c, const char *d
 	hutch_json_gen_str(g, "created");
 	hutch_json_gen_str(g, created);
 	hutch_json_gen_str(g, "config");
-	gen_runconfig(g, img_json_get(base, "config"), c->labels);
+	gen_runconfig(g, hutch_json_get(base, "config"), c->labels);
 	hutch_json_gen_str(g, "rootfs");
 	yajl_gen_map_open(g);
 	hutch_json_gen_str(g, "type");
 	hutch_json_gen_str(g, "layers");
 	hutch_json_gen_str(g, "diff_ids");
-	gen_array_plus(g, img_json_get(img_json_get(base, "rootfs"), "diff_ids"), add_str, diff);
+	gen_array_plus(g, hutch_json_get(hutch_json_get(base, "rootfs"), "diff_ids"), add_str,
+		       diff);
 	yajl_gen_map_close(g);
 	hutch_json_gen_str(g, "history");
-	gen_array_plus(g, img_json_get(base, "history"), add_hist, &hist);
+	gen_array_plus(g, hutch_json_get(base, "history"), add_hist, &hist);
 	yajl_gen_map_close(g);
 	const unsigned char *buf;
 	yajl_gen_get_buf(g, &buf, &len);
@@ -332,11 +333,11 @@ static char *new_config(yajl_val base, const struct img_commit *c, const char *d
 static int new_manifest(yajl_val base, const char *config, const struct img_desc *layer, char **out,
 			struct hutch_err *err)
 {
-	yajl_val layers = img_json_get(base, "layers");
+	yajl_val layers = hutch_json_get(base, "layers");
 	size_t n = YAJL_IS_ARRAY(layers) ? layers->u.array.len : 0;
 	_cleanup_free_ struct img_desc *d = hutch_xcalloc(n + 1, sizeof(*d));
 	for (size_t i = 0; i < n; i++) {
-		yajl_val l = layers->u.array.values[i], sz = img_json_get(l, "size");
+		yajl_val l = layers->u.array.values[i], sz = hutch_json_get(l, "size");
 		const char *dg = img_json_str(l, "digest");
 		if (!dg || !img_digest_valid(dg))
 			return hutch_fail(err, EINVAL, "base manifest: layer %zu: no digest", i);
@@ -364,8 +365,8 @@ int img_commit_layer(struct img_store *s, const struct img_commit *c, char diges
 	size_t n;
 	TRY(img_resolve(s, c->base, NULL, base_digest, err));
 	TRY(img_load_image(s, base_digest, &mtext, &ctext, &ids, &n, err));
-	TRY(img_json_parse(mtext, "base manifest", &m, err));
-	TRY(img_json_parse(ctext, "base config", &cfg, err));
+	TRY(hutch_json_parse(mtext, "base manifest", &m, err));
+	TRY(hutch_json_parse(ctext, "base config", &cfg, err));
 	if (!YAJL_IS_OBJECT(cfg))
 		return hutch_fail(err, EINVAL, "base config: not an object");
 	_cleanup_close_ int upfd = open(c->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -26,7 +26,7 @@ void img_run_config_clear(struct img_run_config *c)
 /* config.KEY: absent or null -> NULL; an array of strings -> strv; anything else fails. */
 static int get_strv(yajl_val cfg, const char *key, char ***out, struct hutch_err *err)
 {
-	yajl_val v = img_json_get(cfg, key);
+	yajl_val v = hutch_json_get(cfg, key);
 	*out = NULL;
 	if (!v || YAJL_IS_NULL(v))
 		return 0;
@@ -51,8 +51,8 @@ int img_run_config_parse(const char *config_json, struct img_run_config *out, st
 {
 	_cleanup_json_ yajl_val root = NULL;
 	memset(out, 0, sizeof(*out));
-	TRY(img_json_parse(config_json, "image config", &root, err));
-	yajl_val cfg = img_json_get(root, "config"); /* optional in the OCI image spec */
+	TRY(hutch_json_parse(config_json, "image config", &root, err));
+	yajl_val cfg = hutch_json_get(root, "config"); /* optional in the OCI image spec */
 	int r = get_strv(cfg, "Env", &out->env, err);
 	if (r >= 0)
 		r = get_strv(cfg, "Entrypoint", &out->entrypoint, err);

@@ -50,7 +50,7 @@ void img_import_result_clear(struct img_import_result *r)
 static int check_arch(const char *config, struct hutch_err *err)
 {
 	_cleanup_json_ yajl_val c = NULL;
-	TRY(img_json_parse(config, "image config", &c, err));
+	TRY(hutch_json_parse(config, "image config", &c, err));
 	const char *arch = img_json_str(c, "architecture");
 	const char *os = img_json_str(c, "os");
 	if (os && strcmp(os, "linux"))
@@ -207,7 +207,7 @@ static int finish(struct import *im, const char *config, const char *manifest,
 
 static bool platform_matches(yajl_val desc)
 {
-	yajl_val p = img_json_get(desc, "platform");
+	yajl_val p = hutch_json_get(desc, "platform");
 	const char *arch = img_json_str(p, "architecture"), *os = img_json_str(p, "os");
 	return (!os || !strcmp(os, "linux")) && (!arch || !strcmp(arch, img_host_arch()));
 }
@@ -216,7 +216,7 @@ static bool platform_matches(yajl_val desc)
 static int pick_manifest(struct import *im, yajl_val index, int depth, char **manifest,
 			 char **ref_name, struct hutch_err *err)
 {
-	yajl_val list = img_json_get(index, "manifests");
+	yajl_val list = hutch_json_get(index, "manifests");
 	if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0)
 		return hutch_fail(err, EINVAL, "index.json: no manifests");
 	yajl_val pick = NULL, other = NULL;
@@ -224,7 +224,7 @@ static int pick_manifest(struct import *im, yajl_val index, int depth, char **ma
 	const char *want = im->name && strrchr(im->name, ':') ? strrchr(im->name, ':') + 1 : NULL;
 	for (size_t i = 0; i < list->u.array.len; i++) {
 		yajl_val d = list->u.array.values[i];
-		const char *rn = img_json_str(img_json_get(d, "annotations"),
+		const char *rn = img_json_str(hutch_json_get(d, "annotations"),
 					      "org.opencontainers.image.ref.name");
 		if (!platform_matches(d))
 			other = d;
@@ -232,14 +232,14 @@ static int pick_manifest(struct import *im, yajl_val index, int depth, char **ma
 			pick = d;
 	}
 	if (!pick) {
-		yajl_val p = img_json_get(other, "platform");
+		yajl_val p = hutch_json_get(other, "platform");
 		return hutch_fail(err, ENOEXEC, "image is for %s/%s, this host is linux/%s",
 				  img_json_str(p, "os") ?: "?",
 				  img_json_str(p, "architecture") ?: "?", img_host_arch());
 	}
 	const char *digest = img_json_str(pick, "digest");
 	const char *mt = img_json_str(pick, "mediaType");
-	const char *rn = img_json_str(img_json_get(pick, "annotations"),
+	const char *rn = img_json_str(hutch_json_get(pick, "annotations"),
 				      "org.opencontainers.image.ref.name");
 	if (rn && !*ref_name)
 		*ref_name = hutch_xstrdup(rn);
@@ -247,7 +247,7 @@ static int pick_manifest(struct import *im, yajl_val index, int depth, char **ma
 	TRY(read_blob(im, digest ? digest : "", &text, err));
 	if (mt && strstr(mt, "index") && depth < 2) {
 		_cleanup_json_ yajl_val sub = NULL;
-		TRY(img_json_parse(text, "image index", &sub, err));
+		TRY(hutch_json_parse(text, "image index", &sub, err));
 		return pick_manifest(im, sub, depth + 1, manifest, ref_name, err);
 	}
 	*manifest = steal_ptr(text);
@@ -259,15 +259,15 @@ static int import_oci(struct import *im, struct hutch_err *err)
 	_cleanup_free_ char *index_text = NULL, *mtext = NULL, *ctext = NULL, *ref = NULL;
 	_cleanup_json_ yajl_val index = NULL, m = NULL, c = NULL;
 	TRY(read_src(im, "index.json", &index_text, NULL, err));
-	TRY(img_json_parse(index_text, "index.json", &index, err));
+	TRY(hutch_json_parse(index_text, "index.json", &index, err));
 	TRY(pick_manifest(im, index, 0, &mtext, &ref, err));
-	TRY(img_json_parse(mtext, "manifest", &m, err));
-	const char *cd = img_json_str(img_json_get(m, "config"), "digest");
+	TRY(hutch_json_parse(mtext, "manifest", &m, err));
+	const char *cd = img_json_str(hutch_json_get(m, "config"), "digest");
 	TRY(read_blob(im, cd ? cd : "", &ctext, err));
 	TRY(check_arch(ctext, err));
-	TRY(img_json_parse(ctext, "image config", &c, err));
-	yajl_val layers = img_json_get(m, "layers");
-	yajl_val ids = img_json_get(img_json_get(c, "rootfs"), "diff_ids");
+	TRY(hutch_json_parse(ctext, "image config", &c, err));
+	yajl_val layers = hutch_json_get(m, "layers");
+	yajl_val ids = hutch_json_get(hutch_json_get(c, "rootfs"), "diff_ids");
 	if (!YAJL_IS_ARRAY(layers) || !YAJL_IS_ARRAY(ids) ||
 	    layers->u.array.len != ids->u.array.len)
 		return hutch_fail(err, EINVAL, "manifest: layers do not match rootfs.diff_ids");
@@ -300,10 +300,10 @@ static int import_docker(struct import *im, struct hutch_err *err)
 	_cleanup_json_ yajl_val top = NULL, c = NULL;
 	size_t clen;
 	TRY(read_src(im, "manifest.json", &text, NULL, err));
-	TRY(img_json_parse(text, "manifest.json", &top, err));
+	TRY(hutch_json_parse(text, "manifest.json", &top, err));
 	yajl_val m = YAJL_IS_ARRAY(top) && top->u.array.len ? top->u.array.values[0] : NULL;
 	const char *cpath = img_json_str(m, "Config");
-	yajl_val layers = img_json_get(m, "Layers"), tags = img_json_get(m, "RepoTags");
+	yajl_val layers = hutch_json_get(m, "Layers"), tags = hutch_json_get(m, "RepoTags");
 	if (!cpath || !YAJL_IS_ARRAY(layers))
 		return hutch_fail(err, EINVAL, "manifest.json: no Config or Layers");
 	TRY(read_src(im, cpath, &ctext, &clen, err));
@@ -316,8 +316,8 @@ static int import_docker(struct import *im, struct hutch_err *err)
 		return hutch_fail(err, EBADMSG, "config %s: digest mismatch (content is %s)", cpath,
 				  cdesc.digest);
 	TRY(check_arch(ctext, err));
-	TRY(img_json_parse(ctext, "image config", &c, err));
-	yajl_val ids = img_json_get(img_json_get(c, "rootfs"), "diff_ids");
+	TRY(hutch_json_parse(ctext, "image config", &c, err));
+	yajl_val ids = hutch_json_get(hutch_json_get(c, "rootfs"), "diff_ids");
 	if (!YAJL_IS_ARRAY(ids) || ids->u.array.len != layers->u.array.len)
 		return hutch_fail(err, EINVAL,
 				  "manifest.json: layers do not match rootfs.diff_ids");

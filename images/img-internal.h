@@ -7,6 +7,7 @@
 #define HUTCH_IMG_INTERNAL_H
 
 #include "img.h"
+#include "hutch-json.h"
 
 #include <openssl/sha.h>
 #include <yajl/yajl_gen.h>
@@ -42,13 +43,7 @@ void img_sha_buf(const void *p, size_t n, char out[IMG_DIGEST_MAX]);
 bool img_digest_valid(const char *d);
 #define IMG_HEX(d) ((d) + 7)
 
-/* yajl */
-void img_json_freep(yajl_val *v);
-void img_gen_freep(yajl_gen *g);
-#define _cleanup_json_ _cleanup_(img_json_freep)
-#define _cleanup_gen_ _cleanup_(img_gen_freep)
-int img_json_parse(const char *text, const char *what, yajl_val *out, struct hutch_err *err);
-yajl_val img_json_get(yajl_val obj, const char *key);
+/* yajl: base/'s helpers, and a string member or NULL */
 const char *img_json_str(yajl_val obj, const char *key); /* NULL unless a string */
 
 /* store internals (img-store.c) */

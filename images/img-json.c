@@ -51,44 +51,9 @@ bool img_digest_valid(const char *d)
 	return true;
 }
 
-void img_json_freep(yajl_val *v)
-{
-	if (*v)
-		yajl_tree_free(*v);
-}
-
-void img_gen_freep(yajl_gen *g)
-{
-	if (*g)
-		yajl_gen_free(*g);
-}
-
-int img_json_parse(const char *text, const char *what, yajl_val *out, struct hutch_err *err)
-{
-	char msg[256] = "";
-	*out = yajl_tree_parse(text, msg, sizeof(msg));
-	if (!*out) {
-		char *nl = strchr(msg, '\n');
-		if (nl)
-			*nl = '\0';
-		return hutch_fail(err, EINVAL, "%s: invalid JSON: %s", what, msg);
-	}
-	return 0;
-}
-
-yajl_val img_json_get(yajl_val obj, const char *key)
-{
-	if (!YAJL_IS_OBJECT(obj))
-		return NULL;
-	for (size_t i = 0; i < obj->u.object.len; i++)
-		if (!strcmp(obj->u.object.keys[i], key))
-			return obj->u.object.values[i];
-	return NULL;
-}
-
 const char *img_json_str(yajl_val obj, const char *key)
 {
-	yajl_val v = img_json_get(obj, key);
+	yajl_val v = hutch_json_get(obj, key);
 	return YAJL_IS_STRING(v) ? v->u.string : NULL;
 }
 

@@ -208,13 +208,13 @@ int img_load_image(struct img_store *s, const char *digest, char **manifest, cha
 	_cleanup_json_ yajl_val m = NULL, c = NULL;
 	_cleanup_free_ char *mtext = NULL, *ctext = NULL;
 	TRY(img_blob_read(s, digest, &mtext, NULL, err));
-	TRY(img_json_parse(mtext, "manifest", &m, err));
-	const char *cd = img_json_str(img_json_get(m, "config"), "digest");
+	TRY(hutch_json_parse(mtext, "manifest", &m, err));
+	const char *cd = img_json_str(hutch_json_get(m, "config"), "digest");
 	if (!cd)
 		return hutch_fail(err, EINVAL, "manifest %s: no config digest", digest);
 	TRY(img_blob_read(s, cd, &ctext, NULL, err));
-	TRY(img_json_parse(ctext, "config", &c, err));
-	yajl_val ids = img_json_get(img_json_get(c, "rootfs"), "diff_ids");
+	TRY(hutch_json_parse(ctext, "config", &c, err));
+	yajl_val ids = hutch_json_get(hutch_json_get(c, "rootfs"), "diff_ids");
 	if (!YAJL_IS_ARRAY(ids))
 		return hutch_fail(err, EINVAL, "config %s: no rootfs.diff_ids", cd);
 	char **v = hutch_xcalloc(ids->u.array.len + 1, sizeof(char *));
@@ -252,7 +252,7 @@ static int info_fill(struct img_store *s, struct img_info *i, struct hutch_err *
 	TRY(img_load_image(s, i->digest, &i->manifest, &i->config, &i->diff_ids, &i->n_layers,
 			   err));
 	_cleanup_json_ yajl_val c = NULL;
-	TRY(img_json_parse(i->config, "config", &c, err));
+	TRY(hutch_json_parse(i->config, "config", &c, err));
 	const char *v;
 	if ((v = img_json_str(c, "created")))
 		i->created = hutch_xstrdup(v);

@@ -41,8 +41,8 @@ static int collect(struct img_store *s, struct refs *r, struct hutch_err *err)
 		_cleanup_json_ yajl_val m = NULL;
 		struct hutch_err e = { 0 };
 		refs_add(r, IMG_HEX(list[i].digest));
-		if (img_json_parse(list[i].manifest, "manifest", &m, &e) >= 0) {
-			const char *cd = img_json_str(img_json_get(m, "config"), "digest");
+		if (hutch_json_parse(list[i].manifest, "manifest", &m, &e) >= 0) {
+			const char *cd = img_json_str(hutch_json_get(m, "config"), "digest");
 			if (cd && img_digest_valid(cd))
 				refs_add(r, IMG_HEX(cd));
 		}

@@ -9,13 +9,11 @@
 #include "hutch-json.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#define FIELD_MAX 192
 #define ERRNO_MAX 65535 /* the 16 bits of SECCOMP_RET_DATA */
 
 static const struct {
@@ -29,104 +27,20 @@ static const struct {
 	  offsetof(struct sc_config, flag_wait_killable_recv) },
 };
 
-/* A field name into buf; cutting one short only shortens a message. */
-__attribute__((format(printf, 2, 3))) static const char *fieldf(char *buf, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, FIELD_MAX, fmt, ap);
-	va_end(ap);
-	return buf;
-}
-
-static yajl_val get(yajl_val obj, const char *key)
-{
-	if (!YAJL_IS_OBJECT(obj))
-		return NULL;
-	for (size_t i = 0; i < obj->u.object.len; i++)
-		if (strcmp(obj->u.object.keys[i], key) == 0)
-			return YAJL_IS_NULL(obj->u.object.values[i]) ? NULL
-								     : obj->u.object.values[i];
-	return NULL;
-}
-
-static int get_string(yajl_val obj, const char *key, const char *field, bool required, char **out,
-		      struct hutch_err *err)
-{
-	yajl_val v = get(obj, key);
-	if (!v)
-		return required ? hutch_fail(err, EINVAL, "%s: required", field) : 0;
-	if (!YAJL_IS_STRING(v))
-		return hutch_fail(err, EINVAL, "%s: expected a string", field);
-	free(*out);
-	*out = hutch_xstrdup(v->u.string);
-	return 0;
-}
-
-/* Unsigned integers up to 2^64-1: values above INT64_MAX only exist as yajl's raw text. */
-static int get_u64(yajl_val obj, const char *key, const char *field, bool *present, uint64_t max,
-		   uint64_t *out, struct hutch_err *err)
-{
-	yajl_val v = get(obj, key);
-	uint64_t u;
-
-	*present = false;
-	if (!v)
-		return 0;
-	const char *raw = YAJL_IS_NUMBER(v) ? v->u.number.r : "";
-	if (!*raw || raw[strspn(raw, "0123456789")] != '\0' || hutch_parse_u64(raw, &u) < 0)
-		return hutch_fail(err, EINVAL, "%s: expected an unsigned integer", field);
-	if (u > max)
-		return hutch_fail(err, ERANGE, "%s: %" PRIu64 " out of range 0..%" PRIu64, field, u,
-				  max);
-	*out = u;
-	*present = true;
-	return 0;
-}
-
-static int get_array(yajl_val obj, const char *key, const char *field, yajl_val *out,
-		     struct hutch_err *err)
-{
-	*out = get(obj, key);
-	if (*out && !YAJL_IS_ARRAY(*out))
-		return hutch_fail(err, EINVAL, "%s: expected an array", field);
-	return 0;
-}
-
-static int get_strv(yajl_val obj, const char *key, const char *field, char ***out, size_t *n,
-		    struct hutch_err *err)
-{
-	yajl_val arr;
-	int r = get_array(obj, key, field, &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	_cleanup_strv_ char **v = hutch_xcalloc(arr->u.array.len + 1, sizeof(char *));
-	for (size_t i = 0; i < arr->u.array.len; i++) {
-		yajl_val s = arr->u.array.values[i];
-		if (!YAJL_IS_STRING(s))
-			return hutch_fail(err, EINVAL, "%s[%zu]: expected a string", field, i);
-		v[i] = hutch_xstrdup(s->u.string);
-	}
-	hutch_strv_free(*out);
-	*out = steal_ptr(v);
-	*n = arr->u.array.len;
-	return 0;
-}
-
 int sc_json_action(yajl_val obj, const char *action_key, const char *errno_key, const char *prefix,
 		   uint32_t *out, struct hutch_err *err)
 {
-	char field[FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	_cleanup_free_ char *name = NULL;
 	uint64_t errno_ret = 0;
 	bool has_errno = false;
 
-	fieldf(field, "%s.%s", prefix, errno_key);
-	int r = get_u64(obj, errno_key, field, &has_errno, ERRNO_MAX, &errno_ret, err);
+	hutch_json_field(field, "%s.%s", prefix, errno_key);
+	int r = hutch_json_uint64(obj, errno_key, field, ERRNO_MAX, &has_errno, &errno_ret, err);
 	if (r < 0)
 		return r;
-	fieldf(field, "%s.%s", prefix, action_key);
-	r = get_string(obj, action_key, field, true, &name, err);
+	hutch_json_field(field, "%s.%s", prefix, action_key);
+	r = hutch_json_string(obj, action_key, field, true, &name, err);
 	if (r < 0)
 		return r;
 	r = sc_action_from_name(name, has_errno ? (int64_t)errno_ret : -1, out, err);
@@ -138,9 +52,9 @@ int sc_json_action(yajl_val obj, const char *action_key, const char *errno_key, 
 static int parse_archs(yajl_val sc, const char *prefix, struct sc_config *out,
 		       struct hutch_err *err)
 {
-	char field[FIELD_MAX];
-	fieldf(field, "%s.architectures", prefix);
-	int r = get_strv(sc, "architectures", field, &out->archs, &out->n_archs, err);
+	char field[HUTCH_FIELD_MAX];
+	hutch_json_field(field, "%s.architectures", prefix);
+	int r = hutch_json_strv(sc, "architectures", field, false, &out->archs, &out->n_archs, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < out->n_archs; i++)
@@ -153,12 +67,12 @@ static int parse_archs(yajl_val sc, const char *prefix, struct sc_config *out,
 static int parse_flags(yajl_val sc, const char *prefix, struct sc_config *out,
 		       struct hutch_err *err)
 {
-	char field[FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	_cleanup_strv_ char **flags = NULL;
 	size_t n = 0;
 
-	fieldf(field, "%s.flags", prefix);
-	int r = get_strv(sc, "flags", field, &flags, &n, err);
+	hutch_json_field(field, "%s.flags", prefix);
+	int r = hutch_json_strv(sc, "flags", field, false, &flags, &n, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
@@ -175,31 +89,31 @@ static int parse_flags(yajl_val sc, const char *prefix, struct sc_config *out,
 
 static int parse_arg(yajl_val a, const char *prefix, struct sc_arg *out, struct hutch_err *err)
 {
-	char field[FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	_cleanup_free_ char *op = NULL;
 	uint64_t index = 0;
 	bool present;
 
 	if (!YAJL_IS_OBJECT(a))
 		return hutch_fail(err, EINVAL, "%s: expected an object", prefix);
-	fieldf(field, "%s.index", prefix);
-	int r = get_u64(a, "index", field, &present, 5, &index, err);
+	hutch_json_field(field, "%s.index", prefix);
+	int r = hutch_json_uint64(a, "index", field, 5, &present, &index, err);
 	if (r < 0)
 		return r;
 	if (!present)
 		return hutch_fail(err, EINVAL, "%s: required", field);
 	out->index = (unsigned int)index;
 	/* value may be left out (runc reads it as 0); valueTwo only matters to MASKED_EQ. */
-	fieldf(field, "%s.value", prefix);
-	r = get_u64(a, "value", field, &present, UINT64_MAX, &out->value, err);
+	hutch_json_field(field, "%s.value", prefix);
+	r = hutch_json_uint64(a, "value", field, UINT64_MAX, &present, &out->value, err);
 	if (r < 0)
 		return r;
-	fieldf(field, "%s.valueTwo", prefix);
-	r = get_u64(a, "valueTwo", field, &present, UINT64_MAX, &out->value_two, err);
+	hutch_json_field(field, "%s.valueTwo", prefix);
+	r = hutch_json_uint64(a, "valueTwo", field, UINT64_MAX, &present, &out->value_two, err);
 	if (r < 0)
 		return r;
-	fieldf(field, "%s.op", prefix);
-	r = get_string(a, "op", field, true, &op, err);
+	hutch_json_field(field, "%s.op", prefix);
+	r = hutch_json_string(a, "op", field, true, &op, err);
 	if (r < 0)
 		return r;
 	if (sc_op_from_name(op, &out->op) < 0)
@@ -209,13 +123,13 @@ static int parse_arg(yajl_val a, const char *prefix, struct sc_arg *out, struct 
 
 int sc_json_rule(yajl_val s, const char *prefix, struct sc_rule *out, struct hutch_err *err)
 {
-	char field[FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val args;
 
 	if (!YAJL_IS_OBJECT(s))
 		return hutch_fail(err, EINVAL, "%s: expected an object", prefix);
-	fieldf(field, "%s.names", prefix);
-	int r = get_strv(s, "names", field, &out->names, &out->n_names, err);
+	hutch_json_field(field, "%s.names", prefix);
+	int r = hutch_json_strv(s, "names", field, false, &out->names, &out->n_names, err);
 	if (r < 0)
 		return r;
 	if (out->n_names == 0)
@@ -223,13 +137,13 @@ int sc_json_rule(yajl_val s, const char *prefix, struct sc_rule *out, struct hut
 	r = sc_json_action(s, "action", "errnoRet", prefix, &out->action, err);
 	if (r < 0)
 		return r;
-	fieldf(field, "%s.args", prefix);
-	r = get_array(s, "args", field, &args, err);
+	hutch_json_field(field, "%s.args", prefix);
+	r = hutch_json_array(s, "args", field, &args, err);
 	if (r < 0 || !args)
 		return r;
 	out->args = hutch_xcalloc(args->u.array.len, sizeof(struct sc_arg));
 	for (size_t i = 0; i < args->u.array.len; i++) {
-		fieldf(field, "%s.args[%zu]", prefix, i);
+		hutch_json_field(field, "%s.args[%zu]", prefix, i);
 		r = parse_arg(args->u.array.values[i], field, &out->args[i], err);
 		if (r < 0)
 			return r;
@@ -241,17 +155,18 @@ int sc_json_rule(yajl_val s, const char *prefix, struct sc_rule *out, struct hut
 static int parse_syscalls(yajl_val sc, const char *prefix, struct sc_config *out,
 			  struct hutch_err *err)
 {
-	char field[FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val arr;
 
-	int r = get_array(sc, "syscalls", fieldf(field, "%s.syscalls", prefix), &arr, err);
+	int r = hutch_json_array(sc, "syscalls", hutch_json_field(field, "%s.syscalls", prefix),
+				 &arr, err);
 	if (r < 0 || !arr)
 		return r;
 	out->rules = hutch_xcalloc(arr->u.array.len, sizeof(struct sc_rule));
 	for (size_t i = 0; i < arr->u.array.len; i++) {
 		/* Count the rule first, so that freeing the config covers a half-parsed one. */
 		out->n_rules = i + 1;
-		fieldf(field, "%s.syscalls[%zu]", prefix, i);
+		hutch_json_field(field, "%s.syscalls[%zu]", prefix, i);
 		r = sc_json_rule(arr->u.array.values[i], field, &out->rules[i], err);
 		if (r < 0)
 			return r;
@@ -262,7 +177,7 @@ static int parse_syscalls(yajl_val sc, const char *prefix, struct sc_config *out
 int sc_config_from_json(struct yajl_val_s *sc, const char *prefix, struct sc_config *out,
 			struct hutch_err *err)
 {
-	char field[FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	int r;
 
 	if (!YAJL_IS_OBJECT(sc))
@@ -274,11 +189,13 @@ int sc_config_from_json(struct yajl_val_s *sc, const char *prefix, struct sc_con
 	if (r >= 0)
 		r = parse_flags(sc, prefix, out, err);
 	if (r >= 0)
-		r = get_string(sc, "listenerPath", fieldf(field, "%s.listenerPath", prefix), false,
-			       &out->listener_path, err);
+		r = hutch_json_string(sc, "listenerPath",
+				      hutch_json_field(field, "%s.listenerPath", prefix), false,
+				      &out->listener_path, err);
 	if (r >= 0)
-		r = get_string(sc, "listenerMetadata", fieldf(field, "%s.listenerMetadata", prefix),
-			       false, &out->listener_metadata, err);
+		r = hutch_json_string(sc, "listenerMetadata",
+				      hutch_json_field(field, "%s.listenerMetadata", prefix), false,
+				      &out->listener_metadata, err);
 	if (r >= 0)
 		r = parse_syscalls(sc, prefix, out, err);
 	if (r < 0)

@@ -46,7 +46,7 @@ static void gen_process(yajl_gen g, yajl_val def, const struct bundle_proc *p)
 		} else if (!strcmp(k, "env")) {
 			hutch_json_gen_strv(g, k, (const char *const *)p->env, SIZE_MAX);
 		} else if (!strcmp(k, "cwd")) {
-			rt_gen_kv(g, k, p->cwd);
+			hutch_json_gen_kv(g, k, p->cwd);
 		} else {
 			hutch_json_gen_str(g, k);
 			hutch_json_gen_value(g, def->u.object.values[i]);
@@ -59,7 +59,7 @@ static char *config_json(const struct bundle_proc *p, struct hutch_err *err)
 {
 	_cleanup_free_ char *text = rt_spec_default_json(geteuid() != 0, NULL);
 	_cleanup_json_ yajl_val def = NULL;
-	if (!text || rt_json_parse(text, "default spec", &def, err) < 0)
+	if (!text || hutch_json_parse(text, "default spec", &def, err) < 0)
 		return NULL;
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
@@ -73,7 +73,7 @@ static char *config_json(const struct bundle_proc *p, struct hutch_err *err)
 			hutch_json_gen_value(g, def->u.object.values[i]);
 	}
 	yajl_gen_map_close(g);
-	return rt_gen_finish(g, NULL);
+	return hutch_json_gen_finish(g, NULL);
 }
 
 static void push(char ***v, size_t *n, const char *s)

@@ -392,7 +392,7 @@ int rt_host_child_setup(struct rt_host *hs, struct hutch_err *err)
 		TRY(build_view(hs, err)); /* sources are host paths: clones before / turns ro */
 	else
 		TRY(check_denies_without_view(hs, err));
-	TRY(enter_cwd(hs, err));		/* a path in the view, not the inherited one */
-	TRY(landlock_rules(hs, &ruleset, err)); /* opens the view's paths: after the view */
+	TRY(enter_cwd(hs, err));		  /* a path in the view, not the inherited one */
+	TRY(landlock_rules(hs, &ruleset, err));	  /* opens the view's paths: after the view */
 	return drop_privileges(hs, ruleset, err); /* nothing privileged is left to do */
 }

@@ -260,7 +260,8 @@ static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 	}
 	char msg[sizeof(e.msg) + 32];
 	snprintf(msg, sizeof(msg), "no cgroup, so no limits: %s", e.msg);
-	rt_host_note(hs->h, msg); /* limits apply "where cgroups allow": not a --best-effort matter */
+	rt_host_note(hs->h,
+		     msg); /* limits apply "where cgroups allow": not a --best-effort matter */
 	return 0;
 }
 
@@ -504,7 +505,7 @@ static void gen_landlock(yajl_gen g, const struct rt_sb_host *h)
 			 h->tcp_rules ? "; TCP bind and connect denied, UDP not covered" : "");
 	else
 		snprintf(summary, sizeof(summary), "not applied");
-	rt_gen_kv(g, "landlock", summary);
+	hutch_json_gen_kv(g, "landlock", summary);
 	if (!h->landlock)
 		return;
 	hutch_json_gen_str(g, "landlock_rights");
@@ -550,7 +551,7 @@ void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const stru
 	bool none = o->isolation == RT_SB_ISO_NONE;
 	hutch_json_gen_str(g, "isolation");
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "mode", none ? "none" : "landlock");
+	hutch_json_gen_kv(g, "mode", none ? "none" : "landlock");
 	const char *ns[3];
 	size_t n = 0;
 	if (h->mount_view)
@@ -561,16 +562,16 @@ void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const stru
 		ns[n++] = "network";
 	hutch_json_gen_strv(g, "namespaces", ns, n);
 	if (!none)
-		rt_gen_kv(g, "capabilities", "none");
+		hutch_json_gen_kv(g, "capabilities", "none");
 	hutch_json_gen_str(g, "no_new_privs");
 	yajl_gen_bool(g, !none && h->seccomp);
-	rt_gen_kv(g, "seccomp", h->seccomp ? "default" : "none");
+	hutch_json_gen_kv(g, "seccomp", h->seccomp ? "default" : "none");
 	hutch_json_gen_str(g, "read_only_root");
 	yajl_gen_bool(g, h->mount_view);
-	rt_gen_kv(g, "network", rt_host_network(o) == RT_SB_NET_NONE ? "none" : "host");
-	rt_gen_kv(g, "network_enforcement", network_enforcement(o, h));
+	hutch_json_gen_kv(g, "network", rt_host_network(o) == RT_SB_NET_NONE ? "none" : "host");
+	hutch_json_gen_kv(g, "network_enforcement", network_enforcement(o, h));
 	gen_limits(g, o, h);
-	rt_gen_kv(g, "pid1", "command");
+	hutch_json_gen_kv(g, "pid1", "command");
 	gen_landlock(g, h);
 	hutch_json_gen_str(g, "policy");
 	yajl_gen_map_open(g);
@@ -588,8 +589,8 @@ void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const stru
 		hutch_json_gen_str(g, h->weakened[i]);
 	yajl_gen_array_close(g);
 	if (none)
-		rt_gen_kv(g, "warning",
-			  "unrestricted: no mount view, Landlock, seccomp or "
-			  "capability drop; only the limits and the timeout apply");
+		hutch_json_gen_kv(g, "warning",
+				  "unrestricted: no mount view, Landlock, seccomp or "
+				  "capability drop; only the limits and the timeout apply");
 	yajl_gen_map_close(g);
 }

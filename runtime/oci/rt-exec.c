@@ -150,7 +150,7 @@ static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, st
 	TRY(rt_setup_terminal(p, &term, err));		    /* in the container's devpts */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
-	TRY(rt_become_user(p, true, err)); /* keeps capabilities */
+	TRY(rt_become_user(p, true, err));	       /* keeps capabilities */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	return 0;
 }

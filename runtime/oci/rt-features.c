@@ -103,14 +103,14 @@ RT_VERB_FN(features)
 	_cleanup_gen_ yajl_gen j = yajl_gen_alloc(NULL);
 	yajl_gen_config(j, yajl_gen_beautify, 1);
 	yajl_gen_map_open(j);
-	rt_gen_kv(j, "ociVersionMin", "1.0.0");
-	rt_gen_kv(j, "ociVersionMax", "1.2.0");
+	hutch_json_gen_kv(j, "ociVersionMin", "1.0.0");
+	hutch_json_gen_kv(j, "ociVersionMax", "1.2.0");
 	hutch_json_gen_strv(j, "hooks", hooks, ARRAY_SIZE(hooks));
 	hutch_json_gen_strv(j, "mountOptions", mount_opts, ARRAY_SIZE(mount_opts));
 	gen_linux(j);
 	yajl_gen_map_close(j);
 	size_t len;
-	_cleanup_free_ char *out = rt_gen_finish(j, &len);
+	_cleanup_free_ char *out = hutch_json_gen_finish(j, &len);
 	fwrite(out, 1, len, stdout);
 	printf("\n");
 	return 0;

@@ -95,7 +95,7 @@ static void gen_process(yajl_gen g)
 		 STRV("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		      "TERM=xterm"),
 		 NULL);
-	rt_gen_kv(g, "cwd", "/");
+	hutch_json_gen_kv(g, "cwd", "/");
 	hutch_json_gen_str(g, "capabilities");
 	yajl_gen_map_open(g);
 	gen_strv(g, "bounding", default_caps, NULL);
@@ -105,7 +105,7 @@ static void gen_process(yajl_gen g)
 	hutch_json_gen_str(g, "rlimits");
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "type", "RLIMIT_NOFILE");
+	hutch_json_gen_kv(g, "type", "RLIMIT_NOFILE");
 	gen_int(g, "hard", 1024);
 	gen_int(g, "soft", 1024);
 	yajl_gen_map_close(g);
@@ -117,9 +117,9 @@ static void gen_process(yajl_gen g)
 static void gen_mount(yajl_gen g, const struct default_mount *m, bool rootless)
 {
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "destination", m->destination);
-	rt_gen_kv(g, "type", m->type);
-	rt_gen_kv(g, "source", m->source);
+	hutch_json_gen_kv(g, "destination", m->destination);
+	hutch_json_gen_kv(g, "type", m->type);
+	hutch_json_gen_kv(g, "source", m->source);
 	/* An unprivileged user maps only its own gid: "gid=5" could not be honoured. */
 	if (m->options)
 		gen_strv(g, "options", m->options, rootless ? "gid=" : NULL);
@@ -159,7 +159,7 @@ static void gen_resources(yajl_gen g)
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
 	gen_bool(g, "allow", false);
-	rt_gen_kv(g, "access", "rwm");
+	hutch_json_gen_kv(g, "access", "rwm");
 	yajl_gen_map_close(g);
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
@@ -176,12 +176,12 @@ static void gen_namespaces(yajl_gen g, bool rootless)
 		if (rootless && strcmp(types[i], "network") == 0)
 			continue;
 		yajl_gen_map_open(g);
-		rt_gen_kv(g, "type", types[i]);
+		hutch_json_gen_kv(g, "type", types[i]);
 		yajl_gen_map_close(g);
 	}
 	if (rootless) {
 		yajl_gen_map_open(g);
-		rt_gen_kv(g, "type", "user");
+		hutch_json_gen_kv(g, "type", "user");
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -218,16 +218,16 @@ char *rt_spec_default_json(bool rootless, yajl_val seccomp)
 	yajl_gen_config(g, yajl_gen_indent_string, "\t");
 	yajl_gen_map_open(g);
 	/* What runc 1.1 writes: crun 1.8 refuses newer versions, and bundles are shared. */
-	rt_gen_kv(g, "ociVersion", "1.0.2-dev");
+	hutch_json_gen_kv(g, "ociVersion", "1.0.2-dev");
 	gen_process(g);
 	hutch_json_gen_str(g, "root");
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "path", "rootfs");
+	hutch_json_gen_kv(g, "path", "rootfs");
 	gen_bool(g, "readonly", true);
 	yajl_gen_map_close(g);
-	rt_gen_kv(g, "hostname", "hutch");
+	hutch_json_gen_kv(g, "hostname", "hutch");
 	gen_mounts(g, rootless);
 	gen_linux(g, rootless, seccomp);
 	yajl_gen_map_close(g);
-	return rt_gen_finish(g, NULL);
+	return hutch_json_gen_finish(g, NULL);
 }

@@ -17,20 +17,20 @@ typedef int (*linux_step)(yajl_val linux_obj, struct rt_spec *spec, struct hutch
 static int parse_namespace(yajl_val v, const char *field, struct rt_namespace *ns,
 			   struct hutch_err *err)
 {
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 	_cleanup_free_ char *type = NULL;
 
 	if (!YAJL_IS_OBJECT(v))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
-	rt_field(f, "%s.type", field);
-	int r = rt_json_string(v, "type", f, true, &type, err);
+	hutch_json_field(f, "%s.type", field);
+	int r = hutch_json_string(v, "type", f, true, &type, err);
 	if (r < 0)
 		return r;
 	ns->flag = ns_type_flag(type);
 	if (ns->flag < 0)
 		return hutch_fail(err, EINVAL, "%s: unknown namespace type %s", f, type);
-	rt_field(f, "%s.path", field);
-	r = rt_json_string(v, "path", f, false, &ns->path, err);
+	hutch_json_field(f, "%s.path", field);
+	r = hutch_json_string(v, "path", f, false, &ns->path, err);
 	if (r < 0 || !ns->path)
 		return r;
 	/* An empty path is how Go marshals "no path": create a new one. */
@@ -43,15 +43,15 @@ static int parse_namespace(yajl_val v, const char *field, struct rt_namespace *n
 
 static int parse_namespaces(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val arr;
 
-	int r = rt_json_array(lx, "namespaces", "linux.namespaces", &arr, err);
+	int r = hutch_json_array(lx, "namespaces", "linux.namespaces", &arr, err);
 	if (r < 0 || !arr)
 		return r;
 	spec->namespaces = hutch_xcalloc(arr->u.array.len, sizeof(*spec->namespaces));
 	for (size_t i = 0; i < arr->u.array.len; i++) {
-		rt_field(field, "linux.namespaces[%zu]", i);
+		hutch_json_field(field, "linux.namespaces[%zu]", i);
 		struct rt_namespace *ns = &spec->namespaces[i];
 		spec->n_namespaces = i + 1; /* so rt_spec_free frees what this one holds */
 		r = parse_namespace(arr->u.array.values[i], field, ns, err);
@@ -60,7 +60,7 @@ static int parse_namespaces(yajl_val lx, struct rt_spec *spec, struct hutch_err 
 		if (rt_spec_ns(spec, ns->flag) != ns)
 			return hutch_fail(err, EINVAL, "%s.type: duplicate namespace type %s",
 					  field,
-					  rt_json_get(arr->u.array.values[i], "type")->u.string);
+					  hutch_json_get(arr->u.array.values[i], "type")->u.string);
 	}
 	return 0;
 }
@@ -69,15 +69,15 @@ static int parse_idmap(yajl_val v, const char *field, struct ns_idmap *m, struct
 {
 	static const char *const keys[] = { "containerID", "hostID", "size" };
 	uint32_t *dst[] = { &m->container_id, &m->host_id, &m->size };
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 	int64_t val;
 
 	if (!YAJL_IS_OBJECT(v))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
-		rt_field(f, "%s.%s", field, keys[k]);
+		hutch_json_field(f, "%s.%s", field, keys[k]);
 		/* size 0 maps nothing, and the kernel rejects the whole map for it. */
-		int r = rt_json_req_int(v, keys[k], f, k == 2 ? 1 : 0, UINT32_MAX, &val, err);
+		int r = hutch_json_req_int(v, keys[k], f, k == 2 ? 1 : 0, UINT32_MAX, &val, err);
 		if (r < 0)
 			return r;
 		*dst[k] = (uint32_t)val;
@@ -88,17 +88,17 @@ static int parse_idmap(yajl_val v, const char *field, struct ns_idmap *m, struct
 int rt_spec_parse_idmaps(yajl_val obj, const char *key, const char *prefix, struct ns_idmap **out,
 			 size_t *n, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val arr;
 
-	rt_field(field, "%s.%s", prefix, key);
-	int r = rt_json_array(obj, key, field, &arr, err);
+	hutch_json_field(field, "%s.%s", prefix, key);
+	int r = hutch_json_array(obj, key, field, &arr, err);
 	if (r < 0 || !arr)
 		return r;
 	*out = hutch_xcalloc(arr->u.array.len ? arr->u.array.len : 1, sizeof(**out));
 	*n = arr->u.array.len;
 	for (size_t i = 0; i < *n; i++) {
-		rt_field(field, "%s.%s[%zu]", prefix, key, i);
+		hutch_json_field(field, "%s.%s[%zu]", prefix, key, i);
 		r = parse_idmap(arr->u.array.values[i], field, &(*out)[i], err);
 		if (r < 0)
 			return r;
@@ -145,7 +145,7 @@ static int parse_sysctl(yajl_val lx, struct rt_spec *spec, struct hutch_err *err
 {
 	yajl_val obj;
 
-	int r = rt_json_object(lx, "sysctl", "linux.sysctl", &obj, err);
+	int r = hutch_json_object(lx, "sysctl", "linux.sysctl", &obj, err);
 	if (r < 0 || !obj)
 		return r;
 	spec->sysctls = hutch_xcalloc(obj->u.object.len, sizeof(*spec->sysctls));
@@ -170,11 +170,11 @@ static int parse_sysctl(yajl_val lx, struct rt_spec *spec, struct hutch_err *err
 static int parse_device_type(yajl_val v, const char *field, struct ns_device *d,
 			     struct hutch_err *err)
 {
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 	_cleanup_free_ char *type = NULL;
 
-	rt_field(f, "%s.type", field);
-	int r = rt_json_string(v, "type", f, true, &type, err);
+	hutch_json_field(f, "%s.type", field);
+	int r = hutch_json_string(v, "type", f, true, &type, err);
 	if (r < 0)
 		return r;
 	if (strlen(type) != 1 || !strchr("cbup", type[0]))
@@ -195,23 +195,23 @@ static int parse_device(yajl_val v, const char *field, struct ns_device *d, stru
 		     { "uid", ID_MAX },
 		     { "gid", ID_MAX } };
 	int64_t val[ARRAY_SIZE(nums)] = { 0, 0, 0666, 0, 0 };
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 	int r;
 
 	if (!YAJL_IS_OBJECT(v))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
-	rt_field(f, "%s.path", field);
-	if ((r = rt_json_string(v, "path", f, true, &d->path, err)) < 0 ||
+	hutch_json_field(f, "%s.path", field);
+	if ((r = hutch_json_string(v, "path", f, true, &d->path, err)) < 0 ||
 	    (r = rt_spec_check_abs(d->path, f, err)) < 0 ||
 	    (r = parse_device_type(v, field, d, err)) < 0)
 		return r;
 	for (size_t k = 0; k < ARRAY_SIZE(nums); k++) {
-		rt_field(f, "%s.%s", field, nums[k].key);
+		hutch_json_field(f, "%s.%s", field, nums[k].key);
 		/* A fifo has no device number; every other node needs both. */
 		if (k < 2 && d->type != 'p')
-			r = rt_json_req_int(v, nums[k].key, f, 0, nums[k].max, &val[k], err);
+			r = hutch_json_req_int(v, nums[k].key, f, 0, nums[k].max, &val[k], err);
 		else
-			r = rt_json_int(v, nums[k].key, f, 0, nums[k].max, NULL, &val[k], err);
+			r = hutch_json_int(v, nums[k].key, f, 0, nums[k].max, NULL, &val[k], err);
 		if (r < 0)
 			return r;
 	}
@@ -225,16 +225,16 @@ static int parse_device(yajl_val v, const char *field, struct ns_device *d, stru
 
 static int parse_devices(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val arr;
 
-	int r = rt_json_array(lx, "devices", "linux.devices", &arr, err);
+	int r = hutch_json_array(lx, "devices", "linux.devices", &arr, err);
 	if (r < 0 || !arr)
 		return r;
 	spec->devices = hutch_xcalloc(arr->u.array.len, sizeof(*spec->devices));
 	spec->n_devices = arr->u.array.len;
 	for (size_t i = 0; i < spec->n_devices; i++) {
-		rt_field(field, "linux.devices[%zu]", i);
+		hutch_json_field(field, "linux.devices[%zu]", i);
 		r = parse_device(arr->u.array.values[i], field, &spec->devices[i], err);
 		if (r < 0)
 			return r;
@@ -245,7 +245,7 @@ static int parse_devices(yajl_val lx, struct rt_spec *spec, struct hutch_err *er
 static int parse_resources(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
 	yajl_val v;
-	int r = rt_json_object(lx, "resources", "linux.resources", &v, err);
+	int r = hutch_json_object(lx, "resources", "linux.resources", &v, err);
 	if (r < 0 || !v)
 		return r;
 	r = rt_spec_parse_resources(v, spec, err);
@@ -261,7 +261,7 @@ static int parse_seccomp(yajl_val lx, struct rt_spec *spec, struct hutch_err *er
 		spec->has_seccomp = true;
 		return 0;
 	}
-	int r = rt_json_object(lx, "seccomp", "linux.seccomp", &v, err);
+	int r = hutch_json_object(lx, "seccomp", "linux.seccomp", &v, err);
 	if (r < 0 || !v)
 		return r;
 	r = rt_spec_parse_seccomp(v, &spec->seccomp, err);
@@ -283,7 +283,8 @@ static int parse_propagation(yajl_val lx, struct rt_spec *spec, struct hutch_err
 	};
 	_cleanup_free_ char *s = NULL;
 
-	int r = rt_json_string(lx, "rootfsPropagation", "linux.rootfsPropagation", false, &s, err);
+	int r = hutch_json_string(lx, "rootfsPropagation", "linux.rootfsPropagation", false, &s,
+				  err);
 	if (r < 0 || !s || !s[0])
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
@@ -297,10 +298,10 @@ static int parse_propagation(yajl_val lx, struct rt_spec *spec, struct hutch_err
 static int parse_path_list(yajl_val lx, const char *key, char ***out, size_t *n,
 			   struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 
-	rt_field(field, "linux.%s", key);
-	int r = rt_json_strv(lx, key, field, false, out, n, err);
+	hutch_json_field(field, "linux.%s", key);
+	int r = hutch_json_strv(lx, key, field, false, out, n, err);
 	for (size_t i = 0; r >= 0 && *out && (*out)[i]; i++)
 		if ((*out)[i][0] != '/')
 			return hutch_fail(err, EINVAL, "%s[%zu]: %s: must be an absolute path",
@@ -319,8 +320,8 @@ static int parse_paths(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 
 static int parse_cgroups_path(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	return rt_json_string(lx, "cgroupsPath", "linux.cgroupsPath", false, &spec->cgroups_path,
-			      err);
+	return hutch_json_string(lx, "cgroupsPath", "linux.cgroupsPath", false, &spec->cgroups_path,
+				 err);
 }
 
 static int parse_mount_label(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
@@ -328,7 +329,7 @@ static int parse_mount_label(yajl_val lx, struct rt_spec *spec, struct hutch_err
 	_cleanup_free_ char *label = NULL;
 
 	(void)spec;
-	int r = rt_json_string(lx, "mountLabel", "linux.mountLabel", false, &label, err);
+	int r = hutch_json_string(lx, "mountLabel", "linux.mountLabel", false, &label, err);
 	if (r < 0 || !label || !label[0])
 		return r;
 	/* runc drops the label on a host without SELinux; hutch has no SELinux support at all,
@@ -352,7 +353,7 @@ int rt_spec_parse_linux(yajl_val lx, struct rt_spec *spec, struct hutch_err *err
 
 	if (!YAJL_IS_OBJECT(lx))
 		return hutch_fail(err, EINVAL, "linux: expected an object");
-	int r = rt_json_refuse(lx, refused, "linux", err);
+	int r = hutch_json_refuse(lx, refused, "linux", err);
 	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(steps); i++)
 		r = steps[i](lx, spec, err);
 	return r;

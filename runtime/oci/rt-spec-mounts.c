@@ -11,10 +11,10 @@
 static int parse_destination(yajl_val v, const char *field, struct ns_mount *m,
 			     struct hutch_err *err)
 {
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 
-	rt_field(f, "%s.destination", field);
-	int r = rt_json_string(v, "destination", f, true, &m->destination, err);
+	hutch_json_field(f, "%s.destination", field);
+	int r = hutch_json_string(v, "destination", f, true, &m->destination, err);
 	if (r < 0)
 		return r;
 	if (!m->destination[0])
@@ -30,12 +30,12 @@ static int parse_destination(yajl_val v, const char *field, struct ns_mount *m,
 
 static int parse_options(yajl_val v, const char *field, struct ns_mount *m, struct hutch_err *err)
 {
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 	_cleanup_strv_ char **opts = NULL;
 	size_t n = 0;
 
-	rt_field(f, "%s.options", field);
-	int r = rt_json_strv(v, "options", f, false, &opts, &n, err);
+	hutch_json_field(f, "%s.options", field);
+	int r = hutch_json_strv(v, "options", f, false, &opts, &n, err);
 	if (r < 0)
 		return r;
 	r = ns_mount_parse_options(m, opts, n, err);
@@ -66,7 +66,7 @@ static void settle_bind(struct ns_mount *m, const char *bundle)
 static int parse_mount(yajl_val v, const char *field, const char *bundle, struct ns_mount *m,
 		       struct hutch_err *err)
 {
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 
 	if (!YAJL_IS_OBJECT(v))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
@@ -78,12 +78,12 @@ static int parse_mount(yajl_val v, const char *field, const char *bundle, struct
 		r = rt_spec_parse_idmaps(v, "gidMappings", field, &m->gid_map, &m->n_gid_map, err);
 	if (r < 0)
 		return r;
-	rt_field(f, "%s.type", field);
-	r = rt_json_string(v, "type", f, false, &m->type, err);
+	hutch_json_field(f, "%s.type", field);
+	r = hutch_json_string(v, "type", f, false, &m->type, err);
 	if (r < 0)
 		return r;
-	rt_field(f, "%s.source", field);
-	r = rt_json_string(v, "source", f, false, &m->source, err);
+	hutch_json_field(f, "%s.source", field);
+	r = hutch_json_string(v, "source", f, false, &m->source, err);
 	if (r < 0 || (r = parse_options(v, field, m, err)) < 0)
 		return r;
 	settle_bind(m, bundle);
@@ -126,14 +126,14 @@ int rt_spec_check_idmapped_mounts(struct rt_spec *spec, struct hutch_err *err)
 
 int rt_spec_parse_mounts(yajl_val mounts, struct rt_spec *spec, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 
 	if (!YAJL_IS_ARRAY(mounts))
 		return hutch_fail(err, EINVAL, "mounts: expected an array");
 	spec->n_mounts = mounts->u.array.len;
 	spec->mounts = hutch_xcalloc(spec->n_mounts, sizeof(*spec->mounts));
 	for (size_t i = 0; i < spec->n_mounts; i++) {
-		rt_field(field, "mounts[%zu]", i);
+		hutch_json_field(field, "mounts[%zu]", i);
 		int r = parse_mount(mounts->u.array.values[i], field, spec->bundle,
 				    &spec->mounts[i], err);
 		if (r < 0)

@@ -18,14 +18,15 @@ typedef int (*proc_step)(yajl_val proc, struct rt_process *p, struct hutch_err *
 static int parse_flags(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
 	int64_t adj = 0;
-	int r = rt_json_bool(proc, "terminal", "process.terminal", &p->terminal, err);
+	int r = hutch_json_bool(proc, "terminal", "process.terminal", &p->terminal, err);
 	if (r < 0)
 		return r;
-	r = rt_json_bool(proc, "noNewPrivileges", "process.noNewPrivileges", &p->no_new_privs, err);
+	r = hutch_json_bool(proc, "noNewPrivileges", "process.noNewPrivileges", &p->no_new_privs,
+			    err);
 	if (r < 0)
 		return r;
-	r = rt_json_int(proc, "oomScoreAdj", "process.oomScoreAdj", -1000, 1000,
-			&p->has_oom_score_adj, &adj, err);
+	r = hutch_json_int(proc, "oomScoreAdj", "process.oomScoreAdj", -1000, 1000,
+			   &p->has_oom_score_adj, &adj, err);
 	p->oom_score_adj = (int)adj;
 	return r;
 }
@@ -35,13 +36,13 @@ static int parse_console(yajl_val proc, struct rt_process *p, struct hutch_err *
 	int64_t h = 0, w = 0;
 	yajl_val cs;
 
-	int r = rt_json_object(proc, "consoleSize", "process.consoleSize", &cs, err);
+	int r = hutch_json_object(proc, "consoleSize", "process.consoleSize", &cs, err);
 	if (r < 0 || !cs)
 		return r;
-	r = rt_json_int(cs, "height", "process.consoleSize.height", 0, 65535, NULL, &h, err);
+	r = hutch_json_int(cs, "height", "process.consoleSize.height", 0, 65535, NULL, &h, err);
 	if (r < 0)
 		return r;
-	r = rt_json_int(cs, "width", "process.consoleSize.width", 0, 65535, NULL, &w, err);
+	r = hutch_json_int(cs, "width", "process.consoleSize.width", 0, 65535, NULL, &w, err);
 	p->console_height = (unsigned short)h;
 	p->console_width = (unsigned short)w;
 	return r;
@@ -49,18 +50,18 @@ static int parse_console(yajl_val proc, struct rt_process *p, struct hutch_err *
 
 static int parse_gids(yajl_val user, struct rt_process *p, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val arr;
 	int64_t gid;
 
-	int r = rt_json_array(user, "additionalGids", "process.user.additionalGids", &arr, err);
+	int r = hutch_json_array(user, "additionalGids", "process.user.additionalGids", &arr, err);
 	if (r < 0 || !arr)
 		return r;
 	size_t n = arr->u.array.len;
 	p->gids_storage = hutch_xcalloc(n, sizeof(gid_t));
 	for (size_t i = 0; i < n; i++) {
-		rt_field(field, "process.user.additionalGids[%zu]", i);
-		r = rt_json_int_value(arr->u.array.values[i], field, 0, ID_MAX, &gid, err);
+		hutch_json_field(field, "process.user.additionalGids[%zu]", i);
+		r = hutch_json_int_value(arr->u.array.values[i], field, 0, ID_MAX, &gid, err);
 		if (r < 0)
 			return r;
 		p->gids_storage[i] = (gid_t)gid;
@@ -75,17 +76,17 @@ static int parse_user(yajl_val proc, struct rt_process *p, struct hutch_err *err
 	int64_t uid = 0, gid = 0, umask = 0;
 	yajl_val user;
 
-	int r = rt_json_object(proc, "user", "process.user", &user, err);
+	int r = hutch_json_object(proc, "user", "process.user", &user, err);
 	if (r < 0 || !user)
 		return r;
-	r = rt_json_int(user, "uid", "process.user.uid", 0, ID_MAX, NULL, &uid, err);
+	r = hutch_json_int(user, "uid", "process.user.uid", 0, ID_MAX, NULL, &uid, err);
 	if (r < 0)
 		return r;
-	r = rt_json_int(user, "gid", "process.user.gid", 0, ID_MAX, NULL, &gid, err);
+	r = hutch_json_int(user, "gid", "process.user.gid", 0, ID_MAX, NULL, &gid, err);
 	if (r < 0)
 		return r;
-	r = rt_json_int(user, "umask", "process.user.umask", 0, 0777, &p->user.has_umask, &umask,
-			err);
+	r = hutch_json_int(user, "umask", "process.user.umask", 0, 0777, &p->user.has_umask, &umask,
+			   err);
 	if (r < 0)
 		return r;
 	p->user.uid = (uid_t)uid;
@@ -97,12 +98,12 @@ static int parse_user(yajl_val proc, struct rt_process *p, struct hutch_err *err
 static int parse_command(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
 	size_t n = 0;
-	int r = rt_json_strv(proc, "args", "process.args", true, &p->args, &n, err);
+	int r = hutch_json_strv(proc, "args", "process.args", true, &p->args, &n, err);
 	if (r < 0)
 		return r;
 	if (n == 0 || !p->args[0][0])
 		return hutch_fail(err, EINVAL, "process.args: must name a program");
-	r = rt_json_strv(proc, "env", "process.env", false, &p->env, NULL, err);
+	r = hutch_json_strv(proc, "env", "process.env", false, &p->env, NULL, err);
 	if (r < 0)
 		return r;
 	/* Callers may rely on env being a (possibly empty) list. */
@@ -111,7 +112,7 @@ static int parse_command(yajl_val proc, struct rt_process *p, struct hutch_err *
 	r = rt_spec_check_env(p->env, "process.env", err);
 	if (r < 0)
 		return r;
-	r = rt_json_string(proc, "cwd", "process.cwd", true, &p->cwd, err);
+	r = hutch_json_string(proc, "cwd", "process.cwd", true, &p->cwd, err);
 	if (r < 0)
 		return r;
 	return rt_spec_check_abs(p->cwd, "process.cwd", err);
@@ -120,11 +121,11 @@ static int parse_command(yajl_val proc, struct rt_process *p, struct hutch_err *
 /* One capability set: names -> bits. */
 static int parse_cap_set(yajl_val caps, const char *key, uint64_t *out, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	_cleanup_strv_ char **names = NULL;
 
-	rt_field(field, "process.capabilities.%s", key);
-	int r = rt_json_strv(caps, key, field, false, &names, NULL, err);
+	hutch_json_field(field, "process.capabilities.%s", key);
+	int r = hutch_json_strv(caps, key, field, false, &names, NULL, err);
 	for (size_t i = 0; r >= 0 && names && names[i]; i++) {
 		int cap = ns_cap_from_name(names[i]);
 		if (cap < 0 || cap > 63)
@@ -138,7 +139,7 @@ static int parse_cap_set(yajl_val caps, const char *key, uint64_t *out, struct h
 static int parse_caps(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
 	yajl_val caps;
-	int r = rt_json_object(proc, "capabilities", "process.capabilities", &caps, err);
+	int r = hutch_json_object(proc, "capabilities", "process.capabilities", &caps, err);
 	if (r < 0 || !caps)
 		return r;
 	p->has_caps = true;
@@ -185,27 +186,27 @@ int rt_process_skip_ambient(struct rt_process *p)
 
 static int parse_rlimit(yajl_val v, const char *field, struct ns_rlimit *rl, struct hutch_err *err)
 {
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 	_cleanup_free_ char *type = NULL;
 	bool has_soft, has_hard;
 
 	if (!YAJL_IS_OBJECT(v))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
-	rt_field(f, "%s.type", field);
-	int r = rt_json_string(v, "type", f, true, &type, err);
+	hutch_json_field(f, "%s.type", field);
+	int r = hutch_json_string(v, "type", f, true, &type, err);
 	if (r < 0)
 		return r;
 	rl->resource = ns_rlimit_from_name(type);
 	if (rl->resource < 0)
 		return hutch_fail(err, EINVAL, "%s: unknown rlimit %s", f, type);
-	rt_field(f, "%s.soft", field);
-	r = rt_json_uint64(v, "soft", f, &has_soft, &rl->soft, err);
+	hutch_json_field(f, "%s.soft", field);
+	r = hutch_json_uint64(v, "soft", f, UINT64_MAX, &has_soft, &rl->soft, err);
 	if (r >= 0 && !has_soft)
 		r = hutch_fail(err, EINVAL, "%s: required", f);
 	if (r < 0)
 		return r;
-	rt_field(f, "%s.hard", field);
-	r = rt_json_uint64(v, "hard", f, &has_hard, &rl->hard, err);
+	hutch_json_field(f, "%s.hard", field);
+	r = hutch_json_uint64(v, "hard", f, UINT64_MAX, &has_hard, &rl->hard, err);
 	if (r >= 0 && !has_hard)
 		r = hutch_fail(err, EINVAL, "%s: required", f);
 	if (r < 0)
@@ -219,15 +220,15 @@ static int parse_rlimit(yajl_val v, const char *field, struct ns_rlimit *rl, str
 
 static int parse_rlimits(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val arr;
 
-	int r = rt_json_array(proc, "rlimits", "process.rlimits", &arr, err);
+	int r = hutch_json_array(proc, "rlimits", "process.rlimits", &arr, err);
 	if (r < 0 || !arr)
 		return r;
 	p->rlimits = hutch_xcalloc(arr->u.array.len, sizeof(*p->rlimits));
 	for (size_t i = 0; i < arr->u.array.len; i++) {
-		rt_field(field, "process.rlimits[%zu]", i);
+		hutch_json_field(field, "process.rlimits[%zu]", i);
 		r = parse_rlimit(arr->u.array.values[i], field, &p->rlimits[i], err);
 		if (r < 0)
 			return r;
@@ -238,19 +239,20 @@ static int parse_rlimits(yajl_val proc, struct rt_process *p, struct hutch_err *
 				return hutch_fail(
 					err, EINVAL, "%s.type: duplicate %s (as rlimits[%zu])",
 					field,
-					rt_json_get(arr->u.array.values[i], "type")->u.string, j);
+					hutch_json_get(arr->u.array.values[i], "type")->u.string,
+					j);
 	}
 	return 0;
 }
 
 static int parse_security(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
-	int r = rt_json_string(proc, "apparmorProfile", "process.apparmorProfile", false,
-			       &p->apparmor_profile, err);
+	int r = hutch_json_string(proc, "apparmorProfile", "process.apparmorProfile", false,
+				  &p->apparmor_profile, err);
 	if (r < 0)
 		return r;
-	return rt_json_string(proc, "selinuxLabel", "process.selinuxLabel", false,
-			      &p->selinux_label, err);
+	return hutch_json_string(proc, "selinuxLabel", "process.selinuxLabel", false,
+				 &p->selinux_label, err);
 }
 
 int rt_spec_parse_process(yajl_val proc, struct rt_process *p, struct hutch_err *err)
@@ -263,7 +265,7 @@ int rt_spec_parse_process(yajl_val proc, struct rt_process *p, struct hutch_err 
 
 	if (!YAJL_IS_OBJECT(proc))
 		return hutch_fail(err, EINVAL, "process: expected an object");
-	int r = rt_json_refuse(proc, refused, "process", err);
+	int r = hutch_json_refuse(proc, refused, "process", err);
 	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(steps); i++)
 		r = steps[i](proc, p, err);
 	return r;
@@ -274,7 +276,7 @@ int rt_process_parse(const char *json, struct rt_process *out, struct hutch_err 
 	_cleanup_json_ yajl_val top = NULL;
 
 	*out = (struct rt_process){ 0 };
-	int r = rt_json_parse(json, "process", &top, err);
+	int r = hutch_json_parse(json, "process", &top, err);
 	if (r < 0)
 		return r;
 	r = rt_spec_parse_process(top, out, err);

@@ -47,11 +47,12 @@ static const struct num_field blkio_fields[] = {
 static int parse_nums(yajl_val obj, const char *section, const struct num_field *f, size_t n,
 		      struct cg_resources *res, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	for (size_t i = 0; i < n; i++) {
 		struct cg_i64 *v = (struct cg_i64 *)((char *)res + f[i].off);
-		rt_field(field, "linux.resources.%s.%s", section, f[i].key);
-		int r = rt_json_int(obj, f[i].key, field, f[i].min, INT64_MAX, &v->set, &v->v, err);
+		hutch_json_field(field, "linux.resources.%s.%s", section, f[i].key);
+		int r = hutch_json_int(obj, f[i].key, field, f[i].min, INT64_MAX, &v->set, &v->v,
+				       err);
 		if (r < 0)
 			return r;
 	}
@@ -72,37 +73,39 @@ static bool nonempty(yajl_val v)
 
 static int parse_device(yajl_val d, size_t i, struct cg_device_rule *out, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	_cleanup_free_ char *type = NULL, *access = NULL;
 	bool present;
 	int64_t maj = -1, min = -1;
 
-	rt_field(field, "linux.resources.devices[%zu]", i);
+	hutch_json_field(field, "linux.resources.devices[%zu]", i);
 	if (!YAJL_IS_OBJECT(d))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
-	if (!rt_json_get(d, "allow"))
+	if (!hutch_json_get(d, "allow"))
 		return hutch_fail(err, EINVAL, "%s.allow: required", field);
-	int r = rt_json_bool(d, "allow", rt_field(field, "linux.resources.devices[%zu].allow", i),
-			     &out->allow, err);
+	int r = hutch_json_bool(d, "allow",
+				hutch_json_field(field, "linux.resources.devices[%zu].allow", i),
+				&out->allow, err);
 	if (r == 0)
-		r = rt_json_string(d, "type",
-				   rt_field(field, "linux.resources.devices[%zu].type", i), false,
-				   &type, err);
+		r = hutch_json_string(
+			d, "type", hutch_json_field(field, "linux.resources.devices[%zu].type", i),
+			false, &type, err);
 	if (r == 0 && type && (strlen(type) != 1 || !strchr("abc", type[0])))
 		r = hutch_fail(err, EINVAL, "%s: \"%s\": expected \"a\", \"b\" or \"c\"", field,
 			       type);
 	if (r == 0)
-		r = rt_json_int(d, "major",
-				rt_field(field, "linux.resources.devices[%zu].major", i), -1,
-				UINT32_MAX, &present, &maj, err);
+		r = hutch_json_int(d, "major",
+				   hutch_json_field(field, "linux.resources.devices[%zu].major", i),
+				   -1, UINT32_MAX, &present, &maj, err);
 	if (r == 0)
-		r = rt_json_int(d, "minor",
-				rt_field(field, "linux.resources.devices[%zu].minor", i), -1,
-				UINT32_MAX, &present, &min, err);
+		r = hutch_json_int(d, "minor",
+				   hutch_json_field(field, "linux.resources.devices[%zu].minor", i),
+				   -1, UINT32_MAX, &present, &min, err);
 	if (r == 0)
-		r = rt_json_string(d, "access",
-				   rt_field(field, "linux.resources.devices[%zu].access", i), false,
-				   &access, err);
+		r = hutch_json_string(
+			d, "access",
+			hutch_json_field(field, "linux.resources.devices[%zu].access", i), false,
+			&access, err);
 	if (r == 0 && access &&
 	    (strlen(access) >= sizeof(out->access) || strspn(access, "rwm") != strlen(access)))
 		r = hutch_fail(err, EINVAL, "%s: \"%s\": expected letters from \"rwm\"", field,
@@ -131,7 +134,7 @@ static const struct cg_device_rule default_allowed[] = {
 static int parse_devices(yajl_val res, struct rt_spec *spec, struct hutch_err *err)
 {
 	yajl_val arr;
-	int r = rt_json_array(res, "devices", "linux.resources.devices", &arr, err);
+	int r = hutch_json_array(res, "devices", "linux.resources.devices", &arr, err);
 	if (r < 0 || !arr)
 		return r;
 	size_t n = arr->u.array.len, nd = ARRAY_SIZE(default_allowed);
@@ -152,18 +155,20 @@ static int parse_memory(yajl_val res, struct cg_resources *out, struct hutch_err
 {
 	static const char *const refused[] = { "kernelTCP", NULL };
 	yajl_val m;
-	int r = rt_json_object(res, "memory", "linux.resources.memory", &m, err);
+	int r = hutch_json_object(res, "memory", "linux.resources.memory", &m, err);
 	if (r < 0 || !m)
 		return r;
 	r = parse_nums(m, "memory", memory_fields, ARRAY_SIZE(memory_fields), out, err);
 	if (r == 0)
-		r = rt_json_bool(m, "disableOOMKiller", "linux.resources.memory.disableOOMKiller",
-				 &out->mem_disable_oom_killer, err);
+		r = hutch_json_bool(m, "disableOOMKiller",
+				    "linux.resources.memory.disableOOMKiller",
+				    &out->mem_disable_oom_killer, err);
 	if (r == 0)
-		r = rt_json_bool(m, "checkBeforeUpdate", "linux.resources.memory.checkBeforeUpdate",
-				 &out->mem_check_before_update, err);
+		r = hutch_json_bool(m, "checkBeforeUpdate",
+				    "linux.resources.memory.checkBeforeUpdate",
+				    &out->mem_check_before_update, err);
 	if (r == 0)
-		r = rt_json_refuse(m, refused, "linux.resources.memory", err);
+		r = hutch_json_refuse(m, refused, "linux.resources.memory", err);
 	/* memory.kernel is deprecated and ignored by runc and the kernel (5.16+): so here. */
 	if (out->mem_swappiness.set && out->mem_swappiness.v == -1)
 		out->mem_swappiness.set = false; /* runc's "unset" */
@@ -174,16 +179,16 @@ static int parse_cpu(yajl_val res, struct cg_resources *out, struct hutch_err *e
 {
 	yajl_val c;
 	char *s = NULL;
-	int r = rt_json_object(res, "cpu", "linux.resources.cpu", &c, err);
+	int r = hutch_json_object(res, "cpu", "linux.resources.cpu", &c, err);
 	if (r < 0 || !c)
 		return r;
 	r = parse_nums(c, "cpu", cpu_fields, ARRAY_SIZE(cpu_fields), out, err);
 	if (r == 0)
-		r = rt_json_string(c, "cpus", "linux.resources.cpu.cpus", false, &s, err);
+		r = hutch_json_string(c, "cpus", "linux.resources.cpu.cpus", false, &s, err);
 	out->cpus = s; /* owned here; freed by rt_spec_free_resources */
 	s = NULL;
 	if (r == 0)
-		r = rt_json_string(c, "mems", "linux.resources.cpu.mems", false, &s, err);
+		r = hutch_json_string(c, "mems", "linux.resources.cpu.mems", false, &s, err);
 	out->mems = s;
 	return r;
 }
@@ -193,18 +198,18 @@ static int parse_cpu(yajl_val res, struct cg_resources *out, struct hutch_err *e
 static int parse_dev_value(yajl_val d, const char *field, const char *value_key,
 			   struct cg_dev_value *out, struct hutch_err *err)
 {
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 	bool present = false;
 	if (!YAJL_IS_OBJECT(d))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
-	int r = rt_json_req_int(d, "major", rt_field(f, "%s.major", field), 0, UINT32_MAX,
-				&out->major, err);
+	int r = hutch_json_req_int(d, "major", hutch_json_field(f, "%s.major", field), 0,
+				   UINT32_MAX, &out->major, err);
 	if (r == 0)
-		r = rt_json_req_int(d, "minor", rt_field(f, "%s.minor", field), 0, UINT32_MAX,
-				    &out->minor, err);
+		r = hutch_json_req_int(d, "minor", hutch_json_field(f, "%s.minor", field), 0,
+				       UINT32_MAX, &out->minor, err);
 	if (r == 0)
-		r = rt_json_uint64(d, value_key, rt_field(f, "%s.%s", field, value_key), &present,
-				   &out->value, err);
+		r = hutch_json_uint64(d, value_key, hutch_json_field(f, "%s.%s", field, value_key),
+				      UINT64_MAX, &present, &out->value, err);
 	if (r == 0 && !present && strcmp(value_key, "rate") == 0)
 		r = hutch_fail(err, EINVAL, "%s.rate: required", field);
 	return r;
@@ -214,21 +219,21 @@ static int parse_dev_values(yajl_val b, const char *key, const char *value_key,
 			    const struct cg_dev_value **out, size_t *n, bool *leaf,
 			    struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val arr;
-	int r = rt_json_array(b, key, rt_field(field, "linux.resources.blockIO.%s", key), &arr,
-			      err);
+	int r = hutch_json_array(b, key, hutch_json_field(field, "linux.resources.blockIO.%s", key),
+				 &arr, err);
 	if (r < 0 || !arr)
 		return r;
 	struct cg_dev_value *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
 	*out = v; /* owned by the spec from here: rt_spec_free_resources frees it */
 	for (size_t i = 0; i < arr->u.array.len; i++) {
 		yajl_val d = arr->u.array.values[i];
-		rt_field(field, "linux.resources.blockIO.%s[%zu]", key, i);
+		hutch_json_field(field, "linux.resources.blockIO.%s[%zu]", key, i);
 		r = parse_dev_value(d, field, value_key, &v[i], err);
 		if (r < 0)
 			return r;
-		*leaf |= nonempty(rt_json_get(d, "leafWeight"));
+		*leaf |= nonempty(hutch_json_get(d, "leafWeight"));
 		*n = i + 1;
 	}
 	return 0;
@@ -244,7 +249,7 @@ static int parse_blkio(yajl_val res, struct cg_resources *out, struct hutch_err 
 	};
 	yajl_val b;
 	bool leaf = false;
-	int r = rt_json_object(res, "blockIO", "linux.resources.blockIO", &b, err);
+	int r = hutch_json_object(res, "blockIO", "linux.resources.blockIO", &b, err);
 	if (r < 0 || !b)
 		return r;
 	r = parse_nums(b, "blockIO", blkio_fields, ARRAY_SIZE(blkio_fields), out, err);
@@ -255,15 +260,16 @@ static int parse_blkio(yajl_val res, struct cg_resources *out, struct hutch_err 
 		r = parse_dev_values(b, throttle[i], "rate", &out->blkio_throttle[i],
 				     &out->n_blkio_throttle[i], &leaf, err);
 	/* Leaf weights went with CFQ (kernel 5.0): flagged so that cg_plan refuses them. */
-	out->has_blkio_devices = leaf || nonempty(rt_json_get(b, "leafWeight"));
+	out->has_blkio_devices = leaf || nonempty(hutch_json_get(b, "leafWeight"));
 	return r;
 }
 
 static int parse_hugepages(yajl_val res, struct cg_resources *out, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val arr;
-	int r = rt_json_array(res, "hugepageLimits", "linux.resources.hugepageLimits", &arr, err);
+	int r = hutch_json_array(res, "hugepageLimits", "linux.resources.hugepageLimits", &arr,
+				 err);
 	if (r < 0 || !arr)
 		return r;
 	struct cg_hugepage *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
@@ -276,17 +282,18 @@ static int parse_hugepages(yajl_val res, struct cg_resources *out, struct hutch_
 			return hutch_fail(err, EINVAL,
 					  "linux.resources.hugepageLimits[%zu]: expected an object",
 					  i);
-		r = rt_json_string(
+		r = hutch_json_string(
 			h, "pageSize",
-			rt_field(field, "linux.resources.hugepageLimits[%zu].pageSize", i), true,
-			&size, err);
+			hutch_json_field(field, "linux.resources.hugepageLimits[%zu].pageSize", i),
+			true, &size, err);
 		v[i].page_size = size;
 		out->n_hugepages = i + 1;
 		if (r == 0)
-			r = rt_json_uint64(
+			r = hutch_json_uint64(
 				h, "limit",
-				rt_field(field, "linux.resources.hugepageLimits[%zu].limit", i),
-				&present, &v[i].limit, err);
+				hutch_json_field(field, "linux.resources.hugepageLimits[%zu].limit",
+						 i),
+				UINT64_MAX, &present, &v[i].limit, err);
 		if (r == 0 && !present)
 			r = hutch_fail(err, EINVAL, "%s: required", field);
 		if (r < 0)
@@ -297,15 +304,15 @@ static int parse_hugepages(yajl_val res, struct cg_resources *out, struct hutch_
 
 static int parse_network(yajl_val res, struct cg_resources *out, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val net, arr;
-	int r = rt_json_object(res, "network", "linux.resources.network", &net, err);
+	int r = hutch_json_object(res, "network", "linux.resources.network", &net, err);
 	if (r == 0 && net)
-		r = rt_json_int(net, "classID", "linux.resources.network.classID", 0, UINT32_MAX,
-				&out->net_class_id.set, &out->net_class_id.v, err);
+		r = hutch_json_int(net, "classID", "linux.resources.network.classID", 0, UINT32_MAX,
+				   &out->net_class_id.set, &out->net_class_id.v, err);
 	if (r == 0 && net)
-		r = rt_json_array(net, "priorities", "linux.resources.network.priorities", &arr,
-				  err);
+		r = hutch_json_array(net, "priorities", "linux.resources.network.priorities", &arr,
+				     err);
 	if (r < 0 || !net || !arr)
 		return r;
 	struct cg_net_prio *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
@@ -319,17 +326,18 @@ static int parse_network(yajl_val res, struct cg_resources *out, struct hutch_er
 					  "linux.resources.network.priorities[%zu]: expected an "
 					  "object",
 					  i);
-		r = rt_json_string(
+		r = hutch_json_string(
 			p, "name",
-			rt_field(field, "linux.resources.network.priorities[%zu].name", i), true,
-			&name, err);
+			hutch_json_field(field, "linux.resources.network.priorities[%zu].name", i),
+			true, &name, err);
 		v[i].iface = name;
 		out->n_net_priorities = i + 1;
 		if (r == 0)
-			r = rt_json_req_int(
+			r = hutch_json_req_int(
 				p, "priority",
-				rt_field(field, "linux.resources.network.priorities[%zu].priority",
-					 i),
+				hutch_json_field(field,
+						 "linux.resources.network.priorities[%zu].priority",
+						 i),
 				0, UINT32_MAX, &prio, err);
 		if (r < 0)
 			return r;
@@ -341,7 +349,7 @@ static int parse_network(yajl_val res, struct cg_resources *out, struct hutch_er
 static int parse_unified(yajl_val res, struct rt_spec *spec, struct hutch_err *err)
 {
 	yajl_val u;
-	int r = rt_json_object(res, "unified", "linux.resources.unified", &u, err);
+	int r = hutch_json_object(res, "unified", "linux.resources.unified", &u, err);
 	if (r < 0 || !u)
 		return r;
 	r = rt_json_kv(u, "linux.resources.unified", &spec->unified, &spec->resources.n_unified,
@@ -360,7 +368,7 @@ int rt_spec_parse_resources(yajl_val resources, struct rt_spec *spec, struct hut
 	if (r == 0)
 		r = parse_cpu(resources, res, err);
 	if (r == 0)
-		r = rt_json_object(resources, "pids", "linux.resources.pids", &pids, err);
+		r = hutch_json_object(resources, "pids", "linux.resources.pids", &pids, err);
 	if (r == 0 && pids)
 		r = parse_nums(pids, "pids", pids_fields, ARRAY_SIZE(pids_fields), res, err);
 	if (r == 0)
@@ -374,7 +382,7 @@ int rt_spec_parse_resources(yajl_val resources, struct rt_spec *spec, struct hut
 	if (r < 0)
 		return r;
 	/* Recorded, not dropped: cg_plan refuses it with the field's name. */
-	res->has_rdma = nonempty(rt_json_get(resources, "rdma"));
+	res->has_rdma = nonempty(hutch_json_get(resources, "rdma"));
 	spec->has_resources = true;
 	return 0;
 }

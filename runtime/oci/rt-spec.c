@@ -18,36 +18,36 @@
 
 static int parse_version(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
-	return rt_json_string(top, "ociVersion", "ociVersion", true, &spec->oci_version, err);
+	return hutch_json_string(top, "ociVersion", "ociVersion", true, &spec->oci_version, err);
 }
 
 static int parse_root(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
 	yajl_val root;
-	int r = rt_json_object(top, "root", "root", &root, err);
+	int r = hutch_json_object(top, "root", "root", &root, err);
 	if (r < 0)
 		return r;
 	if (!root)
 		return hutch_fail(err, EINVAL, "root: required");
-	r = rt_json_string(root, "path", "root.path", true, &spec->root_path, err);
+	r = hutch_json_string(root, "path", "root.path", true, &spec->root_path, err);
 	if (r < 0)
 		return r;
 	if (!spec->root_path[0])
 		return hutch_fail(err, EINVAL, "root.path: required");
-	return rt_json_bool(root, "readonly", "root.readonly", &spec->root_readonly, err);
+	return hutch_json_bool(root, "readonly", "root.readonly", &spec->root_readonly, err);
 }
 
 static int parse_names(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
-	int r = rt_json_string(top, "hostname", "hostname", false, &spec->hostname, err);
+	int r = hutch_json_string(top, "hostname", "hostname", false, &spec->hostname, err);
 	if (r < 0)
 		return r;
-	return rt_json_string(top, "domainname", "domainname", false, &spec->domainname, err);
+	return hutch_json_string(top, "domainname", "domainname", false, &spec->domainname, err);
 }
 
 static int parse_process(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
-	yajl_val v = rt_json_get(top, "process");
+	yajl_val v = hutch_json_get(top, "process");
 	if (!v)
 		return hutch_fail(err, EINVAL, "process: required");
 	return rt_spec_parse_process(v, &spec->process, err);
@@ -55,37 +55,37 @@ static int parse_process(yajl_val top, struct rt_spec *spec, struct hutch_err *e
 
 static int parse_mounts(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
-	yajl_val v = rt_json_get(top, "mounts");
+	yajl_val v = hutch_json_get(top, "mounts");
 	return v ? rt_spec_parse_mounts(v, spec, err) : 0;
 }
 
 static int parse_linux(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
-	yajl_val v = rt_json_get(top, "linux");
+	yajl_val v = hutch_json_get(top, "linux");
 	return v ? rt_spec_parse_linux(v, spec, err) : 0;
 }
 
 static int parse_hook(yajl_val v, const char *field, struct rt_hook *h, struct hutch_err *err)
 {
-	char f[RT_FIELD_MAX];
+	char f[HUTCH_FIELD_MAX];
 	int64_t timeout = 0;
 
 	if (!YAJL_IS_OBJECT(v))
 		return hutch_fail(err, EINVAL, "%s: expected an object", field);
-	rt_field(f, "%s.path", field);
-	int r = rt_json_string(v, "path", f, true, &h->path, err);
+	hutch_json_field(f, "%s.path", field);
+	int r = hutch_json_string(v, "path", f, true, &h->path, err);
 	if (r < 0 || (r = rt_spec_check_abs(h->path, f, err)) < 0)
 		return r;
-	rt_field(f, "%s.args", field);
-	r = rt_json_strv(v, "args", f, false, &h->args, NULL, err);
+	hutch_json_field(f, "%s.args", field);
+	r = hutch_json_strv(v, "args", f, false, &h->args, NULL, err);
 	if (r < 0)
 		return r;
-	rt_field(f, "%s.env", field);
-	r = rt_json_strv(v, "env", f, false, &h->env, NULL, err);
+	hutch_json_field(f, "%s.env", field);
+	r = hutch_json_strv(v, "env", f, false, &h->env, NULL, err);
 	if (r < 0 || (r = rt_spec_check_env(h->env, f, err)) < 0)
 		return r;
-	rt_field(f, "%s.timeout", field);
-	r = rt_json_int(v, "timeout", f, 1, INT_MAX, NULL, &timeout, err);
+	hutch_json_field(f, "%s.timeout", field);
+	r = hutch_json_int(v, "timeout", f, 1, INT_MAX, NULL, &timeout, err);
 	h->timeout = (int)timeout;
 	return r;
 }
@@ -101,20 +101,20 @@ static const char *const hook_names[RT_HOOK_COUNT] = {
 
 static int parse_hooks(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
-	char field[RT_FIELD_MAX];
+	char field[HUTCH_FIELD_MAX];
 	yajl_val hooks, arr;
 
-	int r = rt_json_object(top, "hooks", "hooks", &hooks, err);
+	int r = hutch_json_object(top, "hooks", "hooks", &hooks, err);
 	for (int k = 0; r >= 0 && hooks && k < RT_HOOK_COUNT; k++) {
-		rt_field(field, "hooks.%s", hook_names[k]);
-		r = rt_json_array(hooks, hook_names[k], field, &arr, err);
+		hutch_json_field(field, "hooks.%s", hook_names[k]);
+		r = hutch_json_array(hooks, hook_names[k], field, &arr, err);
 		if (r < 0 || !arr)
 			continue;
 		struct rt_hooks *hs = &spec->hooks[k];
 		hs->n = arr->u.array.len;
 		hs->v = hutch_xcalloc(hs->n, sizeof(*hs->v));
 		for (size_t i = 0; r >= 0 && i < hs->n; i++) {
-			rt_field(field, "hooks.%s[%zu]", hook_names[k], i);
+			hutch_json_field(field, "hooks.%s[%zu]", hook_names[k], i);
 			r = parse_hook(arr->u.array.values[i], field, &hs->v[i], err);
 		}
 	}
@@ -124,7 +124,7 @@ static int parse_hooks(yajl_val top, struct rt_spec *spec, struct hutch_err *err
 static int parse_annotations(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
 	yajl_val v;
-	int r = rt_json_object(top, "annotations", "annotations", &v, err);
+	int r = hutch_json_object(top, "annotations", "annotations", &v, err);
 	if (r < 0 || !v)
 		return r;
 	return rt_json_kv(v, "annotations", &spec->annotations, &spec->n_annotations, err);
@@ -180,11 +180,11 @@ static int parse_owned(char *text, const char *bundle, struct rt_spec **out, str
 	const char *seccomp = NULL;
 	struct rt_spec *spec;
 
-	int r = rt_json_check_nul(text, "config.json", err); /* the profile's part too */
+	int r = hutch_json_check_nul(text, "config.json", err); /* the profile's part too */
 	if (r < 0)
 		return r;
 	rt_spec_cut_seccomp(text, &rest, &seccomp);
-	r = rt_json_parse(rest ? rest : text, "config.json", &top, err);
+	r = hutch_json_parse(rest ? rest : text, "config.json", &top, err);
 	if (r < 0)
 		return r;
 	spec = hutch_xcalloc(1, sizeof(*spec));

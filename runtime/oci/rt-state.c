@@ -105,7 +105,7 @@ static void gen_annotations(yajl_gen g, const struct rt_state *st)
 	hutch_json_gen_str(g, "annotations");
 	yajl_gen_map_open(g);
 	for (size_t i = 0; i < st->n_annotations; i++)
-		rt_gen_kv(g, st->annotations[i].key, st->annotations[i].value);
+		hutch_json_gen_kv(g, st->annotations[i].key, st->annotations[i].value);
 	yajl_gen_map_close(g);
 }
 
@@ -114,24 +114,24 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 {
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "ociVersion", "1.2.0");
-	rt_gen_kv(g, "id", st->id);
-	rt_gen_kv(g, "status", status);
+	hutch_json_gen_kv(g, "ociVersion", "1.2.0");
+	hutch_json_gen_kv(g, "id", st->id);
+	hutch_json_gen_kv(g, "status", status);
 	hutch_json_gen_str(g, "pid");
 	yajl_gen_integer(g, st->pid);
-	rt_gen_kv(g, "bundle", st->bundle);
-	rt_gen_kv(g, "rootfs", st->rootfs);
-	rt_gen_kv(g, "created", st->created);
-	rt_gen_kv(g, "owner", st->owner ? st->owner : "");
+	hutch_json_gen_kv(g, "bundle", st->bundle);
+	hutch_json_gen_kv(g, "rootfs", st->rootfs);
+	hutch_json_gen_kv(g, "created", st->created);
+	hutch_json_gen_kv(g, "owner", st->owner ? st->owner : "");
 	gen_annotations(g, st);
 	if (priv) {
 		hutch_json_gen_str(g, "hutch_start_time");
 		yajl_gen_integer(g, (long long)st->start_time);
-		rt_gen_kv(g, "hutch_cgroup_path", st->cgroup_path);
+		hutch_json_gen_kv(g, "hutch_cgroup_path", st->cgroup_path);
 		hutch_json_gen_str(g, "hutch_cgroup_paths");
 		yajl_gen_map_open(g);
 		for (size_t i = 0; i < st->n_cgroup_paths; i++)
-			rt_gen_kv(g, st->cgroup_paths[i].key, st->cgroup_paths[i].value);
+			hutch_json_gen_kv(g, st->cgroup_paths[i].key, st->cgroup_paths[i].value);
 		yajl_gen_map_close(g);
 		hutch_json_gen_str(g, "hutch_poststart");
 		yajl_gen_bool(g, st->poststart);
@@ -141,7 +141,7 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 		yajl_gen_bool(g, st->creating);
 	}
 	yajl_gen_map_close(g);
-	return rt_gen_finish(g, len);
+	return hutch_json_gen_finish(g, len);
 }
 
 char *rt_state_json(const struct rt_state *st, enum rt_status status, size_t *len)
@@ -159,7 +159,7 @@ int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err)
 /* The string members of doc's object key (annotations, cgroup paths). */
 static void load_map(yajl_val doc, const char *key, struct cg_kv **out, size_t *n)
 {
-	yajl_val a = rt_json_get(doc, key);
+	yajl_val a = hutch_json_get(doc, key);
 	if (!YAJL_IS_OBJECT(a))
 		return;
 	*out = hutch_xcalloc(a->u.object.len + 1, sizeof(**out));
@@ -183,24 +183,26 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 		return hutch_fail(err, ENOENT, "container %s does not exist (no state)", id);
 	if (r < 0)
 		return r;
-	r = rt_json_parse(text, "state.json", &doc, err);
+	r = hutch_json_parse(text, "state.json", &doc, err);
 	if (r < 0)
 		return r;
 	memset(st, 0, sizeof(*st));
 	st->id = hutch_xstrdup(id);
-	if ((r = rt_json_string(doc, "bundle", "bundle", true, &st->bundle, err)) < 0 ||
-	    (r = rt_json_string(doc, "rootfs", "rootfs", false, &st->rootfs, err)) < 0 ||
-	    (r = rt_json_string(doc, "created", "created", false, &st->created, err)) < 0 ||
-	    (r = rt_json_string(doc, "owner", "owner", false, &st->owner, err)) < 0 ||
-	    (r = rt_json_string(doc, "hutch_cgroup_path", "hutch_cgroup_path", false,
-				&st->cgroup_path, err)) < 0 ||
-	    (r = rt_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, err)) < 0 ||
-	    (r = rt_json_uint64(doc, "hutch_start_time", "hutch_start_time", NULL, &start, err)) <
+	if ((r = hutch_json_string(doc, "bundle", "bundle", true, &st->bundle, err)) < 0 ||
+	    (r = hutch_json_string(doc, "rootfs", "rootfs", false, &st->rootfs, err)) < 0 ||
+	    (r = hutch_json_string(doc, "created", "created", false, &st->created, err)) < 0 ||
+	    (r = hutch_json_string(doc, "owner", "owner", false, &st->owner, err)) < 0 ||
+	    (r = hutch_json_string(doc, "hutch_cgroup_path", "hutch_cgroup_path", false,
+				   &st->cgroup_path, err)) < 0 ||
+	    (r = hutch_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, err)) < 0 ||
+	    (r = hutch_json_uint64(doc, "hutch_start_time", "hutch_start_time", UINT64_MAX, NULL,
+				   &start, err)) < 0 ||
+	    (r = hutch_json_bool(doc, "hutch_poststart", "hutch_poststart", &st->poststart, err)) <
 		    0 ||
-	    (r = rt_json_bool(doc, "hutch_poststart", "hutch_poststart", &st->poststart, err)) <
+	    (r = hutch_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) <
 		    0 ||
-	    (r = rt_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) < 0 ||
-	    (r = rt_json_bool(doc, "hutch_creating", "hutch_creating", &st->creating, err)) < 0) {
+	    (r = hutch_json_bool(doc, "hutch_creating", "hutch_creating", &st->creating, err)) <
+		    0) {
 		rt_state_clear(st);
 		return hutch_err_prefix(err, "state.json of %s: ", id);
 	}

@@ -99,7 +99,7 @@ static void gen_io_list(yajl_gen g, const char *key, const struct cg_io_entry *v
 		gen_u64_omit(g, "major", v[i].major);
 		gen_u64_omit(g, "minor", v[i].minor);
 		if (v[i].op[0])
-			rt_gen_kv(g, "op", v[i].op);
+			hutch_json_gen_kv(g, "op", v[i].op);
 		gen_u64_omit(g, "value", v[i].value);
 		yajl_gen_map_close(g);
 	}
@@ -139,14 +139,14 @@ static void print_event(const char *type, const char *id, const struct cg_stats 
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	size_t len;
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "type", type);
-	rt_gen_kv(g, "id", id);
+	hutch_json_gen_kv(g, "type", type);
+	hutch_json_gen_kv(g, "id", id);
 	if (st) {
 		hutch_json_gen_str(g, "data");
 		gen_stats(g, st);
 	}
 	yajl_gen_map_close(g);
-	_cleanup_free_ char *json = rt_gen_finish(g, &len);
+	_cleanup_free_ char *json = hutch_json_gen_finish(g, &len);
 	printf("%s\n", json);
 	fflush(stdout);
 }

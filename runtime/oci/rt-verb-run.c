@@ -24,7 +24,7 @@ RT_VERB_FN(spec)
 	_cleanup_json_ yajl_val sc = NULL;
 	if (rt_opt(opts, 3, "seccomp")) {
 		TRY(sc_default_profile_oci(SPEC_CAPS, 0, &sc_text, err));
-		TRY(rt_json_parse(sc_text, "default seccomp profile", &sc, err));
+		TRY(hutch_json_parse(sc_text, "default seccomp profile", &sc, err));
 	}
 	if (argc - first != 0)
 		return hutch_fail(err, EINVAL, "spec: takes no arguments");

@@ -125,7 +125,7 @@ static int load_resources(const char *path, struct rt_spec *spec, struct hutch_e
 		return hutch_fail_errno(err, errno, "--resources %s", path);
 	int r = read_fd(fd >= 0 ? fd : 0, &text, err);
 	if (r == 0)
-		r = rt_json_parse(text, "--resources", &doc, err);
+		r = hutch_json_parse(text, "--resources", &doc, err);
 	if (r < 0)
 		return r;
 	if (!YAJL_IS_OBJECT(doc))

@@ -137,8 +137,8 @@ static int runtime_error(const struct delegate *d, struct hutch_err *err)
 		return 0;
 	_cleanup_json_ yajl_val doc = NULL;
 	char *msg = NULL;
-	if (rt_json_parse(line, "runtime log", &doc, &e) < 0 ||
-	    rt_json_string(doc, "msg", "msg", true, &msg, &e) < 0)
+	if (hutch_json_parse(line, "runtime log", &doc, &e) < 0 ||
+	    hutch_json_string(doc, "msg", "msg", true, &msg, &e) < 0)
 		return hutch_fail(err, EIO, "%s failed: %s", d->path, line);
 	int r = hutch_fail(err, EIO, "%s: %s", d->path, msg);
 	err->status = exec_status(msg);

@@ -735,10 +735,10 @@ int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err 
 	TRY(hutch_read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL, err) < 0
 		    ? hutch_err_prefix(err, "--profile: ")
 		    : 0);
-	TRY(rt_json_parse(text, path, &doc, err));
+	TRY(hutch_json_parse(text, path, &doc, err));
 	if (!YAJL_IS_OBJECT(doc))
 		return hutch_fail(err, EINVAL, "profile %s: expected a JSON object", path);
-	yajl_val ver = rt_json_get(doc, "version");
+	yajl_val ver = hutch_json_get(doc, "version");
 	if (!ver || !YAJL_IS_INTEGER(ver) || YAJL_GET_INTEGER(ver) != 1)
 		return hutch_fail(err, EINVAL, "profile %s: \"version\": 1 is required", path);
 	for (size_t i = 0; i < doc->u.object.len; i++) {

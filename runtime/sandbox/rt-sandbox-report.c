@@ -45,9 +45,10 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 		gen_int(g, "other_ids_host_start", p->sub_uid);
 		gen_int(g, "other_gids_host_start", p->sub_gid);
 	} else {
-		rt_gen_kv(g, "warning",
-			  "--host-root: no user namespace: root inside is host root with the "
-			  "default container capabilities");
+		hutch_json_gen_kv(
+			g, "warning",
+			"--host-root: no user namespace: root inside is host root with the "
+			"default container capabilities");
 	}
 	/* Who owns, on the host, what the sandbox leaves in its workspace. */
 	hutch_json_gen_str(g, "writes_as");
@@ -64,7 +65,7 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 		if (o->binds[i].ro)
 			continue;
 		yajl_gen_map_open(g);
-		rt_gen_kv(g, "destination", o->binds[i].dst);
+		hutch_json_gen_kv(g, "destination", o->binds[i].dst);
 		gen_int(g, "uid", p->userns ? p->binds[i].uid : 0);
 		gen_int(g, "gid", p->userns ? p->binds[i].gid : 0);
 		gen_bool(g, "idmapped", p->binds[i].idmapped);
@@ -87,22 +88,22 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 			hutch_json_gen_str(g, ns_all[i]);
 	yajl_gen_array_close(g);
 	gen_user(g, o, p);
-	rt_gen_kv(g, "capabilities",
-		  o->as_root	 ? "container-default, in the user namespace"
-		  : o->host_root ? "container-default, host"
-				 : "none");
+	hutch_json_gen_kv(g, "capabilities",
+			  o->as_root	 ? "container-default, in the user namespace"
+			  : o->host_root ? "container-default, host"
+					 : "none");
 	gen_bool(g, "no_new_privs", true);
-	rt_gen_kv(g, "seccomp", "default");
+	hutch_json_gen_kv(g, "seccomp", "default");
 	gen_bool(g, "read_only_root", !rt_sb_root_inside(o));
 	gen_bool(g, "throwaway_layer", p->layered);
-	rt_gen_kv(g, "rootfs",
-		  p->rootfs_copy ? "copy (overlayfs unavailable)"
-		  : p->layered	 ? "overlay"
-				 : "directory");
+	hutch_json_gen_kv(g, "rootfs",
+			  p->rootfs_copy ? "copy (overlayfs unavailable)"
+			  : p->layered	 ? "overlay"
+					 : "directory");
 	static const char *const nets[] = { "none", "host", "bridge" };
-	rt_gen_kv(g, "network", nets[o->network]);
+	hutch_json_gen_kv(g, "network", nets[o->network]);
 	if (o->network == RT_SB_NET_BRIDGE && p->net_address)
-		rt_gen_kv(g, "network_address", p->net_address);
+		hutch_json_gen_kv(g, "network_address", p->net_address);
 	hutch_json_gen_str(g, "limits");
 	yajl_gen_map_open(g);
 	gen_num_or_null(g, "memory_bytes", o->memory > 0, (long long)o->memory);
@@ -114,8 +115,8 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 	gen_num_or_null(g, "pids", o->pids > 0, o->pids);
 	gen_num_or_null(g, "timeout_s", o->timeout > 0, (long long)o->timeout);
 	yajl_gen_map_close(g);
-	rt_gen_kv(g, "pid1", p->with_init ? "hutch-init" : "command");
-	rt_gen_kv(g, "landlock", "not applied (namespaces and a read-only root instead)");
+	hutch_json_gen_kv(g, "pid1", p->with_init ? "hutch-init" : "command");
+	hutch_json_gen_kv(g, "landlock", "not applied (namespaces and a read-only root instead)");
 	yajl_gen_map_close(g);
 }
 
@@ -136,14 +137,14 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 	gen_num_or_null(g, "memory_peak_bytes", r->has_stats && s->mem_max_usage,
 			(long long)s->mem_max_usage);
 	gen_num_or_null(g, "pids_peak", r->has_stats && r->pids_peak, (long long)r->pids_peak);
-	rt_gen_kv(g, "runtime", r->runtime);
+	hutch_json_gen_kv(g, "runtime", r->runtime);
 	if (r->host.active)
 		rt_sb_gen_host(g, o, &r->host);
 	else if (p)
 		gen_isolation(g, o, p);
-	rt_gen_kv(g, "error", r->error);
+	hutch_json_gen_kv(g, "error", r->error);
 	yajl_gen_map_close(g);
-	return rt_gen_finish(g, len);
+	return hutch_json_gen_finish(g, len);
 }
 
 int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,

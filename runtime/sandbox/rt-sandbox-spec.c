@@ -57,9 +57,9 @@ static void gen_idmapped(yajl_gen g, const char *dst, const char *src, uid_t uid
 {
 	static const char *const opts[] = { "rbind", "nosuid", "nodev", "rw", "ridmap" };
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "destination", dst);
-	rt_gen_kv(g, "type", "bind");
-	rt_gen_kv(g, "source", src);
+	hutch_json_gen_kv(g, "destination", dst);
+	hutch_json_gen_kv(g, "type", "bind");
+	hutch_json_gen_kv(g, "source", src);
 	hutch_json_gen_strv(g, "options", opts, ARRAY_SIZE(opts));
 	gen_one_map(g, "uidMappings", uid, p->host_uid);
 	gen_one_map(g, "gidMappings", gid, p->host_gid);
@@ -77,9 +77,9 @@ static void gen_mount(yajl_gen g, const char *dst, const char *type, const char 
 	     o = strtok_r(NULL, ",", &save))
 		opts[n++] = o;
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "destination", dst);
-	rt_gen_kv(g, "type", type);
-	rt_gen_kv(g, "source", src);
+	hutch_json_gen_kv(g, "destination", dst);
+	hutch_json_gen_kv(g, "type", type);
+	hutch_json_gen_kv(g, "source", src);
 	hutch_json_gen_strv(g, "options", opts, n);
 	yajl_gen_map_close(g);
 }
@@ -124,7 +124,7 @@ static void gen_process(yajl_gen g, const struct rt_sb_opts *o)
 	yajl_gen_map_close(g);
 	hutch_json_gen_strv(g, "args", (const char *const *)o->command, o->n_command);
 	gen_env(g, o);
-	rt_gen_kv(g, "cwd", o->cwd ? o->cwd : o->workspace ? "/workspace" : "/");
+	hutch_json_gen_kv(g, "cwd", o->cwd ? o->cwd : o->workspace ? "/workspace" : "/");
 	hutch_json_gen_str(g, "capabilities");
 	yajl_gen_map_open(g);
 	static const char *const sets[] = { "bounding", "effective", "permitted" };
@@ -216,7 +216,7 @@ static void gen_resources(yajl_gen g, const struct rt_sb_opts *o)
 	yajl_gen_map_open(g);
 	hutch_json_gen_str(g, "allow");
 	yajl_gen_bool(g, 0);
-	rt_gen_kv(g, "access", "rwm");
+	hutch_json_gen_kv(g, "access", "rwm");
 	yajl_gen_map_close(g);
 	yajl_gen_array_close(g);
 	if (o->memory) {
@@ -256,7 +256,7 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < n; i++) {
 		yajl_gen_map_open(g);
-		rt_gen_kv(g, "type", ns[i]);
+		hutch_json_gen_kv(g, "type", ns[i]);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -266,12 +266,12 @@ static void gen_linux(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 		gen_map(g, "gidMappings", root ? 0 : o->gid, p->host_gid, p->sub_gid);
 	}
 	(void)id;
-	rt_gen_kv(g, "cgroupsPath", p->cgroups_path);
+	hutch_json_gen_kv(g, "cgroupsPath", p->cgroups_path);
 	gen_resources(g, o);
 	if (p->seccomp_json) {
 		_cleanup_json_ yajl_val sc = NULL;
 		struct hutch_err e = { 0 };
-		if (rt_json_parse(p->seccomp_json, "seccomp profile", &sc, &e) == 0) {
+		if (hutch_json_parse(p->seccomp_json, "seccomp profile", &sc, &e) == 0) {
 			hutch_json_gen_str(g, "seccomp");
 			hutch_json_gen_value(g, sc);
 		}
@@ -286,17 +286,17 @@ char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, co
 {
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "ociVersion", "1.0.2-dev");
+	hutch_json_gen_kv(g, "ociVersion", "1.0.2-dev");
 	gen_process(g, o);
 	hutch_json_gen_str(g, "root");
 	yajl_gen_map_open(g);
-	rt_gen_kv(g, "path", p->rootfs);
+	hutch_json_gen_kv(g, "path", p->rootfs);
 	hutch_json_gen_str(g, "readonly");
 	yajl_gen_bool(g, !rt_sb_root_inside(o));
 	yajl_gen_map_close(g);
-	rt_gen_kv(g, "hostname", o->hostname ? o->hostname : "sandbox");
+	hutch_json_gen_kv(g, "hostname", o->hostname ? o->hostname : "sandbox");
 	gen_mounts(g, o, p);
 	gen_linux(g, o, p, id);
 	yajl_gen_map_close(g);
-	return rt_gen_finish(g, len);
+	return hutch_json_gen_finish(g, len);
 }

@@ -196,9 +196,11 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	int r = build_spec(sb, &spec, err);
 	if (r >= 0 && pipe2(pipefd, O_CLOEXEC) < 0)
 		r = hutch_fail_errno(err, errno, "sandbox: pipe");
-	struct rt_create_opts co = {
-		.id = sb->id, .spec = spec, .foreground = true, .init_fd = pipefd[1], .init = rt_sb_init
-	};
+	struct rt_create_opts co = { .id = sb->id,
+				     .spec = spec,
+				     .foreground = true,
+				     .init_fd = pipefd[1],
+				     .init = rt_sb_init };
 	if (r >= 0)
 		r = rt_container_create(&sb->g, &co, &c, err);
 	if (pipefd[1] >= 0)
@@ -418,7 +420,7 @@ int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct
 	const struct sb_mode *m = sb_mode(o);
 	sb.res.runtime = o->runtime ? o->runtime : m->name;
 	int r = rt_sb_check(o, err); /* a C caller's options are checked as a flag's are */
-	if (r >= 0 && o->lock) /* one sandbox per lock name */
+	if (r >= 0 && o->lock)	     /* one sandbox per lock name */
 		r = rt_sb_lock(o, &sb.lock_fd, err);
 	if (r >= 0)
 		hutch_fault_point("sandbox:locked");

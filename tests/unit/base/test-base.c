@@ -378,6 +378,41 @@ static void test_utf8(void)
 		   cases[i].valid ? "valid" : "refused");
 }
 
+/* The getters every module's parser uses (base-json.c): Go's reading of duplicates and null,
+ * ranges, and errors that name the field. */
+static void test_json_getters(void)
+{
+	struct hutch_err err = { 0 };
+	yajl_val v = NULL;
+	ok(hutch_json_parse("{\"a\": 1, \"a\": \"two\", \"n\": null, \"u\": 18446744073709551615,"
+			    " \"s\": [\"x\", 3]}",
+			    "doc", &v, &err) == 0,
+	   "json: parses (%s)", err.msg);
+	yajl_val a = hutch_json_get(v, "a");
+	ok(a && YAJL_IS_STRING(a) && !strcmp(a->u.string, "two"), "json: the last duplicate wins");
+	ok(hutch_json_get(v, "n") == NULL, "json: null is absent");
+	uint64_t u = 0;
+	bool present = false;
+	ok(hutch_json_uint64(v, "u", "doc.u", UINT64_MAX, &present, &u, &err) == 0 && present &&
+		   u == UINT64_MAX,
+	   "json: 2^64-1 from the raw text");
+	ok(hutch_json_uint64(v, "u", "doc.u", 5, &present, &u, &err) == -ERANGE &&
+		   strstr(err.msg, "doc.u: 18446744073709551615 out of range 0..5"),
+	   "json: above max is refused, naming the field (%s)", err.msg);
+	char *str = NULL;
+	ok(hutch_json_string(v, "n", "doc.n", true, &str, &err) == -EINVAL &&
+		   !strcmp(err.msg, "doc.n: required"),
+	   "json: a required null is missing (%s)", err.msg);
+	char **sv = NULL;
+	ok(hutch_json_strv(v, "s", "doc.s", false, &sv, NULL, &err) == -EINVAL &&
+		   !strcmp(err.msg, "doc.s[1]: expected a string") && !sv,
+	   "json: a strv names its bad element (%s)", err.msg);
+	yajl_tree_free(v);
+	ok(hutch_json_parse("{\"a\": \"x\\u0000y\"}", "doc", &v, &err) == -EINVAL &&
+		   strstr(err.msg, "doc: a: a string holds a NUL byte"),
+	   "json: a NUL byte in a string is refused (%s)", err.msg);
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/hutch-test-base-XXXXXX";
@@ -392,6 +427,7 @@ int main(void)
 	test_json_find();
 	test_json_find_long();
 	test_utf8();
+	test_json_getters();
 	test_utc_stamp();
 	test_signals_not_default();
 	char cmd[256];

@@ -562,7 +562,7 @@ static void test_seccomp_text(void)
 	   "a profile closed by ']' is not JSON, and the spec says so (%s)", err.msg);
 }
 
-/* rt_json_check_nul: where a NUL byte sits, named as the spec parsers name fields. */
+/* hutch_json_check_nul: where a NUL byte sits, named as the spec parsers name fields. */
 static void test_nul(void)
 {
 	static const struct {
@@ -580,7 +580,7 @@ static void test_nul(void)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct hutch_err err = { 0 };
-		int r = rt_json_check_nul(cases[i].json, "x", &err);
+		int r = hutch_json_check_nul(cases[i].json, "x", &err);
 		if (!cases[i].want)
 			ok(r == 0, "no NUL in %s", cases[i].json);
 		else
