@@ -9,89 +9,10 @@
 #define HUTCH_CG_H
 
 #include "hutch-base.h"
+#include "cg-resources.h"
+#include "cg-stats.h"
 
 #include <stdint.h>
-
-struct cg_device_rule {
-	bool allow;
-	char type;	      /* 'a', 'c' or 'b' */
-	int64_t major, minor; /* -1 = any */
-	char access[4];	      /* subset of "rwm" */
-};
-
-/* An optional value: set is false when the spec did not give it. */
-struct cg_i64 {
-	bool set;
-	int64_t v;
-};
-
-struct cg_kv {
-	char *key, *value;
-};
-
-/* A per-device value: a blockIO weight or throttle rate for block device major:minor. */
-struct cg_dev_value {
-	int64_t major, minor;
-	uint64_t value;
-};
-
-/* Indexes of struct cg_resources.blkio_throttle, in OCI's order. */
-enum {
-	CG_THROTTLE_READ_BPS,
-	CG_THROTTLE_WRITE_BPS,
-	CG_THROTTLE_READ_IOPS,
-	CG_THROTTLE_WRITE_IOPS,
-	CG_THROTTLE_N,
-};
-
-struct cg_hugepage {
-	const char *page_size; /* "2MB", "1GB", "64KB" */
-	uint64_t limit;
-};
-
-struct cg_net_prio {
-	const char *iface;
-	uint32_t priority;
-};
-
-struct cg_resources {
-	const struct cg_device_rule *devices;
-	size_t n_devices;
-	struct cg_i64 mem_limit, mem_reservation, mem_swap, mem_swappiness;
-	bool mem_disable_oom_killer;
-	struct cg_i64 cpu_shares, cpu_quota, cpu_period, cpu_burst, cpu_idle;
-	struct cg_i64 cpu_rt_runtime, cpu_rt_period;
-	const char *cpus, *mems;  /* cpuset lists, NULL when unset */
-	struct cg_i64 pids_limit; /* -1 or 0 = max */
-	struct cg_i64 blkio_weight;
-	const struct cg_kv *unified; /* linux.resources.unified: v2 only */
-	size_t n_unified;
-	bool has_hugetlb, has_network, has_rdma, has_blkio_devices; /* refused: not supported */
-	/* blockIO.weightDevice (weights only) and the four throttle lists. */
-	const struct cg_dev_value *blkio_weight_devices;
-	size_t n_blkio_weight_devices;
-	const struct cg_dev_value *blkio_throttle[CG_THROTTLE_N];
-	size_t n_blkio_throttle[CG_THROTTLE_N];
-	const struct cg_hugepage *hugepages; /* hugepageLimits */
-	size_t n_hugepages;
-	struct cg_i64 net_class_id; /* network.classID: v1 only */
-	const struct cg_net_prio *net_priorities;
-	size_t n_net_priorities;
-	/* memory.checkBeforeUpdate: update refuses a memory limit below the current usage. */
-	bool mem_check_before_update;
-};
-
-struct cg_write {
-	const char *controller; /* "memory", "cpu", ... ("" = the v2 cgroup itself) */
-	char file[64];
-	char value[256];
-};
-
-/* Pure: the writes for resources on a v2 (v2=true) or v1 host, in order. Values are
- * validated (negative memory, cpu quota without period, unknown unified keys with '/').
- * *out is malloc'd. */
-int cg_plan(const struct cg_resources *res, bool v2, struct cg_write **out, size_t *n,
-	    struct hutch_err *err);
 
 struct cg;
 
@@ -151,45 +72,6 @@ int cg_freeze(struct cg *cg, bool frozen, struct hutch_err *err);
 /* True when the container's cgroup is frozen (v2 cgroup.events "frozen 1", v1 freezer.state
  * FROZEN). A missing freezer reads as not frozen. */
 bool cg_is_frozen(struct cg *cg);
-
-/* Fixed-size so that stats need no freeing and copy as a value. */
-#define CG_STATS_MAX_CPUS 256
-#define CG_STATS_MAX_RAW 96
-#define CG_STATS_MAX_IO 32
-
-struct cg_stat_kv {
-	char key[48];
-	uint64_t v;
-};
-
-struct cg_io_entry {
-	uint64_t major, minor;
-	char op[12]; /* "Read", "Write", "Sync", "Async", "Discard", "Total" */
-	uint64_t value;
-};
-
-struct cg_mem_entry {
-	uint64_t usage, max_usage, limit, failcnt;
-};
-
-struct cg_stats {
-	uint64_t mem_usage, mem_max_usage, mem_limit, oom_kills;
-	uint64_t pids_current, pids_limit;
-	uint64_t pids_peak; /* 0 where the kernel has no pids.peak */
-	uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
-	/* The rest is what `events --stats` reports, in runc's terms. 0 when unknown. */
-	uint64_t mem_failcnt, mem_cache;
-	struct cg_mem_entry swap; /* v1: memory+swap (memsw), as runc reports it */
-	struct cg_mem_entry kmem; /* v1 only */
-	uint64_t cpu_periods, cpu_throttled_periods, cpu_throttled_ns;
-	uint64_t cpu_percpu_ns[CG_STATS_MAX_CPUS];
-	size_t n_percpu;
-	struct cg_stat_kv mem_raw[CG_STATS_MAX_RAW]; /* memory.stat */
-	size_t n_mem_raw;
-	struct cg_io_entry io_bytes[CG_STATS_MAX_IO], io_ops[CG_STATS_MAX_IO];
-	size_t n_io_bytes, n_io_ops;
-};
-int cg_get_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err);
 
 /* The deepest of our own cgroups, when every hierarchy's is it or an ancestor of it: an
  * absolute path beneath it is beneath our cgroup everywhere. */
