@@ -54,21 +54,25 @@ static void copy_xattrs(int src, int dst)
 	}
 }
 
-/* Owner (root only), mode and mtime; xattrs when both fds are at hand. */
-static void apply_meta(struct copy *c, int dfd, const char *name, const struct stat *st, int sfd,
-		       int fd)
+/* Owner (root only), mode and mtime; xattrs when both fds are at hand. An id that our user
+ * namespace does not map (EINVAL) leaves the file ours, as it always did. */
+static int apply_meta(struct copy *c, int dfd, const char *name, const struct stat *st, int sfd,
+		      int fd, struct hutch_err *err)
 {
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, st->st_mtim };
 	mode_t mode = st->st_mode & 07777;
 	if (!c->root && S_ISDIR(st->st_mode))
 		mode |= 0700; /* a later layer must still write into it */
-	if (c->root)	      /* before chmod: chown clears setuid bits */
-		fchownat(dfd, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW);
-	if (!S_ISLNK(st->st_mode))
-		fchmodat(dfd, name, mode, 0);
+	/* before chmod: chown clears setuid bits */
+	if (c->root && fchownat(dfd, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno != EINVAL)
+		return hutch_fail_errno(err, errno, "copy: chown %s", c->path);
+	if (!S_ISLNK(st->st_mode) && fchmodat(dfd, name, mode, 0) < 0)
+		return hutch_fail_errno(err, errno, "copy: chmod %s", c->path);
 	if (sfd >= 0 && fd >= 0)
 		copy_xattrs(sfd, fd);
 	utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW);
+	return 0;
 }
 
 static int remove_name(struct copy *c, int dfd, const char *name, bool dir, struct hutch_err *err)
@@ -111,8 +115,7 @@ static int copy_file(struct copy *c, int src, int dst, const char *name, const s
 	if (d < 0)
 		return hutch_fail_errno(err, errno, "copy: create %s", c->path);
 	TRY(copy_data(c, s, d, err));
-	apply_meta(c, dst, name, st, s, d);
-	return 0;
+	return apply_meta(c, dst, name, st, s, d, err);
 }
 
 static int copy_other(struct copy *c, int src, int dst, const char *name, const struct stat *st,
@@ -135,8 +138,7 @@ static int copy_other(struct copy *c, int src, int dst, const char *name, const 
 		}
 		return hutch_fail_errno(err, errno, "copy: mknod %s", c->path);
 	}
-	apply_meta(c, dst, name, st, -1, -1);
-	return 0;
+	return apply_meta(c, dst, name, st, -1, -1, err);
 }
 
 static int copy_tree(struct copy *c, int src, int dst, struct hutch_err *err);
@@ -159,8 +161,7 @@ static int copy_subdir(struct copy *c, int src, int dst, const char *name, const
 	if (d < 0)
 		return hutch_fail_errno(err, errno, "copy: open %s", c->path);
 	TRY(copy_tree(c, s, d, err));
-	apply_meta(c, dst, name, st, s, d); /* after its entries: they change its mtime */
-	return 0;
+	return apply_meta(c, dst, name, st, s, d, err); /* after its entries: they change mtime */
 }
 
 static int copy_entry(struct copy *c, int src, int dst, const char *name, struct hutch_err *err)

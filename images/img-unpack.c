@@ -128,18 +128,23 @@ static bool xattr_allowed(const char *name)
 	return hutch_str_has_prefix(name, "user.") && !hutch_str_has_prefix(name, "user.overlay.");
 }
 
-static void apply_meta(struct unpack *u, int dfd, const char *base, int fd, struct archive_entry *e)
+/* An id that our user namespace does not map (EINVAL) leaves the file ours, as it always did. */
+static int apply_meta(struct unpack *u, int dfd, const char *base, int fd, struct archive_entry *e,
+		      struct hutch_err *err)
 {
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
 				  { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
 	mode_t mode = archive_entry_perm(e) & 07777;
 	if (!u->root && S_ISDIR(archive_entry_filetype(e)))
 		mode |= 0700; /* we must still write into it */
-	if (u->root)	      /* before chmod: chown clears setuid bits */
-		fchownat(dfd, base, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e),
-			 AT_SYMLINK_NOFOLLOW);
-	if (archive_entry_filetype(e) != AE_IFLNK)
-		fchmodat(dfd, base, mode, 0);
+	/* before chmod: chown clears setuid bits */
+	if (u->root &&
+	    fchownat(dfd, base, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e),
+		     AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno != EINVAL)
+		return hutch_fail_errno(err, errno, "chown %s", base);
+	if (archive_entry_filetype(e) != AE_IFLNK && fchmodat(dfd, base, mode, 0) < 0)
+		return hutch_fail_errno(err, errno, "chmod %s", base);
 	if (fd >= 0 && u->root) {
 		const char *name;
 		const void *val;
@@ -150,6 +155,7 @@ static void apply_meta(struct unpack *u, int dfd, const char *base, int fd, stru
 				fsetxattr(fd, name, val, len, 0);
 	}
 	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
+	return 0;
 }
 
 static int write_data(struct unpack *u, int fd, struct archive *a, const char *name,
@@ -188,8 +194,7 @@ static int put_file(struct unpack *u, int dfd, const char *base, struct archive 
 	TRY(write_data(u, fd, a, base, err));
 	if (ftruncate(fd, archive_entry_size(e)) < 0) /* a sparse file ending in a hole */
 		return hutch_fail_errno(err, errno, "truncate %s", base);
-	apply_meta(u, dfd, base, fd, e);
-	return 0;
+	return apply_meta(u, dfd, base, fd, e, err);
 }
 
 static int put_dir(struct unpack *u, int dfd, const char *base, struct archive_entry *e,
@@ -203,7 +208,7 @@ static int put_dir(struct unpack *u, int dfd, const char *base, struct archive_e
 	_cleanup_close_ int fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open %s", base);
-	apply_meta(u, dfd, base, fd, e);
+	TRY(apply_meta(u, dfd, base, fd, e, err));
 	forget_parent(u);
 	return 0;
 }
@@ -219,7 +224,7 @@ static int put_symlink(struct unpack *u, int dfd, const char *base, struct archi
 	 * never follow it (every lookup is RESOLVE_IN_ROOT). */
 	if (symlinkat(target, dfd, base) < 0)
 		return hutch_fail_errno(err, errno, "symlink %s", base);
-	apply_meta(u, dfd, base, -1, e);
+	TRY(apply_meta(u, dfd, base, -1, e, err));
 	forget_parent(u);
 	return 0;
 }
@@ -260,8 +265,7 @@ static int put_special(struct unpack *u, int dfd, const char *base, struct archi
 	TRY(clear_name(u, dfd, base, false, err));
 	if (mknodat(dfd, base, type | 0600, dev) < 0)
 		return hutch_fail_errno(err, errno, "mknod %s", base);
-	apply_meta(u, dfd, base, -1, e);
-	return 0;
+	return apply_meta(u, dfd, base, -1, e, err);
 }
 
 enum img_whiteout img_whiteout_kind(const char *base, const char **hidden)

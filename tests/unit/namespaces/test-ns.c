@@ -325,8 +325,8 @@ static bool setup_fixture(struct fixture *fx)
 	write_str(p, "secret");
 	snprintf(p, sizeof(p), "%s/opt/a", r);
 	write_str(p, "hello");
-	chmod(p, 0640);
-	chown(p, 123, 456);
+	if (chmod(p, 0640) < 0 || chown(p, 123, 456) < 0)
+		return false;
 	snprintf(p, sizeof(p), "%s/opt/sub/l", r);
 	if (symlink("../a", p) < 0)
 		return false;
