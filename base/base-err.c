@@ -157,6 +157,13 @@ void hutch_strv_free(char **v)
 	free(v);
 }
 
+void hutch_strv_push(char ***v, size_t *n, const char *s)
+{
+	*v = hutch_xrealloc(*v, (*n + 2) * sizeof(char *));
+	(*v)[(*n)++] = hutch_xstrdup(s);
+	(*v)[*n] = NULL;
+}
+
 void hutch_strv_freep(char ***v)
 {
 	hutch_strv_free(*v);

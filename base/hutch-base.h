@@ -7,6 +7,7 @@
 #ifndef HUTCH_BASE_H
 #define HUTCH_BASE_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -53,9 +54,10 @@ void hutch_freep(void *p);
 void hutch_closep(int *fd);
 void hutch_fclosep(void *f);
 void hutch_strv_freep(char ***v);
-#include <dirent.h>
 void hutch_closedirp(DIR **d);
 void hutch_strv_free(char **v);
+/* Appends a copy of s to the NULL-terminated *v (of *n strings). */
+void hutch_strv_push(char ***v, size_t *n, const char *s);
 
 #define steal_ptr(p)                                                                               \
 	({                                                                                         \
@@ -111,23 +113,10 @@ int hutch_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct hutch_
 #define HUTCH_FD_PATH_MAX 32
 const char *hutch_fd_path(int fd, char buf[HUTCH_FD_PATH_MAX]);
 
-/* Closes every fd >= from except those listed (close_range where possible). */
-int hutch_close_fds_from(int from, const int *keep, size_t n_keep);
-
-/* Remembers where argv and the environment strings live, so that a process which stays
- * hutch code (a sandbox's init) can replace its /proc/PID/cmdline and environ: they would
- * otherwise show hutch's host command line and environment inside the sandbox. */
-void hutch_proctitle_init(int argc, char **argv);
-void hutch_set_proctitle(const char *title);
-
 /* Capability names: "CAP_SYS_ADMIN" (any case) <-> 21. */
 #define HUTCH_CAP_LAST_KNOWN 40 /* CAP_CHECKPOINT_RESTORE, Linux 5.9 */
 int hutch_cap_from_name(const char *name);
 const char *hutch_cap_name(int cap);
-
-/* A named point where a test may have hutch killed (HUTCH_TEST_KILL_AT=NAME): see
- * base-fault.c and tests/security/faults.bats, which lists every name. */
-void hutch_fault_point(const char *name);
 
 /* Milliseconds on the monotonic clock, for timeouts and durations. */
 double hutch_now_ms(void);
@@ -142,9 +131,6 @@ int hutch_parse_i64(const char *s, int64_t *out);
 #define HUTCH_UTC_MAX 40
 void hutch_utc_stamp(const struct timespec *ts, bool nanos, char out[HUTCH_UTC_MAX]);
 
-/* Process start time (field 22 of /proc/PID/stat) and whether it is a zombie/dead. */
-int hutch_proc_stat(pid_t pid, uint64_t *start_time, char *state);
-/* The signals whose disposition is not the default (ignored or caught), from /proc. */
-int hutch_signals_not_default(sigset_t *out);
+#include "hutch-proc.h"
 
 #endif

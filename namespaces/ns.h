@@ -36,6 +36,9 @@ struct ns_mount {
  * Pure: returns -EINVAL with err naming the option for what it does not know. */
 int ns_mount_parse_options(struct ns_mount *m, char *const *options, size_t n,
 			   struct hutch_err *err);
+/* The inverse, for writing a spec out: options that parse back into m's flags, propagation,
+ * bind, idmap and data (NULL-terminated, malloc'd; n of them). Pure. */
+char **ns_mount_format_options(const struct ns_mount *m, size_t *n);
 
 struct ns_device {
 	char *path; /* absolute, inside the rootfs */

@@ -24,13 +24,6 @@ void rt_build_free(struct rt_build *b)
 	memset(b, 0, sizeof(*b));
 }
 
-static void push(char ***v, size_t *n, const char *s)
-{
-	*v = hutch_xrealloc(*v, (*n + 2) * sizeof(char *));
-	(*v)[(*n)++] = hutch_xstrdup(s);
-	(*v)[*n] = NULL;
-}
-
 /* Flags of build and status: repeatable ones append, so rt_parse_opts (one value each)
  * does not fit; the table still gives every flag one meaning. */
 int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err)
@@ -63,15 +56,15 @@ int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *
 			b->from = val;
 			break;
 		case 1:
-			push(&b->packages, &b->n_packages, val);
+			hutch_strv_push(&b->packages, &b->n_packages, val);
 			break;
 		case 2:
-			push(&b->steps, &b->n_steps, val);
+			hutch_strv_push(&b->steps, &b->n_steps, val);
 			break;
 		case 3:
 			if (!strchr(val, '='))
 				return hutch_fail(err, EINVAL, "--env %s: expected KEY=VALUE", val);
-			push(&b->env, &b->n_env, val);
+			hutch_strv_push(&b->env, &b->n_env, val);
 			break;
 		case 4:
 			b->tag = val;
@@ -232,12 +225,12 @@ static char **build_labels(const struct rt_build *b, const char *base, const cha
 	_cleanup_free_ char *l1 = hutch_xasprintf("org.hutch.build.base=%s", base);
 	_cleanup_free_ char *l2 = hutch_xasprintf("org.hutch.build.inputs=%s", hash);
 	_cleanup_free_ char *l3 = hutch_xasprintf("org.hutch.build.requested=%s", requested);
-	push(&v, &n, l1);
-	push(&v, &n, l2);
-	push(&v, &n, l3);
+	hutch_strv_push(&v, &n, l1);
+	hutch_strv_push(&v, &n, l2);
+	hutch_strv_push(&v, &n, l3);
 	if (hutch_read_file_at(AT_FDCWD, path, 16 << 20, &pkgs, NULL, &e) >= 0) {
 		_cleanup_free_ char *l4 = hutch_xasprintf("org.hutch.build.packages=%s", pkgs);
-		push(&v, &n, l4);
+		hutch_strv_push(&v, &n, l4);
 	}
 	return v;
 }
@@ -280,10 +273,10 @@ int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt
 		size_t n = 0;
 		for (size_t i = 0; i < b->n_packages; i++) {
 			_cleanup_free_ char *h = hutch_xasprintf("install %s", b->packages[i]);
-			push(&history, &n, h);
+			hutch_strv_push(&history, &n, h);
 		}
 		for (size_t i = 0; i < b->n_steps; i++)
-			push(&history, &n, b->steps[i]);
+			hutch_strv_push(&history, &n, b->steps[i]);
 		struct img_commit c = { .ids = &ids,
 					.base = base,
 					.name_tag = name_tag,

@@ -860,9 +860,48 @@ static void test_as_root(void)
 	run_child("net", net_child, NULL);
 }
 
+static bool same_mount(const struct ns_mount *a, const struct ns_mount *b)
+{
+	return a->flags == b->flags && a->clear_flags == b->clear_flags &&
+	       a->propagation == b->propagation && a->bind == b->bind &&
+	       a->recursive == b->recursive && a->tmpcopyup == b->tmpcopyup &&
+	       a->idmap == b->idmap && a->idmap_recursive == b->idmap_recursive &&
+	       !strcmp(a->data ? a->data : "", b->data ? b->data : "");
+}
+
+/* Writing a spec out (a delegate's config.json) must say what was parsed: options -> m ->
+ * options -> m' with m' == m, for every kind of option. */
+static void test_format_options(void)
+{
+	char *cases[][8] = {
+		{ "nosuid", "noexec", "nodev", "strictatime", "mode=755", "size=65536k", NULL },
+		{ "rbind", "rw", "ridmap", "nosuid", "nodev", NULL },
+		{ "bind", "ro", "rprivate", "nosymfollow", "suid", NULL },
+		{ "newinstance", "ptmxmode=0666", "mode=0620", "gid=5", "tmpcopyup", NULL },
+		{ "ro", "rw", "exec", "noexec", "rslave", "idmap", NULL },
+	};
+	struct hutch_err err = { 0 };
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct ns_mount m = { 0 }, back = { 0 };
+		size_t n = 0, k = 0;
+		while (cases[c][n])
+			n++;
+		bool good = ns_mount_parse_options(&m, cases[c], n, &err) == 0;
+		char **opts = ns_mount_format_options(&m, &k);
+		good = good && ns_mount_parse_options(&back, opts, k, &err) == 0 &&
+		       same_mount(&m, &back);
+		ok(good, "mount options written out read back the same (%s ... -> %s ...)",
+		   cases[c][0], opts[0] ? opts[0] : "");
+		hutch_strv_free(opts);
+		free(m.data);
+		free(back.data);
+	}
+}
+
 int main(void)
 {
 	test_parse_options();
+	test_format_options();
 	test_split_path();
 	test_caps_and_names();
 	test_sysctl_rules();
