@@ -48,7 +48,7 @@ int ns_rlimit_from_name(const char *name)
 	return -EINVAL;
 }
 
-static const char *rlimit_name(int resource)
+const char *ns_rlimit_name(int resource)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(rlimits); i++)
 		if (rlimits[i].resource == resource)
@@ -61,7 +61,7 @@ int ns_set_rlimits(const struct ns_rlimit *v, size_t n, struct hutch_err *err)
 	for (size_t i = 0; i < n; i++) {
 		struct rlimit rl = { .rlim_cur = v[i].soft, .rlim_max = v[i].hard };
 		if (setrlimit(v[i].resource, &rl) < 0)
-			return hutch_fail_errno(err, errno, "%s", rlimit_name(v[i].resource));
+			return hutch_fail_errno(err, errno, "%s", ns_rlimit_name(v[i].resource));
 	}
 	return 0;
 }
@@ -167,7 +167,7 @@ int ns_type_flag(const char *type)
 	return -EINVAL;
 }
 
-static const char *type_name(int flag)
+const char *ns_type_name(int flag)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++)
 		if (ns_types[i].flag == flag)
@@ -187,7 +187,7 @@ int ns_join(const char *path, int clone_flag, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "%s: NS_GET_NSTYPE", path);
 	if (type != clone_flag)
 		return hutch_fail(err, EINVAL, "%s is not a %s namespace", path,
-				  type_name(clone_flag));
+				  ns_type_name(clone_flag));
 	if (setns(fd, clone_flag) < 0)
 		return hutch_fail_errno(err, errno, "setns %s", path);
 	return 0;

@@ -142,6 +142,7 @@ struct ns_rlimit {
 };
 /* "RLIMIT_NOFILE" -> RLIMIT_NOFILE; -EINVAL when unknown. */
 int ns_rlimit_from_name(const char *name);
+const char *ns_rlimit_name(int resource); /* and back ("RLIMIT_?" when unknown) */
 int ns_set_rlimits(const struct ns_rlimit *v, size_t n, struct hutch_err *err);
 
 int ns_set_hostname(const char *hostname, const char *domainname, struct hutch_err *err);
@@ -157,6 +158,7 @@ int ns_set_oom_score_adj(pid_t pid, int adj, struct hutch_err *err);
 
 /* CLONE_NEW* flag for an OCI namespace type name ("pid", "network", ...); -EINVAL if unknown. */
 int ns_type_flag(const char *type);
+const char *ns_type_name(int clone_flag); /* and back ("?" when unknown) */
 /* setns() into the namespace file at path, checking it is of the expected type. */
 int ns_join(const char *path, int clone_flag, struct hutch_err *err);
 

@@ -92,6 +92,26 @@ static int parse_mount(yajl_val v, const char *field, const char *bundle, struct
 	return 0;
 }
 
+int rt_spec_add_mount(struct rt_spec *spec, const char *destination, const char *type,
+		      const char *source, const char *options, struct hutch_err *err)
+{
+	_cleanup_free_ char *buf = hutch_xstrdup(options ? options : "");
+	_cleanup_free_ char **opts = hutch_xcalloc(strlen(buf) / 2 + 2, sizeof(char *));
+	size_t n = 0;
+	for (char *save = NULL, *o = strtok_r(buf, ",", &save); o; o = strtok_r(NULL, ",", &save))
+		opts[n++] = o;
+	spec->mounts = hutch_xrealloc(spec->mounts, (spec->n_mounts + 1) * sizeof(*spec->mounts));
+	struct ns_mount *m = &spec->mounts[spec->n_mounts++];
+	*m = (struct ns_mount){ .destination = destination[0] == '/'
+						       ? hutch_xstrdup(destination)
+						       : hutch_xasprintf("/%s", destination),
+				.type = type ? hutch_xstrdup(type) : NULL,
+				.source = source ? hutch_xstrdup(source) : NULL };
+	TRY(ns_mount_parse_options(m, opts, n, err));
+	settle_bind(m, spec->bundle);
+	return 0;
+}
+
 int rt_spec_check_idmapped_mounts(struct rt_spec *spec, struct hutch_err *err)
 {
 	for (size_t i = 0; i < spec->n_mounts; i++) {

@@ -137,18 +137,26 @@ static int parse_devices(yajl_val res, struct rt_spec *spec, struct hutch_err *e
 	int r = hutch_json_array(res, "devices", "linux.resources.devices", &arr, err);
 	if (r < 0 || !arr)
 		return r;
-	size_t n = arr->u.array.len, nd = ARRAY_SIZE(default_allowed);
+	size_t n = arr->u.array.len;
+	struct cg_device_rule *v = hutch_xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = parse_device(arr->u.array.values[i], i, &v[i], err);
+	if (r >= 0)
+		rt_spec_set_devices(spec, v, n);
+	free(v);
+	return r;
+}
+
+void rt_spec_set_devices(struct rt_spec *spec, const struct cg_device_rule *rules, size_t n)
+{
+	size_t nd = ARRAY_SIZE(default_allowed);
+	free(spec->device_rules);
 	spec->device_rules = hutch_xcalloc(n + nd + 1, sizeof(struct cg_device_rule));
-	spec->resources.devices = spec->device_rules;
-	for (size_t i = 0; i < n; i++) {
-		r = parse_device(arr->u.array.values[i], i, &spec->device_rules[i], err);
-		if (r < 0)
-			return r;
-		spec->resources.n_devices = i + 1;
-	}
+	memcpy(spec->device_rules, rules, n * sizeof(*rules));
+	/* After the spec's own: the devices every container may use (runc's AllowedDevices). */
 	memcpy(&spec->device_rules[n], default_allowed, sizeof(default_allowed));
+	spec->resources.devices = spec->device_rules;
 	spec->resources.n_devices = n + nd;
-	return 0;
 }
 
 static int parse_memory(yajl_val res, struct cg_resources *out, struct hutch_err *err)

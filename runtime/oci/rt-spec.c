@@ -137,7 +137,7 @@ static int (*const sections[])(yajl_val, struct rt_spec *, struct hutch_err *) =
 };
 
 /* Checks across sections, as runc's config validator makes them. */
-static int check_spec(struct rt_spec *spec, struct hutch_err *err)
+int rt_spec_check(struct rt_spec *spec, struct hutch_err *err)
 {
 	if (spec->hostname && spec->hostname[0] && !rt_spec_ns(spec, CLONE_NEWUTS))
 		return hutch_fail(err, EINVAL,
@@ -166,7 +166,7 @@ static int parse_tree(yajl_val top, const char *bundle, struct rt_spec *spec, st
 		if (r < 0)
 			return r;
 	}
-	r = check_spec(spec, err);
+	r = rt_spec_check(spec, err);
 	if (r < 0 || !bundle)
 		return r;
 	return img_resolve_rootfs(spec->bundle, spec->root_path, &spec->rootfs, err);

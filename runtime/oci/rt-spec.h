@@ -106,6 +106,19 @@ int rt_spec_load(const char *bundle, struct rt_spec **out, struct hutch_err *err
 int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out,
 		  struct hutch_err *err);
 void rt_spec_free(struct rt_spec *spec);
+
+/* A spec built in memory (the sandbox's) goes through what a parsed one does: */
+/* a mount as config.json's mounts[] has it (options comma-separated), relative to bundle; */
+int rt_spec_add_mount(struct rt_spec *spec, const char *destination, const char *type,
+		      const char *source, const char *options, struct hutch_err *err);
+/* linux.resources.devices, with the devices every container may use after them; */
+struct cg_device_rule;
+void rt_spec_set_devices(struct rt_spec *spec, const struct cg_device_rule *rules, size_t n);
+/* the checks across sections (hostname needs a UTS namespace, idmapped mounts, ...). */
+int rt_spec_check(struct rt_spec *spec, struct hutch_err *err);
+/* And back to config.json (rt-spec-write.c), for another runtime: what it cannot write
+ * fails with "spec writer: <field>: not supported". */
+int rt_spec_write(const struct rt_spec *spec, char **out, struct hutch_err *err);
 /* Parses a process object alone (exec --process FILE). */
 int rt_process_parse(const char *json, struct rt_process *out, struct hutch_err *err);
 void rt_process_free(struct rt_process *p);
