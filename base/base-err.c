@@ -164,6 +164,23 @@ void hutch_strv_push(char ***v, size_t *n, const char *s)
 	(*v)[*n] = NULL;
 }
 
+size_t hutch_strv_len(const char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+char **hutch_strv_dup(const char *const *v)
+{
+	size_t n = hutch_strv_len(v);
+	char **out = hutch_xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		out[i] = hutch_xstrdup(v[i]);
+	return out;
+}
+
 void hutch_strv_freep(char ***v)
 {
 	hutch_strv_free(*v);

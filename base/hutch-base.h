@@ -58,6 +58,8 @@ void hutch_closedirp(DIR **d);
 void hutch_strv_free(char **v);
 /* Appends a copy of s to the NULL-terminated *v (of *n strings). */
 void hutch_strv_push(char ***v, size_t *n, const char *s);
+size_t hutch_strv_len(const char *const *v); /* v may be NULL */
+char **hutch_strv_dup(const char *const *v); /* a NULL-terminated copy, never NULL */
 
 #define steal_ptr(p)                                                                               \
 	({                                                                                         \

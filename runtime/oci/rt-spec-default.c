@@ -35,7 +35,7 @@ static const struct default_mount rootless_sys = {
 	"/sys", "none", "/sys", STRV("rbind", "nosuid", "noexec", "nodev", "ro")
 };
 
-/* Also the sandbox's (rt-sandbox-spec.c): NULL-terminated. runc's and moby's list:
+/* Also the sandbox's (rt-sandbox-plan.c): NULL-terminated. runc's and moby's list:
  * /proc/interrupts tells which devices and CPUs the host has, and how busy each is. */
 const char *const rt_default_masked[] = {
 	"/proc/acpi",

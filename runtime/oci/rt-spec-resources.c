@@ -155,6 +155,7 @@ void rt_spec_set_devices(struct rt_spec *spec, const struct cg_device_rule *rule
 	memcpy(spec->device_rules, rules, n * sizeof(*rules));
 	/* After the spec's own: the devices every container may use (runc's AllowedDevices). */
 	memcpy(&spec->device_rules[n], default_allowed, sizeof(default_allowed));
+	spec->n_device_rules = n;
 	spec->resources.devices = spec->device_rules;
 	spec->resources.n_devices = n + nd;
 }

@@ -200,11 +200,14 @@ static void gen_hooks(yajl_gen g, const struct rt_spec *s)
 	yajl_gen_map_close(g);
 }
 
-static void gen_devices(yajl_gen g, const struct cg_resources *r)
+/* The spec's own rules: the defaults after them are every reader's to add (as parsing does). */
+static void gen_devices(yajl_gen g, const struct rt_spec *s)
 {
+	const struct cg_resources *r = &s->resources;
+	size_t n = s->device_rules ? s->n_device_rules : r->n_devices;
 	hutch_json_gen_str(g, "devices");
 	yajl_gen_array_open(g);
-	for (size_t i = 0; i < r->n_devices; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct cg_device_rule *d = &r->devices[i];
 		char type[2] = { d->type, '\0' };
 		yajl_gen_map_open(g);
@@ -239,11 +242,12 @@ static int check_resources(const struct cg_resources *r, struct hutch_err *err)
 	return 0;
 }
 
-static void gen_resources(yajl_gen g, const struct cg_resources *r)
+static void gen_resources(yajl_gen g, const struct rt_spec *s)
 {
+	const struct cg_resources *r = &s->resources;
 	hutch_json_gen_str(g, "resources");
 	yajl_gen_map_open(g);
-	gen_devices(g, r);
+	gen_devices(g, s);
 	hutch_json_gen_str(g, "memory");
 	yajl_gen_map_open(g);
 	gen_i64(g, "limit", r->mem_limit);
@@ -328,7 +332,7 @@ static int gen_linux(yajl_gen g, const struct rt_spec *s, struct hutch_err *err)
 		hutch_json_gen_kv(g, "cgroupsPath", s->cgroups_path);
 	if (s->has_resources) {
 		TRY(check_resources(&s->resources, err));
-		gen_resources(g, &s->resources);
+		gen_resources(g, s);
 	}
 	if (s->has_seccomp)
 		TRY(gen_seccomp(g, s, err));

@@ -83,7 +83,8 @@ struct rt_spec {
 
 	bool has_resources;
 	struct cg_resources resources;
-	struct cg_device_rule *device_rules;
+	struct cg_device_rule *device_rules; /* resources.devices: these, then the defaults */
+	size_t n_device_rules;		     /* the spec's own, before the defaults */
 	struct cg_kv *unified;
 
 	/* linux.seccomp: kept as its JSON text (seccomp_json) and compiled through a cache keyed

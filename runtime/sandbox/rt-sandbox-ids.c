@@ -157,7 +157,7 @@ int rt_sb_attach_idmapped(const struct rt_sb_opts *o, const struct rt_sb_plan *p
 			  struct hutch_err *err)
 {
 	if (!p->delegated)
-		return 0; /* natively, the spec's mounts carry the maps (rt-sandbox-spec.c) */
+		return 0; /* natively, the spec's mounts carry the maps (rt-sandbox-plan.c) */
 	bool any = p->ws_idmapped;
 	for (size_t i = 0; i < o->n_binds; i++)
 		any |= p->binds[i].idmapped;

@@ -131,30 +131,9 @@ static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 	return 0;
 }
 
-/* Without root inside, no setuid or setgid file: what the sandbox leaves in its workspace or
- * a bind could otherwise give a local user the id it wrote as. Root inside installs packages,
- * whose setuid files land in the throw-away layer. */
-static unsigned sb_seccomp_extras(const struct rt_sb_opts *o)
-{
-	return rt_sb_root_inside(o) ? 0 : SC_DEFAULT_NO_SETID;
-}
-
 static bool delegated(const struct rt_sb_opts *o)
 {
 	return o->runtime && strcmp(o->runtime, "native") != 0;
-}
-
-static int build_spec(struct sandbox *sb, struct rt_spec **spec, struct hutch_err *err)
-{
-	size_t len;
-	_cleanup_free_ char *json = rt_sb_spec_json(sb->o, &sb->plan, sb->id, &len);
-	TRY(rt_spec_parse(json, NULL, spec, err));
-	(*spec)->rootfs = hutch_xstrdup(sb->plan.rootfs);
-	(*spec)->bundle = hutch_xstrdup(SB_SCRATCH);
-	/* The default profile is compiled here rather than carried in the JSON. */
-	(*spec)->has_seccomp = (*spec)->seccomp_default = true;
-	(*spec)->seccomp_extras = sb_seccomp_extras(sb->o);
-	return 0;
 }
 
 static void kill_tree(void *arg)
@@ -193,7 +172,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	int pipefd[2] = { -1, -1 };
 	struct rt_created c = { .pidfd = -1, .pty_master = -1 };
 	sb->plan.with_init = true;
-	int r = build_spec(sb, &spec, err);
+	int r = rt_sb_spec(sb->o, &sb->plan, SB_SCRATCH, &spec, err);
 	if (r >= 0 && pipe2(pipefd, O_CLOEXEC) < 0)
 		r = hutch_fail_errno(err, errno, "sandbox: pipe");
 	struct rt_create_opts co = { .id = sb->id,
@@ -244,14 +223,17 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 /* The same sandbox through another runtime; hutch keeps the parent cgroup. */
 static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 {
-	_cleanup_free_ char *seccomp = NULL, *cgpath = NULL;
+	_cleanup_free_ char *cgpath = NULL, *config = NULL;
 	/* The runtime's cgroup is a child of ours (plan.cgroup), so hutch can kill the tree and
 	 * read the totals. */
 	cgpath = hutch_xasprintf("%s/c", sb->plan.cgroup);
-	uint64_t caps = rt_sb_root_inside(sb->o) ? ~0ULL : 0; /* resolved against its caps */
-	TRY(sc_default_profile_oci(caps, sb_seccomp_extras(sb->o), &seccomp, err));
-	sb->plan.seccomp_json = seccomp;
 	sb->plan.cgroups_path = cgpath;
+	struct rt_spec *spec = NULL;
+	TRY(rt_sb_spec(sb->o, &sb->plan, SB_SCRATCH, &spec, err));
+	int r = rt_spec_write(spec, &config, err);
+	rt_spec_free(spec);
+	if (r < 0)
+		return r;
 	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
 	hutch_fault_point("sandbox:delegate-cgroup");
 	/* The runtime removes its own cgroup, and with it the OOM count, before it returns. One
@@ -266,8 +248,6 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 		if (oomfd < 0 && oomfd != -ENOTSUP)
 			return oomfd;
 	}
-	size_t len;
-	_cleanup_free_ char *config = rt_sb_spec_json(sb->o, &sb->plan, sb->id, &len);
 	struct sandbox_delegate_in in = { .runtime = sb->o->runtime,
 					  .scratch = SB_SCRATCH,
 					  .id = sb->id,
@@ -279,7 +259,7 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,
 			       .kill_arg = sb };
-	int r = rt_sb_delegate(&in, &w, err);
+	r = rt_sb_delegate(&in, &w, err);
 	collect(sb);
 	if (in.has_stats) {
 		sb->res.stats = in.stats;

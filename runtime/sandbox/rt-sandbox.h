@@ -26,7 +26,7 @@ struct rt_sb_bind_ids {
 	bool idmapped;
 };
 
-/* rt-sandbox-spec.c: the OCI config for these options. */
+/* What the sandbox's spec is built from beside its options (rt-sandbox-plan.c). */
 struct rt_sb_plan {
 	char *rootfs;	/* what root.path points at (the image, or an overlay on it) */
 	uid_t host_uid; /* the host id the sandbox user (root with --as-root) runs as */
@@ -49,12 +49,13 @@ struct rt_sb_plan {
 	char *cgroup; /* the sandbox's cgroup path, as cg_open takes it */
 	const char
 		*cgroups_path; /* linux.cgroupsPath in the spec (a child of cgroup for delegates) */
-	const char *seccomp_json; /* OCI linux.seccomp to write out (delegates), or NULL */
-	const char *net_etc;	  /* bridge: dir with resolv.conf, hosts, hostname to bind */
-	const char *net_address;  /* bridge: the sandbox's leased address, "A.B.C.D/N" */
+	const char *net_etc;   /* bridge: dir with resolv.conf, hosts, hostname to bind */
+	const char *net_address; /* bridge: the sandbox's leased address, "A.B.C.D/N" */
 };
-char *rt_sb_spec_json(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *id,
-		      size_t *len);
+/* rt-sandbox-plan.c: the sandbox's OCI spec, typed, held to rt_spec_check; bundle is where it
+ * runs (hooks' cwd), the plan says where its rootfs is. */
+int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *bundle,
+	       struct rt_spec **out, struct hutch_err *err);
 
 /* rt-sandbox-ids.c: the host ids (refusing root-owned workspaces and rw binds), then, once
  * the rootfs exists, the idmapped mounts of what the sandbox user does not own. */

@@ -31,8 +31,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* What the sandbox runs natively: rt_sb_spec_json's config, parsed by rt_spec_parse
- * (rt-sandbox.c's build_spec). The plan is what a rootless run on a host uid would get. */
+/* What the sandbox runs: rt_sb_spec's typed spec (natively, as create takes it), written as a
+ * delegate's config.json, which rt_spec_parse must accept. The plan is what a rootless run on
+ * a host uid would get. */
 static void check_spec(const struct rt_sb_opts *o)
 {
 	struct rt_sb_plan plan = { .rootfs = "/fuzz/rootfs",
@@ -44,19 +45,22 @@ static void check_spec(const struct rt_sb_opts *o)
 				   .with_init = true,
 				   .cgroups_path = "/hutch/sandbox/fuzz" };
 	struct hutch_err err = { 0 };
-	struct rt_spec *spec = NULL;
-	size_t len;
+	struct rt_spec *spec = NULL, *parsed = NULL;
+	char *json = NULL;
 
 	if (o->isolation != RT_SB_ISO_NAMESPACES)
 		return; /* host mode builds no config */
 	struct rt_sb_bind_ids ids[o->n_binds + 1];
 	memset(ids, 0, sizeof(ids));
 	plan.binds = ids;
-	char *json = rt_sb_spec_json(o, &plan, "fuzz", &len);
-	FUZZ_CHECK(json, "no config");
-	FUZZ_CHECK(rt_spec_parse(json, NULL, &spec, &err) == 0,
+	FUZZ_CHECK(rt_sb_spec(o, &plan, "/fuzz", &spec, &err) == 0,
+		   "options rt_sb_check accepts make no spec: %s", err.msg);
+	FUZZ_CHECK(rt_spec_write(spec, &json, &err) == 0, "the sandbox's spec is not written: %s",
+		   err.msg);
+	FUZZ_CHECK(rt_spec_parse(json, NULL, &parsed, &err) == 0,
 		   "options rt_sb_check accepts make a config rt_spec_parse refuses: %s\n%s",
 		   err.msg, json);
+	rt_spec_free(parsed);
 	rt_spec_free(spec);
 	free(json);
 }

@@ -613,17 +613,22 @@ static void test_sandbox_args(void)
 	rt_sb_opts_free(&o);
 }
 
-/* Options rt_sb_check accepts, as `hutch sandbox` turns them into a config (build_spec). */
-static int sandbox_spec(char **argv, struct hutch_err *err)
+/* Options rt_sb_check accepts, as `hutch sandbox` turns them into a typed spec (rt_sb_spec):
+ * one that config.json's parser takes as written for a delegate (rt_spec_write), and that
+ * reads back as itself. idmapped: the workspace and rw binds are idmapped mounts. */
+static int sandbox_spec(char **argv, bool idmapped, bool userns, struct hutch_err *err)
 {
 	struct rt_sb_plan plan = { .rootfs = "/r",
 				   .host_uid = 1000,
 				   .host_gid = 1000,
 				   .sub_uid = 100000,
 				   .sub_gid = 100000,
-				   .userns = true,
+				   .write_uid = 7,
+				   .write_gid = 8,
+				   .userns = userns,
 				   .cgroups_path = "/h" };
-	struct rt_spec *spec = NULL;
+	struct rt_spec *typed = NULL, *parsed = NULL;
+	_cleanup_free_ char *text = NULL, *again = NULL;
 	struct rt_sb_opts o;
 	int argc = 0, r;
 
@@ -635,14 +640,85 @@ static int sandbox_spec(char **argv, struct hutch_err *err)
 		r = rt_sb_check(&o, err);
 	if (r >= 0) {
 		plan.binds = hutch_xcalloc(o.n_binds + 1, sizeof(*plan.binds));
-		char *json = rt_sb_spec_json(&o, &plan, "t", NULL);
+		plan.ws_idmapped = idmapped && o.workspace;
+		for (size_t i = 0; idmapped && i < o.n_binds; i++)
+			plan.binds[i] = (struct rt_sb_bind_ids){ 5, 6, !o.binds[i].ro };
+		r = rt_sb_spec(&o, &plan, "/b", &typed, err);
 		free(plan.binds);
-		r = rt_spec_parse(json, NULL, &spec, err);
-		rt_spec_free(spec);
-		free(json);
 	}
+	if (r >= 0)
+		r = rt_spec_write(typed, &text, err);
+	if (r >= 0)
+		r = rt_spec_parse(text, NULL, &parsed, err);
+	if (r >= 0)
+		r = rt_spec_write(parsed, &again, err);
+	if (r >= 0 && strcmp(text, again))
+		r = hutch_fail(err, EPROTO, "written, read back and written again:\n%s\n%s", text,
+			       again);
+	rt_spec_free(typed);
+	rt_spec_free(parsed);
 	rt_sb_opts_free(&o);
 	return r;
+}
+
+/* The same document, down to the id maps and mounts, as `hutch sandbox` builds it: */
+static void test_sandbox_spec_fields(void)
+{
+	struct hutch_err err = { 0 };
+	struct rt_sb_plan plan = { .rootfs = "/r",
+				   .host_uid = 1000,
+				   .host_gid = 1000,
+				   .sub_uid = 100000,
+				   .sub_gid = 100000,
+				   .write_uid = 7,
+				   .write_gid = 8,
+				   .ws_idmapped = true,
+				   .userns = true,
+				   .cgroups_path = "/h" };
+	struct rt_sb_bind_ids ids[2] = { { 0 } };
+	struct rt_spec *s = NULL;
+	struct rt_sb_opts o;
+	char *argv[] = { "sandbox", "-i",     "/r",  "--workspace", "/tmp", "--memory",
+			 "8m",	    "--cpus", "0.5", "--pids",	    "9",    "-e",
+			 "HOME=/h", "--",     "id",  NULL };
+
+	plan.binds = ids;
+	rt_sb_opts_init(&o);
+	int r = rt_sb_parse_args(&o, ARRAY_SIZE(argv) - 1, argv, &err);
+	if (r >= 0)
+		r = rt_sb_spec(&o, &plan, "/b", &s, &err);
+	ok(r == 0, "sandbox spec: built (%s)", err.msg);
+	if (r < 0) {
+		rt_sb_opts_free(&o);
+		return;
+	}
+	/* uid 1000 inside is host 1000; the rest goes to the subordinate range around it */
+	ok(s->n_uid_mappings == 3 && s->uid_mappings[0].host_id == 100000 &&
+		   s->uid_mappings[0].size == 1000 && s->uid_mappings[1].container_id == 1000 &&
+		   s->uid_mappings[1].host_id == 1000 && s->uid_mappings[1].size == 1 &&
+		   s->uid_mappings[2].container_id == 1001 &&
+		   s->uid_mappings[2].size == RT_SB_ID_SPAN - 1001,
+	   "sandbox spec: three uid map lines around the sandbox user");
+	const struct ns_mount *ws = NULL;
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (!strcmp(s->mounts[i].destination, "/workspace"))
+			ws = &s->mounts[i];
+	ok(ws && ws->bind && ws->idmap && ws->n_uid_map == 1 && ws->uid_map[0].container_id == 7 &&
+		   ws->uid_map[0].host_id == 1000 && ws->gid_map[0].container_id == 8,
+	   "sandbox spec: the workspace is an idmapped bind, on-disk 7:8 seen as the user");
+	ok(s->resources.mem_limit.set && s->resources.mem_limit.v == 8 << 20 &&
+		   s->resources.cpu_quota.v == 50000 && s->resources.cpu_period.v == 100000 &&
+		   s->resources.pids_limit.v == 9 && s->n_device_rules == 1 &&
+		   !s->resources.devices[0].allow,
+	   "sandbox spec: the limits, and devices denied but the defaults");
+	bool home = false;
+	for (char **e = s->process.env; *e; e++)
+		home |= !strcmp(*e, "HOME=/h");
+	ok(home && !s->process.caps.bounding && s->process.no_new_privs && s->root_readonly &&
+		   s->seccomp_default && s->seccomp_extras == SC_DEFAULT_NO_SETID,
+	   "sandbox spec: HOME as given, no capability, no_new_privs, read-only root, no setid");
+	rt_spec_free(s);
+	rt_sb_opts_free(&o);
 }
 
 static void test_sandbox_check(void)
@@ -651,9 +727,26 @@ static void test_sandbox_check(void)
 	char *good[] = { "sandbox", "-i", "/r", "--", "sh", "-c", "true", NULL };
 	char *empty[] = { "sandbox", "-i", "/r", "--", "", "x", NULL };
 
-	ok(sandbox_spec(good, &err) == 0, "sandbox: options make a config that parses (%s)",
-	   err.msg);
-	ok(sandbox_spec(empty, &err) == -EINVAL && strstr(err.msg, "sandbox: no command"),
+	ok(sandbox_spec(good, false, true, &err) == 0,
+	   "sandbox: options make a config that parses (%s)", err.msg);
+	char *combos[][24] = {
+		{ "sandbox", "-i", "/r", "--as-root", "--memory", "1g", "--cpus", "1.5", "--pids",
+		  "64", "--", "id", NULL },
+		{ "sandbox",	"-i",	  "/r",	     "--workspace", "/tmp",  "--bind",
+		  "/etc:/x:ro", "--bind", "/var:/y", "--tmpfs",	    "/t:1m", "-e",
+		  "HOME=/h",	"-e",	  "A=1",     "--network",   "host",  "--hostname",
+		  "hh",		"--",	  "id",	     NULL },
+		{ "sandbox", "-i", "/r", "--network", "none", "--cwd", "/tmp", "--", "id", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(combos) * 4; i++) {
+		err = (struct hutch_err){ 0 };
+		ok(sandbox_spec(combos[i / 4], i & 1, i & 2, &err) == 0,
+		   "sandbox: options %zu (idmapped %d, userns %d) make a spec that is written, "
+		   "read and written back the same (%s)",
+		   i / 4, (int)(i & 1), !!(i & 2), err.msg);
+	}
+	ok(sandbox_spec(empty, false, true, &err) == -EINVAL &&
+		   strstr(err.msg, "sandbox: no command"),
 	   "sandbox: an empty program name is no command, refused by rt_sb_check (%s)", err.msg);
 
 	/* Linux names are bytes; JSON is UTF-8 (runc would run U+FFFD instead) */
@@ -664,11 +757,12 @@ static void test_sandbox_check(void)
 		{ "sandbox", "-i", "/r\xff", "--", "true", NULL },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(latin1); i++)
-		ok(sandbox_spec(latin1[i], &err) == -EILSEQ && strstr(err.msg, "not valid UTF-8"),
+		ok(sandbox_spec(latin1[i], false, true, &err) == -EILSEQ &&
+			   strstr(err.msg, "not valid UTF-8"),
 		   "sandbox: bytes that are not UTF-8 are refused by rt_sb_check (%s)", err.msg);
 	char *utf8[] = { "sandbox", "-i", "/r", "-e", "CITY=M\xc3\xbcnchen", "--", "true", NULL };
 	err = (struct hutch_err){ 0 };
-	ok(sandbox_spec(utf8, &err) == 0, "sandbox: UTF-8 passes (%s)", err.msg);
+	ok(sandbox_spec(utf8, false, true, &err) == 0, "sandbox: UTF-8 passes (%s)", err.msg);
 	char *host[] = { "sandbox", "--isolation", "landlock", "--", "cat", "caf\xe9", NULL };
 	struct rt_sb_opts o;
 	rt_sb_opts_init(&o);
@@ -692,6 +786,7 @@ int main(void)
 	test_process_alone();
 	test_sandbox_args();
 	test_sandbox_check();
+	test_sandbox_spec_fields();
 	remove_bundle();
 	return tap_done();
 }
