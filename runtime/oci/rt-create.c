@@ -149,20 +149,30 @@ static int make_trees(struct create_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
-/* v2: below this memory limit the init joins its cgroup late (see prepare). */
+/* v2: below this memory limit the init joins its cgroup late (see plan_memcg). */
 #define LATE_JOIN_BELOW (1024 * 1024)
 
-/* Seccomp program, state dir, cgroup, console and fifo: everything made before clone. */
-static int prepare(struct create_ctx *x, struct hutch_err *err)
+static int check_spec(struct create_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
 	rt_process_skip_ambient(&x->spec->process);
-	/* The profile is looked up in the cache (or compiled) while the init sets up, when the
-	 * parent would only wait: off the start's critical path. Not when prestart or
-	 * createRuntime hooks talk over the sync socket meanwhile. */
+	return 0;
+}
+
+/* The profile is looked up in the cache (or compiled) while the init sets up, when the parent
+ * would only wait: off the start's critical path. Not when prestart or createRuntime hooks
+ * talk over the sync socket meanwhile: then here. */
+static int plan_seccomp(struct create_ctx *x, struct hutch_err *err)
+{
 	x->filter_follows = x->spec->has_seccomp && !parent_hooks(x->spec);
 	if (x->spec->has_seccomp && !x->filter_follows)
 		TRY(rt_spec_compile_seccomp(x->spec, &x->filter, err));
+	return 0;
+}
+
+/* The state dir, locked: the lock serialises every operation on the id. */
+static int make_state(struct create_ctx *x, struct hutch_err *err)
+{
 	TRY(rt_state_create_dir(x->g->root, x->o->id, &x->dirfd, err));
 	hutch_fault_point("create:state-dir");
 	x->st.id = hutch_xstrdup(x->o->id);
@@ -176,6 +186,11 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	/* Borrowed from the spec for the state document; ctx_free gives them back. */
 	x->st.annotations = x->spec->annotations;
 	x->st.n_annotations = x->spec->n_annotations;
+	return 0;
+}
+
+static int make_cgroup(struct create_ctx *x, struct hutch_err *err)
+{
 	TRY(cg_resolve_path(x->spec->cgroups_path, x->o->id, &x->st.cgroup_path, err));
 	TRY(cg_locate(x->st.cgroup_path, &x->cg, err));
 	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
@@ -187,6 +202,12 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	hutch_fault_point("create:cgroup-made");
 	if (x->spec->has_resources)
 		TRY(cg_apply(x->cg, &x->spec->resources, err));
+	return 0;
+}
+
+/* The console socket, exec.fifo, the sync pair and the exec trampoline's memfd. */
+static int open_channels(struct create_ctx *x, struct hutch_err *err)
+{
 	if (x->o->console_socket) {
 		x->console_fd = rt_connect_console(x->o->console_socket, err);
 		if (x->console_fd < 0)
@@ -208,9 +229,11 @@ static int prepare(struct create_ctx *x, struct hutch_err *err)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sync) < 0)
 		return hutch_fail_errno(err, errno, "sync socketpair");
 	x->tramp_fd = rt_trampoline_open(err);
-	if (x->tramp_fd < 0)
-		return x->tramp_fd;
-	TRY(make_trees(x, err));
+	return x->tramp_fd < 0 ? x->tramp_fd : 0;
+}
+
+static int plan_memcg(struct create_ctx *x, struct hutch_err *err)
+{
 	/* The init joins the cgroup holding memory itself, just before execve, so that hutch's
 	 * setup (~160 KiB of copied pages and mount and namespace objects) is not charged to
 	 * the container and a tiny limit still starts. Always on v1, where joining is a write
@@ -329,7 +352,8 @@ static int send_filter(struct create_ctx *x, struct hutch_err *err)
 }
 
 /* The parent's side of the conversation with the child, until it is ready to exec. */
-static int converse(struct create_ctx *x, struct hutch_err *err)
+/* Id maps, the cgroup (where clone did not join it), the OOM score and the state: then GO. */
+static int configure(struct create_ctx *x, struct hutch_err *err)
 {
 	const struct rt_spec *s = x->spec;
 	if (x->new_ns & CLONE_NEWUSER)
@@ -353,6 +377,12 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 	}
 	if (x->filter_follows)
 		TRY(send_filter(x, err));
+	return 0;
+}
+
+/* What the child asks for mid-setup (hooks, the pty, a seccomp listener) until READY. */
+static int converse(struct create_ctx *x, struct hutch_err *err)
+{
 	for (;;) {
 		struct rt_sync_msg m;
 		TRY(rt_sync_recv(x->sync[0], &m, err));
@@ -432,6 +462,30 @@ static void ctx_free(struct create_ctx *x)
 			close(fds[i]);
 }
 
+static int finish(struct create_ctx *x, struct hutch_err *err)
+{
+	if (x->o->pid_file)
+		TRY(rt_write_pid_file(x->o->pid_file, x->pid, err));
+	x->st.creating = false;
+	return rt_state_save(x->dirfd, &x->st, err);
+}
+
+/* The parent's recipe, in this order; a step that fails undoes every earlier one
+ * (rollback), so a failed create leaves no state dir, cgroup, process or fd. */
+static int (*const create_steps[])(struct create_ctx *, struct hutch_err *) = {
+	check_spec,    /* before anything exists */
+	plan_seccomp,  /* compiled now, or sent while the child sets up */
+	make_state,    /* the id's lock; from here on rollback has something to undo */
+	make_cgroup,   /* named in a saved state first: delete --force finds a half-made one */
+	open_channels, /* console, exec.fifo, sync pair, trampoline */
+	make_trees,    /* bind sources, with the host's privileges, before the user ns */
+	plan_memcg,    /* join memory late (setup not charged) or be born into the cgroup */
+	spawn,	       /* clone3 into the new namespaces */
+	configure,     /* id maps, cgroup, OOM score, state; GO */
+	converse,      /* hooks, pty, seccomp listener, until READY */
+	finish,	       /* pid file, then the final state */
+};
+
 int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, struct rt_created *out,
 			struct hutch_err *err)
 {
@@ -450,23 +504,19 @@ int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, str
 		return r;
 	if (o->spec)
 		x.spec = o->spec;
-	if ((r = prepare(&x, err)) < 0 || (r = spawn(&x, err)) < 0 || (r = converse(&x, err)) < 0 ||
-	    (o->pid_file && (r = rt_write_pid_file(o->pid_file, x.pid, err)) < 0))
-		goto fail;
-	x.st.creating = false;
-	if ((r = rt_state_save(x.dirfd, &x.st, err)) < 0)
-		goto fail;
-	out->pid = x.pid;
-	out->pidfd = steal_fd(x.pidfd);
-	out->pty_master = steal_fd(x.pty_master);
-	ctx_free(&x);
-	return 0;
-fail:
-	rollback(&x);
+	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(create_steps); i++)
+		r = create_steps[i](&x, err);
+	if (r < 0) {
+		rollback(&x);
+	} else {
+		out->pid = x.pid;
+		out->pidfd = steal_fd(x.pidfd);
+		out->pty_master = steal_fd(x.pty_master);
+	}
 	if (x.pidfd >= 0)
 		close(x.pidfd);
 	if (x.pty_master >= 0)
 		close(x.pty_master);
 	ctx_free(&x);
-	return r;
+	return r < 0 ? r : 0;
 }

@@ -395,6 +395,19 @@ static void rollback(struct exec_ctx *x)
 		close(x->pty_master);
 }
 
+static int write_pid_file(struct exec_ctx *x, struct hutch_err *err)
+{
+	return x->o->pid_file ? rt_write_pid_file(x->o->pid_file, x->pid, err) : 0;
+}
+
+/* exec's recipe, in this order; a failed step kills what spawn started (rollback). */
+static int (*const exec_steps[])(struct exec_ctx *, struct hutch_err *) = {
+	prepare,	/* the init pinned, its cgroup and filter; console, sync, trampoline */
+	spawn,		/* clone into the container's cgroup, joining its namespaces */
+	converse,	/* GO; the pty and a seccomp listener's fd, until READY */
+	write_pid_file, /* once the process runs */
+};
+
 int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 		const struct rt_exec_opts *o, struct hutch_err *err)
 {
@@ -407,9 +420,10 @@ int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 			      .tramp_fd = -1,
 			      .pidfd = -1,
 			      .pty_master = -1 };
-	int r;
-	if ((r = prepare(&x, err)) < 0 || (r = spawn(&x, err)) < 0 || (r = converse(&x, err)) < 0 ||
-	    (o->pid_file && (r = rt_write_pid_file(o->pid_file, x.pid, err)) < 0)) {
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(exec_steps); i++)
+		r = exec_steps[i](&x, err);
+	if (r < 0) {
 		rollback(&x);
 		ctx_free(&x);
 		return r;

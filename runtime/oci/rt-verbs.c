@@ -212,6 +212,35 @@ static void poststop(const struct rt_state *st)
 	rt_spec_free(spec);
 }
 
+static int check_deletable(const struct locked *l, bool force, struct hutch_err *err)
+{
+	enum rt_status s = rt_state_status(l->dirfd, &l->st);
+	if (s != RT_STOPPED && s != RT_CREATED && !force)
+		return hutch_fail(err, EBUSY, "cannot delete container %s that is %s (use --force)",
+				  l->st.id, rt_status_name(s));
+	if (s != RT_STOPPED && rt_pid_alive(l->st.pid, l->st.start_time))
+		kill(l->st.pid, SIGKILL);
+	return 0;
+}
+
+/* Destroying the cgroup kills whatever is still in it (what the init forked, exec's). */
+static int remove_cgroup(const struct locked *l, struct hutch_err *err)
+{
+	if (!l->st.cgroup_path && !l->st.n_cgroup_paths)
+		return 0;
+	struct cg *cg = NULL;
+	if (rt_state_cgroup(&l->st, &cg, err) < 0)
+		return 0; /* already gone */
+	/* No init was ever cloned into it: remove it only where it is empty. */
+	bool never_used = l->st.creating && l->st.pid <= 0;
+	int r = never_used ? cg_remove_unused(cg, err) : cg_destroy(cg, err);
+	cg_free(cg);
+	return r;
+}
+
+/* delete's recipe, in this order: the id's lock, the init (--force), the cgroup with what is
+ * left in it, poststop hooks once nothing runs, and last the state dir, so the id is free
+ * only when everything of it is gone. */
 int rt_container_delete(struct rt_global *g, const char *id, bool force, struct hutch_err *err)
 {
 	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
@@ -224,27 +253,11 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 		return 0;
 	if (r < 0)
 		return r;
-	enum rt_status s = rt_state_status(l.dirfd, &l.st);
-	if (s != RT_STOPPED && s != RT_CREATED && !force)
-		return hutch_fail(err, EBUSY, "cannot delete container %s that is %s (use --force)",
-				  id, rt_status_name(s));
-	if (s != RT_STOPPED && rt_pid_alive(l.st.pid, l.st.start_time))
-		kill(l.st.pid, SIGKILL);
+	TRY(check_deletable(&l, force, err)); /* created or stopped; --force kills the init */
 	hutch_fault_point("delete:killed");
-	if (l.st.cgroup_path || l.st.n_cgroup_paths) {
-		struct cg *cg = NULL;
-		if (rt_state_cgroup(&l.st, &cg, err) >= 0) {
-			/* No init was ever cloned into it: remove it only where it is empty. */
-			bool never_used = l.st.creating && l.st.pid <= 0;
-			r = never_used ? cg_remove_unused(cg, err) : cg_destroy(cg, err);
-			cg_free(cg);
-			if (r < 0)
-				return r;
-		}
-	}
+	TRY(remove_cgroup(&l, err));
 	hutch_fault_point("delete:cgroup-removed");
-	/* Our own child (a foreground run): reap it so no zombie is left. */
-	waitpid(l.st.pid, NULL, WNOHANG);
+	waitpid(l.st.pid, NULL, WNOHANG); /* our own child (a foreground run): no zombie */
 	poststop(&l.st);
 	return rt_state_remove(g->root, id, l.dirfd, err);
 }
