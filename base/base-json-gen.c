@@ -7,7 +7,9 @@
  */
 #include "hutch-json.h"
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 void hutch_json_gen_str(yajl_gen g, const char *s)
@@ -79,6 +81,29 @@ void hutch_json_gen_kv(yajl_gen g, const char *key, const char *value)
 		hutch_json_gen_str(g, value);
 	else
 		yajl_gen_null(g);
+}
+
+void hutch_json_gen_int(yajl_gen g, const char *key, long long v)
+{
+	if (key)
+		hutch_json_gen_str(g, key);
+	yajl_gen_integer(g, v);
+}
+
+void hutch_json_gen_u64(yajl_gen g, const char *key, uint64_t v)
+{
+	char buf[24];
+	int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	if (key)
+		hutch_json_gen_str(g, key);
+	yajl_gen_number(g, buf, (size_t)n);
+}
+
+void hutch_json_gen_bool(yajl_gen g, const char *key, bool v)
+{
+	if (key)
+		hutch_json_gen_str(g, key);
+	yajl_gen_bool(g, v);
 }
 
 char *hutch_json_gen_finish(yajl_gen g, size_t *len)

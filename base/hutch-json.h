@@ -69,6 +69,11 @@ int hutch_json_refuse(yajl_val obj, const char *const *keys, const char *prefix,
 void hutch_json_gen_str(yajl_gen g, const char *s);
 void hutch_json_gen_strv(yajl_gen g, const char *key, const char *const *v, size_t n);
 void hutch_json_gen_kv(yajl_gen g, const char *key, const char *value);
+/* key: a number or a boolean (a NULL key: the value alone, in an array). Above INT64_MAX
+ * yajl_gen_integer cannot go: _u64 writes the digits as a number (RLIM_INFINITY, stats). */
+void hutch_json_gen_int(yajl_gen g, const char *key, long long v);
+void hutch_json_gen_u64(yajl_gen g, const char *key, uint64_t v);
+void hutch_json_gen_bool(yajl_gen g, const char *key, bool v);
 /* Emits a parsed tree as is (numbers keep their text). */
 void hutch_json_gen_value(yajl_gen g, yajl_val v);
 /* The finished document, copied out (len may be NULL). */

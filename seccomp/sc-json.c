@@ -235,15 +235,6 @@ static void gen_action(yajl_gen g, const char *key, const char *errno_key, uint3
 	}
 }
 
-/* Values above INT64_MAX do not fit yajl_gen_integer: write the digits as a number. */
-static void gen_u64(yajl_gen g, const char *key, uint64_t v)
-{
-	char buf[24];
-	int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	hutch_json_gen_str(g, key);
-	yajl_gen_number(g, buf, (size_t)n);
-}
-
 static void gen_rule(yajl_gen g, const struct sc_rule *rule)
 {
 	yajl_gen_map_open(g);
@@ -259,10 +250,10 @@ static void gen_rule(yajl_gen g, const struct sc_rule *rule)
 		for (size_t i = 0; i < rule->n_args; i++) {
 			const struct sc_arg *a = &rule->args[i];
 			yajl_gen_map_open(g);
-			gen_u64(g, "index", a->index);
-			gen_u64(g, "value", a->value);
+			hutch_json_gen_u64(g, "index", a->index);
+			hutch_json_gen_u64(g, "value", a->value);
 			if (a->value_two)
-				gen_u64(g, "valueTwo", a->value_two);
+				hutch_json_gen_u64(g, "valueTwo", a->value_two);
 			hutch_json_gen_str(g, "op");
 			hutch_json_gen_str(g,
 					   sc_op_name(a->op) ? sc_op_name(a->op) : "SCMP_CMP_EQ");

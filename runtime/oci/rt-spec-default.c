@@ -57,18 +57,6 @@ const char *const rt_default_readonly[] = {
 	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL,
 };
 
-static void gen_int(yajl_gen g, const char *key, long long v)
-{
-	hutch_json_gen_str(g, key);
-	yajl_gen_integer(g, v);
-}
-
-static void gen_bool(yajl_gen g, const char *key, bool v)
-{
-	hutch_json_gen_str(g, key);
-	yajl_gen_bool(g, v);
-}
-
 /* key: [strings]; a NULL skip drops entries with that prefix (rootless: "gid="). */
 static void gen_strv(yajl_gen g, const char *key, const char *const *v, const char *skip)
 {
@@ -84,11 +72,11 @@ static void gen_process(yajl_gen g)
 {
 	hutch_json_gen_str(g, "process");
 	yajl_gen_map_open(g);
-	gen_bool(g, "terminal", true);
+	hutch_json_gen_bool(g, "terminal", true);
 	hutch_json_gen_str(g, "user");
 	yajl_gen_map_open(g);
-	gen_int(g, "uid", 0);
-	gen_int(g, "gid", 0);
+	hutch_json_gen_int(g, "uid", 0);
+	hutch_json_gen_int(g, "gid", 0);
 	yajl_gen_map_close(g);
 	gen_strv(g, "args", STRV("sh"), NULL);
 	gen_strv(g, "env",
@@ -106,11 +94,11 @@ static void gen_process(yajl_gen g)
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
 	hutch_json_gen_kv(g, "type", "RLIMIT_NOFILE");
-	gen_int(g, "hard", 1024);
-	gen_int(g, "soft", 1024);
+	hutch_json_gen_int(g, "hard", 1024);
+	hutch_json_gen_int(g, "soft", 1024);
 	yajl_gen_map_close(g);
 	yajl_gen_array_close(g);
-	gen_bool(g, "noNewPrivileges", true);
+	hutch_json_gen_bool(g, "noNewPrivileges", true);
 	yajl_gen_map_close(g);
 }
 
@@ -144,9 +132,9 @@ static void gen_idmap(yajl_gen g, const char *key, unsigned int host_id)
 	hutch_json_gen_str(g, key);
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
-	gen_int(g, "containerID", 0);
-	gen_int(g, "hostID", host_id);
-	gen_int(g, "size", 1);
+	hutch_json_gen_int(g, "containerID", 0);
+	hutch_json_gen_int(g, "hostID", host_id);
+	hutch_json_gen_int(g, "size", 1);
 	yajl_gen_map_close(g);
 	yajl_gen_array_close(g);
 }
@@ -158,7 +146,7 @@ static void gen_resources(yajl_gen g)
 	hutch_json_gen_str(g, "devices");
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
-	gen_bool(g, "allow", false);
+	hutch_json_gen_bool(g, "allow", false);
 	hutch_json_gen_kv(g, "access", "rwm");
 	yajl_gen_map_close(g);
 	yajl_gen_array_close(g);
@@ -223,7 +211,7 @@ char *rt_spec_default_json(bool rootless, yajl_val seccomp)
 	hutch_json_gen_str(g, "root");
 	yajl_gen_map_open(g);
 	hutch_json_gen_kv(g, "path", "rootfs");
-	gen_bool(g, "readonly", true);
+	hutch_json_gen_bool(g, "readonly", true);
 	yajl_gen_map_close(g);
 	hutch_json_gen_kv(g, "hostname", "hutch");
 	gen_mounts(g, rootless);

@@ -12,31 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static void gen_int(yajl_gen g, const char *key, long long v)
-{
-	hutch_json_gen_str(g, key);
-	yajl_gen_integer(g, v);
-}
-
-/* Above INT64_MAX (RLIM_INFINITY) a number is written as its text. */
-static void gen_u64(yajl_gen g, const char *key, uint64_t v)
-{
-	char buf[24];
-	int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	hutch_json_gen_str(g, key);
-	yajl_gen_number(g, buf, (size_t)n);
-}
-
 static void gen_i64(yajl_gen g, const char *key, struct cg_i64 v)
 {
 	if (v.set)
-		gen_int(g, key, v.v);
-}
-
-static void gen_bool(yajl_gen g, const char *key, bool v)
-{
-	hutch_json_gen_str(g, key);
-	yajl_gen_bool(g, v);
+		hutch_json_gen_int(g, key, v.v);
 }
 
 static void gen_caps(yajl_gen g, const struct ns_caps *c)
@@ -66,10 +45,10 @@ static void gen_user(yajl_gen g, const struct ns_user *u)
 {
 	hutch_json_gen_str(g, "user");
 	yajl_gen_map_open(g);
-	gen_int(g, "uid", u->uid);
-	gen_int(g, "gid", u->gid);
+	hutch_json_gen_int(g, "uid", u->uid);
+	hutch_json_gen_int(g, "gid", u->gid);
 	if (u->has_umask)
-		gen_int(g, "umask", u->umask);
+		hutch_json_gen_int(g, "umask", u->umask);
 	if (u->n_additional_gids) {
 		hutch_json_gen_str(g, "additionalGids");
 		yajl_gen_array_open(g);
@@ -89,8 +68,8 @@ static void gen_rlimits(yajl_gen g, const struct rt_process *p)
 	for (size_t i = 0; i < p->n_rlimits; i++) {
 		yajl_gen_map_open(g);
 		hutch_json_gen_kv(g, "type", ns_rlimit_name(p->rlimits[i].resource));
-		gen_u64(g, "hard", p->rlimits[i].hard);
-		gen_u64(g, "soft", p->rlimits[i].soft);
+		hutch_json_gen_u64(g, "hard", p->rlimits[i].hard);
+		hutch_json_gen_u64(g, "soft", p->rlimits[i].soft);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -100,12 +79,12 @@ static void gen_process(yajl_gen g, const struct rt_process *p)
 {
 	hutch_json_gen_str(g, "process");
 	yajl_gen_map_open(g);
-	gen_bool(g, "terminal", p->terminal);
+	hutch_json_gen_bool(g, "terminal", p->terminal);
 	if (p->console_height || p->console_width) {
 		hutch_json_gen_str(g, "consoleSize");
 		yajl_gen_map_open(g);
-		gen_int(g, "height", p->console_height);
-		gen_int(g, "width", p->console_width);
+		hutch_json_gen_int(g, "height", p->console_height);
+		hutch_json_gen_int(g, "width", p->console_width);
 		yajl_gen_map_close(g);
 	}
 	gen_user(g, &p->user);
@@ -115,9 +94,9 @@ static void gen_process(yajl_gen g, const struct rt_process *p)
 	if (p->has_caps)
 		gen_caps(g, &p->caps);
 	gen_rlimits(g, p);
-	gen_bool(g, "noNewPrivileges", p->no_new_privs);
+	hutch_json_gen_bool(g, "noNewPrivileges", p->no_new_privs);
 	if (p->has_oom_score_adj)
-		gen_int(g, "oomScoreAdj", p->oom_score_adj);
+		hutch_json_gen_int(g, "oomScoreAdj", p->oom_score_adj);
 	if (p->apparmor_profile)
 		hutch_json_gen_kv(g, "apparmorProfile", p->apparmor_profile);
 	if (p->selinux_label)
@@ -133,9 +112,9 @@ static void gen_idmaps(yajl_gen g, const char *key, const struct ns_idmap *v, si
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < n; i++) {
 		yajl_gen_map_open(g);
-		gen_int(g, "containerID", v[i].container_id);
-		gen_int(g, "hostID", v[i].host_id);
-		gen_int(g, "size", v[i].size);
+		hutch_json_gen_int(g, "containerID", v[i].container_id);
+		hutch_json_gen_int(g, "hostID", v[i].host_id);
+		hutch_json_gen_int(g, "size", v[i].size);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -192,7 +171,7 @@ static void gen_hooks(yajl_gen g, const struct rt_spec *s)
 				hutch_json_gen_strv(g, "env", (const char *const *)h->env,
 						    SIZE_MAX);
 			if (h->timeout)
-				gen_int(g, "timeout", h->timeout);
+				hutch_json_gen_int(g, "timeout", h->timeout);
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
@@ -211,12 +190,12 @@ static void gen_devices(yajl_gen g, const struct rt_spec *s)
 		const struct cg_device_rule *d = &r->devices[i];
 		char type[2] = { d->type, '\0' };
 		yajl_gen_map_open(g);
-		gen_bool(g, "allow", d->allow);
+		hutch_json_gen_bool(g, "allow", d->allow);
 		hutch_json_gen_kv(g, "type", type);
 		if (d->major >= 0)
-			gen_int(g, "major", d->major);
+			hutch_json_gen_int(g, "major", d->major);
 		if (d->minor >= 0)
-			gen_int(g, "minor", d->minor);
+			hutch_json_gen_int(g, "minor", d->minor);
 		hutch_json_gen_kv(g, "access", d->access);
 		yajl_gen_map_close(g);
 	}
@@ -255,7 +234,7 @@ static void gen_resources(yajl_gen g, const struct rt_spec *s)
 	gen_i64(g, "swap", r->mem_swap);
 	gen_i64(g, "swappiness", r->mem_swappiness);
 	if (r->mem_disable_oom_killer)
-		gen_bool(g, "disableOOMKiller", true);
+		hutch_json_gen_bool(g, "disableOOMKiller", true);
 	yajl_gen_map_close(g);
 	hutch_json_gen_str(g, "cpu");
 	yajl_gen_map_open(g);
@@ -351,7 +330,7 @@ int rt_spec_write(const struct rt_spec *s, char **out, struct hutch_err *err)
 	hutch_json_gen_str(g, "root");
 	yajl_gen_map_open(g);
 	hutch_json_gen_kv(g, "path", s->rootfs ? s->rootfs : s->root_path);
-	gen_bool(g, "readonly", s->root_readonly);
+	hutch_json_gen_bool(g, "readonly", s->root_readonly);
 	yajl_gen_map_close(g);
 	if (s->hostname)
 		hutch_json_gen_kv(g, "hostname", s->hostname);

@@ -13,30 +13,21 @@
 #include <string.h>
 #include <time.h>
 
-static void gen_u64(yajl_gen g, const char *key, uint64_t v)
-{
-	char buf[24];
-	int len = snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	if (key)
-		hutch_json_gen_str(g, key);
-	yajl_gen_number(g, buf, (size_t)len);
-}
-
 /* Go's omitempty: runc leaves out zero numbers of the fields it tags so. */
 static void gen_u64_omit(yajl_gen g, const char *key, uint64_t v)
 {
 	if (v)
-		gen_u64(g, key, v);
+		hutch_json_gen_u64(g, key, v);
 }
 
 static void gen_mem_entry(yajl_gen g, const char *key, const struct cg_mem_entry *e)
 {
 	hutch_json_gen_str(g, key);
 	yajl_gen_map_open(g);
-	gen_u64(g, "limit", e->limit);
+	hutch_json_gen_u64(g, "limit", e->limit);
 	gen_u64_omit(g, "usage", e->usage);
 	gen_u64_omit(g, "max", e->max_usage);
-	gen_u64(g, "failcnt", e->failcnt);
+	hutch_json_gen_u64(g, "failcnt", e->failcnt);
 	yajl_gen_map_close(g);
 }
 
@@ -51,11 +42,11 @@ static void gen_cpu(yajl_gen g, const struct cg_stats *st)
 		hutch_json_gen_str(g, "percpu");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < st->n_percpu; i++)
-			gen_u64(g, NULL, st->cpu_percpu_ns[i]);
+			hutch_json_gen_u64(g, NULL, st->cpu_percpu_ns[i]);
 		yajl_gen_array_close(g);
 	}
-	gen_u64(g, "kernel", st->cpu_system_ns);
-	gen_u64(g, "user", st->cpu_user_ns);
+	hutch_json_gen_u64(g, "kernel", st->cpu_system_ns);
+	hutch_json_gen_u64(g, "user", st->cpu_user_ns);
 	yajl_gen_map_close(g);
 	hutch_json_gen_str(g, "throttling");
 	yajl_gen_map_open(g);
@@ -82,7 +73,7 @@ static void gen_memory(yajl_gen g, const struct cg_stats *st)
 		hutch_json_gen_str(g, "raw");
 		yajl_gen_map_open(g);
 		for (size_t i = 0; i < st->n_mem_raw; i++)
-			gen_u64(g, st->mem_raw[i].key, st->mem_raw[i].v);
+			hutch_json_gen_u64(g, st->mem_raw[i].key, st->mem_raw[i].v);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_map_close(g);

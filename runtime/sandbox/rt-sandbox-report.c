@@ -11,18 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void gen_int(yajl_gen g, const char *key, long long v)
-{
-	hutch_json_gen_str(g, key);
-	yajl_gen_integer(g, v);
-}
-
-static void gen_bool(yajl_gen g, const char *key, bool v)
-{
-	hutch_json_gen_str(g, key);
-	yajl_gen_bool(g, v);
-}
-
 static void gen_num_or_null(yajl_gen g, const char *key, bool have, long long v)
 {
 	hutch_json_gen_str(g, key);
@@ -36,14 +24,14 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 {
 	hutch_json_gen_str(g, "user");
 	yajl_gen_map_open(g);
-	gen_int(g, "uid", rt_sb_root_inside(o) ? 0 : o->uid);
-	gen_int(g, "gid", rt_sb_root_inside(o) ? 0 : o->gid);
-	gen_bool(g, "user_namespace", p->userns);
+	hutch_json_gen_int(g, "uid", rt_sb_root_inside(o) ? 0 : o->uid);
+	hutch_json_gen_int(g, "gid", rt_sb_root_inside(o) ? 0 : o->gid);
+	hutch_json_gen_bool(g, "user_namespace", p->userns);
 	if (p->userns) {
-		gen_int(g, "host_uid", p->host_uid);
-		gen_int(g, "host_gid", p->host_gid);
-		gen_int(g, "other_ids_host_start", p->sub_uid);
-		gen_int(g, "other_gids_host_start", p->sub_gid);
+		hutch_json_gen_int(g, "host_uid", p->host_uid);
+		hutch_json_gen_int(g, "host_gid", p->host_gid);
+		hutch_json_gen_int(g, "other_ids_host_start", p->sub_uid);
+		hutch_json_gen_int(g, "other_gids_host_start", p->sub_gid);
 	} else {
 		hutch_json_gen_kv(
 			g, "warning",
@@ -53,11 +41,11 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 	/* Who owns, on the host, what the sandbox leaves in its workspace. */
 	hutch_json_gen_str(g, "writes_as");
 	yajl_gen_map_open(g);
-	gen_int(g, "uid", p->userns ? p->write_uid : 0);
-	gen_int(g, "gid", p->userns ? p->write_gid : 0);
-	gen_bool(g, "idmapped", p->ws_idmapped);
-	gen_bool(g, "workspace_chowned", p->ws_chowned);
-	gen_bool(g, "setid_bits_blocked", !rt_sb_root_inside(o));
+	hutch_json_gen_int(g, "uid", p->userns ? p->write_uid : 0);
+	hutch_json_gen_int(g, "gid", p->userns ? p->write_gid : 0);
+	hutch_json_gen_bool(g, "idmapped", p->ws_idmapped);
+	hutch_json_gen_bool(g, "workspace_chowned", p->ws_chowned);
+	hutch_json_gen_bool(g, "setid_bits_blocked", !rt_sb_root_inside(o));
 	yajl_gen_map_close(g);
 	hutch_json_gen_str(g, "binds");
 	yajl_gen_array_open(g);
@@ -66,9 +54,9 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 			continue;
 		yajl_gen_map_open(g);
 		hutch_json_gen_kv(g, "destination", o->binds[i].dst);
-		gen_int(g, "uid", p->userns ? p->binds[i].uid : 0);
-		gen_int(g, "gid", p->userns ? p->binds[i].gid : 0);
-		gen_bool(g, "idmapped", p->binds[i].idmapped);
+		hutch_json_gen_int(g, "uid", p->userns ? p->binds[i].uid : 0);
+		hutch_json_gen_int(g, "gid", p->userns ? p->binds[i].gid : 0);
+		hutch_json_gen_bool(g, "idmapped", p->binds[i].idmapped);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -92,10 +80,10 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 			  o->as_root	 ? "container-default, in the user namespace"
 			  : o->host_root ? "container-default, host"
 					 : "none");
-	gen_bool(g, "no_new_privs", true);
+	hutch_json_gen_bool(g, "no_new_privs", true);
 	hutch_json_gen_kv(g, "seccomp", "default");
-	gen_bool(g, "read_only_root", !rt_sb_root_inside(o));
-	gen_bool(g, "throwaway_layer", p->layered);
+	hutch_json_gen_bool(g, "read_only_root", !rt_sb_root_inside(o));
+	hutch_json_gen_bool(g, "throwaway_layer", p->layered);
 	hutch_json_gen_kv(g, "rootfs",
 			  p->rootfs_copy ? "copy (overlayfs unavailable)"
 			  : p->layered	 ? "overlay"
@@ -126,12 +114,12 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	const struct cg_stats *s = &r->stats;
 	yajl_gen_map_open(g);
-	gen_int(g, "version", 1);
-	gen_int(g, "exit_code", r->exit_code);
+	hutch_json_gen_int(g, "version", 1);
+	hutch_json_gen_int(g, "exit_code", r->exit_code);
 	gen_num_or_null(g, "signal", r->signal > 0, r->signal);
-	gen_bool(g, "timed_out", r->timed_out);
-	gen_bool(g, "oom_killed", r->oom_killed);
-	gen_int(g, "wall_ms", (long long)r->wall_ms);
+	hutch_json_gen_bool(g, "timed_out", r->timed_out);
+	hutch_json_gen_bool(g, "oom_killed", r->oom_killed);
+	hutch_json_gen_int(g, "wall_ms", (long long)r->wall_ms);
 	gen_num_or_null(g, "cpu_user_ms", r->has_stats, (long long)(s->cpu_user_ns / 1000000));
 	gen_num_or_null(g, "cpu_sys_ms", r->has_stats, (long long)(s->cpu_system_ns / 1000000));
 	gen_num_or_null(g, "memory_peak_bytes", r->has_stats && s->mem_max_usage,

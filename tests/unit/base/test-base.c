@@ -413,6 +413,25 @@ static void test_json_getters(void)
 	   "json: a NUL byte in a string is refused (%s)", err.msg);
 }
 
+/* Numbers past INT64_MAX keep their digits; a NULL key writes the value alone. */
+static void test_json_gen_numbers(void)
+{
+	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	hutch_json_gen_int(g, "i", -5);
+	hutch_json_gen_u64(g, "u", UINT64_MAX);
+	hutch_json_gen_bool(g, "b", true);
+	hutch_json_gen_str(g, "a");
+	yajl_gen_array_open(g);
+	hutch_json_gen_u64(g, NULL, 7);
+	hutch_json_gen_bool(g, NULL, false);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	_cleanup_free_ char *text = hutch_json_gen_finish(g, NULL);
+	ok(!strcmp(text, "{\"i\":-5,\"u\":18446744073709551615,\"b\":true,\"a\":[7,false]}"),
+	   "json gen: int, u64 past INT64_MAX, bool, keyless in an array (%s)", text);
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/hutch-test-base-XXXXXX";
@@ -428,6 +447,7 @@ int main(void)
 	test_json_find_long();
 	test_utf8();
 	test_json_getters();
+	test_json_gen_numbers();
 	test_utc_stamp();
 	test_signals_not_default();
 	char cmd[256];
