@@ -220,6 +220,26 @@ int hutch_json_array(yajl_val obj, const char *key, const char *field, yajl_val 
 	return 0;
 }
 
+int hutch_json_items(yajl_val obj, const char *key, const char *field, struct hutch_json_items *it,
+		     struct hutch_err *err)
+{
+	*it = (struct hutch_json_items){ .prefix = field, .i = SIZE_MAX };
+	TRY(hutch_json_array(obj, key, field, &it->arr, err));
+	it->n = it->arr ? it->arr->u.array.len : 0;
+	return 0;
+}
+
+bool hutch_json_next(struct hutch_json_items *it, yajl_val *v)
+{
+	size_t i = it->i + 1; /* SIZE_MAX + 1: the first */
+	if (i >= it->n)
+		return false;
+	it->i = i;
+	hutch_json_field(it->field, "%s[%zu]", it->prefix, i);
+	*v = it->arr->u.array.values[i];
+	return true;
+}
+
 static bool has_content(yajl_val v)
 {
 	if (!v)

@@ -57,6 +57,20 @@ int hutch_json_object(yajl_val obj, const char *key, const char *field, yajl_val
 		      struct hutch_err *err);
 int hutch_json_array(yajl_val obj, const char *key, const char *field, yajl_val *out,
 		     struct hutch_err *err);
+/* The elements of obj's array key (absent or null: none), each with its field name:
+ *	TRY(hutch_json_items(obj, "devices", "linux.devices", &it, err));
+ *	v = calloc(it.n, ...);
+ *	for (yajl_val d; hutch_json_next(&it, &d);) parse(d, it.field, &v[it.i]);
+ */
+struct hutch_json_items {
+	yajl_val arr;
+	size_t n, i; /* the count; the current element's index */
+	const char *prefix;
+	char field[HUTCH_FIELD_MAX]; /* "<field>[i]" */
+};
+int hutch_json_items(yajl_val obj, const char *key, const char *field, struct hutch_json_items *it,
+		     struct hutch_err *err);
+bool hutch_json_next(struct hutch_json_items *it, yajl_val *v);
 /* Fails with "<prefix>.<key>: not supported" for the first of keys (NULL-terminated) that
  * obj holds with content; null, "", [] and {} ask for nothing and pass. */
 int hutch_json_refuse(yajl_val obj, const char *const *keys, const char *prefix,

@@ -124,7 +124,7 @@ static int parse_arg(yajl_val a, const char *prefix, struct sc_arg *out, struct 
 int sc_json_rule(yajl_val s, const char *prefix, struct sc_rule *out, struct hutch_err *err)
 {
 	char field[HUTCH_FIELD_MAX];
-	yajl_val args;
+	struct hutch_json_items args;
 
 	if (!YAJL_IS_OBJECT(s))
 		return hutch_fail(err, EINVAL, "%s: expected an object", prefix);
@@ -138,16 +138,13 @@ int sc_json_rule(yajl_val s, const char *prefix, struct sc_rule *out, struct hut
 	if (r < 0)
 		return r;
 	hutch_json_field(field, "%s.args", prefix);
-	r = hutch_json_array(s, "args", field, &args, err);
-	if (r < 0 || !args)
-		return r;
-	out->args = hutch_xcalloc(args->u.array.len, sizeof(struct sc_arg));
-	for (size_t i = 0; i < args->u.array.len; i++) {
-		hutch_json_field(field, "%s.args[%zu]", prefix, i);
-		r = parse_arg(args->u.array.values[i], field, &out->args[i], err);
-		if (r < 0)
-			return r;
-		out->n_args = i + 1;
+	TRY(hutch_json_items(s, "args", field, &args, err));
+	if (!args.arr)
+		return 0;
+	out->args = hutch_xcalloc(args.n + 1, sizeof(struct sc_arg));
+	for (yajl_val v; hutch_json_next(&args, &v);) {
+		TRY(parse_arg(v, args.field, &out->args[args.i], err));
+		out->n_args = args.i + 1;
 	}
 	return 0;
 }
@@ -156,20 +153,17 @@ static int parse_syscalls(yajl_val sc, const char *prefix, struct sc_config *out
 			  struct hutch_err *err)
 {
 	char field[HUTCH_FIELD_MAX];
-	yajl_val arr;
+	struct hutch_json_items it;
 
-	int r = hutch_json_array(sc, "syscalls", hutch_json_field(field, "%s.syscalls", prefix),
-				 &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	out->rules = hutch_xcalloc(arr->u.array.len, sizeof(struct sc_rule));
-	for (size_t i = 0; i < arr->u.array.len; i++) {
+	TRY(hutch_json_items(sc, "syscalls", hutch_json_field(field, "%s.syscalls", prefix), &it,
+			     err));
+	if (!it.arr)
+		return 0;
+	out->rules = hutch_xcalloc(it.n + 1, sizeof(struct sc_rule));
+	for (yajl_val v; hutch_json_next(&it, &v);) {
 		/* Count the rule first, so that freeing the config covers a half-parsed one. */
-		out->n_rules = i + 1;
-		hutch_json_field(field, "%s.syscalls[%zu]", prefix, i);
-		r = sc_json_rule(arr->u.array.values[i], field, &out->rules[i], err);
-		if (r < 0)
-			return r;
+		out->n_rules = it.i + 1;
+		TRY(sc_json_rule(v, it.field, &out->rules[it.i], err));
 	}
 	return 0;
 }

@@ -43,24 +43,16 @@ static int parse_namespace(yajl_val v, const char *field, struct rt_namespace *n
 
 static int parse_namespaces(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	char field[HUTCH_FIELD_MAX];
-	yajl_val arr;
-
-	int r = hutch_json_array(lx, "namespaces", "linux.namespaces", &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	spec->namespaces = hutch_xcalloc(arr->u.array.len, sizeof(*spec->namespaces));
-	for (size_t i = 0; i < arr->u.array.len; i++) {
-		hutch_json_field(field, "linux.namespaces[%zu]", i);
-		struct rt_namespace *ns = &spec->namespaces[i];
-		spec->n_namespaces = i + 1; /* so rt_spec_free frees what this one holds */
-		r = parse_namespace(arr->u.array.values[i], field, ns, err);
-		if (r < 0)
-			return r;
+	struct hutch_json_items it;
+	TRY(hutch_json_items(lx, "namespaces", "linux.namespaces", &it, err));
+	spec->namespaces = hutch_xcalloc(it.n + 1, sizeof(*spec->namespaces));
+	for (yajl_val v; hutch_json_next(&it, &v);) {
+		struct rt_namespace *ns = &spec->namespaces[it.i];
+		spec->n_namespaces = it.i + 1; /* so rt_spec_free frees what this one holds */
+		TRY(parse_namespace(v, it.field, ns, err));
 		if (rt_spec_ns(spec, ns->flag) != ns)
 			return hutch_fail(err, EINVAL, "%s.type: duplicate namespace type %s",
-					  field,
-					  hutch_json_get(arr->u.array.values[i], "type")->u.string);
+					  it.field, hutch_json_get(v, "type")->u.string);
 	}
 	return 0;
 }
@@ -89,20 +81,16 @@ int rt_spec_parse_idmaps(yajl_val obj, const char *key, const char *prefix, stru
 			 size_t *n, struct hutch_err *err)
 {
 	char field[HUTCH_FIELD_MAX];
-	yajl_val arr;
+	struct hutch_json_items it;
 
 	hutch_json_field(field, "%s.%s", prefix, key);
-	int r = hutch_json_array(obj, key, field, &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	*out = hutch_xcalloc(arr->u.array.len ? arr->u.array.len : 1, sizeof(**out));
-	*n = arr->u.array.len;
-	for (size_t i = 0; i < *n; i++) {
-		hutch_json_field(field, "%s.%s[%zu]", prefix, key, i);
-		r = parse_idmap(arr->u.array.values[i], field, &(*out)[i], err);
-		if (r < 0)
-			return r;
-	}
+	TRY(hutch_json_items(obj, key, field, &it, err));
+	if (!it.arr)
+		return 0;
+	*out = hutch_xcalloc(it.n + 1, sizeof(**out));
+	*n = it.n;
+	for (yajl_val v; hutch_json_next(&it, &v);)
+		TRY(parse_idmap(v, it.field, &(*out)[it.i], err));
 	return 0;
 }
 
@@ -225,20 +213,14 @@ static int parse_device(yajl_val v, const char *field, struct ns_device *d, stru
 
 static int parse_devices(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	char field[HUTCH_FIELD_MAX];
-	yajl_val arr;
-
-	int r = hutch_json_array(lx, "devices", "linux.devices", &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	spec->devices = hutch_xcalloc(arr->u.array.len, sizeof(*spec->devices));
-	spec->n_devices = arr->u.array.len;
-	for (size_t i = 0; i < spec->n_devices; i++) {
-		hutch_json_field(field, "linux.devices[%zu]", i);
-		r = parse_device(arr->u.array.values[i], field, &spec->devices[i], err);
-		if (r < 0)
-			return r;
-	}
+	struct hutch_json_items it;
+	TRY(hutch_json_items(lx, "devices", "linux.devices", &it, err));
+	if (!it.arr)
+		return 0;
+	spec->devices = hutch_xcalloc(it.n + 1, sizeof(*spec->devices));
+	spec->n_devices = it.n;
+	for (yajl_val v; hutch_json_next(&it, &v);)
+		TRY(parse_device(v, it.field, &spec->devices[it.i], err));
 	return 0;
 }
 

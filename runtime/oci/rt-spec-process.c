@@ -50,24 +50,19 @@ static int parse_console(yajl_val proc, struct rt_process *p, struct hutch_err *
 
 static int parse_gids(yajl_val user, struct rt_process *p, struct hutch_err *err)
 {
-	char field[HUTCH_FIELD_MAX];
-	yajl_val arr;
+	struct hutch_json_items it;
 	int64_t gid;
 
-	int r = hutch_json_array(user, "additionalGids", "process.user.additionalGids", &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	size_t n = arr->u.array.len;
-	p->gids_storage = hutch_xcalloc(n, sizeof(gid_t));
-	for (size_t i = 0; i < n; i++) {
-		hutch_json_field(field, "process.user.additionalGids[%zu]", i);
-		r = hutch_json_int_value(arr->u.array.values[i], field, 0, ID_MAX, &gid, err);
-		if (r < 0)
-			return r;
-		p->gids_storage[i] = (gid_t)gid;
+	TRY(hutch_json_items(user, "additionalGids", "process.user.additionalGids", &it, err));
+	if (!it.arr)
+		return 0;
+	p->gids_storage = hutch_xcalloc(it.n + 1, sizeof(gid_t));
+	for (yajl_val v; hutch_json_next(&it, &v);) {
+		TRY(hutch_json_int_value(v, it.field, 0, ID_MAX, &gid, err));
+		p->gids_storage[it.i] = (gid_t)gid;
 	}
 	p->user.additional_gids = p->gids_storage;
-	p->user.n_additional_gids = n;
+	p->user.n_additional_gids = it.n;
 	return 0;
 }
 
@@ -220,27 +215,21 @@ static int parse_rlimit(yajl_val v, const char *field, struct ns_rlimit *rl, str
 
 static int parse_rlimits(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
-	char field[HUTCH_FIELD_MAX];
-	yajl_val arr;
+	struct hutch_json_items it;
 
-	int r = hutch_json_array(proc, "rlimits", "process.rlimits", &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	p->rlimits = hutch_xcalloc(arr->u.array.len, sizeof(*p->rlimits));
-	for (size_t i = 0; i < arr->u.array.len; i++) {
-		hutch_json_field(field, "process.rlimits[%zu]", i);
-		r = parse_rlimit(arr->u.array.values[i], field, &p->rlimits[i], err);
-		if (r < 0)
-			return r;
-		p->n_rlimits = i + 1;
+	TRY(hutch_json_items(proc, "rlimits", "process.rlimits", &it, err));
+	if (!it.arr)
+		return 0;
+	p->rlimits = hutch_xcalloc(it.n + 1, sizeof(*p->rlimits));
+	for (yajl_val v; hutch_json_next(&it, &v);) {
+		TRY(parse_rlimit(v, it.field, &p->rlimits[it.i], err));
+		p->n_rlimits = it.i + 1;
 		/* setrlimit would apply both, the last silently winning: refuse instead. */
-		for (size_t j = 0; j < i; j++)
-			if (p->rlimits[j].resource == p->rlimits[i].resource)
-				return hutch_fail(
-					err, EINVAL, "%s.type: duplicate %s (as rlimits[%zu])",
-					field,
-					hutch_json_get(arr->u.array.values[i], "type")->u.string,
-					j);
+		for (size_t j = 0; j < it.i; j++)
+			if (p->rlimits[j].resource == p->rlimits[it.i].resource)
+				return hutch_fail(err, EINVAL,
+						  "%s.type: duplicate %s (as rlimits[%zu])",
+						  it.field, hutch_json_get(v, "type")->u.string, j);
 	}
 	return 0;
 }

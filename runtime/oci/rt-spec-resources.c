@@ -133,18 +133,15 @@ static const struct cg_device_rule default_allowed[] = {
 
 static int parse_devices(yajl_val res, struct rt_spec *spec, struct hutch_err *err)
 {
-	yajl_val arr;
-	int r = hutch_json_array(res, "devices", "linux.resources.devices", &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	size_t n = arr->u.array.len;
-	struct cg_device_rule *v = hutch_xcalloc(n + 1, sizeof(*v));
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = parse_device(arr->u.array.values[i], i, &v[i], err);
-	if (r >= 0)
-		rt_spec_set_devices(spec, v, n);
-	free(v);
-	return r;
+	struct hutch_json_items it;
+	TRY(hutch_json_items(res, "devices", "linux.resources.devices", &it, err));
+	if (!it.arr)
+		return 0;
+	_cleanup_free_ struct cg_device_rule *v = hutch_xcalloc(it.n + 1, sizeof(*v));
+	for (yajl_val d; hutch_json_next(&it, &d);)
+		TRY(parse_device(d, it.i, &v[it.i], err));
+	rt_spec_set_devices(spec, v, it.n);
+	return 0;
 }
 
 void rt_spec_set_devices(struct rt_spec *spec, const struct cg_device_rule *rules, size_t n)
@@ -229,21 +226,17 @@ static int parse_dev_values(yajl_val b, const char *key, const char *value_key,
 			    struct hutch_err *err)
 {
 	char field[HUTCH_FIELD_MAX];
-	yajl_val arr;
-	int r = hutch_json_array(b, key, hutch_json_field(field, "linux.resources.blockIO.%s", key),
-				 &arr, err);
-	if (r < 0 || !arr)
-		return r;
-	struct cg_dev_value *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
+	struct hutch_json_items it;
+	TRY(hutch_json_items(b, key, hutch_json_field(field, "linux.resources.blockIO.%s", key),
+			     &it, err));
+	if (!it.arr)
+		return 0;
+	struct cg_dev_value *v = hutch_xcalloc(it.n + 1, sizeof(*v));
 	*out = v; /* owned by the spec from here: rt_spec_free_resources frees it */
-	for (size_t i = 0; i < arr->u.array.len; i++) {
-		yajl_val d = arr->u.array.values[i];
-		hutch_json_field(field, "linux.resources.blockIO.%s[%zu]", key, i);
-		r = parse_dev_value(d, field, value_key, &v[i], err);
-		if (r < 0)
-			return r;
+	for (yajl_val d; hutch_json_next(&it, &d);) {
+		TRY(parse_dev_value(d, it.field, value_key, &v[it.i], err));
 		*leaf |= nonempty(hutch_json_get(d, "leafWeight"));
-		*n = i + 1;
+		*n = it.i + 1;
 	}
 	return 0;
 }
@@ -273,84 +266,72 @@ static int parse_blkio(yajl_val res, struct cg_resources *out, struct hutch_err 
 	return r;
 }
 
-static int parse_hugepages(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+static int parse_hugepage(yajl_val h, const char *at, struct cg_hugepage *v, struct hutch_err *err)
 {
 	char field[HUTCH_FIELD_MAX];
-	yajl_val arr;
-	int r = hutch_json_array(res, "hugepageLimits", "linux.resources.hugepageLimits", &arr,
-				 err);
-	if (r < 0 || !arr)
-		return r;
-	struct cg_hugepage *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
-	out->hugepages = v;
-	for (size_t i = 0; i < arr->u.array.len; i++) {
-		yajl_val h = arr->u.array.values[i];
-		bool present = false;
-		char *size = NULL;
-		if (!YAJL_IS_OBJECT(h))
-			return hutch_fail(err, EINVAL,
-					  "linux.resources.hugepageLimits[%zu]: expected an object",
-					  i);
-		r = hutch_json_string(
-			h, "pageSize",
-			hutch_json_field(field, "linux.resources.hugepageLimits[%zu].pageSize", i),
-			true, &size, err);
-		v[i].page_size = size;
-		out->n_hugepages = i + 1;
-		if (r == 0)
-			r = hutch_json_uint64(
-				h, "limit",
-				hutch_json_field(field, "linux.resources.hugepageLimits[%zu].limit",
-						 i),
-				UINT64_MAX, &present, &v[i].limit, err);
-		if (r == 0 && !present)
-			r = hutch_fail(err, EINVAL, "%s: required", field);
-		if (r < 0)
-			return r;
+	bool present = false;
+	char *size = NULL;
+	if (!YAJL_IS_OBJECT(h))
+		return hutch_fail(err, EINVAL, "%s: expected an object", at);
+	int r = hutch_json_string(h, "pageSize", hutch_json_field(field, "%s.pageSize", at), true,
+				  &size, err);
+	v->page_size = size;
+	if (r == 0)
+		r = hutch_json_uint64(h, "limit", hutch_json_field(field, "%s.limit", at),
+				      UINT64_MAX, &present, &v->limit, err);
+	if (r == 0 && !present)
+		r = hutch_fail(err, EINVAL, "%s: required", field);
+	return r;
+}
+
+static int parse_hugepages(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+{
+	struct hutch_json_items it;
+	TRY(hutch_json_items(res, "hugepageLimits", "linux.resources.hugepageLimits", &it, err));
+	if (!it.arr)
+		return 0;
+	out->hugepages = hutch_xcalloc(it.n + 1, sizeof(*out->hugepages));
+	for (yajl_val h; hutch_json_next(&it, &h);) {
+		out->n_hugepages = it.i + 1; /* freed with the spec, half-parsed or not */
+		TRY(parse_hugepage(h, it.field, (struct cg_hugepage *)&out->hugepages[it.i], err));
 	}
 	return 0;
 }
 
-static int parse_network(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+static int parse_prio(yajl_val p, const char *at, struct cg_net_prio *v, struct hutch_err *err)
 {
 	char field[HUTCH_FIELD_MAX];
-	yajl_val net, arr;
+	char *name = NULL;
+	int64_t prio = 0;
+	if (!YAJL_IS_OBJECT(p))
+		return hutch_fail(err, EINVAL, "%s: expected an object", at);
+	int r = hutch_json_string(p, "name", hutch_json_field(field, "%s.name", at), true, &name,
+				  err);
+	v->iface = name;
+	if (r == 0)
+		r = hutch_json_req_int(p, "priority", hutch_json_field(field, "%s.priority", at), 0,
+				       UINT32_MAX, &prio, err);
+	v->priority = (uint32_t)prio;
+	return r;
+}
+
+static int parse_network(yajl_val res, struct cg_resources *out, struct hutch_err *err)
+{
+	struct hutch_json_items it = { 0 };
+	yajl_val net;
 	int r = hutch_json_object(res, "network", "linux.resources.network", &net, err);
 	if (r == 0 && net)
 		r = hutch_json_int(net, "classID", "linux.resources.network.classID", 0, UINT32_MAX,
 				   &out->net_class_id.set, &out->net_class_id.v, err);
 	if (r == 0 && net)
-		r = hutch_json_array(net, "priorities", "linux.resources.network.priorities", &arr,
+		r = hutch_json_items(net, "priorities", "linux.resources.network.priorities", &it,
 				     err);
-	if (r < 0 || !net || !arr)
+	if (r < 0 || !net || !it.arr)
 		return r;
-	struct cg_net_prio *v = hutch_xcalloc(arr->u.array.len + 1, sizeof(*v));
-	out->net_priorities = v;
-	for (size_t i = 0; i < arr->u.array.len; i++) {
-		yajl_val p = arr->u.array.values[i];
-		char *name = NULL;
-		int64_t prio = 0;
-		if (!YAJL_IS_OBJECT(p))
-			return hutch_fail(err, EINVAL,
-					  "linux.resources.network.priorities[%zu]: expected an "
-					  "object",
-					  i);
-		r = hutch_json_string(
-			p, "name",
-			hutch_json_field(field, "linux.resources.network.priorities[%zu].name", i),
-			true, &name, err);
-		v[i].iface = name;
-		out->n_net_priorities = i + 1;
-		if (r == 0)
-			r = hutch_json_req_int(
-				p, "priority",
-				hutch_json_field(field,
-						 "linux.resources.network.priorities[%zu].priority",
-						 i),
-				0, UINT32_MAX, &prio, err);
-		if (r < 0)
-			return r;
-		v[i].priority = (uint32_t)prio;
+	out->net_priorities = hutch_xcalloc(it.n + 1, sizeof(*out->net_priorities));
+	for (yajl_val p; hutch_json_next(&it, &p);) {
+		out->n_net_priorities = it.i + 1;
+		TRY(parse_prio(p, it.field, (struct cg_net_prio *)&out->net_priorities[it.i], err));
 	}
 	return 0;
 }

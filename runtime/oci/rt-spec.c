@@ -102,23 +102,22 @@ static const char *const hook_names[RT_HOOK_COUNT] = {
 static int parse_hooks(yajl_val top, struct rt_spec *spec, struct hutch_err *err)
 {
 	char field[HUTCH_FIELD_MAX];
-	yajl_val hooks, arr;
+	struct hutch_json_items it;
+	yajl_val hooks;
 
-	int r = hutch_json_object(top, "hooks", "hooks", &hooks, err);
-	for (int k = 0; r >= 0 && hooks && k < RT_HOOK_COUNT; k++) {
+	TRY(hutch_json_object(top, "hooks", "hooks", &hooks, err));
+	for (int k = 0; hooks && k < RT_HOOK_COUNT; k++) {
 		hutch_json_field(field, "hooks.%s", hook_names[k]);
-		r = hutch_json_array(hooks, hook_names[k], field, &arr, err);
-		if (r < 0 || !arr)
+		TRY(hutch_json_items(hooks, hook_names[k], field, &it, err));
+		if (!it.arr)
 			continue;
 		struct rt_hooks *hs = &spec->hooks[k];
-		hs->n = arr->u.array.len;
-		hs->v = hutch_xcalloc(hs->n, sizeof(*hs->v));
-		for (size_t i = 0; r >= 0 && i < hs->n; i++) {
-			hutch_json_field(field, "hooks.%s[%zu]", hook_names[k], i);
-			r = parse_hook(arr->u.array.values[i], field, &hs->v[i], err);
-		}
+		hs->n = it.n;
+		hs->v = hutch_xcalloc(it.n + 1, sizeof(*hs->v));
+		for (yajl_val v; hutch_json_next(&it, &v);)
+			TRY(parse_hook(v, it.field, &hs->v[it.i], err));
 	}
-	return r;
+	return 0;
 }
 
 static int parse_annotations(yajl_val top, struct rt_spec *spec, struct hutch_err *err)

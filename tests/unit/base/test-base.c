@@ -413,6 +413,28 @@ static void test_json_getters(void)
 	   "json: a NUL byte in a string is refused (%s)", err.msg);
 }
 
+/* Each element with its field name; absent and null are no array, a non-array an error. */
+static void test_json_items(void)
+{
+	struct hutch_err err = { 0 };
+	_cleanup_json_ yajl_val top = NULL;
+	struct hutch_json_items it;
+	char names[512] = "";
+	ok(hutch_json_parse("{\"a\":[1,2],\"n\":null,\"s\":\"x\"}", "t", &top, &err) == 0,
+	   "items: parsed");
+	ok(hutch_json_items(top, "a", "t.a", &it, &err) == 0 && it.n == 2, "items: two");
+	for (yajl_val v; hutch_json_next(&it, &v);)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s=%lld ", it.field,
+			 YAJL_GET_INTEGER(v));
+	ok(!strcmp(names, "t.a[0]=1 t.a[1]=2 "), "items: in order, named (%s)", names);
+	ok(hutch_json_items(top, "n", "t.n", &it, &err) == 0 && !it.arr && it.n == 0 &&
+		   !hutch_json_next(&it, &(yajl_val){ 0 }),
+	   "items: null is none");
+	ok(hutch_json_items(top, "s", "t.s", &it, &err) == -EINVAL &&
+		   !strcmp(err.msg, "t.s: expected an array"),
+	   "items: a string is refused by name (%s)", err.msg);
+}
+
 /* Numbers past INT64_MAX keep their digits; a NULL key writes the value alone. */
 static void test_json_gen_numbers(void)
 {
@@ -448,6 +470,7 @@ int main(void)
 	test_utf8();
 	test_json_getters();
 	test_json_gen_numbers();
+	test_json_items();
 	test_utc_stamp();
 	test_signals_not_default();
 	char cmd[256];
