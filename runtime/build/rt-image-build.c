@@ -16,79 +16,36 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-void rt_build_free(struct rt_build *b)
-{
-	hutch_strv_free(b->packages);
-	hutch_strv_free(b->steps);
-	hutch_strv_free(b->env);
-	memset(b, 0, sizeof(*b));
-}
+#define FLAG(kind, field) kind, NULL, offsetof(struct rt_build, field), NULL
+/* Listed by the usage line of build and status, not flag by flag. */
+static const struct rt_flag build_flags[] = {
+	{ "from", 0, FLAG(RT_FLAG_STR, from) },
+	{ "package", 0, FLAG(RT_FLAG_STRV, packages) },
+	{ "run", 0, FLAG(RT_FLAG_STRV, steps) },
+	{ "env", 0, FLAG(RT_FLAG_STRV, env) },
+	{ "tag", 0, FLAG(RT_FLAG_STR, tag) },
+	{ "network", 0, FLAG(RT_FLAG_STR, network) },
+	{ "store", 0, FLAG(RT_FLAG_STR, store) },
+	{ "timeout", 0, FLAG(RT_FLAG_STR, timeout) },
+	{ "no-cache", 0, FLAG(RT_FLAG_BOOL, no_cache) },
+	{ "memory", 0, FLAG(RT_FLAG_STR, memory) },
+};
+const struct rt_flags rt_build_flags = RT_FLAGS(build_flags, 0);
 
-/* Flags of build and status: repeatable ones append, so rt_parse_opts (one value each)
- * does not fit; the table still gives every flag one meaning. */
-int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err)
+int rt_build_check(int argc, char **argv, int first, const struct rt_build *b,
+		   struct hutch_err *err)
 {
-	static const char *const names[] = {
-		"from",	   "package", "run",	 "env",	     "tag",
-		"network", "store",   "timeout", "no-cache", "memory"
-	};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		if (strncmp(a, "--", 2))
-			return hutch_fail(err, EINVAL, "%s: unexpected argument %s", argv[0], a);
-		size_t len = strcspn(a + 2, "=");
-		size_t k = 0;
-		while (k < ARRAY_SIZE(names) &&
-		       (strlen(names[k]) != len || strncmp(names[k], a + 2, len)))
-			k++;
-		if (k == ARRAY_SIZE(names))
-			return hutch_fail(err, EINVAL, "%s: unknown flag %s", argv[0], a);
-		if (k == 8) { /* --no-cache */
-			b->no_cache = true;
-			continue;
-		}
-		val = a[2 + len] == '=' ? a + 3 + len : (i + 1 < argc ? argv[++i] : NULL);
-		if (!val)
-			return hutch_fail(err, EINVAL, "%s: flag --%s requires a value", argv[0],
-					  names[k]);
-		switch (k) {
-		case 0:
-			b->from = val;
-			break;
-		case 1:
-			hutch_strv_push(&b->packages, &b->n_packages, val);
-			break;
-		case 2:
-			hutch_strv_push(&b->steps, &b->n_steps, val);
-			break;
-		case 3:
-			if (!strchr(val, '='))
-				return hutch_fail(err, EINVAL, "--env %s: expected KEY=VALUE", val);
-			hutch_strv_push(&b->env, &b->n_env, val);
-			break;
-		case 4:
-			b->tag = val;
-			break;
-		case 5:
-			b->network = val;
-			break;
-		case 6:
-			b->store = val;
-			break;
-		case 7:
-			b->timeout = val;
-			break;
-		case 9:
-			b->memory = val;
-			break;
-		}
-	}
+	if (first < argc)
+		return hutch_fail(err, EINVAL, "%s: unexpected argument %s", argv[0], argv[first]);
+	for (size_t i = 0; i < b->env.n; i++)
+		if (!strchr(b->env.v[i], '='))
+			return hutch_fail(err, EINVAL, "--env %s: expected KEY=VALUE", b->env.v[i]);
 	if (!b->from)
 		return hutch_fail(err, EINVAL, "%s: --from BASE is required", argv[0]);
-	for (size_t i = 0; i < b->n_packages; i++)
-		if (b->packages[i][0] == '-' || strpbrk(b->packages[i], " \t\n'\"$`\\;&|<>()"))
+	for (size_t i = 0; i < b->packages.n; i++)
+		if (b->packages.v[i][0] == '-' || strpbrk(b->packages.v[i], " \t\n'\"$`\\;&|<>()"))
 			return hutch_fail(err, EINVAL, "--package %s: not a package name",
-					  b->packages[i]);
+					  b->packages.v[i]);
 	return 0;
 }
 
@@ -103,8 +60,8 @@ int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_t
 	if (b->tag && tag)
 		return hutch_fail(err, EINVAL, "--tag %s: give a name; the tag is the inputs' hash",
 				  b->tag);
-	img_inputs_hash(base, b->packages, b->n_packages, b->steps, b->n_steps, b->env, b->n_env,
-			hash);
+	img_inputs_hash(base, b->packages.v, b->packages.n, b->steps.v, b->steps.n, b->env.v,
+			b->env.n, hash);
 	*name_tag = hutch_xasprintf("%s:%s", name, hash);
 	return 0;
 }
@@ -114,16 +71,16 @@ int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_t
 static char *build_script(const struct rt_build *b)
 {
 	size_t cap = 4096;
-	for (size_t i = 0; i < b->n_packages; i++)
-		cap += strlen(b->packages[i]) + 1;
-	for (size_t i = 0; i < b->n_steps; i++)
-		cap += strlen(b->steps[i]) + 64;
+	for (size_t i = 0; i < b->packages.n; i++)
+		cap += strlen(b->packages.v[i]) + 1;
+	for (size_t i = 0; i < b->steps.n; i++)
+		cap += strlen(b->steps.v[i]) + 64;
 	char *s = hutch_xcalloc(cap, 1);
 	strcat(s, "set -e\n");
-	if (b->n_packages) {
+	if (b->packages.n) {
 		strcat(s, "P='");
-		for (size_t i = 0; i < b->n_packages; i++)
-			strcat(strcat(s, b->packages[i]), " ");
+		for (size_t i = 0; i < b->packages.n; i++)
+			strcat(strcat(s, b->packages.v[i]), " ");
 		strcat(s,
 		       "'\n"
 		       "if command -v apt-get >/dev/null; then\n"
@@ -135,9 +92,9 @@ static char *build_script(const struct rt_build *b)
 		       "else echo 'hutch: no package manager (apt-get, apk, dnf) in the base' >&2;"
 		       " exit 1; fi\n");
 	}
-	for (size_t i = 0; i < b->n_steps; i++)
-		strcat(strcat(strcat(s, "(\n"), b->steps[i]), "\n)\n");
-	if (b->n_packages)
+	for (size_t i = 0; i < b->steps.n; i++)
+		strcat(strcat(strcat(s, "(\n"), b->steps.v[i]), "\n)\n");
+	if (b->packages.n)
 		strcat(s, "{ if command -v dpkg-query >/dev/null; then"
 			  " dpkg-query -W -f '${Package}=${Version}\\n';"
 			  " elif command -v apk >/dev/null; then apk info -v;"
@@ -162,9 +119,9 @@ static int sandbox_opts(const struct rt_build *b, const char *store, const char 
 	o->binds = hutch_xcalloc(1, sizeof(*o->binds));
 	o->binds[o->n_binds++] = (struct rt_sb_bind){ hutch_xasprintf("%s/out", work),
 						      hutch_xstrdup("/.hutch-out"), false };
-	o->env = hutch_xcalloc(b->n_env + 1, sizeof(char *));
-	for (size_t i = 0; i < b->n_env; i++)
-		o->env[o->n_env++] = hutch_xstrdup(b->env[i]);
+	o->env = hutch_xcalloc(b->env.n + 1, sizeof(char *));
+	for (size_t i = 0; i < b->env.n; i++)
+		o->env[o->n_env++] = hutch_xstrdup(b->env.v[i]);
 	o->command = hutch_xcalloc(4, sizeof(char *));
 	o->command[0] = hutch_xstrdup("/bin/sh");
 	o->command[1] = hutch_xstrdup("-c");
@@ -217,11 +174,11 @@ static char **build_labels(const struct rt_build *b, const char *base, const cha
 	struct hutch_err e = { 0 };
 	size_t len = 1, n = 0;
 	char **v = NULL;
-	for (size_t i = 0; i < b->n_packages; i++)
-		len += strlen(b->packages[i]) + 1;
+	for (size_t i = 0; i < b->packages.n; i++)
+		len += strlen(b->packages.v[i]) + 1;
 	requested = hutch_xcalloc(len, 1);
-	for (size_t i = 0; i < b->n_packages; i++)
-		strcat(strcat(requested, i ? " " : ""), b->packages[i]);
+	for (size_t i = 0; i < b->packages.n; i++)
+		strcat(strcat(requested, i ? " " : ""), b->packages.v[i]);
 	_cleanup_free_ char *l1 = hutch_xasprintf("org.hutch.build.base=%s", base);
 	_cleanup_free_ char *l2 = hutch_xasprintf("org.hutch.build.inputs=%s", hash);
 	_cleanup_free_ char *l3 = hutch_xasprintf("org.hutch.build.requested=%s", requested);
@@ -271,12 +228,12 @@ int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt
 		rmdir(mp);
 		labels = build_labels(b, base, work, hash);
 		size_t n = 0;
-		for (size_t i = 0; i < b->n_packages; i++) {
-			_cleanup_free_ char *h = hutch_xasprintf("install %s", b->packages[i]);
+		for (size_t i = 0; i < b->packages.n; i++) {
+			_cleanup_free_ char *h = hutch_xasprintf("install %s", b->packages.v[i]);
 			hutch_strv_push(&history, &n, h);
 		}
-		for (size_t i = 0; i < b->n_steps; i++)
-			hutch_strv_push(&history, &n, b->steps[i]);
+		for (size_t i = 0; i < b->steps.n; i++)
+			hutch_strv_push(&history, &n, b->steps.v[i]);
 		struct img_commit c = { .ids = &ids,
 					.base = base,
 					.name_tag = name_tag,

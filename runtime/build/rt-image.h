@@ -11,12 +11,14 @@ void rt_image_print_help(int fd);
 struct img_store;
 struct rt_build {
 	const char *from, *tag, *network, *store, *timeout, *memory;
-	char **packages, **steps, **env; /* NULL-terminated; env is K=V */
-	size_t n_packages, n_steps, n_env;
+	struct rt_strv packages, steps, env; /* env is K=V */
 	bool no_cache;
 };
-int rt_build_parse(int argc, char **argv, struct rt_build *b, struct hutch_err *err);
-void rt_build_free(struct rt_build *b);
+/* The flags of build and status, into a struct rt_build; then the checks of what they
+ * gave (argv[first..] are the positionals, of which there must be none). */
+extern const struct rt_flags rt_build_flags;
+int rt_build_check(int argc, char **argv, int first, const struct rt_build *b,
+		   struct hutch_err *err);
 /* NAME:<inputs hash> for these inputs; base gets the base image's manifest digest. */
 int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag, char base[72],
 		    struct hutch_err *err);

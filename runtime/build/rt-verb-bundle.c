@@ -16,7 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define N_OPTS 2 /* --image, --store: the table is in rt-help.c */
+struct bundle_flags {
+	const char *image, *store;
+};
 
 struct bundle_proc {
 	char **args, **env;
@@ -168,18 +170,18 @@ static int write_bundle(struct img_store *s, const char *image, int dfd, struct 
 	return r;
 }
 
-RT_VERB_FN(bundle)
+static RT_VERB_RUN(verb_bundle)
 {
+	const struct bundle_flags *f = flags;
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
-	const char *image = rt_opt(opts, N_OPTS, "image");
+	const char *image = f->image;
 	(void)g;
 	if (!image || !*image)
 		return hutch_fail(err, EINVAL, "bundle: --image NAME is required");
 	if (argc - first != 1)
 		return hutch_fail(err, EINVAL, "bundle: expected exactly one DIR");
 	const char *dir = argv[first];
-	TRY(img_store_open(img_store_default(rt_opt(opts, N_OPTS, "store")), false, false, &s,
-			   err));
+	TRY(img_store_open(img_store_default(f->store), false, false, &s, err));
 	bool made = false;
 	TRY(prepare_dir(dir, &made, err));
 	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -194,3 +196,19 @@ RT_VERB_FN(bundle)
 	}
 	return r;
 }
+
+static const struct rt_flag bundle_flags[] = {
+	{ "image", 'i', RT_FLAG_STR, "the stored image NAME[:TAG] to make the bundle from",
+	  offsetof(struct bundle_flags, image), NULL },
+	{ "store", 0, RT_FLAG_STR, "image store (default $HUTCH_STORE or /var/lib/hutch)",
+	  offsetof(struct bundle_flags, store), NULL },
+};
+
+const struct rt_verb rt_bundle_verb = {
+	.name = "bundle",
+	.summary = "write an OCI bundle (config.json + rootfs) from a stored image",
+	.usage = "--image NAME[:TAG] [--store DIR] DIR",
+	.flags = RT_FLAGS(bundle_flags, 0),
+	.flags_size = sizeof(struct bundle_flags),
+	.run = verb_bundle,
+};

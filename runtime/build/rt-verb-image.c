@@ -13,12 +13,19 @@
 #include <string.h>
 #include <time.h>
 
+/* A subcommand: argv[0] is its name, flags its struct (struct image_flags, or struct
+ * rt_build for build and status). */
 struct sub {
 	const char *name, *usage, *summary;
-	struct rt_opt *opts;
-	size_t n_opts;
-	int (*run)(struct rt_global *g, const char *store, int argc, char **argv, int first,
+	const struct rt_flags *flags;
+	size_t flags_size;
+	bool own_help; /* its usage lists the flags; any --help or -h asks for help */
+	int (*run)(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		   struct hutch_err *err);
+};
+
+struct image_flags {
+	const char *name, *store;
 };
 
 static void human(uint64_t b, char out[32])
@@ -46,23 +53,31 @@ static int one_arg(int argc, char **argv, int first, struct hutch_err *err)
 	return 0;
 }
 
-static struct rt_opt import_opts[] = {
-	{ "name", 'n', true, "store it as NAME[:TAG] (default: the archive's, or the file name)",
-	  NULL },
-	{ "store", 0, true, "image store (default $HUTCH_STORE or " IMG_STORE_DEFAULT ")", NULL },
+#define STORE_HELP "image store (default $HUTCH_STORE or " IMG_STORE_DEFAULT ")"
+static const struct rt_flag import_flags[] = {
+	{ "name", 'n', RT_FLAG_STR,
+	  "store it as NAME[:TAG] (default: the archive's, or the file name)",
+	  offsetof(struct image_flags, name), NULL },
+	{ "store", 0, RT_FLAG_STR, STORE_HELP, offsetof(struct image_flags, store), NULL },
 };
+/* Flags may follow the positionals: `image import FILE --name N` reads naturally. */
+static const struct rt_flags import_def = RT_FLAGS(import_flags, RT_PARSE_ANYWHERE);
+static const struct rt_flag store_flags[] = {
+	{ "store", 0, RT_FLAG_STR, STORE_HELP, offsetof(struct image_flags, store), NULL },
+};
+static const struct rt_flags store_def = RT_FLAGS(store_flags, RT_PARSE_ANYWHERE);
 
-static int do_import(struct rt_global *g, const char *store, int argc, char **argv, int first,
+static int do_import(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		     struct hutch_err *err)
 {
+	const char *store = ((const struct image_flags *)flags)->store;
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
 	struct img_import_result res = { 0 };
 	char size[32];
 	(void)g;
 	TRY(one_arg(argc, argv, first, err));
 	TRY(open_store(store, true, false, &s, err));
-	int r = img_import(s, argv[first], rt_opt(import_opts, ARRAY_SIZE(import_opts), "name"),
-			   &res, err);
+	int r = img_import(s, argv[first], ((const struct image_flags *)flags)->name, &res, err);
 	if (r >= 0) {
 		if (res.skipped_devices)
 			hutch_warn("%zu device node(s) not created: hutch is not real root, "
@@ -76,13 +91,10 @@ static int do_import(struct rt_global *g, const char *store, int argc, char **ar
 	return r;
 }
 
-static struct rt_opt store_opts[] = {
-	{ "store", 0, true, "image store (default $HUTCH_STORE or " IMG_STORE_DEFAULT ")", NULL },
-};
-
-static int do_ls(struct rt_global *g, const char *store, int argc, char **argv, int first,
+static int do_ls(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		 struct hutch_err *err)
 {
+	const char *store = ((const struct image_flags *)flags)->store;
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
 	struct img_info *v = NULL;
 	size_t n = 0;
@@ -117,9 +129,10 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static int do_inspect(struct rt_global *g, const char *store, int argc, char **argv, int first,
+static int do_inspect(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		      struct hutch_err *err)
 {
+	const char *store = ((const struct image_flags *)flags)->store;
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
 	struct img_info i;
 	(void)g;
@@ -143,9 +156,10 @@ static int do_inspect(struct rt_global *g, const char *store, int argc, char **a
 	return 0;
 }
 
-static int do_rm(struct rt_global *g, const char *store, int argc, char **argv, int first,
+static int do_rm(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		 struct hutch_err *err)
 {
+	const char *store = ((const struct image_flags *)flags)->store;
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
 	(void)g;
 	if (argc - first < 1)
@@ -156,9 +170,10 @@ static int do_rm(struct rt_global *g, const char *store, int argc, char **argv, 
 	return 0;
 }
 
-static int do_prune(struct rt_global *g, const char *store, int argc, char **argv, int first,
+static int do_prune(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		    struct hutch_err *err)
 {
+	const char *store = ((const struct image_flags *)flags)->store;
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
 	struct img_prune_result res;
 	char size[32];
@@ -174,17 +189,16 @@ static int do_prune(struct rt_global *g, const char *store, int argc, char **arg
 }
 
 /* build and status share their flags: status says whether build would be a cache hit. */
-static int build_or_status(struct rt_global *g, int argc, char **argv, bool build,
-			   struct hutch_err *err)
+static int build_or_status(struct rt_global *g, int argc, char **argv, int first,
+			   const struct rt_build *b, bool build, struct hutch_err *err)
 {
-	_cleanup_(rt_build_free) struct rt_build b = { 0 };
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
 	_cleanup_free_ char *target = NULL;
 	char base[IMG_DIGEST_MAX], digest[IMG_DIGEST_MAX];
 	struct img_info i;
-	TRY(rt_build_parse(argc, argv, &b, err));
-	TRY(open_store(b.store, build, false, &s, err));
-	TRY(rt_build_target(s, &b, &target, base, err));
+	TRY(rt_build_check(argc, argv, first, b, err));
+	TRY(open_store(b->store, build, false, &s, err));
+	TRY(rt_build_target(s, b, &target, base, err));
 	struct hutch_err e = { 0 };
 	bool exists = img_inspect(s, target, &i, &e) >= 0;
 	if (exists)
@@ -193,50 +207,50 @@ static int build_or_status(struct rt_global *g, int argc, char **argv, bool buil
 		printf("%s %s\n", target, exists ? "built" : "not built");
 		return exists ? 0 : 1;
 	}
-	if (exists && !b.no_cache) {
+	if (exists && !b->no_cache) {
 		printf("%s (cached)\n", target);
 		return 0;
 	}
 	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "building %s from %s\n", target, b.from);
-	TRY(rt_build_run(g, s, &b, target, base, digest, err));
+		fprintf(stderr, "building %s from %s\n", target, b->from);
+	TRY(rt_build_run(g, s, b, target, base, digest, err));
 	printf("%s %s\n", target, digest);
 	return 0;
 }
 
-static int do_build(struct rt_global *g, const char *store, int argc, char **argv, int first,
+static int do_build(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		    struct hutch_err *err)
 {
-	(void)store, (void)first;
-	return build_or_status(g, argc, argv, true, err);
+	return build_or_status(g, argc, argv, first, flags, true, err);
 }
 
-static int do_status(struct rt_global *g, const char *store, int argc, char **argv, int first,
+static int do_status(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		     struct hutch_err *err)
 {
-	(void)store, (void)first;
-	return build_or_status(g, argc, argv, false, err);
+	return build_or_status(g, argc, argv, first, flags, false, err);
 }
 
+#define IMAGE_FLAGS(def) &def, sizeof(struct image_flags), false
 static const struct sub subs[] = {
 	{ "import", "[--name NAME[:TAG]] FILE|DIR",
-	  "import an OCI layout (dir or tar), a docker-archive or a rootfs tar", import_opts,
-	  ARRAY_SIZE(import_opts), do_import },
-	{ "ls", "", "list images: NAME:TAG, digest, size, creation time", store_opts,
-	  ARRAY_SIZE(store_opts), do_ls },
-	{ "inspect", "NAME[:TAG]", "print an image's metadata as JSON", store_opts,
-	  ARRAY_SIZE(store_opts), do_inspect },
-	{ "rm", "NAME[:TAG]...", "remove names (prune frees the space)", store_opts,
-	  ARRAY_SIZE(store_opts), do_rm },
-	{ "prune", "", "remove blobs and layers no name uses, and leftovers", store_opts,
-	  ARRAY_SIZE(store_opts), do_prune },
+	  "import an OCI layout (dir or tar), a docker-archive or a rootfs tar",
+	  IMAGE_FLAGS(import_def), do_import },
+	{ "ls", "", "list images: NAME:TAG, digest, size, creation time", IMAGE_FLAGS(store_def),
+	  do_ls },
+	{ "inspect", "NAME[:TAG]", "print an image's metadata as JSON", IMAGE_FLAGS(store_def),
+	  do_inspect },
+	{ "rm", "NAME[:TAG]...", "remove names (prune frees the space)", IMAGE_FLAGS(store_def),
+	  do_rm },
+	{ "prune", "", "remove blobs and layers no name uses, and leftovers",
+	  IMAGE_FLAGS(store_def), do_prune },
 	{ "build",
 	  "--from BASE [--package P]... [--run CMD]... [--env K=V]... [--tag NAME] "
 	  "[--network host|none] [--no-cache]",
-	  "build NAME:<inputs-hash> from a base, packages and steps", NULL, 0, do_build },
+	  "build NAME:<inputs-hash> from a base, packages and steps", &rt_build_flags,
+	  sizeof(struct rt_build), true, do_build },
 	{ "status", "--from BASE [--package P]... [--run CMD]... [--env K=V]... [--tag NAME]",
-	  "whether the image for these inputs is built (exit 0) or not (exit 1)", NULL, 0,
-	  do_status },
+	  "whether the image for these inputs is built (exit 0) or not (exit 1)", &rt_build_flags,
+	  sizeof(struct rt_build), true, do_status },
 };
 
 void rt_image_print_help(int fd)
@@ -254,66 +268,46 @@ void rt_image_print_help(int fd)
 		    "then hutch image import DIR.\n");
 }
 
-/* `image import FILE --name N` reads naturally: unlike runc's verbs, flags may follow
- * positionals, so move them (and their values) to the front before rt_parse_opts. */
-static void flags_first(int argc, char **argv, const struct rt_opt *opts, size_t n)
+static void sub_help(const struct sub *sub)
 {
-	_cleanup_free_ char **pos = hutch_xcalloc((size_t)argc + 1, sizeof(char *));
-	int np = 0, o = 1;
-	for (int i = 1; i < argc; i++) {
-		char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			while (i < argc)
-				pos[np++] = argv[i++];
-			break;
-		}
-		if (a[0] != '-' || !a[1]) {
-			pos[np++] = a;
-			continue;
-		}
-		argv[o++] = a;
-		for (size_t k = 0; k < n; k++) {
-			size_t len = strlen(opts[k].name);
-			bool match = (a[1] == '-' && !strncmp(a + 2, opts[k].name, len) &&
-				      !a[2 + len]) ||
-				     (a[1] == opts[k].short_name && !a[2]);
-			if (match && opts[k].has_arg && i + 1 < argc)
-				argv[o++] = argv[++i];
-		}
-	}
-	memcpy(argv + o, pos, (size_t)np * sizeof(char *));
+	dprintf(1, "usage: hutch image %s %s\n\n%s\n", sub->name, sub->usage, sub->summary);
+	if (!sub->own_help)
+		rt_flags_help(1, sub->flags, 14, 0);
 }
 
-RT_VERB_FN(image)
+/* The subcommand's flags into its struct, then the subcommand (argv[0] is its name). */
+static int run_sub(const struct sub *sub, struct rt_global *g, int argc, char **argv,
+		   struct hutch_err *err)
 {
-	(void)first, (void)opts;
+	_cleanup_free_ void *flags = hutch_xcalloc(1, sub->flags_size);
+	bool help = false;
+	for (int i = 1; i < argc && sub->own_help; i++)
+		help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+	int r = help ? 0 : rt_parse_flags(sub->flags, argc, argv, flags, &help, err);
+	if (r >= 0 && help)
+		sub_help(sub);
+	else if (r >= 0)
+		r = sub->run(g, argc, argv, r, flags, err);
+	rt_flags_free(sub->flags, flags);
+	return help && r >= 0 ? 0 : r;
+}
+
+static RT_VERB_RUN(verb_image)
+{
+	(void)first, (void)flags;
 	if (argc < 2)
 		return hutch_fail(err, EINVAL, "image: expected a subcommand (hutch image --help)");
-	const struct sub *sub = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
 		if (!strcmp(subs[i].name, argv[1]))
-			sub = &subs[i];
-	if (!sub)
-		return hutch_fail(err, EINVAL, "image: unknown subcommand %s", argv[1]);
-	bool help = false;
-	for (int i = 2; i < argc && !sub->opts; i++)
-		help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
-	int at = 1;
-	if (sub->opts) {
-		for (size_t i = 0; i < sub->n_opts; i++)
-			sub->opts[i].value = NULL;
-		flags_first(argc - 1, argv + 1, sub->opts, sub->n_opts);
-		at = rt_parse_opts(argc - 1, argv + 1, sub->opts, sub->n_opts, &help, err);
-		if (at < 0)
-			return at;
-		at += 1;
-	}
-	if (help) {
-		printf("usage: hutch image %s %s\n\n%s\n", sub->name, sub->usage, sub->summary);
-		for (size_t i = 0; i < sub->n_opts; i++)
-			printf("  --%-12s %s\n", sub->opts[i].name, sub->opts[i].help);
-		return 0;
-	}
-	const char *store = sub->opts ? rt_opt(sub->opts, sub->n_opts, "store") : NULL;
-	return sub->run(g, store, argc - 1, argv + 1, sub->opts ? at - 1 : 1, err);
+			return run_sub(&subs[i], g, argc - 1, argv + 1, err);
+	return hutch_fail(err, EINVAL, "image: unknown subcommand %s", argv[1]);
 }
+
+const struct rt_verb rt_image_verb = {
+	.name = "image",
+	.summary = "import, list, build and remove images (hutch image --help)",
+	.usage = "SUBCOMMAND [OPTIONS] [ARGS]",
+	.run = verb_image,
+	.raw_args = true,
+	.help = rt_image_print_help,
+};

@@ -102,21 +102,8 @@ int main(int argc, char **argv)
 		r = hutch_fail(&err, EINVAL, "unknown command %s (see hutch --help)", argv[at]);
 		goto fail;
 	}
-	bool help = false;
 	fail_status = v->fail_status ? v->fail_status : 1;
-	int first = v->raw_args
-			    ? 1
-			    : rt_parse_opts(argc - at, argv + at, v->opts, v->n_opts, &help, &err);
-	if (first < 0) {
-		r = first;
-		goto fail;
-	}
-	if (help || (v->raw_args && argc - at == 2 &&
-		     (!strcmp(argv[at + 1], "--help") || !strcmp(argv[at + 1], "-h")))) {
-		rt_verb_help(v, 1);
-		return 0;
-	}
-	r = v->run(&g, argc - at, argv + at, first, v->opts, &err);
+	r = rt_verb_call(v, &g, argc - at, argv + at, &err);
 	if (r >= 0)
 		return r;
 fail:

@@ -1,105 +1,174 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Verb option parsing from tables: --name value, --name=value, -x value, -x, and "--" to
- * end options, as runc's urfave/cli accepts them. Options may follow positionals.
+ * The one flag parser: a verb's table of flags into the verb's own struct, by field offset.
+ * It reads --name value, --name=value, -x value, -x, and "--" to end flags, as runc's
+ * urfave/cli accepts them; the container id checks and --preserve-fds are here too, and
+ * the help formatted from a verb's definition (`hutch VERB --help`, the sandbox's and the
+ * image subcommands' flag lines).
  */
 #include "rt.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 
 #include <string.h>
 
-static struct rt_opt *find_long(struct rt_opt *opts, size_t n, const char *name, size_t len)
+static const struct rt_flag *find_flag(const struct rt_flags *def, const char *name, size_t len,
+				       char short_name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
-			return &opts[i];
-	return NULL;
-}
-
-static struct rt_opt *find_short(struct rt_opt *opts, size_t n, char c)
-{
-	for (size_t i = 0; i < n; i++)
-		if (opts[i].short_name == c)
-			return &opts[i];
-	return NULL;
-}
-
-/* Sets o's value from "--name=value" (inline) or the next argument. */
-static int take_value(struct rt_opt *o, const char *inline_val, int argc, char **argv, int *i,
-		      struct hutch_err *err)
-{
-	const char *val = inline_val;
-	if (o->has_arg && !val) {
-		if (*i + 1 >= argc)
-			return hutch_fail(err, EINVAL, "%s: flag --%s requires a value", argv[0],
-					  o->name);
-		val = argv[++*i];
-	} else if (!o->has_arg) {
-		/* --detach=true style booleans, as urfave/cli accepts them */
-		if (val && strcmp(val, "true") && strcmp(val, "false"))
-			return hutch_fail(err, EINVAL, "%s: flag --%s takes no value", argv[0],
-					  o->name);
-		val = (!val || !strcmp(val, "true")) ? "" : NULL;
+	for (size_t i = 0; i < def->n; i++) {
+		const struct rt_flag *f = &def->v[i];
+		if (f->kind == RT_FLAG_PROFILE)
+			continue;
+		if (short_name ? f->short_name == short_name
+			       : strlen(f->name) == len && !strncmp(f->name, name, len))
+			return f;
 	}
-	o->value = val;
-	return 0;
+	return NULL;
 }
 
-/* Flags come first; the first positional or "--" ends them. Positionals end up at the end of
- * argv, in order, and the index of the first one is returned. */
-int rt_parse_opts(int argc, char **argv, struct rt_opt *opts, size_t n_opts, bool *help,
-		  struct hutch_err *err)
+const struct rt_flag *rt_flag_find(const struct rt_flags *def, const char *name)
+{
+	for (size_t i = 0; i < def->n; i++)
+		if (!strcmp(def->v[i].name, name))
+			return &def->v[i];
+	return NULL;
+}
+
+bool rt_flag_takes_value(const struct rt_flag *f)
+{
+	return f->kind != RT_FLAG_BOOL && f->kind != RT_FLAG_FN_BOOL;
+}
+
+/* One flag's value (NULL: a bool given without one) into its field of out. */
+static int store(const struct rt_flag *f, const char *verb, const char *v, void *out,
+		 struct hutch_err *err)
+{
+	void *field = (char *)out + f->off;
+	struct rt_strv *sv = field;
+	int64_t n;
+	switch (f->kind) {
+	case RT_FLAG_BOOL: /* --detach=true style booleans, as urfave/cli accepts them */
+		if (v && strcmp(v, "true") && strcmp(v, "false"))
+			return hutch_fail(err, EINVAL, "%s: flag --%s takes no value", verb,
+					  f->name);
+		*(bool *)field = !v || !strcmp(v, "true");
+		return 0;
+	case RT_FLAG_STR:
+		*(const char **)field = v;
+		return 0;
+	case RT_FLAG_INT:
+		if (hutch_parse_i64(v, &n) < 0)
+			return hutch_fail(err, EINVAL, "%s: flag --%s: expected a number, got %s",
+					  verb, f->name, v);
+		*(int64_t *)field = n;
+		return 0;
+	case RT_FLAG_STRV:
+		hutch_strv_push(&sv->v, &sv->n, v);
+		return 0;
+	default:
+		return f->fn(field, v ? v : "", err);
+	}
+}
+
+/* argv[*i], which starts with '-': the flag it names, and its value (after '=' or the next
+ * argument, which *i then moves past). */
+static int parse_one(const struct rt_flags *def, int argc, char **argv, int *i, void *out,
+		     struct hutch_err *err)
+{
+	const char *a = argv[*i], *eq = NULL;
+	const struct rt_flag *f;
+	bool sb = def->mode & RT_PARSE_SANDBOX;
+	if (a[1] == '-') {
+		eq = strchr(a + 2, '=');
+		size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		f = find_flag(def, a + 2, len, 0);
+		if (!f)
+			return hutch_fail(err, EINVAL, "%s: unknown flag %.*s", argv[0],
+					  sb ? (int)strlen(a) : (int)len + 2, a);
+	} else {
+		/* one letter: -d, -b VALUE; runc has no -dt or -bVALUE either */
+		f = a[1] && !a[2] ? find_flag(def, NULL, 0, a[1]) : NULL;
+		if (!f)
+			return hutch_fail(err, EINVAL, "%s: unknown flag %s", argv[0], a);
+	}
+	const char *v = eq ? eq + 1 : NULL;
+	if (rt_flag_takes_value(f) && !v) {
+		if (*i + 1 >= argc)
+			return sb ? hutch_fail(err, EINVAL, "--%s: requires a value", f->name)
+				  : hutch_fail(err, EINVAL, "%s: flag --%s requires a value",
+					       argv[0], f->name);
+		v = argv[++*i];
+	}
+	return store(f, argv[0], v, out, err);
+}
+
+static bool is_help(const char *a)
+{
+	return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
+int rt_parse_flags(const struct rt_flags *def, int argc, char **argv, void *out, bool *help,
+		   struct hutch_err *err)
 {
 	_cleanup_free_ char **pos = hutch_xcalloc((size_t)argc + 1, sizeof(char *));
+	bool sb = def->mode & RT_PARSE_SANDBOX;
 	int n_pos = 0, i;
 	for (i = 1; i < argc; i++) {
 		char *a = argv[i];
-		struct rt_opt *o = NULL;
-		const char *inline_val = NULL;
 		if (!strcmp(a, "--")) {
-			for (i++; i < argc; i++)
-				pos[n_pos++] = argv[i];
+			i++;
 			break;
 		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		if (!sb && is_help(a)) {
 			*help = true;
 			continue;
 		}
-		if (a[0] == '-' && a[1] == '-') {
-			const char *eq = strchr(a + 2, '=');
-			size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-			o = find_long(opts, n_opts, a + 2, len);
-			if (!o)
-				return hutch_fail(err, EINVAL, "%s: unknown flag %.*s", argv[0],
-						  (int)len + 2, a);
-			inline_val = eq ? eq + 1 : NULL;
-		} else if (a[0] == '-' && a[1] && !a[2]) {
-			o = find_short(opts, n_opts, a[1]);
-			if (!o)
-				return hutch_fail(err, EINVAL, "%s: unknown flag %s", argv[0], a);
-		} else if (a[0] == '-' && a[1]) {
-			return hutch_fail(err, EINVAL, "%s: unknown flag %s", argv[0], a);
-		} else {
+		if (a[0] != '-' || (!a[1] && !sb)) {
 			/* As runc's CLI: flags end at the first positional (exec ID sh -c ...). */
-			for (; i < argc; i++)
-				pos[n_pos++] = argv[i];
-			break;
+			if (!(def->mode & RT_PARSE_ANYWHERE))
+				break;
+			pos[n_pos++] = a;
+			continue;
 		}
-		int r = take_value(o, inline_val, argc, argv, &i, err);
+		int r = parse_one(def, argc, argv, &i, out, err);
 		if (r < 0)
 			return r;
 	}
+	for (; i < argc; i++)
+		pos[n_pos++] = argv[i];
 	memcpy(&argv[argc - n_pos], pos, (size_t)n_pos * sizeof(char *));
 	return argc - n_pos;
 }
 
-const char *rt_opt(const struct rt_opt *opts, size_t n, const char *name)
+void rt_flags_free(const struct rt_flags *def, void *out)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(opts[i].name, name))
-			return opts[i].value;
-	return NULL;
+	for (size_t i = 0; i < def->n; i++) {
+		if (def->v[i].kind != RT_FLAG_STRV)
+			continue;
+		struct rt_strv *sv = (struct rt_strv *)((char *)out + def->v[i].off);
+		hutch_strv_free(sv->v);
+		*sv = (struct rt_strv){ 0 };
+	}
+}
+
+/* A verb's flags into its struct, then its run function, or its help. */
+int rt_verb_call(const struct rt_verb *v, struct rt_global *g, int argc, char **argv,
+		 struct hutch_err *err)
+{
+	_cleanup_free_ void *flags = hutch_xcalloc(1, v->flags_size ? v->flags_size : 1);
+	bool help = v->raw_args && argc == 2 && is_help(argv[1]);
+	int first = 1, r = 0;
+	if (!v->raw_args)
+		first = rt_parse_flags(&v->flags, argc, argv, flags, &help, err);
+	if (first < 0)
+		r = first;
+	else if (help)
+		rt_verb_help(v, 1);
+	else
+		r = v->run(g, argc, argv, first, flags, err);
+	rt_flags_free(&v->flags, flags);
+	return r;
 }
 
 int rt_one_id(int argc, char **argv, int first, const char **id, struct hutch_err *err)
@@ -156,4 +225,39 @@ int rt_parse_preserve_fds(const char *v, int *out, struct hutch_err *err)
 			v, 3 + caller_fds);
 	*out = (int)n;
 	return 0;
+}
+
+/* ---- help, formatted from a verb's definition ---- */
+
+void rt_flags_help(int fd, const struct rt_flags *def, int width, unsigned style)
+{
+	for (size_t i = 0; i < def->n; i++) {
+		const struct rt_flag *f = &def->v[i];
+		char flag[64];
+		char s = style & RT_HELP_SHORT ? f->short_name : 0;
+		if (!f->help)
+			continue;
+		/* without a short name, the long one is indented by one column more than the
+		 * "-x, " form would put it at: what the help has always looked like */
+		snprintf(flag, sizeof(flag), "%s%c%s--%s%s", s ? "-" : "", s ? s : ' ',
+			 s ? ", " : "  ", f->name,
+			 style & RT_HELP_VALUE && rt_flag_takes_value(f) ? " VALUE" : "");
+		if (!(style & RT_HELP_SHORT))
+			dprintf(fd, "  %-*s %s\n", width, flag + 3, f->help);
+		else
+			dprintf(fd, "  %-*s %s\n", width, s ? flag : flag + 2, f->help);
+	}
+}
+
+void rt_verb_help(const struct rt_verb *v, int fd)
+{
+	if (v->help) {
+		v->help(fd);
+		return;
+	}
+	dprintf(fd, "usage: hutch [GLOBAL OPTIONS] %s %s\n\n%s\n", v->name, v->usage, v->summary);
+	if (v->flags.n)
+		dprintf(fd, "\noptions:\n");
+	rt_flags_help(fd, &v->flags, 30, RT_HELP_SHORT | RT_HELP_VALUE);
+	dprintf(fd, "  %-30s %s\n", "-h, --help", "show this help");
 }

@@ -9,6 +9,7 @@
 #define HUTCH_RT_H
 
 #include "hutch-base.h"
+#include "rt-cli.h"
 #include "rt-spec.h"
 
 #include <stdint.h>
@@ -23,21 +24,8 @@ struct rt_global {
 	bool systemd_cgroup;
 };
 
-/* ---- command line (rt-cli.c) ---- */
+/* ---- command line (rt-cli.c, rt-verb-table.c) ---- */
 
-struct rt_opt {
-	const char *name; /* long name without "--" */
-	char short_name;  /* 0 = none */
-	bool has_arg;
-	const char *help;
-	const char *value; /* filled by rt_parse_opts: the argument, or "" for a flag */
-};
-
-/* Parses argv (argv[0] is the verb) into opts; returns the index of the first positional
- * argument. "--help"/"-h" set *help. Errors name the flag. */
-int rt_parse_opts(int argc, char **argv, struct rt_opt *opts, size_t n_opts, bool *help,
-		  struct hutch_err *err);
-const char *rt_opt(const struct rt_opt *opts, size_t n, const char *name);
 /* Counts the fds the caller passed (3, 4, ... up to the first closed one): called first in
  * main, before any fd of hutch's own exists. */
 void rt_count_caller_fds(void);
@@ -46,43 +34,36 @@ int rt_parse_preserve_fds(const char *v, int *out, struct hutch_err *err);
 /* Exactly one positional: the container id, validated. */
 int rt_one_id(int argc, char **argv, int first, const char **id, struct hutch_err *err);
 
+/* A verb, defined in its own file: its flags fill a struct of flags_size bytes that run
+ * gets (argv[0] is the verb; argv[first..] its positionals). */
 struct rt_verb {
 	const char *name;
 	const char *summary;
 	const char *usage; /* after "hutch VERB " */
-	struct rt_opt *opts;
-	size_t n_opts;
-	int (*run)(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *opts,
+	struct rt_flags flags;
+	size_t flags_size;
+	int (*run)(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		   struct hutch_err *err);
 	int fail_status; /* exit status when run fails; 0 means 1 */
 	bool raw_args;	 /* the verb parses its own arguments */
 	void (*help)(int fd);
 };
+#define RT_VERB_RUN(fn)                                                                            \
+	int fn(struct rt_global *g, int argc, char **argv, int first, void *flags,                 \
+	       struct hutch_err *err)
 const struct rt_verb *rt_verb_find(const char *name);
+int rt_verb_call(const struct rt_verb *v, struct rt_global *g, int argc, char **argv,
+		 struct hutch_err *err);
 void rt_verb_help(const struct rt_verb *v, int fd);
 void rt_main_help(int fd);
-#define RT_VERB_FN(name)                                                                           \
-	int rt_verb_##name(struct rt_global *g, int argc, char **argv, int first,                  \
-			   struct rt_opt *opts, struct hutch_err *err)
-RT_VERB_FN(spec);
-RT_VERB_FN(create);
-RT_VERB_FN(run);
-RT_VERB_FN(start);
-RT_VERB_FN(state);
-RT_VERB_FN(kill);
-RT_VERB_FN(delete);
-RT_VERB_FN(list);
-RT_VERB_FN(features);
-RT_VERB_FN(pause);
-RT_VERB_FN(resume);
-RT_VERB_FN(ps);
-RT_VERB_FN(update);
-RT_VERB_FN(events);
-RT_VERB_FN(exec);
-RT_VERB_FN(image);
-RT_VERB_FN(bundle); /* rt-verb-bundle.c: an OCI bundle from a stored image */
-extern const struct rt_verb rt_verbs[];
-extern const size_t rt_n_verbs;
+/* Each defined in the file that runs it; rt-verb-table.c lists them in `hutch --help`'s order. */
+extern const struct rt_verb rt_spec_verb, rt_create_verb, rt_run_verb; /* rt-verb-run.c */
+extern const struct rt_verb rt_start_verb, rt_state_verb, rt_kill_verb, rt_delete_verb,
+	rt_checkpoint_verb, rt_restore_verb; /* rt-verbs.c */
+extern const struct rt_verb rt_list_verb, rt_features_verb, rt_exec_verb, rt_update_verb,
+	rt_events_verb;
+extern const struct rt_verb rt_ps_verb, rt_pause_verb, rt_resume_verb; /* rt-verb-cgroup.c */
+extern const struct rt_verb rt_sandbox_verb, rt_image_verb, rt_bundle_verb;
 
 /* The recipe's pieces, by topic. */
 #include "rt-state.h"

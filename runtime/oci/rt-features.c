@@ -83,7 +83,7 @@ static void gen_linux(yajl_gen g)
 	yajl_gen_map_close(g);
 }
 
-RT_VERB_FN(features)
+static RT_VERB_RUN(verb_features)
 {
 	static const char *const hooks[] = { "prestart",       "createRuntime", "createContainer",
 					     "startContainer", "poststart",	"poststop" };
@@ -97,7 +97,7 @@ RT_VERB_FN(features)
 		"suid",		 "sync",       "tmpcopyup", "unbindable", "idmap",
 		"ridmap",
 	};
-	(void)g, (void)argv, (void)opts;
+	(void)g, (void)argv, (void)flags;
 	if (argc - first != 0)
 		return hutch_fail(err, EINVAL, "features: takes no arguments");
 	_cleanup_gen_ yajl_gen j = yajl_gen_alloc(NULL);
@@ -115,3 +115,10 @@ RT_VERB_FN(features)
 	printf("\n");
 	return 0;
 }
+
+const struct rt_verb rt_features_verb = {
+	.name = "features",
+	.summary = "print the OCI features document",
+	.usage = "",
+	.run = verb_features,
+};

@@ -7,6 +7,7 @@
 #include "rt.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -52,13 +53,13 @@ int rt_ctr_thaw_for_kill(const struct rt_state *st, struct hutch_err *err)
 }
 
 /* runc's messages: pause needs a created or running container, resume a paused one. */
-RT_VERB_FN(pause)
+static RT_VERB_RUN(verb_pause)
 {
 	const char *id;
 	_cleanup_(rt_ctr_close) struct rt_ctr c = { .dirfd = -1 };
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t n = 0;
-	(void)opts;
+	(void)flags;
 	TRY(rt_one_id(argc, argv, first, &id, err));
 	TRY(rt_ctr_open(g, id, &c, err));
 	if (c.status != RT_RUNNING && c.status != RT_CREATED)
@@ -75,11 +76,11 @@ RT_VERB_FN(pause)
 	return 0;
 }
 
-RT_VERB_FN(resume)
+static RT_VERB_RUN(verb_resume)
 {
 	const char *id;
 	_cleanup_(rt_ctr_close) struct rt_ctr c = { .dirfd = -1 };
-	(void)opts;
+	(void)flags;
 	TRY(rt_one_id(argc, argv, first, &id, err));
 	TRY(rt_ctr_open(g, id, &c, err));
 	if (c.status != RT_PAUSED)
@@ -180,9 +181,13 @@ static int print_table(char **args, int n, const pid_t *pids, size_t np, struct 
 	return 0;
 }
 
-RT_VERB_FN(ps)
+struct ps_flags {
+	const char *format;
+};
+
+static RT_VERB_RUN(verb_ps)
 {
-	const char *format = rt_opt(opts, 1, "format");
+	const char *format = ((const struct ps_flags *)flags)->format;
 	_cleanup_(rt_ctr_close) struct rt_ctr c = { .dirfd = -1 };
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t n = 0;
@@ -209,3 +214,29 @@ RT_VERB_FN(ps)
 		a++;
 	return print_table(argv + a, argc - a, pids, n, err);
 }
+
+static const struct rt_flag ps_flags[] = {
+	{ "format", 'f', RT_FLAG_STR, "table (ps's own output, default) or json (the host pids)",
+	  offsetof(struct ps_flags, format), NULL },
+};
+
+const struct rt_verb rt_ps_verb = {
+	.name = "ps",
+	.summary = "list a container's processes",
+	.usage = "[--format table|json] ID [PS ARGS]",
+	.flags = RT_FLAGS(ps_flags, 0),
+	.flags_size = sizeof(struct ps_flags),
+	.run = verb_ps,
+};
+const struct rt_verb rt_pause_verb = {
+	.name = "pause",
+	.summary = "freeze every process of a container",
+	.usage = "ID",
+	.run = verb_pause,
+};
+const struct rt_verb rt_resume_verb = {
+	.name = "resume",
+	.summary = "thaw a paused container",
+	.usage = "ID",
+	.run = verb_resume,
+};

@@ -218,9 +218,15 @@ static int stream(struct cg *cg, const char *id, const struct rt_state *st, uint
 	}
 }
 
-RT_VERB_FN(events)
+struct events_flags {
+	bool stats;
+	const char *interval;
+};
+
+static RT_VERB_RUN(verb_events)
 {
-	const char *id, *iv = rt_opt(opts, 2, "interval");
+	const struct events_flags *f = flags;
+	const char *id, *iv = f->interval;
 	uint64_t interval = 5000000000ULL;
 	_cleanup_(rt_ctr_close) struct rt_ctr c = { .dirfd = -1 };
 	TRY(rt_one_id(argc, argv, first, &id, err));
@@ -236,7 +242,7 @@ RT_VERB_FN(events)
 	/* Streaming runs for the container's lifetime: let kill and delete have the lock. */
 	close(c.dirfd);
 	c.dirfd = -1;
-	if (rt_opt(opts, 2, "stats")) {
+	if (f->stats) {
 		struct cg_stats s;
 		TRY(cg_get_stats(c.cg, &s, err));
 		print_event("stats", id, &s);
@@ -244,3 +250,19 @@ RT_VERB_FN(events)
 	}
 	return stream(c.cg, id, &c.st, interval);
 }
+
+static const struct rt_flag events_flags[] = {
+	{ "stats", 0, RT_FLAG_BOOL, "print the container's statistics once, then exit",
+	  offsetof(struct events_flags, stats), NULL },
+	{ "interval", 0, RT_FLAG_STR, "how often to print statistics (default 5s)",
+	  offsetof(struct events_flags, interval), NULL },
+};
+
+const struct rt_verb rt_events_verb = {
+	.name = "events",
+	.summary = "print a container's statistics and OOM events as JSON",
+	.usage = "[--stats] [--interval DURATION] ID",
+	.flags = RT_FLAGS(events_flags, 0),
+	.flags_size = sizeof(struct events_flags),
+	.run = verb_events,
+};

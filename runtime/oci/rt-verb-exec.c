@@ -17,88 +17,63 @@
 #define ID_MAX ((uint64_t)UINT32_MAX - 1)
 
 struct exec_flags {
-	const char *id;
-	char **cmd; /* argv's tail, NULL-terminated */
-	const char *process_file, *cwd, *user;
-	char **env, **gids, **caps; /* repeatable flags, in order; NULL-terminated */
-	bool no_new_privs, tty;
+	const char *process_file, *cwd, *user, *console_socket, *pid_file, *preserve_fds;
+	const char *apparmor, *process_label;
+	struct rt_strv env, gids, caps; /* repeatable flags, in order */
+	bool no_new_privs, tty, detach, ignore_paused;
 };
 
-static void exec_flags_free(struct exec_flags *f)
-{
-	free(f->env);
-	free(f->gids);
-	free(f->caps);
-}
+#define FLAG(field) offsetof(struct exec_flags, field), NULL
+static const struct rt_flag exec_flags[] = {
+	{ "process", 'p', RT_FLAG_STR, "an OCI process JSON file to run instead of COMMAND",
+	  FLAG(process_file) },
+	{ "cwd", 0, RT_FLAG_STR, "working directory inside the container", FLAG(cwd) },
+	{ "env", 'e', RT_FLAG_STRV, "set KEY=VALUE in the environment (repeatable)", FLAG(env) },
+	{ "user", 'u', RT_FLAG_STR, "run as UID[:GID] (numbers)", FLAG(user) },
+	{ "additional-gids", 'g', RT_FLAG_STRV, "add a supplementary group id (repeatable)",
+	  FLAG(gids) },
+	{ "cap", 'c', RT_FLAG_STRV, "add a capability (repeatable)", FLAG(caps) },
+	{ "no-new-privs", 0, RT_FLAG_BOOL, "set no_new_privs for the process", FLAG(no_new_privs) },
+	{ "tty", 't', RT_FLAG_BOOL, "allocate a pseudo-terminal", FLAG(tty) },
+	{ "console-socket", 0, RT_FLAG_STR, "unix socket that receives the pty master fd",
+	  FLAG(console_socket) },
+	{ "detach", 'd', RT_FLAG_BOOL, "return once the process runs", FLAG(detach) },
+	{ "pid-file", 0, RT_FLAG_STR, "write the process's pid to this file", FLAG(pid_file) },
+	{ "preserve-fds", 0, RT_FLAG_STR, "pass N more fds (3..3+N-1) to the process",
+	  FLAG(preserve_fds) },
+	{ "apparmor", 0, RT_FLAG_STR, "AppArmor profile (not supported)", FLAG(apparmor) },
+	{ "process-label", 0, RT_FLAG_STR, "SELinux label (not supported)", FLAG(process_label) },
+	{ "ignore-paused", 0, RT_FLAG_BOOL, "allow exec in a paused container",
+	  FLAG(ignore_paused) },
+};
 
-static const struct rt_opt *find_flag(const struct rt_opt *opts, size_t n, const char *a)
+/* ID and the command (argv's tail, NULL-terminated), which --process excludes. */
+static int check_args(int argc, char **argv, int first, const struct exec_flags *f, char ***cmd,
+		      struct hutch_err *err)
 {
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(opts[i].name);
-		if (a[1] == '-' && !strncmp(a + 2, opts[i].name, len) &&
-		    (a[2 + len] == '\0' || a[2 + len] == '='))
-			return &opts[i];
-		if (a[1] && a[1] != '-' && a[1] == opts[i].short_name && !a[2])
-			return &opts[i];
-	}
-	return NULL;
-}
-
-/* Every value of a repeatable flag: rt_parse_opts keeps only the last, but leaves the flags
- * in argv[1..first) as given, so they are walked again with the same grammar. */
-static char **flag_values(int first, char **argv, const struct rt_opt *opts, size_t n,
-			  const char *name)
-{
-	char **out = hutch_xcalloc((size_t)first + 1, sizeof(char *));
-	size_t k = 0;
-	for (int i = 1; i < first; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--"))
-			break;
-		const struct rt_opt *o = a[0] == '-' ? find_flag(opts, n, a) : NULL;
-		if (!o || !o->has_arg)
-			continue;
-		const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
-		const char *v = eq ? eq + 1 : i + 1 < first ? argv[++i] : NULL;
-		if (v && !strcmp(o->name, name))
-			out[k++] = (char *)v;
-	}
-	return out;
-}
-
-static int read_flags(int argc, char **argv, int first, const struct rt_opt *opts,
-		      struct exec_flags *f, struct hutch_err *err)
-{
-	size_t n = rt_verb_find("exec")->n_opts;
 	if (argc - first < 1)
 		return hutch_fail(err, EINVAL, "exec: usage: hutch exec [OPTIONS] ID COMMAND...");
-	f->id = argv[first];
-	f->cmd = &argv[first + 1];
-	f->process_file = rt_opt(opts, n, "process");
-	f->cwd = rt_opt(opts, n, "cwd");
-	f->user = rt_opt(opts, n, "user");
-	f->no_new_privs = rt_opt(opts, n, "no-new-privs") != NULL;
-	f->tty = rt_opt(opts, n, "tty") != NULL;
-	f->env = flag_values(first, argv, opts, n, "env");
-	f->gids = flag_values(first, argv, opts, n, "additional-gids");
-	f->caps = flag_values(first, argv, opts, n, "cap");
-	if (!f->process_file && !f->cmd[0])
+	*cmd = &argv[first + 1];
+	if (!f->process_file && !(*cmd)[0])
 		return hutch_fail(err, EINVAL, "exec: no command given (or --process FILE)");
 	if (!f->process_file)
 		return 0;
 	/* The file is the whole process: an override beside it would be silently lost. */
-	if (f->cmd[0])
+	if ((*cmd)[0])
 		return hutch_fail(err, EINVAL, "exec: --process cannot be combined with a command");
-	static const char *const per_process[] = { "cwd",      "env",
-						   "user",     "additional-gids",
-						   "cap",      "no-new-privs",
-						   "apparmor", "process-label" };
+	const struct {
+		const char *name;
+		bool set;
+	} per_process[] = { { "cwd", f->cwd },		 { "env", f->env.n },
+			    { "user", f->user },	 { "additional-gids", f->gids.n },
+			    { "cap", f->caps.n },	 { "no-new-privs", f->no_new_privs },
+			    { "apparmor", f->apparmor }, { "process-label", f->process_label } };
 	for (size_t i = 0; i < ARRAY_SIZE(per_process); i++)
-		if (rt_opt(opts, n, per_process[i]))
+		if (per_process[i].set)
 			return hutch_fail(
 				err, EINVAL,
 				"--%s cannot be combined with --process (set it in the file)",
-				per_process[i]);
+				per_process[i].name);
 	return 0;
 }
 
@@ -133,19 +108,17 @@ static int apply_user(struct rt_process *p, const char *spec, struct hutch_err *
 	return 0;
 }
 
-static int apply_gids(struct rt_process *p, char **gids, struct hutch_err *err)
+static int apply_gids(struct rt_process *p, const struct rt_strv *gids, struct hutch_err *err)
 {
-	size_t n = 0, have = p->user.n_additional_gids;
-	while (gids[n])
-		n++;
+	size_t n = gids->n, have = p->user.n_additional_gids;
 	if (n == 0)
 		return 0;
 	p->gids_storage = hutch_xrealloc(p->gids_storage, (have + n) * sizeof(gid_t));
 	for (size_t i = 0; i < n; i++) {
 		uint32_t g;
-		if (parse_id(gids[i], strlen(gids[i]), &g) < 0)
+		if (parse_id(gids->v[i], strlen(gids->v[i]), &g) < 0)
 			return hutch_fail(err, EINVAL, "--additional-gids %s: expected a number",
-					  gids[i]);
+					  gids->v[i]);
 		p->gids_storage[have + i] = g;
 	}
 	p->user.additional_gids = p->gids_storage;
@@ -154,8 +127,9 @@ static int apply_gids(struct rt_process *p, char **gids, struct hutch_err *err)
 }
 
 /* KEY=VALUE replaces KEY's earlier value (getenv would see the first), else is appended. */
-static int apply_env(struct rt_process *p, char **add, struct hutch_err *err)
+static int apply_env(struct rt_process *p, const struct rt_strv *env, struct hutch_err *err)
 {
+	char **add = env->v ? env->v : (char *[]){ NULL };
 	size_t n = 0;
 	while (p->env && p->env[n])
 		n++;
@@ -179,8 +153,9 @@ static int apply_env(struct rt_process *p, char **add, struct hutch_err *err)
 
 /* As runc: added to the bounding, effective and permitted sets, and to ambient only where
  * inheritable allows it (ambient needs both). "sys_admin" is CAP_SYS_ADMIN. */
-static int apply_caps(struct rt_process *p, char **caps, struct hutch_err *err)
+static int apply_caps(struct rt_process *p, const struct rt_strv *cv, struct hutch_err *err)
 {
+	char **caps = cv->v ? cv->v : (char *[]){ NULL };
 	for (; *caps; caps++) {
 		char name[64];
 		snprintf(name, sizeof(name), "%s%s", strncasecmp(*caps, "CAP_", 4) ? "CAP_" : "",
@@ -200,18 +175,18 @@ static int apply_caps(struct rt_process *p, char **caps, struct hutch_err *err)
 }
 
 /* The bundle's process, taken over from the spec, with the command line's changes. */
-static int process_from_spec(struct rt_spec *spec, const struct exec_flags *f, struct rt_process *p,
-			     struct hutch_err *err)
+static int process_from_spec(struct rt_spec *spec, const struct exec_flags *f, char **cmd,
+			     struct rt_process *p, struct hutch_err *err)
 {
 	*p = spec->process;
 	spec->process = (struct rt_process){ 0 };
 	hutch_strv_free(p->args);
 	size_t n = 0;
-	while (f->cmd[n])
+	while (cmd[n])
 		n++;
 	p->args = hutch_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
-		p->args[i] = hutch_xstrdup(f->cmd[i]);
+		p->args[i] = hutch_xstrdup(cmd[i]);
 	p->terminal = f->tty; /* as runc: no terminal unless asked for */
 	if (f->cwd) {
 		if (f->cwd[0] != '/')
@@ -222,14 +197,14 @@ static int process_from_spec(struct rt_spec *spec, const struct exec_flags *f, s
 	}
 	if (f->no_new_privs)
 		p->no_new_privs = true;
-	int r = apply_env(p, f->env, err);
+	int r = apply_env(p, &f->env, err);
 	if (r >= 0 && f->user)
 		r = apply_user(p, f->user, err);
 	if (r >= 0)
-		r = apply_gids(p, f->gids, err);
+		r = apply_gids(p, &f->gids, err);
 	/* No capabilities object means the process keeps all: nothing to add to. */
 	if (r >= 0 && p->has_caps)
-		r = apply_caps(p, f->caps, err);
+		r = apply_caps(p, &f->caps, err);
 	return r;
 }
 
@@ -246,41 +221,42 @@ static int process_from_file(const char *path, bool tty, struct rt_process *p,
 	return 0;
 }
 
-static int exec_opts(const struct rt_opt *opts, struct rt_exec_opts *o, struct hutch_err *err)
+static RT_VERB_RUN(verb_exec)
 {
-	size_t n = rt_verb_find("exec")->n_opts;
-	o->pid_file = rt_opt(opts, n, "pid-file");
-	o->console_socket = rt_opt(opts, n, "console-socket");
-	o->detach = rt_opt(opts, n, "detach") != NULL;
-	return rt_parse_preserve_fds(rt_opt(opts, n, "preserve-fds"), &o->preserve_fds, err);
-}
-
-RT_VERB_FN(exec)
-{
-	_cleanup_(exec_flags_free) struct exec_flags f = { 0 };
+	const struct exec_flags *f = flags;
 	_cleanup_(rt_exec_target_free) struct rt_exec_target t = { 0 };
 	_cleanup_(rt_process_free) struct rt_process p = { 0 };
-	struct rt_exec_opts o = { 0 };
-	size_t n = rt_verb_find("exec")->n_opts;
+	struct rt_exec_opts o = { .pid_file = f->pid_file,
+				  .console_socket = f->console_socket,
+				  .detach = f->detach };
+	char **cmd = NULL;
 
-	TRY(read_flags(argc, argv, first, opts, &f, err));
-	TRY(exec_opts(opts, &o, err));
-	/* Set on the process, checked (with the spec's own) where it runs. */
-	const char *apparmor = rt_opt(opts, n, "apparmor"),
-		   *label = rt_opt(opts, n, "process-label");
-	TRY(rt_exec_target_open(g, f.id, rt_opt(opts, n, "ignore-paused") != NULL, &t, err));
-	if (f.process_file)
-		TRY(process_from_file(f.process_file, f.tty, &p, err));
+	TRY(check_args(argc, argv, first, f, &cmd, err));
+	TRY(rt_parse_preserve_fds(f->preserve_fds, &o.preserve_fds, err));
+	TRY(rt_exec_target_open(g, argv[first], f->ignore_paused, &t, err));
+	if (f->process_file)
+		TRY(process_from_file(f->process_file, f->tty, &p, err));
 	else
-		TRY(process_from_spec(t.spec, &f, &p, err));
-	if (apparmor && *apparmor) {
+		TRY(process_from_spec(t.spec, f, cmd, &p, err));
+	/* Set on the process, checked (with the spec's own) where it runs. */
+	if (f->apparmor && *f->apparmor) {
 		free(p.apparmor_profile);
-		p.apparmor_profile = hutch_xstrdup(apparmor);
+		p.apparmor_profile = hutch_xstrdup(f->apparmor);
 	}
-	if (label && *label) {
+	if (f->process_label && *f->process_label) {
 		free(p.selinux_label);
-		p.selinux_label = hutch_xstrdup(label);
+		p.selinux_label = hutch_xstrdup(f->process_label);
 	}
 	rt_process_skip_ambient(&p);
 	return rt_exec_run(&t, &p, &o, err);
 }
+
+const struct rt_verb rt_exec_verb = {
+	.name = "exec",
+	.summary = "run another process in a running container",
+	.usage = "[OPTIONS] ID COMMAND [ARGS...] | [OPTIONS] --process FILE ID",
+	.flags = RT_FLAGS(exec_flags, 0),
+	.flags_size = sizeof(struct exec_flags),
+	.run = verb_exec,
+	.fail_status = 255, /* as runc; 126/127 from err.status */
+};

@@ -7,6 +7,7 @@
 #include "rt-json.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,10 +53,16 @@ static void print_json(struct entry *v, int n)
 	printf("]\n");
 }
 
-RT_VERB_FN(list)
+struct list_flags {
+	const char *format;
+	bool quiet;
+};
+
+static RT_VERB_RUN(verb_list)
 {
-	const char *format = rt_opt(opts, 2, "format");
-	bool quiet = rt_opt(opts, 2, "quiet") != NULL;
+	const struct list_flags *f = flags;
+	const char *format = f->format;
+	bool quiet = f->quiet;
 	(void)argv;
 	if (argc - first != 0)
 		return hutch_fail(err, EINVAL, "list: takes no arguments");
@@ -83,3 +90,18 @@ RT_VERB_FN(list)
 	free(v);
 	return 0;
 }
+
+static const struct rt_flag list_flags[] = {
+	{ "format", 'f', RT_FLAG_STR, "table or json", offsetof(struct list_flags, format), NULL },
+	{ "quiet", 'q', RT_FLAG_BOOL, "print only the ids", offsetof(struct list_flags, quiet),
+	  NULL },
+};
+
+const struct rt_verb rt_list_verb = {
+	.name = "list",
+	.summary = "list containers",
+	.usage = "[--format table|json] [-q]",
+	.flags = RT_FLAGS(list_flags, 0),
+	.flags_size = sizeof(struct list_flags),
+	.run = verb_list,
+};

@@ -13,30 +13,79 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Every flag is a string, parsed here: runc's numbers have units, and "-1" or "0" mean
+ * something of their own. */
+struct update_flags {
+	const char *resources, *memory, *memory_reservation, *memory_swap, *kernel_memory,
+		*kernel_memory_tcp, *cpu_share, *cpu_shares, *cpu_period, *cpu_quota, *cpu_burst,
+		*cpu_rt_period, *cpu_rt_runtime, *cpu_idle, *cpuset_cpus, *cpuset_mems, *pids_limit,
+		*blkio_weight, *l3_cache_schema, *mem_bw_schema;
+};
+
+#define FLAG(field) offsetof(struct update_flags, field)
+static const struct rt_flag update_flags[] = {
+	{ "resources", 'r', RT_FLAG_STR, "linux.resources JSON from FILE, or - for stdin",
+	  FLAG(resources), NULL },
+	{ "memory", 0, RT_FLAG_STR, "memory limit in bytes (k, m, g suffixes; -1 = unlimited)",
+	  FLAG(memory), NULL },
+	{ "memory-reservation", 0, RT_FLAG_STR, "memory soft limit in bytes",
+	  FLAG(memory_reservation), NULL },
+	{ "memory-swap", 0, RT_FLAG_STR, "memory+swap limit in bytes (-1 = unlimited)",
+	  FLAG(memory_swap), NULL },
+	{ "kernel-memory", 0, RT_FLAG_STR, "obsolete, ignored", FLAG(kernel_memory), NULL },
+	{ "kernel-memory-tcp", 0, RT_FLAG_STR, "obsolete, ignored", FLAG(kernel_memory_tcp), NULL },
+	{ "cpu-share", 0, RT_FLAG_STR, "CPU shares (relative weight)", FLAG(cpu_share), NULL },
+	{ "cpu-shares", 0, RT_FLAG_STR, "the same as --cpu-share", FLAG(cpu_shares), NULL },
+	{ "cpu-period", 0, RT_FLAG_STR, "CFS period in microseconds", FLAG(cpu_period), NULL },
+	{ "cpu-quota", 0, RT_FLAG_STR, "CFS quota in microseconds per period (-1 = none)",
+	  FLAG(cpu_quota), NULL },
+	{ "cpu-burst", 0, RT_FLAG_STR, "CFS burst in microseconds", FLAG(cpu_burst), NULL },
+	{ "cpu-rt-period", 0, RT_FLAG_STR, "realtime period in microseconds (cgroup v1)",
+	  FLAG(cpu_rt_period), NULL },
+	{ "cpu-rt-runtime", 0, RT_FLAG_STR, "realtime runtime in microseconds (cgroup v1)",
+	  FLAG(cpu_rt_runtime), NULL },
+	{ "cpu-idle", 0, RT_FLAG_STR, "1 = SCHED_IDLE for the cgroup, 0 = normal", FLAG(cpu_idle),
+	  NULL },
+	{ "cpuset-cpus", 0, RT_FLAG_STR, "CPUs the container may use (\"0-2,4\")",
+	  FLAG(cpuset_cpus), NULL },
+	{ "cpuset-mems", 0, RT_FLAG_STR, "memory nodes the container may use", FLAG(cpuset_mems),
+	  NULL },
+	{ "pids-limit", 0, RT_FLAG_STR, "maximum number of pids (-1 = unlimited)", FLAG(pids_limit),
+	  NULL },
+	{ "blkio-weight", 0, RT_FLAG_STR, "block I/O weight, 10 to 1000", FLAG(blkio_weight),
+	  NULL },
+	{ "l3-cache-schema", 0, RT_FLAG_STR, "Intel RDT L3 cache schema (not supported)",
+	  FLAG(l3_cache_schema), NULL },
+	{ "mem-bw-schema", 0, RT_FLAG_STR, "Intel RDT memory bandwidth schema (not supported)",
+	  FLAG(mem_bw_schema), NULL },
+};
+
 enum flag_kind { SIZE, UINT, INT };
 
+/* A numeric flag and the limit it sets. */
 struct num_flag {
 	const char *name;
 	enum flag_kind kind;
-	size_t off; /* of a struct cg_i64 in struct cg_resources */
+	size_t flag; /* of its value in struct update_flags */
+	size_t off;  /* of a struct cg_i64 in struct cg_resources */
 };
 
 #define RES(f) offsetof(struct cg_resources, f)
 
 static const struct num_flag num_flags[] = {
-	{ "memory", SIZE, RES(mem_limit) },
-	{ "memory-reservation", SIZE, RES(mem_reservation) },
-	{ "memory-swap", SIZE, RES(mem_swap) },
-	{ "cpu-share", UINT, RES(cpu_shares) },
-	{ "cpu-shares", UINT, RES(cpu_shares) },
-	{ "cpu-period", UINT, RES(cpu_period) },
-	{ "cpu-quota", INT, RES(cpu_quota) },
-	{ "cpu-burst", UINT, RES(cpu_burst) },
-	{ "cpu-rt-period", UINT, RES(cpu_rt_period) },
-	{ "cpu-rt-runtime", INT, RES(cpu_rt_runtime) },
-	{ "cpu-idle", INT, RES(cpu_idle) },
-	{ "pids-limit", INT, RES(pids_limit) },
-	{ "blkio-weight", UINT, RES(blkio_weight) },
+	{ "memory", SIZE, FLAG(memory), RES(mem_limit) },
+	{ "memory-reservation", SIZE, FLAG(memory_reservation), RES(mem_reservation) },
+	{ "memory-swap", SIZE, FLAG(memory_swap), RES(mem_swap) },
+	{ "cpu-share", UINT, FLAG(cpu_share), RES(cpu_shares) },
+	{ "cpu-shares", UINT, FLAG(cpu_shares), RES(cpu_shares) },
+	{ "cpu-period", UINT, FLAG(cpu_period), RES(cpu_period) },
+	{ "cpu-quota", INT, FLAG(cpu_quota), RES(cpu_quota) },
+	{ "cpu-burst", UINT, FLAG(cpu_burst), RES(cpu_burst) },
+	{ "cpu-rt-period", UINT, FLAG(cpu_rt_period), RES(cpu_rt_period) },
+	{ "cpu-rt-runtime", INT, FLAG(cpu_rt_runtime), RES(cpu_rt_runtime) },
+	{ "cpu-idle", INT, FLAG(cpu_idle), RES(cpu_idle) },
+	{ "pids-limit", INT, FLAG(pids_limit), RES(pids_limit) },
+	{ "blkio-weight", UINT, FLAG(blkio_weight), RES(blkio_weight) },
 };
 
 /* Docker's RAMInBytes: "1024", "64m", "1.5g", "512 KiB"; binary multiples; "-1" = unlimited. */
@@ -134,43 +183,41 @@ static int load_resources(const char *path, struct rt_spec *spec, struct hutch_e
 }
 
 /* The flags runc still accepts but that hutch (like the kernel or runc) cannot act on. */
-static int check_ignored(const struct rt_opt *opts, size_t n, struct hutch_err *err)
+static int check_ignored(const struct update_flags *f, struct hutch_err *err)
 {
-	static const char *const gone[] = { "kernel-memory", "kernel-memory-tcp" };
-	static const char *const rdt[] = { "l3-cache-schema", "mem-bw-schema" };
-	for (size_t i = 0; i < ARRAY_SIZE(gone); i++)
-		if (rt_opt(opts, n, gone[i]))
-			hutch_warn("--%s is obsolete (the kernel ignores it), ignoring", gone[i]);
-	for (size_t i = 0; i < ARRAY_SIZE(rdt); i++)
-		if (rt_opt(opts, n, rdt[i]))
-			return hutch_fail(err, ENOTSUP, "--%s: Intel RDT is not supported", rdt[i]);
+	if (f->kernel_memory)
+		hutch_warn("--kernel-memory is obsolete (the kernel ignores it), ignoring");
+	if (f->kernel_memory_tcp)
+		hutch_warn("--kernel-memory-tcp is obsolete (the kernel ignores it), ignoring");
+	if (f->l3_cache_schema)
+		return hutch_fail(err, ENOTSUP, "--l3-cache-schema: Intel RDT is not supported");
+	if (f->mem_bw_schema)
+		return hutch_fail(err, ENOTSUP, "--mem-bw-schema: Intel RDT is not supported");
 	return 0;
 }
 
 /* The request: the document, then the flags over it, then runc's "0 = unchanged". */
-static int build_request(const struct rt_opt *opts, size_t n, struct rt_spec *spec,
-			 struct hutch_err *err)
+static int build_request(const struct update_flags *f, struct rt_spec *spec, struct hutch_err *err)
 {
 	struct cg_resources *res = &spec->resources;
-	const char *path = rt_opt(opts, n, "resources");
-	int r = check_ignored(opts, n, err);
-	if (r == 0 && path)
-		r = load_resources(path, spec, err);
+	int r = check_ignored(f, err);
+	if (r == 0 && f->resources)
+		r = load_resources(f->resources, spec, err);
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(num_flags); i++) {
-		const char *v = rt_opt(opts, n, num_flags[i].name);
+		const char *v = *(const char *const *)((const char *)f + num_flags[i].flag);
 		if (v)
 			r = parse_flag(&num_flags[i], v, res, err);
 	}
 	if (r < 0)
 		return r;
 	/* Owned by res either way: rt_spec_free_resources frees them. */
-	if (rt_opt(opts, n, "cpuset-cpus")) {
+	if (f->cpuset_cpus) {
 		free((char *)res->cpus);
-		res->cpus = hutch_xstrdup(rt_opt(opts, n, "cpuset-cpus"));
+		res->cpus = hutch_xstrdup(f->cpuset_cpus);
 	}
-	if (rt_opt(opts, n, "cpuset-mems")) {
+	if (f->cpuset_mems) {
 		free((char *)res->mems);
-		res->mems = hutch_xstrdup(rt_opt(opts, n, "cpuset-mems"));
+		res->mems = hutch_xstrdup(f->cpuset_mems);
 	}
 	if (res->pids_limit.set && res->pids_limit.v == 0)
 		res->pids_limit.set = false;
@@ -184,15 +231,14 @@ static int build_request(const struct rt_opt *opts, size_t n, struct rt_spec *sp
 	return 0;
 }
 
-RT_VERB_FN(update)
+static RT_VERB_RUN(verb_update)
 {
 	const char *id;
-	size_t n = rt_verb_find(argv[0])->n_opts;
 	struct rt_spec spec;
 	_cleanup_(rt_ctr_close) struct rt_ctr c = { .dirfd = -1 };
 	TRY(rt_one_id(argc, argv, first, &id, err));
 	memset(&spec, 0, sizeof(spec));
-	int r = build_request(opts, n, &spec, err);
+	int r = build_request(flags, &spec, err);
 	if (r == 0)
 		r = rt_ctr_open(g, id, &c, err);
 	if (r == 0 && c.status == RT_STOPPED)
@@ -206,3 +252,12 @@ RT_VERB_FN(update)
 	rt_spec_free_resources(&spec);
 	return r < 0 ? r : 0;
 }
+
+const struct rt_verb rt_update_verb = {
+	.name = "update",
+	.summary = "change a running container's resource limits",
+	.usage = "[OPTIONS] ID",
+	.flags = RT_FLAGS(update_flags, 0),
+	.flags_size = sizeof(struct update_flags),
+	.run = verb_update,
+};

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -99,22 +100,20 @@ int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *er
 	return 0;
 }
 
-int rt_verb_start(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
-		  struct hutch_err *err)
+static RT_VERB_RUN(verb_start)
 {
 	const char *id;
-	(void)o;
+	(void)flags;
 	TRY(rt_one_id(argc, argv, first, &id, err));
 	TRY(rt_container_start(g, id, err));
 	return 0;
 }
 
-int rt_verb_state(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
-		  struct hutch_err *err)
+static RT_VERB_RUN(verb_state)
 {
 	const char *id;
 	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
-	(void)o;
+	(void)flags;
 	TRY(rt_one_id(argc, argv, first, &id, err));
 	TRY(open_locked(g, id, &l, err));
 	enum rt_status s = rt_state_status(l.dirfd, &l.st);
@@ -165,9 +164,13 @@ static int parse_signal(const char *s, struct hutch_err *err)
 	return hutch_fail(err, EINVAL, "invalid signal %s", s);
 }
 
-int rt_verb_kill(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
-		 struct hutch_err *err)
+struct kill_flags {
+	bool all;
+};
+
+static RT_VERB_RUN(verb_kill)
 {
+	const struct kill_flags *f = flags;
 	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
 	int n = argc - first;
 	if (n < 1 || n > 2)
@@ -177,8 +180,7 @@ int rt_verb_kill(struct rt_global *g, int argc, char **argv, int first, struct r
 		return sig;
 	TRY(open_locked(g, argv[first], &l, err));
 	enum rt_status s = rt_state_status(l.dirfd, &l.st);
-	bool all = rt_opt(o, 1, "all") != NULL;
-	if (all && (l.st.cgroup_path || l.st.n_cgroup_paths)) {
+	if (f->all && (l.st.cgroup_path || l.st.n_cgroup_paths)) {
 		struct cg *cg = NULL;
 		TRY(rt_state_cgroup(&l.st, &cg, err));
 		int r = cg_signal_all(cg, sig, err);
@@ -262,10 +264,72 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 	return rt_state_remove(g->root, id, l.dirfd, err);
 }
 
-int rt_verb_delete(struct rt_global *g, int argc, char **argv, int first, struct rt_opt *o,
-		   struct hutch_err *err)
+struct delete_flags {
+	bool force;
+};
+
+static RT_VERB_RUN(verb_delete)
 {
+	const struct delete_flags *f = flags;
 	const char *id;
 	TRY(rt_one_id(argc, argv, first, &id, err));
-	return rt_container_delete(g, id, rt_opt(o, 1, "force") != NULL, err);
+	return rt_container_delete(g, id, f->force, err);
 }
+
+static const struct rt_flag kill_flags[] = {
+	{ "all", 'a', RT_FLAG_BOOL, "signal every process in the container's cgroup",
+	  offsetof(struct kill_flags, all), NULL },
+};
+static const struct rt_flag delete_flags[] = {
+	{ "force", 'f', RT_FLAG_BOOL, "kill a running container first",
+	  offsetof(struct delete_flags, force), NULL },
+};
+
+const struct rt_verb rt_start_verb = {
+	.name = "start",
+	.summary = "start a created container's process",
+	.usage = "ID",
+	.run = verb_start,
+};
+const struct rt_verb rt_state_verb = {
+	.name = "state",
+	.summary = "print a container's OCI state as JSON",
+	.usage = "ID",
+	.run = verb_state,
+};
+const struct rt_verb rt_kill_verb = {
+	.name = "kill",
+	.summary = "send a signal (default SIGTERM) to a container's init",
+	.usage = "[--all] ID [SIGNAL]",
+	.flags = RT_FLAGS(kill_flags, 0),
+	.flags_size = sizeof(struct kill_flags),
+	.run = verb_kill,
+};
+const struct rt_verb rt_delete_verb = {
+	.name = "delete",
+	.summary = "delete a container and everything it holds",
+	.usage = "[--force] ID",
+	.flags = RT_FLAGS(delete_flags, 0),
+	.flags_size = sizeof(struct delete_flags),
+	.run = verb_delete,
+};
+
+/* Listed, as runc's, so that a caller learns why rather than "unknown command". */
+static RT_VERB_RUN(verb_unsupported)
+{
+	(void)g, (void)argc, (void)first, (void)flags;
+	return hutch_fail(err, ENOTSUP, "%s: not supported by this version of hutch", argv[0]);
+}
+
+const struct rt_verb rt_checkpoint_verb = {
+	.name = "checkpoint",
+	.summary = "checkpoint with CRIU (not supported: built without CRIU)",
+	.usage = "ID",
+	.run = verb_unsupported,
+};
+const struct rt_verb rt_restore_verb = {
+	.name = "restore",
+	.summary = "restore with CRIU (not supported: built without CRIU)",
+	.usage = "ID",
+	.run = verb_unsupported,
+};

@@ -424,10 +424,10 @@ int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct
 	return r;
 }
 
-RT_VERB_FN(sandbox)
+static RT_VERB_RUN(verb_sandbox)
 {
 	struct rt_sb_opts o;
-	(void)first, (void)opts;
+	(void)first, (void)flags;
 	rt_sb_opts_init(&o);
 	int r = rt_sb_parse_args(&o, argc, argv, err);
 	if (r >= 0) {
@@ -439,3 +439,13 @@ RT_VERB_FN(sandbox)
 	rt_sb_opts_free(&o);
 	return r;
 }
+
+const struct rt_verb rt_sandbox_verb = {
+	.name = "sandbox",
+	.summary = "run one command in a short-lived, locked-down sandbox",
+	.usage = "[OPTIONS] -- COMMAND [ARGS...]",
+	.run = verb_sandbox,
+	.fail_status = RT_SB_EXIT_FAIL,
+	.raw_args = true, /* its profile, applied before the flags */
+	.help = rt_sb_print_help,
+};

@@ -148,6 +148,5 @@ void rt_sb_net_reclaim(void);
  * RT_SB_EXIT_FAIL, or err->status). The report is written when o asks for one. It enters a
  * mount namespace of its own: a caller that goes on afterwards runs it in a child. */
 int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err);
-RT_VERB_FN(sandbox);
 
 #endif

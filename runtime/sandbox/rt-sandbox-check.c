@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Sandbox option values and combinations: the parsers of sizes, seconds, --memory and
+ * --network (shared with image build's flags), and rt_sb_check, which refuses the option
+ * sets that cannot run, once flags and profile are all in.
+ */
+#include "rt-sandbox.h"
+#include "hutch-json.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+int rt_sb_parse_size(const char *s, uint64_t *out)
+{
+	char *end = NULL;
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -EINVAL;
+	static const char units[] = "bkmgt";
+	uint64_t mul = 1;
+	if (*end) {
+		const char *u = strchr(units, tolower((unsigned char)*end));
+		if (!u || (end[1] && !(tolower((unsigned char)end[1]) == 'b' && !end[2])))
+			return -EINVAL;
+		for (long i = 0; i < u - units; i++)
+			mul *= 1024;
+	}
+	if (v * (double)mul > 9.2e18)
+		return -ERANGE;
+	*out = (uint64_t)(v * (double)mul);
+	return 0;
+}
+
+int rt_sb_parse_seconds(const char *s, double *out)
+{
+	char *end = NULL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || !isfinite(v) || v > 1e7)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int rt_sb_parse_memory(const char *v, uint64_t *out, struct hutch_err *err)
+{
+	if (rt_sb_parse_size(v, out) < 0 || (*out && *out < (4ULL << 20)))
+		return hutch_fail(err, EINVAL, "--memory %s: expected a size of at least 4m (or 0)",
+				  v);
+	return 0;
+}
+
+int rt_sb_parse_network(const char *v, enum rt_sb_network *out, struct hutch_err *err)
+{
+	if (!strcmp(v, "none"))
+		*out = RT_SB_NET_NONE;
+	else if (!strcmp(v, "host"))
+		*out = RT_SB_NET_HOST;
+	else if (!strcmp(v, "bridge"))
+		*out = RT_SB_NET_BRIDGE;
+	else
+		return hutch_fail(err, EINVAL, "--network %s: expected none, host or bridge", v);
+	return 0;
+}
+
+/* Namespaces mode runs an OCI config, JSON, which carries UTF-8 only: rt_spec_parse would
+ * refuse the config, and a Go runtime (runc) would quietly run U+FFFD in place of the bytes. */
+static int check_utf8(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	const char *const one[][2] = { { "--image", o->image },
+				       { "--workspace", o->workspace },
+				       { "--cwd", o->cwd },
+				       { "--hostname", o->hostname } };
+	const char *bad = NULL;
+	for (size_t i = 0; !bad && i < ARRAY_SIZE(one); i++)
+		if (one[i][1] && !hutch_utf8_valid(one[i][1]))
+			bad = one[i][0];
+	for (size_t i = 0; !bad && i < o->n_binds; i++)
+		if (!hutch_utf8_valid(o->binds[i].src) || !hutch_utf8_valid(o->binds[i].dst))
+			bad = "--bind or --ro-bind";
+	for (size_t i = 0; !bad && i < o->n_tmpfs; i++)
+		if (!hutch_utf8_valid(o->tmpfs[i].path))
+			bad = "--tmpfs";
+	for (size_t i = 0; !bad && i < o->n_env; i++)
+		if (!hutch_utf8_valid(o->env[i]))
+			bad = "--env";
+	for (size_t i = 0; !bad && i < o->n_command; i++)
+		if (!hutch_utf8_valid(o->command[i]))
+			bad = "the command";
+	if (bad) /* without the value: the message must stay UTF-8 too (--report) */
+		return hutch_fail(err, EILSEQ,
+				  "%s: not valid UTF-8, which the sandbox's OCI config "
+				  "(JSON) cannot carry",
+				  bad);
+	return 0;
+}
+
+int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	if (!o->command || !o->command[0] || !o->command[0][0]) /* "" names no program */
+		return hutch_fail(err, EINVAL,
+				  "sandbox: no command (hutch sandbox [OPTIONS] -- CMD)");
+	if (o->isolation != RT_SB_ISO_NAMESPACES)
+		TRY(rt_sb_check_host(o, err));
+	else if (o->n_allow_read || o->n_allow_rw || o->n_deny || o->home_dotfiles ||
+		 o->best_effort)
+		return hutch_fail(err, EINVAL,
+				  "--allow-read, --allow-rw, --deny, --allow-home-dotfiles and "
+				  "--best-effort need --isolation landlock");
+	else if (!o->image)
+		return hutch_fail(err, EINVAL, "--image: required (a root filesystem directory)");
+	else
+		TRY(check_utf8(o, err));
+	if (o->as_root && o->has_user)
+		return hutch_fail(err, EINVAL, "--as-root and --user cannot be combined");
+	if (o->host_root && (o->has_user || o->as_root))
+		return hutch_fail(err, EINVAL, "--host-root cannot be combined with %s",
+				  o->as_root ? "--as-root" : "--user");
+	if (o->has_owner && !o->workspace)
+		return hutch_fail(err, EINVAL, "--workspace-owner needs --workspace");
+	if (o->host_root && o->isolation != RT_SB_ISO_NAMESPACES)
+		return hutch_fail(err, EINVAL, "--host-root needs --isolation namespaces");
+	if ((o->no_wait || o->lock_timeout >= 0) && !o->lock)
+		return hutch_fail(err, EINVAL, "--no-wait and --lock-timeout need --lock");
+	if (o->bridge_opts_set && o->network != RT_SB_NET_BRIDGE)
+		return hutch_fail(err, EINVAL, "--subnet, --mtu and --dns need --network bridge");
+	if (o->network == RT_SB_NET_BRIDGE && o->isolation != RT_SB_ISO_NAMESPACES)
+		return hutch_fail(err, ENOTSUP, "--network bridge with --isolation: not supported");
+	if (o->network == RT_SB_NET_BRIDGE && o->runtime && strcmp(o->runtime, "native"))
+		return hutch_fail(err, ENOTSUP,
+				  "--network bridge with --runtime %s: not supported (native only)",
+				  o->runtime);
+	if (o->tty && !isatty(0))
+		return hutch_fail(err, EINVAL, "--tty: standard input is not a terminal");
+	return 0;
+}
