@@ -14,17 +14,6 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
-int ns_check_procfs(int fd, const char *path, struct hutch_err *err)
-{
-	struct statfs sf;
-	int r = fd >= 0 ? fstatfs(fd, &sf) : statfs(path, &sf);
-	if (r < 0)
-		return hutch_fail_errno(err, errno, "statfs %s", path);
-	if (sf.f_type != PROC_SUPER_MAGIC)
-		return hutch_fail(err, EINVAL, "%s is not a procfs", path);
-	return 0;
-}
-
 /* The /dev/null we bind over masked files: it must really be the null device, or a crafted
  * rootfs could make "masking" expose something (CVE-2025-31133). */
 static int open_dev_null(struct hutch_err *err)
