@@ -32,6 +32,12 @@ int ns_split_path(const char *path, char dir[PATH_MAX], char base[NAME_MAX + 1],
 bool ns_path_under(const char *dest, const char *name);
 bool ns_path_is(const char *dest, const char *name);
 
+/* ns-mount-plan.c: an op appended to p (tree and slots -1), and s (malloc'd) kept as long as
+ * p, for the ops to point to. */
+struct ns_mount_op *ns_plan_add(struct ns_mount_plan *p, enum ns_mount_op_kind kind,
+				const char *target);
+const char *ns_plan_own(struct ns_mount_plan *p, char *s);
+
 /* tmpcopyup (ns-mount-copy.c): copies the directory sfd's content (dirs, files, symlinks,
  * nodes; mode and owner) into dfd. */
 int ns_copy_tree(int sfd, int dfd, int depth, struct hutch_err *err);

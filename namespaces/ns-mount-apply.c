@@ -103,9 +103,11 @@ static int make_file_in_root(int rootfd, const char *dest, struct hutch_err *err
 
 struct applier {
 	int rootfd;
-	int cur;		    /* the mount point the last MKDIR/MKFILE made */
-	int held;		    /* HOLD's directory */
-	enum ns_mount_branch state; /* how the last MOUNT with a fallback went */
+	int cur;	/* the mount point the last MKDIR/MKFILE made */
+	int held;	/* HOLD's directory */
+	unsigned state; /* ns_mount_branch: how the last fallback MOUNT or TEST went */
+	int *slots;	/* the view's fds */
+	size_t n_slots;
 };
 
 static void set_fd(int *slot, int fd)
@@ -194,7 +196,8 @@ static int on_top(struct applier *a, const struct ns_mount_op *op, struct hutch_
 		return 0;
 	case NS_OP_PROPAGATION:
 		if (hutch_sys->mount(NULL, hutch_fd_path(top, p), NULL, op->flags, NULL) < 0)
-			return hutch_fail_errno(err, errno, "set propagation");
+			return hutch_fail_errno(err, errno, "%s",
+						op->label ? op->label : "set propagation");
 		return 0;
 	case NS_OP_CHECK_PROCFS:
 		return ns_check_procfs(top, op->target, err);
@@ -204,6 +207,162 @@ static int on_top(struct applier *a, const struct ns_mount_op *op, struct hutch_
 		return ns_copy_tree(a->held, top, 0, err);
 	default:
 		return hutch_fail(err, EINVAL, "mount op %d: unknown", (int)op->kind);
+	}
+}
+
+/* ---- the view's ops: plain paths relative to the root fd, fds in slots ---- */
+
+static const char *rel(const char *target)
+{
+	while (*target == '/')
+		target++;
+	return target;
+}
+
+static int slot_fd(struct applier *a, int slot)
+{
+	return slot >= 0 && (size_t)slot < a->n_slots ? a->slots[slot] : -1;
+}
+
+static int set_slot(struct applier *a, int slot, int fd)
+{
+	if (slot < 0 || (size_t)slot >= a->n_slots) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	set_fd(&a->slots[slot], fd);
+	return fd;
+}
+
+/* mount(2) and umount2(2) take no directory fd: the path through the root fd's magic link. */
+static const char *at_path(struct applier *a, const char *target, char buf[PATH_MAX])
+{
+	snprintf(buf, PATH_MAX, "/proc/self/fd/%d/%s", a->rootfd, rel(target));
+	return buf;
+}
+
+static int detached_tmpfs(struct applier *a, const struct ns_mount_op *op, struct hutch_err *err)
+{
+	const struct hutch_sys *s = hutch_sys;
+	_cleanup_close_ int fs = s->fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0 || s->fsconfig(fs, FSCONFIG_SET_STRING, "mode", op->source, 0) < 0 ||
+	    s->fsconfig(fs, FSCONFIG_SET_STRING, "size", op->data, 0) < 0 ||
+	    s->fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return hutch_fail_errno(err, errno, "%s: tmpfs", op->label);
+	unsigned int attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	int mnt = s->fsmount(fs, FSMOUNT_CLOEXEC,
+			     attr | ((op->flags & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0));
+	if (mnt < 0)
+		return hutch_fail_errno(err, errno, "%s: fsmount tmpfs", op->label);
+	return set_slot(a, op->slot, mnt) < 0 ? -EINVAL : 0;
+}
+
+/* mkdir -p, and an empty file last when the mount to go there is a file. */
+static int make_mountpoint(struct applier *a, const struct ns_mount_op *op, struct hutch_err *err)
+{
+	bool dir = !op->is_file;
+	struct stat st;
+	if (op->slot >= 0) {
+		if (fstat(slot_fd(a, op->slot), &st) < 0)
+			return hutch_fail_errno(err, errno, "%s: %s", op->label, op->target);
+		dir = S_ISDIR(st.st_mode);
+	}
+	_cleanup_free_ char *p = hutch_xstrdup(op->target);
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (hutch_sys->mkdirat(a->rootfd, rel(p), 0755) < 0 && errno != EEXIST)
+			return hutch_fail_errno(err, errno, "%s: mkdir %s", op->label, p);
+		*s = '/';
+	}
+	int r = dir ? hutch_sys->mkdirat(a->rootfd, rel(p), 0755)
+		    : mknodat(a->rootfd, rel(p), S_IFREG | 0600, 0);
+	if (r < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "%s: mount point %s", op->label, p);
+	return 0;
+}
+
+static int set_rdonly(struct applier *a, const struct ns_mount_op *op, struct hutch_err *err)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+	int fd = op->slot >= 0 ? slot_fd(a, op->slot) : a->rootfd;
+	const char *path = op->slot >= 0 ? "" : rel(op->target);
+	unsigned int flags = AT_RECURSIVE | (*path ? 0 : AT_EMPTY_PATH);
+	if (hutch_sys->mount_setattr(fd, path, flags, &attr, sizeof(attr)) < 0)
+		return hutch_fail_errno(err, errno, "%s", op->label);
+	return 0;
+}
+
+static int view_fds(struct applier *a, const struct ns_mount_op *op, struct hutch_err *err)
+{
+	int fd;
+	switch (op->kind) {
+	case NS_OP_OPEN:
+		fd = openat(a->rootfd, rel(op->target), O_PATH | O_CLOEXEC | O_NOFOLLOW);
+		return set_slot(a, op->slot, fd) == -EINVAL ? -EINVAL : 0;
+	case NS_OP_OPEN_AT:
+		fd = openat(slot_fd(a, op->slot2), op->source, O_PATH | O_CLOEXEC);
+		return set_slot(a, op->slot, fd) == -EINVAL ? -EINVAL : 0;
+	case NS_OP_CLOSE:
+		set_slot(a, op->slot, -1);
+		return 0;
+	case NS_OP_CREATE_IN:
+		fd = openat(slot_fd(a, op->slot2), op->source,
+			    O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC, 0);
+		if (fd < 0)
+			return hutch_fail_errno(err, errno, "%s", op->label);
+		close(fd);
+		return 0;
+	case NS_OP_CLONE:
+		fd = hutch_sys->open_tree(a->rootfd, rel(op->target),
+					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (fd < 0)
+			return hutch_fail_errno(err, errno, "%s", op->label);
+		return set_slot(a, op->slot, fd) < 0 ? -EINVAL : 0;
+	default:
+		return detached_tmpfs(a, op, err);
+	}
+}
+
+static int view_op(struct applier *a, const struct ns_mount_op *op, struct hutch_err *err)
+{
+	char p[PATH_MAX], s[HUTCH_FD_PATH_MAX], t[HUTCH_FD_PATH_MAX];
+	struct stat st;
+	switch (op->kind) {
+	case NS_OP_SET_RDONLY:
+		return set_rdonly(a, op, err);
+	case NS_OP_MKPOINT:
+		return make_mountpoint(a, op, err);
+	case NS_OP_MOVE:
+		if (hutch_sys->move_mount(slot_fd(a, op->slot), "", a->rootfd, rel(op->target),
+					  MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return hutch_fail_errno(err, errno, "%s", op->label);
+		return 0;
+	case NS_OP_BIND_SLOTS:
+		if (slot_fd(a, op->slot) < 0)
+			return 0; /* gone, or not there to begin with */
+		if (hutch_sys->mount(hutch_fd_path(slot_fd(a, op->slot2), s),
+				     hutch_fd_path(slot_fd(a, op->slot), t), NULL, MS_BIND,
+				     NULL) < 0)
+			return hutch_fail_errno(err, errno, "%s", op->label);
+		return 0;
+	case NS_OP_MOUNT_AT:
+		if (hutch_sys->mount(op->source, at_path(a, op->target, p), op->fstype, op->flags,
+				     op->data) < 0)
+			return hutch_fail_errno(err, errno, "%s", op->label);
+		return 0;
+	case NS_OP_UMOUNT:
+		if (hutch_sys->umount2(at_path(a, op->target, p), MNT_DETACH) < 0)
+			return hutch_fail_errno(err, errno, "%s", op->label);
+		return 0;
+	case NS_OP_TEST:
+		if (fstatat(a->rootfd, rel(op->target), &st, AT_SYMLINK_NOFOLLOW) < 0)
+			a->state = NS_BRANCH_MISSING;
+		else
+			a->state = S_ISDIR(st.st_mode) ? NS_BRANCH_DIR : 0;
+		return 0;
+	default:
+		return view_fds(a, op, err);
 	}
 }
 
@@ -237,6 +396,8 @@ static int apply_one(struct applier *a, const struct ns_mount_op *op, struct hut
 			return hutch_fail_errno(err, op->error, "%s", op->label);
 		return hutch_fail(err, op->error, "%s", op->label);
 	default:
+		if (op->kind >= NS_OP_OPEN)
+			return view_op(a, op, err);
 		return on_top(a, op, err);
 	}
 }
@@ -244,10 +405,19 @@ static int apply_one(struct applier *a, const struct ns_mount_op *op, struct hut
 int ns_mount_apply(int rootfd, const struct ns_mount_op *ops, size_t n, struct hutch_err *err)
 {
 	struct applier a = { .rootfd = rootfd, .cur = -1, .held = -1 };
+	for (size_t i = 0; i < n; i++) {
+		int top = ops[i].slot > ops[i].slot2 ? ops[i].slot : ops[i].slot2;
+		if (top >= (int)a.n_slots)
+			a.n_slots = (size_t)top + 1;
+	}
+	_cleanup_free_ int *slots = hutch_xcalloc(a.n_slots + 1, sizeof(int));
+	for (size_t i = 0; i < a.n_slots; i++)
+		slots[i] = -1;
+	a.slots = slots;
 	int r = 0;
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		const struct ns_mount_op *op = &ops[i];
-		if (op->branch != NS_BRANCH_ALWAYS && op->branch != a.state)
+		if (op->branch && !(op->branch & a.state))
 			continue;
 		r = apply_one(&a, op, err);
 		if (r < 0 && op->spec)
@@ -255,5 +425,7 @@ int ns_mount_apply(int rootfd, const struct ns_mount_op *ops, size_t n, struct h
 	}
 	set_fd(&a.cur, -1);
 	set_fd(&a.held, -1);
+	for (size_t i = 0; i < a.n_slots; i++)
+		set_fd(&slots[i], -1);
 	return r;
 }

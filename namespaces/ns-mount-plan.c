@@ -15,34 +15,46 @@ struct planner {
 	struct ns_mount_plan *p;
 	const struct ns_mount_facts *f;
 	const struct ns_rootfs *cfg;
-	const char *spec;	     /* the spec mount being planned */
-	enum ns_mount_branch branch; /* given to the ops added now */
+	const char *spec; /* the spec mount being planned */
+	unsigned branch;  /* given to the ops added now */
 };
 
-static struct ns_mount_op *add(struct planner *pl, enum ns_mount_op_kind kind, const char *target)
+struct ns_mount_op *ns_plan_add(struct ns_mount_plan *p, enum ns_mount_op_kind kind,
+				const char *target)
 {
-	struct ns_mount_plan *p = pl->p;
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 32;
 		p->ops = hutch_xrealloc(p->ops, p->cap * sizeof(*p->ops));
 	}
 	struct ns_mount_op *op = &p->ops[p->n++];
 	*op = (struct ns_mount_op){
-		.kind = kind, .branch = pl->branch, .target = target, .spec = pl->spec, .tree = -1
+		.kind = kind, .target = target, .tree = -1, .slot = -1, .slot2 = -1
 	};
 	return op;
 }
 
-/* Keeps s (malloc'd) for as long as the plan. */
-static const char *own(struct planner *pl, char *s)
+const char *ns_plan_own(struct ns_mount_plan *p, char *s)
 {
-	struct ns_mount_plan *p = pl->p;
 	if (p->n_owned == p->cap_owned) {
 		p->cap_owned = p->cap_owned ? p->cap_owned * 2 : 16;
 		p->owned = hutch_xrealloc(p->owned, p->cap_owned * sizeof(*p->owned));
 	}
 	p->owned[p->n_owned++] = s;
 	return s;
+}
+
+static struct ns_mount_op *add(struct planner *pl, enum ns_mount_op_kind kind, const char *target)
+{
+	struct ns_mount_op *op = ns_plan_add(pl->p, kind, target);
+	op->branch = pl->branch;
+	op->spec = pl->spec;
+	return op;
+}
+
+/* Keeps s (malloc'd) for as long as the plan. */
+static const char *own(struct planner *pl, char *s)
+{
+	return ns_plan_own(pl->p, s);
 }
 
 static void fail(struct planner *pl, int error, bool with_errno, char *msg)

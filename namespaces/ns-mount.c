@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
-static int source_kind(void *ctx, const char *path, int tree)
+int ns_stat_kind(void *ctx, const char *path, int tree)
 {
 	(void)ctx;
 	struct stat st;
@@ -31,7 +31,7 @@ static bool host_fs_is(const char *path, long magic)
 
 void ns_mount_facts_get(const struct ns_rootfs *cfg, struct ns_mount_facts *f)
 {
-	*f = (struct ns_mount_facts){ .source_kind = source_kind };
+	*f = (struct ns_mount_facts){ .source_kind = ns_stat_kind };
 	bool cg = false, v1 = false;
 	for (size_t i = 0; i < cfg->n_mounts; i++) {
 		const char *t = cfg->mounts[i].type;

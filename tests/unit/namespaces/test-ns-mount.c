@@ -34,6 +34,19 @@ static const char *const kind_names[] = {
 	[NS_OP_COPYUP] = "copyup",
 	[NS_OP_SYMLINK] = "symlink",
 	[NS_OP_FAIL] = "fail",
+	[NS_OP_OPEN] = "open",
+	[NS_OP_OPEN_AT] = "open-at",
+	[NS_OP_CLOSE] = "close",
+	[NS_OP_TMPFS] = "tmpfs",
+	[NS_OP_CREATE_IN] = "create-in",
+	[NS_OP_SET_RDONLY] = "ro",
+	[NS_OP_CLONE] = "clone",
+	[NS_OP_MKPOINT] = "mkpoint",
+	[NS_OP_MOVE] = "move",
+	[NS_OP_BIND_SLOTS] = "bind-fd",
+	[NS_OP_MOUNT_AT] = "mount-at",
+	[NS_OP_UMOUNT] = "umount",
+	[NS_OP_TEST] = "test",
 };
 
 static void append(char *buf, size_t cap, const char *fmt, ...)
@@ -79,7 +92,10 @@ static const char *render(const struct ns_mount_plan *p)
 		default:
 			break;
 		}
-		append(buf, sizeof(buf), " %s", op->target);
+		if (op->target)
+			append(buf, sizeof(buf), " %s", op->target);
+		if (op->slot >= 0)
+			append(buf, sizeof(buf), " #%d", op->slot);
 	}
 	return buf;
 }
@@ -249,6 +265,84 @@ static void test_plan_dev(void)
 	ns_mount_plan_free(&p);
 }
 
+/* ---- host mode's view ---- */
+
+static int view_kind(void *ctx, const char *path, int tree)
+{
+	(void)ctx;
+	(void)tree;
+	static const char *const dirs[] = { "/mnt", "/work", "/work/secret", "/tmp", "/tmp/tool" };
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (!strcmp(path, dirs[i]))
+			return NS_SOURCE_DIR;
+	return strstr(path, ".file") ? NS_SOURCE_FILE : -ENOENT;
+}
+
+static int files_only(void *ctx, const char *path, int tree)
+{
+	(void)ctx;
+	(void)tree;
+	return strstr(path, ".file") ? NS_SOURCE_FILE : -ENOENT;
+}
+
+static char *v_read[] = { "/work/ro", "/opt/x", "/tmp/tool" };
+static char *v_rw[] = { "/work" };
+static char *v_deny[] = { "/work/secret", "/work/key.file", "/nope" };
+static char *v_hidden[] = { "/tmp" };
+static const struct ns_view_tmpfs v_tmpfs[] = { { "/tmp", 1 << 20 } };
+static const struct ns_view view = {
+	.read = v_read,
+	.n_read = 3,
+	.rw = v_rw,
+	.n_rw = 1,
+	.deny = v_deny,
+	.n_deny = 3,
+	.hidden = v_hidden,
+	.n_hidden = 1,
+	.tmpfs = v_tmpfs,
+	.n_tmpfs = 1,
+};
+
+static void test_plan_view(void)
+{
+	struct ns_mount_facts f = { .source_kind = view_kind };
+	struct ns_mount_plan p = { 0 };
+	ns_mount_plan_view(&view, &f, &p);
+	const char *want =
+		"propagation 0x84000 /; "
+		/* denied files: held, then bound from a staged empty file */
+		"open /work/key.file #0; open /nope #1; tmpfs #2; create-in; ro #2; move /mnt #2; "
+		"open-at #3; bind-fd /work/key.file #0; bind-fd /nope #1; umount /mnt; close #0; "
+		"close #1; "
+		/* trees: /work/ro is inside rw (rw wins), /opt/x is not hidden: not cloned */
+		"clone /tmp/tool #4; ro #4; clone /work #5; ro /; mount-at /tmp; "
+		/* read trees first, then rw */
+		"mkpoint /tmp/tool #4; move /tmp/tool #4; mkpoint /work #5; move /work #5; "
+		/* deny wins: last, on whatever is there by then */
+		"test /work/secret; mkpoint /work/secret; tmpfs #6; move /work/secret #6; "
+		"test /work/key.file; mkpoint /work/key.file; tmpfs #6; move /work/key.file #6; "
+		"test /nope; mkpoint /nope; tmpfs #6; move /nope #6";
+	ok(strcmp(render(&p), want) == 0, "view: deny inside allow, ro inside rw, missing paths");
+	if (strcmp(render(&p), want) != 0)
+		printf("#   got:  %s\n#   want: %s\n", render(&p), want);
+	size_t n_missing = 0, n_dir = 0;
+	for (size_t i = 0; i < p.n; i++) {
+		n_missing += p.ops[i].kind == NS_OP_MKPOINT && p.ops[i].branch == NS_BRANCH_MISSING;
+		n_dir += p.ops[i].kind == NS_OP_MOVE &&
+			 p.ops[i].branch == (NS_BRANCH_DIR | NS_BRANCH_MISSING);
+	}
+	ok(n_missing == 3 && n_dir == 3,
+	   "view: a denied path gets a mount point only when missing, a tmpfs unless a file");
+	ns_mount_plan_free(&p);
+
+	struct ns_view none = { .deny = v_deny + 1, .n_deny = 1 };
+	f.source_kind = files_only; /* no /mnt, /media, /srv nor /tmp */
+	ns_mount_plan_view(&none, &f, &p);
+	ok(strstr(render(&p), "fail view: no directory to stage the denied files on") != NULL,
+	   "view: denied files without a place to stage them fail");
+	ns_mount_plan_free(&p);
+}
+
 /* ---- apply through a recorder ---- */
 
 struct call {
@@ -264,14 +358,21 @@ static const char *fail_type; /* NULL: nothing fails */
 /* /proc/self/fd/N as the path it names, relative to root when inside it. */
 static void resolve(const char *target, char out[PATH_MAX])
 {
-	char buf[PATH_MAX];
+	char buf[PATH_MAX], link[64];
 	ssize_t n = -1;
-	if (target && hutch_str_has_prefix(target, "/proc/self/fd/"))
-		n = readlink(target, buf, sizeof(buf) - 1);
+	const char *rest = "";
+	if (target && hutch_str_has_prefix(target, "/proc/self/fd/")) {
+		/* "/proc/self/fd/N/a/b": the root fd's path, then a/b */
+		const char *slash = strchr(target + strlen("/proc/self/fd/"), '/');
+		size_t l = slash ? (size_t)(slash - target) : strlen(target);
+		snprintf(link, sizeof(link), "%.*s", (int)l, target);
+		rest = slash ? slash : "";
+		n = readlink(link, buf, sizeof(buf) - 1);
+	}
 	if (n < 0)
 		snprintf(buf, sizeof(buf), "%s", target ? target : "");
 	else
-		buf[n] = '\0';
+		snprintf(buf + n, sizeof(buf) - (size_t)n, "%s", strcmp(rest, "/") ? rest : "");
 	size_t l = strlen(root);
 	const char *rel = !strncmp(buf, root, l) ? buf + l : buf;
 	snprintf(out, PATH_MAX, "%s", *rel ? rel : "/");
@@ -422,6 +523,7 @@ int main(void)
 	test_plan_kernel_fs();
 	test_plan_cgroups();
 	test_plan_dev();
+	test_plan_view();
 
 	recorder = hutch_sys_real;
 	recorder.mount = rec_mount;
