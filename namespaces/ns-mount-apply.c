@@ -429,3 +429,11 @@ int ns_mount_apply(int rootfd, const struct ns_mount_op *ops, size_t n, struct h
 		set_fd(&slots[i], -1);
 	return r;
 }
+
+int ns_mount_apply_host(const struct ns_mount_op *ops, size_t n, struct hutch_err *err)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return hutch_fail_errno(err, errno, "open /");
+	return ns_mount_apply(root, ops, n, err);
+}

@@ -73,6 +73,10 @@ struct ns_mount_op {
 	bool is_file;	/* MKPOINT */
 };
 
+/* One op, its tree and slots unset: NS_MOUNT_OP(NS_OP_UMOUNT, .target = "/x", .label = ...). */
+#define NS_MOUNT_OP(k, ...)                                                                        \
+	((struct ns_mount_op){ .kind = (k), .tree = -1, .slot = -1, .slot2 = -1, __VA_ARGS__ })
+
 struct ns_mount_plan {
 	struct ns_mount_op *ops;
 	size_t n, cap;
@@ -121,5 +125,7 @@ void ns_mount_plan_rootfs(const struct ns_rootfs *cfg, const struct ns_mount_fac
 			  struct ns_mount_plan *p);
 /* Performs ops in order, each target resolved inside rootfd, never following a symlink out. */
 int ns_mount_apply(int rootfd, const struct ns_mount_op *ops, size_t n, struct hutch_err *err);
+/* The same with the root fd "/": host paths (host mode's view, sandbox mode's own mounts). */
+int ns_mount_apply_host(const struct ns_mount_op *ops, size_t n, struct hutch_err *err);
 
 #endif

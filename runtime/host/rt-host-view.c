@@ -120,10 +120,7 @@ static int build_view(struct rt_host *hs, struct hutch_err *err)
 	const struct ns_mount_facts facts = { .source_kind = ns_stat_kind };
 	_cleanup_(plan_freep) struct ns_mount_plan plan = { 0 };
 	ns_mount_plan_view(&v, &facts, &plan);
-	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return hutch_fail_errno(err, errno, "view: open /");
-	return ns_mount_apply(root, plan.ops, plan.n, err);
+	return ns_mount_apply_host(plan.ops, plan.n, err);
 }
 
 static void add_rules(struct ll_rule *rules, size_t *n, char *const *paths, size_t count,
