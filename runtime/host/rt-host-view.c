@@ -12,9 +12,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 
 /* Readable in every host-mode sandbox: the system, and what programs read about themselves
  * (other processes' /proc files stay closed: Landlock denies ptrace-mode access outside the

@@ -388,7 +388,10 @@ static int rec_mount(const char *source, const char *target, const char *fstype,
 		 : flags & MS_BIND  ? "bind"
 		 : fstype	    ? "mount"
 				    : "propagation");
-	snprintf(c->source, sizeof(c->source), "%s", source ? source : "");
+	if (source && hutch_str_has_prefix(source, "/proc/self/fd/"))
+		resolve(source, c->source);
+	else
+		snprintf(c->source, sizeof(c->source), "%s", source ? source : "");
 	snprintf(c->fstype, sizeof(c->fstype), "%s", fstype ? fstype : "");
 	resolve(target, c->target);
 	c->flags = flags;
@@ -410,9 +413,94 @@ static const char *rendered_calls(void)
 		append(buf, sizeof(buf), "%s%s", i ? "; " : "", c->what);
 		if (!strcmp(c->what, "bind") || !strcmp(c->what, "mount"))
 			append(buf, sizeof(buf), " %s", *c->fstype ? c->fstype : c->source);
-		append(buf, sizeof(buf), " %s", c->target);
+		if (*c->target)
+			append(buf, sizeof(buf), " %s", c->target);
 	}
 	return buf;
+}
+
+/* The view's calls: what, and where (a path, or the path of fd when path is empty). */
+static struct call *record(const char *what, int fd, const char *path)
+{
+	struct call *c = &calls[n_calls < 63 ? n_calls++ : 63];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->what, sizeof(c->what), "%s", what);
+	char p[PATH_MAX * 2];
+	if (path && *path)
+		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", fd, path);
+	else if (fd >= 0)
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	else
+		p[0] = '\0';
+	if (*p)
+		resolve(p, c->target);
+	return c;
+}
+
+static int rec_umount2(const char *target, int flags)
+{
+	(void)flags;
+	resolve(target, record("umount", -1, NULL)->target);
+	return 0;
+}
+
+static int rec_open_tree(int dirfd, const char *path, unsigned int flags)
+{
+	(void)flags;
+	record("clone", dirfd, path);
+	return openat(dirfd, path, O_PATH | O_CLOEXEC);
+}
+
+static int rec_move_mount(int from, const char *from_path, int to, const char *to_path,
+			  unsigned int flags)
+{
+	(void)from;
+	(void)from_path;
+	(void)flags;
+	record("move", to, to_path);
+	return 0;
+}
+
+static int rec_mount_setattr(int dirfd, const char *path, unsigned int flags, void *attr,
+			     size_t size)
+{
+	(void)flags;
+	(void)attr;
+	(void)size;
+	record("ro", dirfd, path);
+	return 0;
+}
+
+static int rec_fsopen(const char *fstype, unsigned int flags)
+{
+	(void)fstype;
+	(void)flags;
+	return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static int rec_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux)
+{
+	(void)fd;
+	(void)cmd;
+	(void)key;
+	(void)value;
+	(void)aux;
+	return 0;
+}
+
+/* A "tmpfs": a new directory in the root, /.tN. */
+static int rec_fsmount(int fd, unsigned int flags, unsigned int attrs)
+{
+	(void)fd;
+	(void)flags;
+	(void)attrs;
+	static int n;
+	char p[PATH_MAX * 2];
+	snprintf(p, sizeof(p), "%s/.t%d", root, n++);
+	record("tmpfs", -1, NULL);
+	if (mkdir(p, 0700) < 0)
+		return -1;
+	return open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -421,6 +509,12 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
 	(void)type;
 	(void)ftw;
 	return remove(path);
+}
+
+static void rm_rf_root(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	mkdir(dir, 0700);
 }
 
 static int apply_in_root(const struct ns_mount *ms, size_t n, const struct ns_mount_facts *f,
@@ -517,6 +611,46 @@ static void test_apply_symlinks(const char *outside)
 	ok(exists(want + strlen("bind /src "), S_IFDIR), "apply: the mount point is in the rootfs");
 }
 
+static int root_kind(void *ctx, const char *path, int tree)
+{
+	(void)ctx;
+	char p[PATH_MAX * 2];
+	snprintf(p, sizeof(p), "%s%s", root, path);
+	return ns_stat_kind(NULL, p, tree);
+}
+
+static void test_apply_view(void)
+{
+	static const char *const dirs[] = { "/mnt", "/work", "/work/secret", "/tmp", "/tmp/tool" };
+	char p[PATH_MAX * 2];
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(p, sizeof(p), "%s%s", root, dirs[i]);
+		mkdir(p, 0755);
+	}
+	snprintf(p, sizeof(p), "%s/work/key.file", root);
+	close(open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	struct ns_mount_facts f = { .source_kind = root_kind };
+	struct ns_mount_plan plan = { 0 };
+	ns_mount_plan_view(&view, &f, &plan);
+	struct hutch_err err = { 0 };
+	int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	n_calls = 0;
+	hutch_sys = &recorder;
+	int r = ns_mount_apply(rootfd, plan.ops, plan.n, &err);
+	hutch_sys = &hutch_sys_real;
+	close(rootfd);
+	ns_mount_plan_free(&plan);
+	ok(r == 0, "apply view: through the recorder (%s)", err.msg);
+	is_str(rendered_calls(),
+	       "propagation /; tmpfs; ro /.t0; move /mnt; bind /.t0/denied /work/key.file; "
+	       "umount /mnt; clone /tmp/tool; ro /tmp/tool; clone /work; ro /; mount tmpfs /tmp; "
+	       "move /tmp/tool; move /work; tmpfs; move /work/secret; tmpfs; move /nope",
+	       "apply view: the calls in order (a denied file bound, a missing one skipped, "
+	       "denied directories last)");
+	ok(exists("/.t0/denied", S_IFREG) && exists("/nope", S_IFDIR),
+	   "apply view: the empty denied file, a mount point for the missing denied path");
+}
+
 int main(void)
 {
 	test_plan_binds();
@@ -527,6 +661,13 @@ int main(void)
 
 	recorder = hutch_sys_real;
 	recorder.mount = rec_mount;
+	recorder.umount2 = rec_umount2;
+	recorder.open_tree = rec_open_tree;
+	recorder.move_mount = rec_move_mount;
+	recorder.mount_setattr = rec_mount_setattr;
+	recorder.fsopen = rec_fsopen;
+	recorder.fsconfig = rec_fsconfig;
+	recorder.fsmount = rec_fsmount;
 	char tmpl[] = "/tmp/hutch-test-mount.XXXXXX", out[] = "/tmp/hutch-test-out.XXXXXX";
 	if (!mkdtemp(tmpl) || !mkdtemp(out) || !realpath(tmpl, root)) {
 		ok(0, "mkdtemp");
@@ -534,6 +675,8 @@ int main(void)
 	}
 	test_apply();
 	test_apply_symlinks(out);
+	rm_rf_root(tmpl);
+	test_apply_view();
 	nftw(tmpl, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	nftw(out, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();
