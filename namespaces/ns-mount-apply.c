@@ -108,6 +108,7 @@ struct applier {
 	unsigned state; /* ns_mount_branch: how the last fallback MOUNT or TEST went */
 	int *slots;	/* the view's fds */
 	size_t n_slots;
+	bool host; /* the root fd is "/": paths are host paths, mount(2) takes them as they are */
 };
 
 static void set_fd(int *slot, int fd)
@@ -195,7 +196,8 @@ static int on_top(struct applier *a, const struct ns_mount_op *op, struct hutch_
 						op->label ? op->label : "remount");
 		return 0;
 	case NS_OP_PROPAGATION:
-		if (hutch_sys->mount(NULL, hutch_fd_path(top, p), NULL, op->flags, NULL) < 0)
+		if (hutch_sys->mount(NULL, a->host ? op->target : hutch_fd_path(top, p), NULL,
+				     op->flags, NULL) < 0)
 			return hutch_fail_errno(err, errno, "%s",
 						op->label ? op->label : "set propagation");
 		return 0;
@@ -235,9 +237,12 @@ static int set_slot(struct applier *a, int slot, int fd)
 	return fd;
 }
 
-/* mount(2) and umount2(2) take no directory fd: the path through the root fd's magic link. */
+/* mount(2) and umount2(2) take no directory fd: the path through the root fd's magic link,
+ * or, for the host's root, the path itself (a private tmpfs may by then cover /proc). */
 static const char *at_path(struct applier *a, const char *target, char buf[PATH_MAX])
 {
+	if (a->host)
+		return target;
 	snprintf(buf, PATH_MAX, "/proc/self/fd/%d/%s", a->rootfd, rel(target));
 	return buf;
 }
@@ -402,9 +407,10 @@ static int apply_one(struct applier *a, const struct ns_mount_op *op, struct hut
 	}
 }
 
-int ns_mount_apply(int rootfd, const struct ns_mount_op *ops, size_t n, struct hutch_err *err)
+static int apply(int rootfd, bool host, const struct ns_mount_op *ops, size_t n,
+		 struct hutch_err *err)
 {
-	struct applier a = { .rootfd = rootfd, .cur = -1, .held = -1 };
+	struct applier a = { .rootfd = rootfd, .cur = -1, .held = -1, .host = host };
 	for (size_t i = 0; i < n; i++) {
 		int top = ops[i].slot > ops[i].slot2 ? ops[i].slot : ops[i].slot2;
 		if (top >= (int)a.n_slots)
@@ -435,5 +441,10 @@ int ns_mount_apply_host(const struct ns_mount_op *ops, size_t n, struct hutch_er
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return hutch_fail_errno(err, errno, "open /");
-	return ns_mount_apply(root, ops, n, err);
+	return apply(root, true, ops, n, err);
+}
+
+int ns_mount_apply(int rootfd, const struct ns_mount_op *ops, size_t n, struct hutch_err *err)
+{
+	return apply(rootfd, false, ops, n, err);
 }

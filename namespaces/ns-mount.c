@@ -81,13 +81,24 @@ int ns_mount_rootfs(const struct ns_rootfs *cfg, struct hutch_err *err)
 	if (rootfd < 0)
 		return hutch_fail_errno(err, errno, "open rootfs %s", cfg->rootfs);
 
-	/* Facts after the rslave and the rootfs bind, as when each mount looked for itself. */
-	_cleanup_(facts_freep) struct ns_mount_facts facts = { 0 };
-	ns_mount_facts_get(cfg, &facts);
-	_cleanup_(plan_freep) struct ns_mount_plan plan = { 0 };
-	ns_mount_plan_rootfs(cfg, &facts, &plan);
-	int r = ns_mount_apply(rootfd, plan.ops, plan.n, err);
-	if (r < 0 || plan.dev_bound)
-		return r;
+	bool dev_bound = false;
+	for (size_t i = 0; i < cfg->n_mounts; i++) {
+		/* One mount's plan at a time, its facts read just before: a bind source may be
+		 * what an earlier mount made, as when each mount looked for itself. */
+		struct ns_rootfs one = *cfg;
+		one.mounts = &cfg->mounts[i];
+		one.n_mounts = 1;
+		one.tree_fds = cfg->tree_fds ? &cfg->tree_fds[i] : NULL;
+		_cleanup_(facts_freep) struct ns_mount_facts facts = { 0 };
+		ns_mount_facts_get(&one, &facts);
+		_cleanup_(plan_freep) struct ns_mount_plan plan = { 0 };
+		ns_mount_plan_rootfs(&one, &facts, &plan);
+		int r = ns_mount_apply(rootfd, plan.ops, plan.n, err);
+		if (r < 0)
+			return r;
+		dev_bound |= plan.dev_bound;
+	}
+	if (dev_bound) /* as runc: /dev is populated unless the spec bind-mounts one in whole */
+		return 0;
 	return ns_setup_dev(rootfd, cfg, err);
 }
