@@ -5,6 +5,7 @@
  * as if the rootfs were / and can never lead hutch to a host path.
  */
 #include "hutch-base.h"
+#include "hutch-sys.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -141,7 +142,7 @@ int hutch_open_in_root(int rootfd, const char *path, int flags, mode_t mode, str
 		path = ".";
 	int fd;
 	do
-		fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+		fd = hutch_sys->openat2(rootfd, path, &how, sizeof(how));
 	while (fd < 0 && errno == EAGAIN);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open /%s in rootfs", path);
@@ -192,7 +193,7 @@ static int mkdir_walk(int rootfd, const char *path, mode_t mode, int depth, stru
 		char *slash = strchr(c, '/');
 		if (slash)
 			*slash = '\0';
-		if (mkdirat(cur, c, mode) < 0 && errno != EEXIST)
+		if (hutch_sys->mkdirat(cur, c, mode) < 0 && errno != EEXIST)
 			return hutch_fail_errno(err, errno, "mkdir %s", path);
 		size_t l = strlen(done);
 		snprintf(done + l, sizeof(done) - l, "/%s", c);

@@ -6,6 +6,7 @@
  * nodes are bind mounts of the host's node at the same path, as runc does.
  */
 #include "ns-internal.h"
+#include "hutch-sys.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -48,7 +49,7 @@ static int bind_device(int parent, const char *name, const char *path, struct hu
 	if (S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode))
 		return hutch_fail(err, EEXIST, "%s exists and is not a file", path);
 	char p[HUTCH_FD_PATH_MAX];
-	if (mount(path, hutch_fd_path(target, p), NULL, MS_BIND, NULL) < 0)
+	if (hutch_sys->mount(path, hutch_fd_path(target, p), NULL, MS_BIND, NULL) < 0)
 		return hutch_fail_errno(err, errno, "bind %s from the host", path);
 	return 0;
 }

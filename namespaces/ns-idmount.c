@@ -7,6 +7,7 @@
  * root may idmap a host filesystem); the container's init attaches it (ns_attach_tree).
  */
 #include "ns-internal.h"
+#include "hutch-sys.h"
 
 #include <fcntl.h>
 #include <linux/mount.h>
@@ -69,8 +70,8 @@ static int userns_for(const struct ns_idmap *uids, size_t nu, const struct ns_id
 int ns_make_tree(const char *source, const struct ns_tree_opts *o, struct hutch_err *err)
 {
 	unsigned rec = o->recursive ? AT_RECURSIVE : 0;
-	_cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, source,
-						OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
+	_cleanup_close_ int tree =
+		hutch_sys->open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
 	if (tree < 0)
 		return hutch_fail_errno(err, errno, "open_tree %s", source);
 	if (!o->idmap && !o->attrs)
@@ -85,7 +86,7 @@ int ns_make_tree(const char *source, const struct ns_tree_opts *o, struct hutch_
 				      .userns_fd = o->idmap ? (uint64_t)userns : 0 };
 	/* The idmap goes on submounts only when asked ("ridmap"); the attributes with it. */
 	unsigned set_rec = o->idmap_recursive || !o->idmap ? rec : 0;
-	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | set_rec, &attr, sizeof(attr)) < 0)
+	if (hutch_sys->mount_setattr(tree, "", AT_EMPTY_PATH | set_rec, &attr, sizeof(attr)) < 0)
 		/* EINVAL: a filesystem that cannot be idmapped (or a kernel before 5.12). */
 		return hutch_fail_errno(err, errno, "%s %s", o->idmap ? "idmap" : "mount_setattr",
 					source);
@@ -94,8 +95,8 @@ int ns_make_tree(const char *source, const struct ns_tree_opts *o, struct hutch_
 
 int ns_attach_tree(int tree, int target, struct hutch_err *err)
 {
-	if (syscall(SYS_move_mount, tree, "", target, "",
-		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+	if (hutch_sys->move_mount(tree, "", target, "",
+				  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return hutch_fail_errno(err, errno, "attach the idmapped mount");
 	return 0;
 }

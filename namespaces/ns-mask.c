@@ -6,24 +6,12 @@
  * mounts still go through /proc/self/fd/N of what we opened and checked.
  */
 #include "ns-internal.h"
+#include "hutch-sys.h"
 
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
-
-int ns_check_procfs(int fd, const char *path, struct hutch_err *err)
-{
-	struct statfs sf;
-	int r = fd >= 0 ? fstatfs(fd, &sf) : statfs(path, &sf);
-	if (r < 0)
-		return hutch_fail_errno(err, errno, "statfs %s", path);
-	if (sf.f_type != PROC_SUPER_MAGIC)
-		return hutch_fail(err, EINVAL, "%s is not a procfs", path);
-	return 0;
-}
 
 /* The /dev/null we bind over masked files: it must really be the null device, or a crafted
  * rootfs could make "masking" expose something (CVE-2025-31133). */
@@ -55,9 +43,9 @@ static int mask_one(const char *path, int nullfd, struct hutch_err *err)
 	char target[HUTCH_FD_PATH_MAX], src[HUTCH_FD_PATH_MAX];
 	hutch_fd_path(fd, target);
 	if (S_ISDIR(st.st_mode)) {
-		if (mount("tmpfs", target, "tmpfs", MS_RDONLY, NULL) < 0)
+		if (hutch_sys->mount("tmpfs", target, "tmpfs", MS_RDONLY, NULL) < 0)
 			return hutch_fail_errno(err, errno, "mask %s", path);
-	} else if (mount(hutch_fd_path(nullfd, src), target, NULL, MS_BIND, NULL) < 0) {
+	} else if (hutch_sys->mount(hutch_fd_path(nullfd, src), target, NULL, MS_BIND, NULL) < 0) {
 		return hutch_fail_errno(err, errno, "mask %s", path);
 	}
 	return 0;
@@ -89,7 +77,7 @@ static int readonly_one(const char *path, struct hutch_err *err)
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open %s", path);
 	char p[HUTCH_FD_PATH_MAX];
-	if (mount(hutch_fd_path(fd, p), p, NULL, MS_BIND | MS_REC, NULL) < 0)
+	if (hutch_sys->mount(hutch_fd_path(fd, p), p, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return hutch_fail_errno(err, errno, "bind %s", path);
 	/* fd still names the covered file: the remount must act on the new mount on top. */
 	_cleanup_close_ int top = open(path, O_PATH | O_CLOEXEC);
@@ -118,7 +106,7 @@ int ns_finish_rootfs(bool readonly, unsigned long propagation, struct hutch_err 
 		if (r < 0)
 			return hutch_err_prefix(err, "make / read-only: ");
 	}
-	if (propagation && mount(NULL, "/", NULL, propagation, NULL) < 0)
+	if (propagation && hutch_sys->mount(NULL, "/", NULL, propagation, NULL) < 0)
 		return hutch_fail_errno(err, errno, "set propagation of /");
 	return 0;
 }

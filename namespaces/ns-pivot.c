@@ -5,6 +5,7 @@
  * where pivot_root is not possible), with the host's procfs and sysfs mounts hidden first.
  */
 #include "ns-internal.h"
+#include "hutch-sys.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -29,9 +30,9 @@ static int do_pivot(struct hutch_err *err)
 	if (fchdir(oldroot) < 0)
 		return hutch_fail_errno(err, errno, "fchdir old root");
 	/* Slave first, or the unmount would propagate to the host's mounts. */
-	if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+	if (hutch_sys->mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
 		return hutch_fail_errno(err, errno, "make old root rslave");
-	if (umount2(".", MNT_DETACH) < 0)
+	if (hutch_sys->umount2(".", MNT_DETACH) < 0)
 		return hutch_fail_errno(err, errno, "detach old root");
 	if (fchdir(newroot) < 0)
 		return hutch_fail_errno(err, errno, "fchdir new root");
@@ -89,7 +90,7 @@ static int hide_kernel_fs(const char *rootfs, struct hutch_err *err)
 		if (strcmp(root, "/") || (strcmp(type, "proc") && strcmp(type, "sysfs")) ||
 		    under_root(point, rootfs))
 			continue;
-		if (umount2(point, MNT_DETACH) == 0 || errno == ENOENT)
+		if (hutch_sys->umount2(point, MNT_DETACH) == 0 || errno == ENOENT)
 			continue;
 		if (errno != EINVAL && errno != EPERM)
 			return hutch_fail_errno(err, errno, "--no-pivot: detach %s", point);
@@ -97,7 +98,7 @@ static int hide_kernel_fs(const char *rootfs, struct hutch_err *err)
 		struct statfs sf;
 		if (statfs(point, &sf) == 0 &&
 		    (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC) &&
-		    mount("tmpfs", point, "tmpfs", MS_RDONLY, "size=0") < 0)
+		    hutch_sys->mount("tmpfs", point, "tmpfs", MS_RDONLY, "size=0") < 0)
 			return hutch_fail_errno(err, errno, "--no-pivot: cover %s", point);
 	}
 	return 0;
@@ -106,7 +107,7 @@ static int hide_kernel_fs(const char *rootfs, struct hutch_err *err)
 static int do_move(const char *rootfs, struct hutch_err *err)
 {
 	TRY(hide_kernel_fs(rootfs, err));
-	if (mount(rootfs, "/", NULL, MS_MOVE, NULL) < 0)
+	if (hutch_sys->mount(rootfs, "/", NULL, MS_MOVE, NULL) < 0)
 		return hutch_fail_errno(err, errno, "move rootfs to /");
 	if (chroot(".") < 0)
 		return hutch_fail_errno(err, errno, "chroot");

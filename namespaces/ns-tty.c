@@ -5,6 +5,7 @@
  * OCI console-socket protocol wants.
  */
 #include "ns-internal.h"
+#include "hutch-sys.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -59,7 +60,8 @@ static int bind_console(int slave, struct hutch_err *err)
 	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
 		return hutch_fail(err, EINVAL, "/dev/console is not a file or device");
 	char src[HUTCH_FD_PATH_MAX], dst[HUTCH_FD_PATH_MAX];
-	if (mount(hutch_fd_path(slave, src), hutch_fd_path(target, dst), NULL, MS_BIND, NULL) < 0)
+	if (hutch_sys->mount(hutch_fd_path(slave, src), hutch_fd_path(target, dst), NULL, MS_BIND,
+			     NULL) < 0)
 		return hutch_fail_errno(err, errno, "bind pty to /dev/console");
 	return 0;
 }

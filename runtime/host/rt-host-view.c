@@ -12,9 +12,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 
 /* Readable in every host-mode sandbox: the system, and what programs read about themselves
  * (other processes' /proc files stay closed: Landlock denies ptrace-mode access outside the
@@ -93,218 +91,34 @@ static int enter_namespaces(struct rt_host *hs, struct hutch_err *err)
 			      h->ll.abi);
 }
 
-/* mkdir -p, and an empty file last when the mount to go there is a file. */
-static int make_mountpoint(const char *path, bool dir, struct hutch_err *err)
+static void plan_freep(struct ns_mount_plan *p)
 {
-	_cleanup_free_ char *p = hutch_xstrdup(path);
-	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return hutch_fail_errno(err, errno, "view: mkdir %s", p);
-		*s = '/';
-	}
-	int r = dir ? mkdir(p, 0755) : mknod(p, S_IFREG | 0600, 0);
-	if (r < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "view: mount point %s", p);
-	return 0;
+	ns_mount_plan_free(p);
 }
 
-static int set_rdonly(int dfd, const char *path, unsigned int flags, struct hutch_err *err)
-{
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
-	if (mount_setattr(dfd, path, flags | AT_RECURSIVE, &a, sizeof(a)) < 0)
-		return hutch_fail_errno(err, errno, "view: read-only %s", *path ? path : "mount");
-	return 0;
-}
-
-/* A detached tmpfs with its root at mode; read-only from the start when ro. */
-static int detached_tmpfs(const char *mode, bool ro, struct hutch_err *err)
-{
-	_cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_SET_STRING, "size", "64k", 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return hutch_fail_errno(err, errno, "view: tmpfs");
-	unsigned int attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	int mnt = fsmount(fs, FSMOUNT_CLOEXEC, attr | (ro ? MOUNT_ATTR_RDONLY : 0));
-	if (mnt < 0)
-		return hutch_fail_errno(err, errno, "view: fsmount tmpfs");
-	return mnt;
-}
-
-static bool is_dir(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/*
- * Denied files get a bind of one empty mode-000 file from a read-only tmpfs. Before Linux
- * 6.15 a detached mount can't be a bind source, so the tmpfs is attached briefly over a
- * directory that no target is reached through: the targets are held by fd.
- */
-static int deny_files(struct rt_host *hs, struct hutch_err *err)
-{
-	static const char *const spots[] = { "/mnt", "/media", "/srv", "/tmp" };
-	const char *spot = NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(spots) && !spot; i++)
-		if (is_dir(spots[i]))
-			spot = spots[i];
-	size_t n = 0;
-	for (size_t i = 0; i < hs->deny.n; i++)
-		n += !is_dir(hs->deny.v[i]) && access(hs->deny.v[i], F_OK) == 0;
-	if (!n)
-		return 0;
-	if (!spot)
-		return hutch_fail(err, ENOENT, "view: no directory to stage the denied files on");
-	_cleanup_free_ int *targets = hutch_xcalloc(hs->deny.n, sizeof(int));
-	for (size_t i = 0; i < hs->deny.n; i++)
-		targets[i] = is_dir(hs->deny.v[i])
-				     ? -1
-				     : open(hs->deny.v[i], O_PATH | O_CLOEXEC | O_NOFOLLOW);
-	_cleanup_close_ int mnt = detached_tmpfs("0700", false, err);
-	if (mnt < 0)
-		return mnt;
-	/* Closed at once: a file open for writing keeps the mount from turning read-only. */
-	int f = openat(mnt, "denied", O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC, 0);
-	int r = f < 0 ? hutch_fail_errno(err, errno, "view: denied file") : close(f);
-	if (r >= 0)
-		r = set_rdonly(mnt, "", AT_EMPTY_PATH, err);
-	if (r >= 0 && move_mount(mnt, "", AT_FDCWD, spot, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		r = hutch_fail_errno(err, errno, "view: stage on %s", spot);
-	_cleanup_close_ int src = r >= 0 ? openat(mnt, "denied", O_PATH | O_CLOEXEC) : -1;
-	char sbuf[HUTCH_FD_PATH_MAX], tbuf[HUTCH_FD_PATH_MAX];
-	for (size_t i = 0; r >= 0 && i < hs->deny.n; i++) {
-		if (targets[i] < 0)
-			continue;
-		if (mount(hutch_fd_path(src, sbuf), hutch_fd_path(targets[i], tbuf), NULL, MS_BIND,
-			  NULL) < 0)
-			r = hutch_fail_errno(err, errno, "view: deny %s", hs->deny.v[i]);
-	}
-	if (r >= 0 && umount2(spot, MNT_DETACH) < 0)
-		r = hutch_fail_errno(err, errno, "view: unstage %s", spot);
-	for (size_t i = 0; i < hs->deny.n; i++)
-		if (targets[i] >= 0)
-			close(targets[i]);
-	return r;
-}
-
-/* Denied directories (and denied paths a private tmpfs hides): an empty read-only tmpfs with
- * mode 000 on top of everything, so that reading, listing and writing all fail. */
-static int deny_dirs(struct rt_host *hs, struct hutch_err *err)
-{
-	for (size_t i = 0; i < hs->deny.n; i++) {
-		const char *p = hs->deny.v[i];
-		struct stat st;
-		if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode))
-			continue; /* a file: bound by deny_files */
-		if (lstat(p, &st) < 0)
-			TRY(make_mountpoint(p, true, err));
-		_cleanup_close_ int mnt = detached_tmpfs("0", true, err);
-		if (mnt < 0)
-			return mnt;
-		if (move_mount(mnt, "", AT_FDCWD, p, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return hutch_fail_errno(err, errno, "view: deny %s", p);
-	}
-	return 0;
-}
-
-struct clone {
-	const char *path;
-	int fd;
-	bool ro;
-};
-
-static size_t depth(const char *p)
-{
-	size_t d = 0;
-	for (; *p; p++)
-		d += *p == '/';
-	return d;
-}
-
-static int by_order(const void *a, const void *b)
-{
-	const struct clone *x = a, *y = b;
-	if (x->ro != y->ro)
-		return x->ro ? -1 : 1; /* read trees first: rw wins inside them */
-	return (int)depth(x->path) - (int)depth(y->path);
-}
-
-/* Trees that must survive what comes next: rw trees (before / turns read-only) and read
- * trees a private tmpfs would hide. A read tree inside an rw tree is rw: rw wins. */
-static int clone_trees(struct rt_host *hs, struct clone **out, size_t *n, struct hutch_err *err)
-{
-	struct clone *c = hutch_xcalloc(hs->read.n + hs->rw.n + 1, sizeof(*c));
-	*out = c;
-	for (size_t i = 0; i < hs->read.n + hs->rw.n; i++) {
-		bool ro = i < hs->read.n;
-		const char *p = ro ? hs->read.v[i] : hs->rw.v[i - hs->read.n];
-		if (ro && (rt_host_under_any(p, &hs->rw) || !rt_host_under_any(p, &hs->tmpfs)))
-			continue;
-		int fd = open_tree(AT_FDCWD, p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-		if (fd < 0)
-			return hutch_fail_errno(err, errno, "view: clone %s", p);
-		c[(*n)++] = (struct clone){ p, fd, ro };
-		if (ro)
-			TRY(set_rdonly(fd, "", AT_EMPTY_PATH, err));
-	}
-	qsort(c, *n, sizeof(*c), by_order);
-	return 0;
-}
-
-static int attach_trees(struct clone *c, size_t n, struct hutch_err *err)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-		if (fstat(c[i].fd, &st) < 0)
-			return hutch_fail_errno(err, errno, "view: %s", c[i].path);
-		TRY(make_mountpoint(c[i].path, S_ISDIR(st.st_mode), err));
-		if (move_mount(c[i].fd, "", AT_FDCWD, c[i].path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return hutch_fail_errno(err, errno, "view: attach %s", c[i].path);
-	}
-	return 0;
-}
-
-static int mount_tmpfs(struct rt_host *hs, struct hutch_err *err)
-{
-	for (size_t i = 0; i < hs->o->n_tmpfs; i++) {
-		const struct rt_sb_tmpfs *t = &hs->o->tmpfs[i];
-		char data[64];
-		snprintf(data, sizeof(data), "mode=1777,size=%llu", (unsigned long long)t->size);
-		if (mount("tmpfs", t->path, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
-			return hutch_fail_errno(err, errno, "view: tmpfs %s", t->path);
-	}
-	return 0;
-}
-
-static void close_clones(struct clone *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		close(c[i].fd);
-	free(c);
-}
-
-/* The view, as a list: each step's order matters. */
+/* The view (ns_mount_plan_view): / a slave, denied files bound, trees cloned, / read-only,
+ * private tmpfs, trees attached, denied directories covered. */
 static int build_view(struct rt_host *hs, struct hutch_err *err)
 {
-	struct clone *c = NULL;
-	size_t n = 0;
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) /* nothing leaks to the host */
-		return hutch_fail_errno(err, errno, "view: make / a slave");
-	int r = deny_files(hs, err); /* first: rw clones below carry the binds along */
-	if (r >= 0)
-		r = clone_trees(hs, &c, &n, err); /* while the trees are still writable */
-	if (r >= 0)
-		r = set_rdonly(AT_FDCWD, "/", 0, err); /* every mount, recursively */
-	if (r >= 0)
-		r = mount_tmpfs(hs, err);
-	if (r >= 0)
-		r = attach_trees(c, n, err);
-	if (r >= 0)
-		r = deny_dirs(hs, err); /* last: deny wins over all beneath it */
-	close_clones(c, n);
-	return r;
+	_cleanup_free_ struct ns_view_tmpfs *t = hutch_xcalloc(hs->o->n_tmpfs + 1, sizeof(*t));
+	for (size_t i = 0; i < hs->o->n_tmpfs; i++)
+		t[i] = (struct ns_view_tmpfs){ hs->o->tmpfs[i].path, hs->o->tmpfs[i].size };
+	const struct ns_view v = {
+		.read = hs->read.v,
+		.n_read = hs->read.n,
+		.rw = hs->rw.v,
+		.n_rw = hs->rw.n,
+		.deny = hs->deny.v,
+		.n_deny = hs->deny.n,
+		.hidden = hs->tmpfs.v,
+		.n_hidden = hs->tmpfs.n,
+		.tmpfs = t,
+		.n_tmpfs = hs->o->n_tmpfs,
+	};
+	const struct ns_mount_facts facts = { .source_kind = ns_stat_kind };
+	_cleanup_(plan_freep) struct ns_mount_plan plan = { 0 };
+	ns_mount_plan_view(&v, &facts, &plan);
+	return ns_mount_apply_host(plan.ops, plan.n, err);
 }
 
 static void add_rules(struct ll_rule *rules, size_t *n, char *const *paths, size_t count,

@@ -71,8 +71,11 @@ static int write_bundle(struct sandbox_delegate_in *in, struct delegate *d, stru
 static void hide_unified(const struct delegate *d)
 {
 	struct stat st;
+	struct hutch_err ignored = { 0 };
+	const struct ns_mount_op umount =
+		NS_MOUNT_OP(NS_OP_UMOUNT, .target = "/sys/fs/cgroup/unified");
 	if (d->kind == KIND_CRUN && !cg_is_v2() && stat("/sys/fs/cgroup/unified", &st) == 0)
-		umount2("/sys/fs/cgroup/unified", MNT_DETACH);
+		(void)ns_mount_apply_host(&umount, 1, &ignored);
 }
 
 static void exec_runtime(const struct sandbox_delegate_in *in, const struct delegate *d)
@@ -233,8 +236,14 @@ static int private_null(const char *scratch, char *path, size_t len, struct hutc
 		return 0;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", dir);
-	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=4k") < 0)
-		return hutch_fail_errno(err, errno, "sandbox: mount %s", dir);
+	char label[220];
+	snprintf(label, sizeof(label), "sandbox: mount %s", dir);
+	const struct ns_mount_op tmpfs = NS_MOUNT_OP(
+		NS_OP_MOUNT_AT, .target = dir, .source = "tmpfs", .fstype = "tmpfs",
+		.flags = MS_NOSUID | MS_NOEXEC, .data = "mode=0755,size=4k", .label = label);
+	int r = ns_mount_apply_host(&tmpfs, 1, err);
+	if (r < 0)
+		return r;
 	if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) < 0)
 		return hutch_fail_errno(err, errno, "sandbox: mknod %s", path);
 	return 0;

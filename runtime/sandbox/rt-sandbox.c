@@ -115,8 +115,12 @@ static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	if (unshare(CLONE_NEWNS) < 0)
 		return hutch_fail_errno(err, errno, "sandbox: private mount namespace");
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: make / a slave mount");
+	const struct ns_mount_op slave =
+		NS_MOUNT_OP(NS_OP_PROPAGATION, .target = "/", .flags = MS_REC | MS_SLAVE,
+			    .label = "sandbox: make / a slave mount");
+	int r = ns_mount_apply_host(&slave, 1, err);
+	if (r < 0)
+		return r;
 	mkdir(RT_DEFAULT_ROOT, 0711);
 	if (mkdir(SB_SCRATCH, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", SB_SCRATCH);
@@ -126,9 +130,11 @@ static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 	snprintf(data, sizeof(data), "mode=0711,size=%llu", (unsigned long long)size);
 	if (o->memory == 0) /* no limit: tmpfs's own default, half the RAM */
 		snprintf(data, sizeof(data), "mode=0711");
-	if (mount("tmpfs", SB_SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: mount scratch tmpfs");
-	return 0;
+	const struct ns_mount_op scratch =
+		NS_MOUNT_OP(NS_OP_MOUNT_AT, .target = SB_SCRATCH, .source = "tmpfs",
+			    .fstype = "tmpfs", .flags = MS_NOSUID | MS_NODEV, .data = data,
+			    .label = "sandbox: mount scratch tmpfs");
+	return ns_mount_apply_host(&scratch, 1, err);
 }
 
 static bool delegated(const struct rt_sb_opts *o)
