@@ -613,20 +613,24 @@ static void test_sandbox_args(void)
 	rt_sb_opts_free(&o);
 }
 
+/* A rootless run's plan on host uid 1000: the subordinate ranges at 100000, the workspace's
+ * files owned by 7:8. */
+static const struct rt_sb_plan sandbox_plan = { .rootfs = "/r",
+						.host_uid = 1000,
+						.host_gid = 1000,
+						.sub_uid = 100000,
+						.sub_gid = 100000,
+						.write_uid = 7,
+						.write_gid = 8,
+						.cgroups_path = "/h" };
+
 /* Options rt_sb_check accepts, as `hutch sandbox` turns them into a typed spec (rt_sb_spec):
  * one that config.json's parser takes as written for a delegate (rt_spec_write), and that
  * reads back as itself. idmapped: the workspace and rw binds are idmapped mounts. */
 static int sandbox_spec(char **argv, bool idmapped, bool userns, struct hutch_err *err)
 {
-	struct rt_sb_plan plan = { .rootfs = "/r",
-				   .host_uid = 1000,
-				   .host_gid = 1000,
-				   .sub_uid = 100000,
-				   .sub_gid = 100000,
-				   .write_uid = 7,
-				   .write_gid = 8,
-				   .userns = userns,
-				   .cgroups_path = "/h" };
+	struct rt_sb_plan plan = sandbox_plan;
+	plan.userns = userns;
 	struct rt_spec *typed = NULL, *parsed = NULL;
 	_cleanup_free_ char *text = NULL, *again = NULL;
 	struct rt_sb_opts o;
@@ -665,16 +669,8 @@ static int sandbox_spec(char **argv, bool idmapped, bool userns, struct hutch_er
 static void test_sandbox_spec_fields(void)
 {
 	struct hutch_err err = { 0 };
-	struct rt_sb_plan plan = { .rootfs = "/r",
-				   .host_uid = 1000,
-				   .host_gid = 1000,
-				   .sub_uid = 100000,
-				   .sub_gid = 100000,
-				   .write_uid = 7,
-				   .write_gid = 8,
-				   .ws_idmapped = true,
-				   .userns = true,
-				   .cgroups_path = "/h" };
+	struct rt_sb_plan plan = sandbox_plan;
+	plan.ws_idmapped = plan.userns = true;
 	struct rt_sb_bind_ids ids[2] = { { 0 } };
 	struct rt_spec *s = NULL;
 	struct rt_sb_opts o;
