@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """No cycle between source files: `cycles.py BUILD_DIR [A B]`.
 
+Also fails on an #include cycle among the source tree's own headers and files.
+
 Reads the symbols each object file of hutch's modules defines and uses (nm), draws an edge
 from a file to each file whose symbols it calls, and fails naming every strongly connected
 group of more than one file: a cycle means two files are one unit that the layout splits.
@@ -10,6 +12,7 @@ Static functions are not seen (they cannot make a cycle between files).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -68,6 +71,26 @@ def graph(build):
     return edges
 
 
+def include_edges():
+    """File -> the project files it includes ("..." includes, by file name)."""
+    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    paths = {}
+    for d, dirs, files in os.walk(top):
+        rel = os.path.relpath(d, top)
+        if rel.split(os.sep)[0] in SKIP or rel.startswith(("build", ".")) and rel != ".":
+            dirs[:] = []
+            continue
+        for f in files:
+            if f.endswith((".c", ".h")):
+                paths[f] = os.path.join(d, f)
+    edges = {}
+    for name, path in paths.items():
+        with open(path, errors="replace") as f:
+            text = f.read()
+        edges[name] = {m: [] for m in re.findall(r'#include "([^"]+)"', text) if m in paths and m != name}
+    return edges
+
+
 def sccs(edges):
     index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
 
@@ -113,6 +136,10 @@ def main():
     bad = sccs(edges)
     for c in bad:
         print("cycle between " + ", ".join(c))
+    inc = sccs(include_edges())
+    for c in inc:
+        print("include cycle between " + ", ".join(c))
+    bad += inc
     print(f"{len(edges)} files, {sum(len(e) for e in edges.values())} edges, {len(bad)} cycles")
     sys.exit(1 if bad else 0)
 
