@@ -129,6 +129,24 @@ int hutch_write_atomic_at(int dirfd, const char *name, const void *buf, size_t l
 	return 0;
 }
 
+int hutch_write_atomic(const char *path, const void *buf, size_t len, mode_t mode,
+		       struct hutch_err *err)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	const char *name = slash ? path + (slash - dir) + 1 : path;
+	if (slash == dir)
+		strcpy(dir, "/");
+	else if (slash)
+		*slash = '\0';
+	_cleanup_close_ int dfd = open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return hutch_fail_errno(err, errno, "%s", path);
+	int r = hutch_write_atomic_at(dfd, name, buf, len, mode, err);
+	return r < 0 ? hutch_err_prefix(err, "%s: ", path) : 0;
+}
+
 int hutch_open_in_root(int rootfd, const char *path, int flags, mode_t mode, struct hutch_err *err)
 {
 	struct open_how how = {

@@ -101,6 +101,9 @@ int hutch_read_file_at(int dirfd, const char *path, size_t max, char **out, size
 /* Writes dir/name atomically (temp file + rename). */
 int hutch_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 			  struct hutch_err *err);
+/* The same for a path (relative to the cwd, or absolute); errors name the path. */
+int hutch_write_atomic(const char *path, const void *buf, size_t len, mode_t mode,
+		       struct hutch_err *err);
 int hutch_write_all(int fd, const void *buf, size_t len);
 ssize_t hutch_read_all(int fd, void *buf, size_t len);
 

@@ -413,20 +413,10 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 
 int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err)
 {
-	char buf[32], dir[4096];
+	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	const char *name = slash ? slash + 1 : dir;
-	if (slash == dir)
-		strcpy(dir, "/");
-	else if (slash)
-		*slash = '\0';
-	_cleanup_close_ int dfd = open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return hutch_fail_errno(err, errno, "--pid-file %s", path);
-	int r = hutch_write_atomic_at(dfd, name, buf, (size_t)n, 0644, err);
-	return r < 0 ? hutch_err_prefix(err, "--pid-file: ") : 0;
+	int r = hutch_write_atomic(path, buf, (size_t)n, 0644, err);
+	return r < 0 ? hutch_err_prefix(err, "--pid-file ") : 0;
 }
 
 static void rollback(struct create_ctx *x)

@@ -1,15 +1,50 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The sandbox report: one JSON object (docs/sandbox-report.schema.json, version 1) written
- * to --report FILE or --report-fd N when the sandbox ends, saying what ran, how it ended,
- * what it used, and which isolation was applied.
+ * The sandbox report: one JSON object (docs/sandbox-report.schema.json, version 2) written
+ * to --report FILE or --report-fd N when the sandbox ends, however it ends (a bad flag, a
+ * busy lock, a missing image too), saying what ran, how it ended and why (failure, for a
+ * reader that parses no text), what it used, and which isolation was applied. The file is
+ * replaced whole (a temp file renamed over it), and an earlier run's is removed at the start.
  */
 #include "rt-sandbox.h"
 #include "rt-json.h"
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+static const char *const failures[] = {
+	[RT_SB_FAIL_NONE] = NULL,
+	[RT_SB_FAIL_BAD_OPTION] = "bad_option",
+	[RT_SB_FAIL_LOCK_BUSY] = "lock_busy",
+	[RT_SB_FAIL_IMAGE_MISSING] = "image_missing",
+	[RT_SB_FAIL_SETUP] = "setup",
+	[RT_SB_FAIL_EXEC] = "exec",
+	[RT_SB_FAIL_TIMEOUT] = "timeout",
+	[RT_SB_FAIL_OOM] = "oom",
+};
+
+static void gen_stamp(yajl_gen g, const char *key, const struct timespec *ts)
+{
+	char buf[HUTCH_UTC_MAX];
+	hutch_utc_stamp(ts, true, buf);
+	hutch_json_gen_kv(g, key, ts->tv_sec ? buf : NULL);
+}
+
+/* The image as given and as found: null in host mode, which runs none. */
+static void gen_image(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_plan *p)
+{
+	hutch_json_gen_str(g, "image");
+	if (!o->image || o->isolation != RT_SB_ISO_NAMESPACES) {
+		yajl_gen_null(g);
+		return;
+	}
+	yajl_gen_map_open(g);
+	hutch_json_gen_kv(g, "name", p && p->image_name ? p->image_name : o->image);
+	hutch_json_gen_kv(g, "digest", p && p->image_digest[0] ? p->image_digest : NULL);
+	yajl_gen_map_close(g);
+}
 
 static void gen_num_or_null(yajl_gen g, const char *key, bool have, long long v)
 {
@@ -114,18 +149,24 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	const struct cg_stats *s = &r->stats;
 	yajl_gen_map_open(g);
-	hutch_json_gen_int(g, "version", 1);
+	hutch_json_gen_int(g, "version", 2);
+	hutch_json_gen_kv(g, "id", r->id);
 	hutch_json_gen_int(g, "exit_code", r->exit_code);
+	hutch_json_gen_kv(g, "failure", failures[r->failure]);
 	gen_num_or_null(g, "signal", r->signal > 0, r->signal);
 	hutch_json_gen_bool(g, "timed_out", r->timed_out);
 	hutch_json_gen_bool(g, "oom_killed", r->oom_killed);
 	hutch_json_gen_int(g, "wall_ms", (long long)r->wall_ms);
+	gen_stamp(g, "started_at", &r->started);
+	gen_stamp(g, "ended_at", &r->ended);
+	hutch_json_gen_int(g, "lock_wait_ms", (long long)r->lock_wait_ms);
 	gen_num_or_null(g, "cpu_user_ms", r->has_stats, (long long)(s->cpu_user_ns / 1000000));
 	gen_num_or_null(g, "cpu_sys_ms", r->has_stats, (long long)(s->cpu_system_ns / 1000000));
 	gen_num_or_null(g, "memory_peak_bytes", r->has_stats && s->mem_max_usage,
 			(long long)s->mem_max_usage);
 	gen_num_or_null(g, "pids_peak", r->has_stats && r->pids_peak, (long long)r->pids_peak);
 	hutch_json_gen_kv(g, "runtime", r->runtime);
+	gen_image(g, o, p);
 	if (r->host.active)
 		rt_sb_gen_host(g, o, &r->host);
 	else if (p)
@@ -150,13 +191,35 @@ int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 			return hutch_fail_errno(err, w, "--report-fd %d", o->report_fd);
 	}
 	if (o->report) {
-		_cleanup_close_ int fd =
-			open(o->report, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return hutch_fail_errno(err, errno, "--report %s", o->report);
-		int w = hutch_write_all(fd, json, len);
-		if (w < 0)
-			return hutch_fail_errno(err, w, "--report %s", o->report);
+		/* Whole or not at all: a reader never sees half a report. */
+		if (hutch_write_atomic(o->report, json, len, 0600, err) < 0)
+			return hutch_err_prefix(err, "--report ");
 	}
 	return 0;
+}
+
+void rt_sb_clear_report(const struct rt_sb_opts *o)
+{
+	if (o->report)
+		unlink(o->report); /* absent already, or a directory: the write names it */
+}
+
+void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *v = NULL;
+		bool fd = false;
+		if (hutch_str_has_prefix(argv[i], "--report=") ||
+		    hutch_str_has_prefix(argv[i], "--report-fd="))
+			v = strchr(argv[i], '=') + 1, fd = argv[i][8] == '-';
+		else if ((!strcmp(argv[i], "--report") || !strcmp(argv[i], "--report-fd")) &&
+			 i + 1 < argc)
+			v = argv[i + 1], fd = argv[i][8] == '-';
+		char *end;
+		long n = v && fd ? strtol(v, &end, 10) : 0;
+		if (v && !fd && !o->report && *v)
+			o->report = hutch_xstrdup(v);
+		else if (v && fd && o->report_fd < 0 && *v && !*end && n >= 3 && n < 1 << 20)
+			o->report_fd = (int)n;
+	}
 }

@@ -200,6 +200,8 @@ static int store_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const 
 	_cleanup_free_ char *view = NULL;
 	struct img_layered l = { .ref = o->image };
 	TRY(open_store(o, &l.store, err));
+	/* For the report: which image this name stood for when the sandbox ran. */
+	TRY(img_resolve(l.store, o->image, &p->image_name, p->image_digest, err));
 	if (o->as_root) {
 		view = hutch_xasprintf("%s/store", scratch);
 		TRY(idmapped_view(img_store_path(l.store), view, p, err));

@@ -357,7 +357,11 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	TRY(rt_sb_plan_ids(sb->o, &sb->plan, err)); /* before the rootfs: --as-root's view */
 	TRY(enter_scratch(sb->o, err));
 	hutch_fault_point("sandbox:scratch");
-	TRY(rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err));
+	int r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
+	if (r == -ENOENT)
+		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
+	if (r < 0)
+		return r;
 	TRY(rt_sb_attach_idmapped(sb->o, &sb->plan, err)); /* into the rootfs just made */
 	hutch_fault_point("sandbox:rootfs");
 	if (sb->o->network == RT_SB_NET_BRIDGE) { /* the lease and /etc files precede the spec */
@@ -370,12 +374,37 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 }
 
 /* The report (when asked for), with the error when the sandbox failed: the result. */
+/* Every run's report names it, its start and its runtime (never null), from the start. */
+static void begin(struct rt_sb_result *res, const struct rt_sb_opts *o)
+{
+	snprintf(res->id, sizeof(res->id), "sb-%d", (int)getpid());
+	clock_gettime(CLOCK_REALTIME, &res->started);
+	res->runtime = o->runtime ? o->runtime : sb_mode(o)->name;
+}
+
+/* Why it ended, when not as the command chose: the step that failed said so, or else the
+ * status and the result do. */
+static enum rt_sb_failure failure(const struct rt_sb_result *res, int r,
+				  const struct hutch_err *err)
+{
+	if (res->failure != RT_SB_FAIL_NONE)
+		return res->failure;
+	if (r < 0)
+		return err->status == 126 || err->status == 127 ? RT_SB_FAIL_EXEC
+								: RT_SB_FAIL_SETUP;
+	return res->timed_out	 ? RT_SB_FAIL_TIMEOUT
+	       : res->oom_killed ? RT_SB_FAIL_OOM
+				 : RT_SB_FAIL_NONE;
+}
+
 static int finish(struct sandbox *sb, int r, struct hutch_err *err)
 {
 	if (r < 0) {
 		sb->res.exit_code = err->status ? err->status : RT_SB_EXIT_FAIL;
 		sb->res.error = err->msg;
 	}
+	sb->res.failure = failure(&sb->res, r, err);
+	clock_gettime(CLOCK_REALTIME, &sb->res.ended);
 	struct hutch_err rerr = { 0 };
 	if (rt_sb_write_report(sb->o, sb->plan.rootfs ? &sb->plan : NULL, &sb->res, &rerr) < 0 &&
 	    r >= 0) {
@@ -389,6 +418,7 @@ static void sandbox_free(struct sandbox *sb)
 {
 	cg_free(sb->cg);
 	free(sb->plan.rootfs);
+	free(sb->plan.image_name);
 	free(sb->plan.cgroup);
 	free(sb->plan.binds);
 	rt_sb_unlock(sb->o, sb->lock_fd);
@@ -404,13 +434,20 @@ int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct
 			      .lock_fd = -1,
 			      .owner_fd = -1 };
 	const struct sb_mode *m = sb_mode(o);
-	sb.res.runtime = o->runtime ? o->runtime : m->name;
+	begin(&sb.res, o);
+	rt_sb_clear_report(o);	     /* an earlier run's is never read as this one's */
 	int r = rt_sb_check(o, err); /* a C caller's options are checked as a flag's are */
-	if (r >= 0 && o->lock)	     /* one sandbox per lock name */
+	if (r < 0)
+		sb.res.failure = RT_SB_FAIL_BAD_OPTION;
+	double t0 = hutch_now_ms();
+	if (r >= 0 && o->lock) /* one sandbox per lock name */
 		r = rt_sb_lock(o, &sb.lock_fd, err);
+	if (r == -EWOULDBLOCK)
+		sb.res.failure = RT_SB_FAIL_LOCK_BUSY;
+	sb.res.lock_wait_ms = hutch_now_ms() - t0;
 	if (r >= 0)
 		hutch_fault_point("sandbox:locked");
-	double t0 = hutch_now_ms();
+	t0 = hutch_now_ms();
 	if (r >= 0) /* before the sandbox names its own cgroup, which a sweep must not take */
 		r = sweep(&sb, m, err);
 	if (r >= 0)
@@ -438,8 +475,11 @@ static RT_VERB_RUN(verb_sandbox)
 	int r = rt_sb_parse_args(&o, argc, argv, err);
 	if (r >= 0) {
 		r = rt_sandbox_run(g, &o, err);
-	} else { /* the report, when --report came before the bad flag */
-		struct sandbox sb = { .o = &o };
+	} else { /* the report of the bad flag, wherever --report stands */
+		struct sandbox sb = { .o = &o, .res.failure = RT_SB_FAIL_BAD_OPTION };
+		rt_sb_find_report(argc, argv, &o);
+		begin(&sb.res, &o);
+		rt_sb_clear_report(&o);
 		r = finish(&sb, r, err);
 	}
 	rt_sb_opts_free(&o);

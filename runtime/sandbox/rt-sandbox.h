@@ -49,6 +49,8 @@ struct rt_sb_plan {
 	char *cgroup; /* the sandbox's cgroup path, as cg_open takes it */
 	const char
 		*cgroups_path; /* linux.cgroupsPath in the spec (a child of cgroup for delegates) */
+	char *image_name;      /* the image: NAME:TAG in the store, or the path given */
+	char image_digest[72]; /* its manifest digest ("" for a directory) */
 	const char *net_etc;   /* bridge: dir with resolv.conf, hosts, hostname to bind */
 	const char *net_address; /* bridge: the sandbox's leased address, "A.B.C.D/N" */
 };
@@ -80,7 +82,23 @@ struct rt_sb_host {
 	size_t n_weakened;
 };
 
+/* Why the run did not end as the command chose, for an orchestrator that reads no text. */
+enum rt_sb_failure {
+	RT_SB_FAIL_NONE,
+	RT_SB_FAIL_BAD_OPTION,	  /* a flag, the profile or a C caller's options */
+	RT_SB_FAIL_LOCK_BUSY,	  /* --lock held (--no-wait, or --lock-timeout ran out) */
+	RT_SB_FAIL_IMAGE_MISSING, /* no such image directory or store image */
+	RT_SB_FAIL_SETUP,	  /* anything else before the command ran */
+	RT_SB_FAIL_EXEC,	  /* the command could not be run (126) or found (127) */
+	RT_SB_FAIL_TIMEOUT,
+	RT_SB_FAIL_OOM,
+};
+
 struct rt_sb_result {
+	char id[32];			/* sb-PID: every run's (its state's too, when it has one) */
+	struct timespec started, ended; /* realtime */
+	double lock_wait_ms;
+	enum rt_sb_failure failure;
 	int exit_code;
 	int signal; /* 0 = none */
 	bool timed_out, oom_killed;
@@ -94,6 +112,10 @@ struct rt_sb_result {
 };
 int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		       const struct rt_sb_result *r, struct hutch_err *err);
+/* An earlier run's --report file, removed when a run starts: it is never read as this one's. */
+void rt_sb_clear_report(const struct rt_sb_opts *o);
+/* --report and --report-fd among argv, for a report of the flags that failed to parse. */
+void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o);
 
 /* rt-sandbox-lock.c */
 int rt_sb_lock(const struct rt_sb_opts *o, int *fd, struct hutch_err *err);

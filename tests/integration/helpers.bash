@@ -470,3 +470,34 @@ finish_recvtty() {
 	echo "terminal showed: $output"
 	[ "$rc" -eq 0 ]
 }
+
+# check_report FILE: one line of JSON that validates against docs/sandbox-report.schema.json
+# (python3-jsonschema, formats checked: date-time stamps too).
+check_report() {
+	[ "$(wc -l <"$1")" -eq 1 ] || {
+		echo "report $1: not one line" >&2
+		return 1
+	}
+	python3 - "$1" "$INTEGRATION_ROOT/../../docs/sandbox-report.schema.json" <<'PY'
+import json, sys
+import jsonschema
+report, schema = (json.load(open(p)) for p in sys.argv[1:3])
+validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
+for e in errors:
+    print(f"report {sys.argv[1]}: {'.'.join(map(str, e.path)) or '(top)'}: {e.message}", file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+}
+
+# reports_valid DIR: every sandbox report left in DIR (*.json with exit_code and wall_ms) is
+# valid (check_report). For teardowns: --report-fd reports are seen only there.
+reports_valid() {
+	local f rc=0
+	for f in "$1"/*.json; do
+		[ -s "$f" ] && jq -e 'type == "object" and has("exit_code") and has("wall_ms")' \
+			"$f" >/dev/null 2>&1 || continue
+		check_report "$f" || rc=1
+	done
+	return $rc
+}

@@ -21,10 +21,23 @@ sb_setup() {
 # sb_raw ARGS...: `hutch sandbox ARGS...`. The shell records its pid in $SB_PIDS (and in
 # $SB_PIDFILE if set) and execs hutch, so the pids are hutch's own: teardown checks what each
 # of them left behind (sandbox sb-PID, cgroups hutch-sb-PID).
+# A --report file it names is then checked against the schema (check_report): every report
+# of the suite validates, or the call fails with status 98 and says why.
 sb_raw() {
+	local st=0 a report= prev=
 	timeout -k 5 "$HUTCH_CMD_TIMEOUT" sh -c \
 		'echo $$ >>"$0"; [ -z "$1" ] || echo $$ >"$1"; shift; exec "$@"' \
-		"$SB_PIDS" "${SB_PIDFILE:-}" "$HUTCH" sandbox "$@"
+		"$SB_PIDS" "${SB_PIDFILE:-}" "$HUTCH" sandbox "$@" || st=$?
+	for a in "$@"; do
+		[ "$a" = -- ] && break
+		[ "$prev" = --report ] && report=$a
+		[[ $a == --report=* ]] && report=${a#--report=}
+		prev=$a
+	done
+	if [ -n "$report" ] && [ -e "$report" ] && ! check_report "$report"; then
+		return 98
+	fi
+	return $st
 }
 
 # sb ARGS...: on the full image, with the test's tag in the sandbox's environment (by which
@@ -134,6 +147,8 @@ sb_teardown() {
 	local - failures=() p killed=0
 	set +e
 	[ -n "${TEST_DIR:-}" ] && [ -e "${SB_PIDS:-}" ] || return 0
+	# The reports the test left (--report-fd ones too) are valid ones.
+	reports_valid "$TEST_DIR" || failures+=("a report the test left is not valid")
 	for p in $(sort -u "$SB_PIDS"); do
 		if is_hutch "$p"; then
 			failures+=("hutch $p still running")
@@ -166,3 +181,4 @@ teardown() {
 teardown_file() {
 	[ -z "${SB_IMAGES:-}" ] || rm -rf --one-file-system "$SB_IMAGES"
 }
+

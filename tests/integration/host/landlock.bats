@@ -55,6 +55,7 @@ teardown() {
 			rc=1
 		fi
 	done
+	reports_valid "$TEST_DIR" || rc=1
 	teardown_bundle || rc=1
 	return $rc
 }

@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# The sandbox report as an orchestrator reads it: written however the run ends (a bad flag
+# wherever --report stands, a busy lock, a missing image, a command that cannot run, the
+# timeout, an OOM kill), never an earlier run's left in place, replaced whole, and every one
+# valid against docs/sandbox-report.schema.json (python3-jsonschema) with the kind of failure
+# in `failure`, so that nothing parses the error text.
+
+load ../helpers
+load ../sandbox-helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	SB_IMAGES=$(mktemp -d /tmp/hutch-it-sbr.XXXXXX)
+	chmod 755 "$SB_IMAGES"
+	cp -a "$(rootfs_template)" "$SB_IMAGES/full"
+	mkdir -p "$SB_IMAGES/full"/{workspace,sys/fs/cgroup}
+	: >"$SB_IMAGES/full/etc/resolv.conf"
+	export SB_IMAGES
+}
+
+setup() {
+	sb_setup
+	LOCK=it-$TAG
+	R=$TEST_DIR/r.json
+}
+
+@test "report: a run's id, stamps, image and no failure, valid against the schema" {
+	run sb --report "$R" -- sh -c 'exit 3'
+	check_status 3
+	check_report "$R"
+	local pid
+	pid=$(tail -1 "$SB_PIDS")
+	jq -e --arg id "sb-$pid" --arg img "$IMAGE" '.version == 2 and .id == $id
+		and .failure == null and .exit_code == 3 and .lock_wait_ms == 0
+		and .image == {name: $img, digest: null} and .runtime == "native"' "$R"
+	# RFC 3339 in UTC, the end not before the start
+	jq -e '(.started_at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$"))
+		and .started_at <= .ended_at' "$R"
+}
+
+@test "report: a bad flag before --report or after it: bad_option, and a runtime" {
+	run sb --bogus --report "$R" -- true
+	check_status 125
+	check_report "$R"
+	jq -e '.failure == "bad_option" and .exit_code == 125 and .runtime == "native"
+		and (.error | contains("--bogus"))' "$R"
+	run sb --report-fd 3 --memory lots -- true 3>"$TEST_DIR/fd.json"
+	check_status 125
+	check_report "$TEST_DIR/fd.json"
+	jq -e '.failure == "bad_option" and (.error | contains("--memory"))' "$TEST_DIR/fd.json"
+	run sb --runtime runc --timeout nope --report="$R" -- true
+	check_status 125
+	check_report "$R"
+	jq -e '.failure == "bad_option" and .runtime == "runc"' "$R"
+}
+
+@test "report: a busy lock is lock_busy; the wait for a lock is counted" {
+	SB_PIDFILE=$TEST_DIR/holder.pid sb --lock "$LOCK" -- sleep 1.5 >/dev/null 2>&1 3>&- &
+	local holder=$!
+	track_pid $holder
+	local tries=500 # until the holder has written its pid into the lock file
+	while { [ ! -s "$TEST_DIR/holder.pid" ] ||
+		[ "$(cat "$SB_LOCKS/$LOCK" 2>/dev/null)" != "$(cat "$TEST_DIR/holder.pid")" ]; } &&
+		[ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	run sb --lock "$LOCK" --no-wait --report "$R" -- true
+	check_status 125
+	check_report "$R"
+	jq -e '.failure == "lock_busy" and .runtime == "native" and .lock_wait_ms < 1000' "$R"
+	run sb --lock "$LOCK" --report "$R" -- true
+	check_status 0
+	check_report "$R"
+	jq -e '.failure == null and .lock_wait_ms >= 300' "$R"
+	wait "$holder"
+}
+
+@test "report: a missing image is image_missing, with the name as given" {
+	run sb_raw --image "$TEST_DIR/no-such-image" --report "$R" -- true
+	check_status 125
+	check_report "$R"
+	jq -e --arg i "$TEST_DIR/no-such-image" '.failure == "image_missing"
+		and .image.name == $i and (.error | contains("no-such-image"))' "$R"
+}
+
+@test "report: a command that cannot be run or found is exec, and the error names it" {
+	run -127 sb --report "$R" -- no-such-command
+	check_report "$R"
+	jq -e '.failure == "exec" and .exit_code == 127 and (.error | contains("no-such-command"))' \
+		"$R"
+	run -126 sb --report "$R" -- /etc/passwd
+	check_report "$R"
+	jq -e '.failure == "exec" and .exit_code == 126 and (.error | contains("/etc/passwd"))' "$R"
+}
+
+@test "report: the timeout is timeout, an OOM kill oom" {
+	run -124 sb --timeout 1 --grace 1 --report "$R" -- sleep 20
+	check_report "$R"
+	jq -e '.failure == "timeout" and .timed_out == true' "$R"
+	run sb --memory 32m --report "$R" -- tail /dev/zero
+	check_report "$R"
+	jq -e '.failure == "oom" and .oom_killed == true' "$R"
+}
+
+@test "report: an earlier run's is removed at the start and replaced whole at the end" {
+	echo stale >"$R"
+	SB_PIDFILE=$TEST_DIR/victim.pid sb --report "$R" -- sleep 30 >/dev/null 2>&1 3>&- &
+	local victim=$!
+	track_pid $victim
+	local tries=500
+	while [ -e "$R" ] && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	[ ! -e "$R" ] # gone while the run goes on: a reader never takes it for this run's
+	kill -9 "$(cat "$TEST_DIR/victim.pid")"
+	wait "$victim" || true
+	[ ! -e "$R" ] # and still gone after a SIGKILL, which writes no report
+	echo stale >"$R"
+	run sb --report "$R" -- true
+	check_status 0
+	check_report "$R"
+	[ "$(stat -c %a "$R")" = 600 ]
+	# written beside it and renamed over it: no temp file is left
+	[ -z "$(find "$TEST_DIR" -maxdepth 1 -name '.r.json.*')" ]
+}
+
+@test "report: host mode has no image and its own runtime" {
+	run sb_raw --isolation landlock --report "$R" -- true
+	check_status 0
+	check_report "$R"
+	jq -e '.image == null and .runtime == "host" and .failure == null' "$R"
+}
