@@ -250,4 +250,10 @@ hostile() {
 	[ "$(jq -r .isolation.rootfs "$TEST_DIR/r.json")" = "copy (overlayfs unavailable)" ]
 	run -0 timeout 30 "$HUTCH" sandbox --image bb:1 --report "$TEST_DIR/r2.json" -- true
 	[ "$(jq -r .isolation.rootfs "$TEST_DIR/r2.json")" = overlay ]
+	# The report names the image and the digest the name stood for.
+	check_report "$TEST_DIR/r2.json"
+	local digest
+	digest=$(img inspect bb:1 | jq -r .digest)
+	jq -e --arg d "$digest" '.image.name == "bb:1" and .image.digest == $d
+		and (.image.digest | startswith("sha256:"))' "$TEST_DIR/r2.json"
 }
