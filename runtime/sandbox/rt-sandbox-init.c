@@ -7,6 +7,7 @@
  */
 #include "rt-sandbox.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,13 +18,24 @@
 static const int forwarded[] = { SIGHUP,   SIGINT,  SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
 				 SIGWINCH, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM };
 
-static pid_t spawn_command(int tramp_fd, char **targv, char *const *envp, int sync_fd)
+/* The trampoline writes execve's errno to errfd when the command cannot be run; the fd is
+ * close-on-exec in the init, and the trampoline makes it so again before the exec. */
+static pid_t spawn_command(int tramp_fd, char **targv, char *const *envp, int sync_fd, int errfd)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(sync_fd);
 		rt_reset_signals();
-		int e = -rt_trampoline_exec(tramp_fd, targv, envp);
+		size_t n = 0;
+		while (targv[n])
+			n++;
+		char fd_arg[16], **argv = hutch_xcalloc(n + 2, sizeof(char *));
+		snprintf(fd_arg, sizeof(fd_arg), "\1%d", errfd);
+		argv[0] = fd_arg;
+		memcpy(argv + 1, targv, n * sizeof(char *));
+		if (fcntl(errfd, F_SETFD, 0) < 0)
+			argv++; /* then without it */
+		int e = -rt_trampoline_exec(tramp_fd, argv, envp);
 		dprintf(2, "hutch: error: exec %s through the trampoline: %s\n", targv[0],
 			strerror(e));
 		_exit(126);
@@ -57,8 +69,12 @@ void rt_sb_init(int tramp_fd, char **targv, char *const *envp, int sync_fd)
 	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	/* Before the command exists: it must never see hutch's host command line or env. */
 	hutch_set_proctitle("hutch-init");
-	pid_t cmd = spawn_command(tramp_fd, targv, envp, sync_fd);
+	int errp[2] = { -1, -1 };
+	if (pipe2(errp, O_CLOEXEC | O_NONBLOCK) < 0)
+		_exit(RT_SB_EXIT_FAIL);
+	pid_t cmd = spawn_command(tramp_fd, targv, envp, sync_fd, errp[1]);
 	close(tramp_fd);
+	close(errp[1]);
 	if (cmd < 0 || sfd < 0)
 		_exit(RT_SB_EXIT_FAIL);
 	/* The write end reports POLLERR once hutch (the only reader) is gone. */
@@ -78,6 +94,10 @@ void rt_sb_init(int tramp_fd, char **targv, char *const *envp, int sync_fd)
 		if (reap_all(cmd, &status))
 			break;
 	}
-	(void)!write(sync_fd, &status, sizeof(status));
+	/* The wait status, and execve's errno when the command never ran (else 0). */
+	int msg[2] = { status, 0 };
+	if (read(errp[0], &msg[1], sizeof(msg[1])) != (ssize_t)sizeof(msg[1]))
+		msg[1] = 0;
+	(void)!write(sync_fd, msg, sizeof(msg));
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }

@@ -214,9 +214,16 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	if (r < 0)
 		return r;
 	hutch_fault_point("sandbox:waited");
-	int status = 0;
-	if (hutch_read_all(rd, &status, sizeof(status)) != (ssize_t)sizeof(status))
-		status = w.status; /* init itself was killed (the timeout's SIGKILL) */
+	int msg[2] = { 0, 0 }, status;
+	if (hutch_read_all(rd, msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+		msg[0] = w.status, msg[1] = 0; /* init itself was killed (the timeout's SIGKILL) */
+	status = msg[0];
+	if (msg[1]) { /* the command never ran: say why, as a create-time failure would */
+		snprintf(sb->error, sizeof(sb->error), "exec %s: %s", sb->o->command[0],
+			 strerror(msg[1]));
+		sb->res.error = sb->error;
+		sb->res.failure = RT_SB_FAIL_EXEC;
+	}
 	sb->res.timed_out = w.timed_out;
 	sb->res.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	sb->res.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);

@@ -136,7 +136,8 @@ struct sandbox_delegate_in {
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);
 
 /* rt-sandbox-init.c: PID 1 of a native sandbox, which starts the command through the exec
- * trampoline (targv: rt_trampoline_argv); sync_fd reports the command's wait status. */
+ * trampoline (targv: rt_trampoline_argv); sync_fd reports the command's wait status and,
+ * when it could not be run, execve's errno (two ints; the errno 0 when it ran). */
 __attribute__((noreturn)) void rt_sb_init(int tramp_fd, char **targv, char *const *envp,
 					  int sync_fd);
 

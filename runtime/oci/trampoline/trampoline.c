@@ -8,7 +8,11 @@
  * reopen it for writing. No libc: nothing to link, nothing to initialise (a static glibc
  * start costs ~0.3 ms here), and no code beyond these lines runs with the container's fds.
  *
- *   argv: PATH ARGV0 ARGV1 ...   (execs PATH with ARGV0...)
+ *   argv: [\1FD] PATH ARGV0 ARGV1 ...   (execs PATH with ARGV0...)
+ *
+ * With a first argument of byte 1 and a number, that fd (a pipe's write end) is made
+ * close-on-exec at once, so the program never has it, and a failed execve writes its errno
+ * there as an int: hutch's sandbox init then tells the caller why (126 alone cannot).
  *
  * Run any other way than by execveat() of its fd (AT_EXECFN then reads "/dev/fd/N"), it is
  * being re-run from inside, through /proc/self/exe or a link to it: it refuses (status 126).
@@ -16,6 +20,7 @@
 #include <asm/unistd.h>
 #include <linux/auxvec.h>
 #include <linux/errno.h>
+#include <linux/fcntl.h>
 
 #if defined(__x86_64__)
 static long sys3(long n, long a, long b, long c)
@@ -116,7 +121,18 @@ __attribute__((noreturn, used)) void tramp_main(long *sp)
 		    "the container (through /proc/self/exe?)\n");
 		sys3(__NR_exit_group, 126, 0, 0);
 	}
+	/* Exactly byte 1 and digits: never a program path, which has a '/' (rt_find_executable). */
+	long errfd = argv[0][0] == 1 && argv[0][1] && argc >= 3 ? 0 : -1;
+	for (const char *d = argv[0] + 1; errfd >= 0 && *d; d++)
+		errfd = *d >= '0' && *d <= '9' && errfd < 1 << 20 ? errfd * 10 + (*d - '0') : -1;
+	if (errfd >= 0) {
+		sys3(__NR_fcntl, errfd, F_SETFD, FD_CLOEXEC);
+		argv++;
+	}
 	long r = sys3(__NR_execve, (long)argv[0], (long)(argv + 1), (long)envp);
+	int code = (int)-r;
+	if (errfd >= 0)
+		sys3(__NR_write, errfd, (long)&code, sizeof(code));
 	char buf[16];
 	say("hutch: error: exec ");
 	say(argv[0]);

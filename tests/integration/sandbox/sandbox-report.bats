@@ -95,6 +95,16 @@ setup() {
 	run -126 sb --report "$R" -- /etc/passwd
 	check_report "$R"
 	jq -e '.failure == "exec" and .exit_code == 126 and (.error | contains("/etc/passwd"))' "$R"
+	# Found and executable, but no format the kernel runs: only execve can tell.
+	printf 'not a program\n' >"$IMAGE/bad" && chmod 755 "$IMAGE/bad"
+	run -126 sb --report "$R" -- /bad
+	rm -f "$IMAGE/bad"
+	check_report "$R"
+	jq -e '.failure == "exec" and .error == "exec /bad: Exec format error"' "$R"
+	# A command's own 126 is its own: no failure, no error.
+	run -126 sb --report "$R" -- sh -c 'exit 126'
+	check_report "$R"
+	jq -e '.failure == null and .error == null' "$R"
 }
 
 @test "report: the timeout is timeout, an OOM kill oom" {
