@@ -165,8 +165,12 @@ static int set_tmpfs(void *p, const char *v, struct hutch_err *err)
 	uint64_t bytes = 256ULL << 20;
 	if (size) {
 		*size++ = '\0';
-		if (rt_sb_parse_size(size, &bytes) < 0 || bytes == 0)
-			return hutch_fail(err, EINVAL, "--tmpfs %s: invalid size %s", v, size);
+		int r = rt_sb_parse_size(size, &bytes);
+		if (r < 0 || bytes == 0)
+			return hutch_fail(err, r == -ERANGE ? ERANGE : EINVAL,
+					  "--tmpfs %s: invalid size %s (%s)", v, size,
+					  r == -ERANGE ? "too large"
+						       : "e.g. 64k, 512m, 1GiB; not 0");
 	}
 	TRY(check_dst("--tmpfs", path, err));
 	for (size_t i = 0; i < o->n_tmpfs; i++)

@@ -78,7 +78,10 @@ void rt_sb_opts_free(struct rt_sb_opts *o);
 int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_err *err);
 int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err *err);
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err);
+/* Bytes, or a number with a binary unit (k, m, g, t; any case; then nothing, B or iB).
+ * -EINVAL or -ERANGE, which rt_sb_size_error words for the flag. */
 int rt_sb_parse_size(const char *s, uint64_t *out);
+int rt_sb_size_error(const char *flag, const char *v, int r, struct hutch_err *err);
 /* The values of --memory, --timeout and --network, for callers with flags of their own. */
 int rt_sb_parse_memory(const char *v, uint64_t *out, struct hutch_err *err);
 int rt_sb_parse_seconds(const char *s, double *out);

@@ -1,0 +1,56 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# hutch sandbox's option values as a user types them: sizes in every unit, --cpus against
+# the CPUs hutch may use, --env-file's shell-like lines, and a suggestion for a mistyped
+# flag. A bad value is exit 125 and one error line naming the flag and the value.
+
+load ../helpers
+load ../sandbox-helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	SB_IMAGES=$(mktemp -d /tmp/hutch-it-sbopts.XXXXXX)
+	chmod 755 "$SB_IMAGES"
+	cp -a "$(rootfs_template)" "$SB_IMAGES/full"
+	mkdir -p "$SB_IMAGES/full"/{workspace,scratch,sys/fs/cgroup}
+	: >"$SB_IMAGES/full/etc/resolv.conf"
+	export SB_IMAGES
+}
+
+setup() {
+	sb_setup
+}
+
+teardown() {
+	sb_teardown
+}
+
+teardown_file() {
+	[ -z "${SB_IMAGES:-}" ] || rm -rf --one-file-system "$SB_IMAGES"
+}
+
+MEM_PROBE='if [ -e /sys/fs/cgroup/cgroup.controllers ]; then cat /sys/fs/cgroup/memory.max
+else cat /sys/fs/cgroup/memory/memory.limit_in_bytes; fi'
+
+@test "sandbox: sizes take k/m/g/t in either case, with B or iB" {
+	local s
+	for s in 64m 64M 64MiB 64mb 65536k 65536KiB 0.0625g 0.0625GiB 67108864; do
+		run sb --memory "$s" -- sh -c "$MEM_PROBE"
+		check_status 0
+		[ "$output" = 67108864 ] || { echo "--memory $s gave $output" >&2; return 1; }
+	done
+	run sb --tmpfs /scratch:1MiB -- sh -c 'df -k /scratch | tail -1'
+	check_status 0
+	[ "$(awk '{ print $2 }' <<<"$output")" = 1024 ]
+}
+
+@test "sandbox: a size that is not one: exit 125, naming the flag and the value" {
+	sb_fails "--memory 1.5x: not a size" --memory 1.5x -- true
+	sb_fails "--memory m: not a size" --memory m -- true
+	sb_fails "--memory -1: not a size" --memory -1 -- true
+	sb_fails "--memory 99999999t: size too large" --memory 99999999t -- true
+	sb_fails "--tmpfs /scratch:1bb: invalid size 1bb" --tmpfs /scratch:1bb -- true
+	sb_fails "--tmpfs /scratch:1e30: invalid size 1e30 (too large)" --tmpfs /scratch:1e30 -- true
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `hutch sandbox`'s option values (rt-sandbox-opts.c, rt-sandbox-check.c): sizes, --cpus
+ * against the CPUs this process may use, --env-file's lines. Pure parsing: no root needed.
+ */
+#include "tap.h"
+#include "rt-sandbox.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+/* rt_sb_parse_args on the NULL-terminated flags after "sandbox", then "-- true". */
+static int sb_args(struct rt_sb_opts *o, struct hutch_err *err, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	argv[argc++] = "sandbox";
+	va_start(ap, err);
+	for (char *a; (a = va_arg(ap, char *)) && argc < 29;)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc++] = "--";
+	argv[argc++] = "true";
+	argv[argc] = NULL;
+	rt_sb_opts_free(o);
+	rt_sb_opts_init(o);
+	hutch_err_clear(err);
+	return rt_sb_parse_args(o, argc, argv, err);
+}
+
+static void test_sizes(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} good[] = {
+		{ "0", 0 },
+		{ "4096", 4096 },
+		{ "10b", 10 },
+		{ "10B", 10 },
+		{ "64k", 64 << 10 },
+		{ "64K", 64 << 10 },
+		{ "64KiB", 64 << 10 },
+		{ "64kb", 64 << 10 },
+		{ "512m", 512ULL << 20 },
+		{ "512M", 512ULL << 20 },
+		{ "512MiB", 512ULL << 20 },
+		{ "512mib", 512ULL << 20 },
+		{ "512MB", 512ULL << 20 },
+		{ "1g", 1ULL << 30 },
+		{ "1G", 1ULL << 30 },
+		{ "1GiB", 1ULL << 30 },
+		{ "1.5g", 3ULL << 29 }, /* strtod's reading, kept */
+		{ "1t", 1ULL << 40 },
+		{ "2TiB", 2ULL << 40 },
+	};
+	static const char *const bad[] = { "",	   "m",	  "-1",	 "1.5x", "1bb", "1bib", "1mi",
+					   "1mbb", "1 m", "nan", "1k2",	 "gib", "x1",	"1iB" };
+	static const char *const huge[] = { "9999999t", "1e30", "inf", "18446744073709551616" };
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		uint64_t v = 1;
+		ok(rt_sb_parse_size(good[i].s, &v) == 0 && v == good[i].v, "size %s is %llu (%llu)",
+		   good[i].s, (unsigned long long)good[i].v, (unsigned long long)v);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		uint64_t v;
+		ok(rt_sb_parse_size(bad[i], &v) == -EINVAL, "size \"%s\" is refused", bad[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(huge); i++) {
+		uint64_t v;
+		ok(rt_sb_parse_size(huge[i], &v) == -ERANGE, "size %s is too large", huge[i]);
+	}
+}
+
+static void test_size_flags(void)
+{
+	struct rt_sb_opts o;
+	struct hutch_err err = { 0 };
+	rt_sb_opts_init(&o);
+	ok(sb_args(&o, &err, "--memory", "512MiB", "--tmpfs", "/t:64KiB", NULL) == 0 &&
+		   o.memory == 512ULL << 20 && o.n_tmpfs == 2 && o.tmpfs[1].size == 64 << 10,
+	   "--memory and --tmpfs take KiB/MiB (%s)", err.msg);
+	ok(sb_args(&o, &err, "--memory", "1.5x", NULL) == -EINVAL &&
+		   strstr(err.msg, "--memory 1.5x: not a size"),
+	   "--memory garbage names the flag and the value: %s", err.msg);
+	ok(sb_args(&o, &err, "--memory", "99999999t", NULL) == -ERANGE &&
+		   strstr(err.msg, "--memory 99999999t: size too large"),
+	   "--memory overflow says so: %s", err.msg);
+	ok(sb_args(&o, &err, "--memory", "1m", NULL) == -EINVAL &&
+		   strstr(err.msg, "--memory 1m: expected a size of at least 4m (or 0)"),
+	   "--memory below 4m keeps its message: %s", err.msg);
+	ok(sb_args(&o, &err, "--tmpfs", "/t:m", NULL) == -EINVAL &&
+		   strstr(err.msg, "--tmpfs /t:m: invalid size m"),
+	   "--tmpfs garbage names the flag and the value: %s", err.msg);
+	ok(sb_args(&o, &err, "--tmpfs", "/t:-1", NULL) == -EINVAL &&
+		   strstr(err.msg, "--tmpfs /t:-1: invalid size -1"),
+	   "--tmpfs refuses a negative size: %s", err.msg);
+	rt_sb_opts_free(&o);
+}
+
+int main(void)
+{
+	test_sizes();
+	test_size_flags();
+	return tap_done();
+}
