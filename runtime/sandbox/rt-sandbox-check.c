@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -76,6 +77,45 @@ int rt_sb_parse_memory(const char *v, uint64_t *out, struct hutch_err *err)
 	if (*out && *out < (4ULL << 20))
 		return hutch_fail(err, EINVAL, "--memory %s: expected a size of at least 4m (or 0)",
 				  v);
+	return 0;
+}
+
+/* The CPUs this process may run on: a quota above them could never be used, and is
+ * more likely a typo or a profile written for another machine. The affinity mask, not
+ * the online count, since taskset or a cpuset (a container's) narrows it. */
+int rt_sb_usable_cpus(void)
+{
+	for (int n = 1024; n <= 1 << 18; n *= 2) {
+		cpu_set_t *set = CPU_ALLOC(n);
+		size_t sz = CPU_ALLOC_SIZE(n);
+		int count = -1, e = 0;
+		if (!set)
+			break;
+		if (sched_getaffinity(0, sz, set) == 0)
+			count = CPU_COUNT_S(sz, set);
+		else
+			e = errno;
+		CPU_FREE(set);
+		if (count > 0)
+			return count;
+		if (e != EINVAL) /* EINVAL: the kernel's mask is larger; anything else: give up */
+			break;
+	}
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+int rt_sb_parse_cpus(const char *v, double *out, struct hutch_err *err)
+{
+	char *end = NULL;
+	double c = strtod(v, &end);
+	if (end == v || *end || !isfinite(c) || (c != 0 && (c < 0.01 || c > 4096)))
+		return hutch_fail(err, EINVAL, "--cpus %s: expected 0.01 to 4096 (or 0)", v);
+	int usable = rt_sb_usable_cpus();
+	if (c > usable)
+		return hutch_fail(err, EINVAL, "--cpus %s: more than the %d CPU%s hutch may run on",
+				  v, usable, usable == 1 ? "" : "s");
+	*out = c;
 	return 0;
 }
 

@@ -9,7 +9,6 @@
 #include "rt-json.h"
 
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -329,12 +328,7 @@ static int set_memory(void *p, const char *v, struct hutch_err *err)
 static int set_cpus(void *p, const char *v, struct hutch_err *err)
 {
 	struct rt_sb_opts *o = p;
-	char *end = NULL;
-	double c = strtod(v, &end);
-	if (end == v || *end || !isfinite(c) || (c != 0 && (c < 0.01 || c > 4096)))
-		return hutch_fail(err, EINVAL, "--cpus %s: expected 0.01 to 4096 (or 0)", v);
-	o->cpus = c;
-	return 0;
+	return rt_sb_parse_cpus(v, &o->cpus, err);
 }
 
 static int set_pids(void *p, const char *v, struct hutch_err *err)
@@ -558,7 +552,8 @@ static const struct rt_flag options[] = {
 	  set_host_root },
 	{ "tty", 't', RT_FLAG_FN_BOOL, "allocate a pty and relay this terminal", 0, set_tty },
 	{ "memory", 'm', RT_FLAG_FN, "memory limit (default 512m; 0 = none)", 0, set_memory },
-	{ "cpus", 0, RT_FLAG_FN, "CPU quota in CPUs, e.g. 1.5 (default none)", 0, set_cpus },
+	{ "cpus", 0, RT_FLAG_FN,
+	  "CPU quota in CPUs, e.g. 1.5, up to the usable CPUs (default none)", 0, set_cpus },
 	{ "pids", 0, RT_FLAG_FN, "process limit (default 1024; 0 = none)", 0, set_pids },
 	{ "timeout", 0, RT_FLAG_FN, "seconds before SIGTERM (default 300; 0 = none)", 0,
 	  set_timeout },

@@ -85,6 +85,9 @@ int rt_sb_size_error(const char *flag, const char *v, int r, struct hutch_err *e
 /* The values of --memory, --timeout and --network, for callers with flags of their own. */
 int rt_sb_parse_memory(const char *v, uint64_t *out, struct hutch_err *err);
 int rt_sb_parse_seconds(const char *s, double *out);
+/* --cpus: 0 (no quota), or 0.01 up to the CPUs of this process's affinity mask. */
+int rt_sb_parse_cpus(const char *v, double *out, struct hutch_err *err);
+int rt_sb_usable_cpus(void);
 int rt_sb_parse_network(const char *v, enum rt_sb_network *out, struct hutch_err *err);
 void rt_sb_print_help(int fd);
 

@@ -54,3 +54,17 @@ else cat /sys/fs/cgroup/memory/memory.limit_in_bytes; fi'
 	sb_fails "--tmpfs /scratch:1bb: invalid size 1bb" --tmpfs /scratch:1bb -- true
 	sb_fails "--tmpfs /scratch:1e30: invalid size 1e30 (too large)" --tmpfs /scratch:1e30 -- true
 }
+
+@test "sandbox: --cpus up to the CPUs hutch may run on, not above" {
+	local n
+	n=$(nproc)
+	run sb --cpus "$n" -- true
+	check_status 0
+	sb_fails "--cpus $((n + 1)): more than the $n CPU" --cpus $((n + 1)) -- true
+	# the affinity mask, not the machine: taskset narrows it to one CPU
+	run taskset -c 0 "$HUTCH" sandbox --image "$IMAGE" --cpus 1.5 -- true
+	check_status 125
+	[ "$output" = "hutch: error: --cpus 1.5: more than the 1 CPU hutch may run on" ]
+	run taskset -c 0 "$HUTCH" sandbox --image "$IMAGE" --cpus 1 -- true
+	check_status 0
+}

@@ -101,9 +101,37 @@ static void test_size_flags(void)
 	rt_sb_opts_free(&o);
 }
 
+static void test_cpus(void)
+{
+	struct rt_sb_opts o;
+	struct hutch_err err = { 0 };
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+	char all[32], more[32], msg[128];
+	snprintf(all, sizeof(all), "%d", n);
+	snprintf(more, sizeof(more), "%d.5", n);
+	snprintf(msg, sizeof(msg), "--cpus %s: more than the %d CPU%s hutch may run on", more, n,
+		 n == 1 ? "" : "s");
+	rt_sb_opts_init(&o);
+	ok(n > 0 && rt_sb_usable_cpus() == n, "the usable CPUs are the affinity mask's %d", n);
+	ok(sb_args(&o, &err, "--cpus", all, NULL) == 0 && o.cpus == n,
+	   "--cpus %s, every usable CPU, is taken (%s)", all, err.msg);
+	ok(sb_args(&o, &err, "--cpus", more, NULL) == -EINVAL && !strcmp(err.msg, msg),
+	   "--cpus above them names the flag, the value and the count: %s", err.msg);
+	ok(sb_args(&o, &err, "--cpus", "4096", NULL) == (n >= 4096 ? 0 : -EINVAL),
+	   "--cpus 4096 too: %s", err.msg);
+	ok(sb_args(&o, &err, "--cpus", "0", NULL) == 0 && o.cpus == 0, "--cpus 0 is no quota");
+	ok(sb_args(&o, &err, "--cpus", "lots", NULL) == -EINVAL &&
+		   !strcmp(err.msg, "--cpus lots: expected 0.01 to 4096 (or 0)"),
+	   "a word keeps its message: %s", err.msg);
+	rt_sb_opts_free(&o);
+}
+
 int main(void)
 {
 	test_sizes();
 	test_size_flags();
+	test_cpus();
 	return tap_done();
 }
