@@ -68,3 +68,33 @@ else cat /sys/fs/cgroup/memory/memory.limit_in_bytes; fi'
 	run taskset -c 0 "$HUTCH" sandbox --image "$IMAGE" --cpus 1 -- true
 	check_status 0
 }
+
+@test "sandbox: --env-file reads lines as a shell does: export, quotes, comments, a bare KEY" {
+	cat >"$TEST_DIR/env" <<-'ENV'
+		# a comment, then a blank line
+
+		export A=1
+		  B="two \"quoted\" words\n \$HOME"  # and a comment
+		C='single $quotes \n'
+		D=as it always was, "quotes" and all
+		FROM_CALLER
+		NOT_SET_ANYWHERE
+	ENV
+	FROM_CALLER=caller run sb --env-file "$TEST_DIR/env" -- sh -c \
+		'printf "%s|" "$A" "$B" "$C" "$D" "$FROM_CALLER" "${NOT_SET_ANYWHERE-unset}"'
+	check_status 0
+	[ "$output" = '1|two "quoted" words
+ $HOME|single $quotes \n|as it always was, "quotes" and all|caller|unset|' ]
+}
+
+@test "sandbox: an --env-file line it cannot read: exit 125, naming the file and the line" {
+	printf 'A=1\n\nB="open\n' >"$TEST_DIR/e1"
+	sb_fails "--env-file $TEST_DIR/e1 line 3: unterminated double quote" \
+		--env-file "$TEST_DIR/e1" -- true
+	printf "A='x' y\n" >"$TEST_DIR/e2"
+	sb_fails "--env-file $TEST_DIR/e2 line 1: \"y\" after the closing quote" \
+		--env-file "$TEST_DIR/e2" -- true
+	printf '# c\nMY VAR=1\n' >"$TEST_DIR/e3"
+	sb_fails "--env-file $TEST_DIR/e3 line 2: \"MY VAR\" is not a variable name" \
+		--env-file "$TEST_DIR/e3" -- true
+}

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 /* rt_sb_parse_args on the NULL-terminated flags after "sandbox", then "-- true". */
@@ -128,10 +129,101 @@ static void test_cpus(void)
 	rt_sb_opts_free(&o);
 }
 
+static void test_env_lines(void)
+{
+	static const char *const good[][2] = {
+		{ "A=1", "A=1" },
+		{ "B=two words ", "B=two words " }, /* unquoted: as it always was */
+		{ "C=it's", "C=it's" },
+		{ "D=x # not a comment", "D=x # not a comment" },
+		{ "E=", "E=" },
+		{ "  F=1", "F=1" },
+		{ "export G=1", "G=1" },
+		{ "export\tH='x'", "H=x" },
+		{ "export=1", "export=1" },
+		{ "I=\"quoted value\"", "I=quoted value" },
+		{ "J=\"a \\\" b \\\\ c \\n d \\$e \\x\"", "J=a \" b \\ c \n d $e \\x" },
+		{ "K='single $x \\n \"'", "K=single $x \\n \"" },
+		{ "L=\"\"", "L=" },
+		{ "M=\"x\"  # a comment", "M=x" },
+		{ "N='x'\t", "N=x" },
+		{ "O=a=b", "O=a=b" },
+		{ "BARE", "BARE" },
+		{ "export BARE2 ", "BARE2" },
+	};
+	static const char *const skipped[] = { "", "   ", "# c", "  # c", "\t" };
+	static const char *const bad[][2] = {
+		{ "=x", "no variable name" },
+		{ "A B=1", "\"A B\" is not a variable name" },
+		{ "A B", "\"A B\" is not a variable name" },
+		{ "'A'=1", "not a variable name" },
+		{ "A=\"open", "unterminated double quote" },
+		{ "A='open", "unterminated single quote" },
+		{ "A=\"x\\\"", "unterminated double quote" },
+		{ "A=\"x\"y", "\"y\" after the closing quote" },
+		{ "A='x' y", "\"y\" after the closing quote" },
+		{ "export ", "no variable name" },
+	};
+	struct hutch_err err = { 0 };
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		char *kv = NULL;
+		int r = rt_sb_env_line(good[i][0], &kv, &err);
+		ok(r == 1 && kv && !strcmp(kv, good[i][1]), "env line [%s] is [%s]: [%s]",
+		   good[i][0], good[i][1], kv ? kv : err.msg);
+		free(kv);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(skipped); i++) {
+		char *kv = (char *)"x";
+		ok(rt_sb_env_line(skipped[i], &kv, &err) == 0 && !kv, "env line [%s] is skipped",
+		   skipped[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *kv = NULL;
+		hutch_err_clear(&err);
+		ok(rt_sb_env_line(bad[i][0], &kv, &err) == -EINVAL && !kv &&
+			   strstr(err.msg, bad[i][1]),
+		   "env line [%s] is refused: %s", bad[i][0], err.msg);
+	}
+}
+
+/* The file as a whole: line numbers count blank lines, CRLF is fine, a bad line names itself. */
+static void test_env_file(void)
+{
+	char path[] = "/tmp/hutch-test-envfile.XXXXXX";
+	int fd = mkstemp(path);
+	struct rt_sb_opts o;
+	struct hutch_err err = { 0 };
+	rt_sb_opts_init(&o);
+	const char good[] = "A=1\r\n\n# c\nexport B=\"x y\"\nHUTCH_T_BARE\nHUTCH_T_UNSET\nC='z'";
+	ok(fd >= 0 && write(fd, good, strlen(good)) == (ssize_t)strlen(good), "env file written");
+	setenv("HUTCH_T_BARE", "from-caller", 1);
+	unsetenv("HUTCH_T_UNSET");
+	ok(sb_args(&o, &err, "--env-file", path, NULL) == 0 && o.n_env == 4 &&
+		   !strcmp(o.env[0], "A=1") && !strcmp(o.env[1], "B=x y") &&
+		   !strcmp(o.env[2], "HUTCH_T_BARE=from-caller") && !strcmp(o.env[3], "C=z"),
+	   "an env file's lines, quotes, export and a bare key (%s)", err.msg);
+	const char bad[] = "A=1\n\n# c\nB=\"open\n";
+	ok(ftruncate(fd, 0) == 0 && pwrite(fd, bad, strlen(bad), 0) == (ssize_t)strlen(bad),
+	   "env file rewritten");
+	char want[128];
+	snprintf(want, sizeof(want), "--env-file %s line 4: unterminated double quote", path);
+	ok(sb_args(&o, &err, "--env-file", path, NULL) == -EINVAL && !strcmp(err.msg, want),
+	   "a bad line is an error naming the file and the line: %s", err.msg);
+	ok(ftruncate(fd, 0) == 0 && pwrite(fd, "A=1\nB\0=2\n", 10, 0) == 10, "a NUL written");
+	snprintf(want, sizeof(want), "--env-file %s line 2: a NUL byte", path);
+	ok(sb_args(&o, &err, "--env-file", path, NULL) == -EINVAL && !strcmp(err.msg, want),
+	   "a NUL byte is not cut short: %s", err.msg);
+	close(fd);
+	unlink(path);
+	rt_sb_opts_free(&o);
+}
+
 int main(void)
 {
 	test_sizes();
 	test_size_flags();
 	test_cpus();
+	test_env_lines();
+	test_env_file();
 	return tap_done();
 }
