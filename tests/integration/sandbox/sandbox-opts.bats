@@ -98,3 +98,23 @@ else cat /sys/fs/cgroup/memory/memory.limit_in_bytes; fi'
 	sb_fails "--env-file $TEST_DIR/e3 line 2: \"MY VAR\" is not a variable name" \
 		--env-file "$TEST_DIR/e3" -- true
 }
+
+@test "sandbox: a mistyped flag: exit 125, and the flag it most likely meant" {
+	sb_fails "sandbox: unknown flag --worksapce (did you mean --workspace?)" \
+		--worksapce "$TEST_DIR" -- true
+	sb_fails "unknown flag --memroy=64m (did you mean --memory?)" --memroy=64m -- true
+	sb_fails "unknown flag --env-fiel (did you mean --env-file?)" --env-fiel x -- true
+	sb_fails "unknown flag --net (did you mean --network?)" --net none -- true
+	# nothing close: the message as it always was
+	run sb --xyzzy -- true
+	check_status 125
+	[ "$output" = "hutch: error: sandbox: unknown flag --xyzzy" ]
+}
+
+@test "every verb: a mistyped flag gets the flag it most likely meant" {
+	run "$HUTCH" run --detahc x
+	[ "$status" -ne 0 ]
+	[ "$output" = "hutch: error: run: unknown flag --detahc (did you mean --detach?)" ]
+	run "$HUTCH" kill --al x
+	[ "$output" = "hutch: error: kill: unknown flag --al (did you mean --all?)" ]
+}
