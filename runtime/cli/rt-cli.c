@@ -2,13 +2,14 @@
 /*
  * The one flag parser: a verb's table of flags into the verb's own struct, by field offset.
  * It reads --name value, --name=value, -x value, -x, and "--" to end flags, as runc's
- * urfave/cli accepts them; the container id checks and --preserve-fds are here too, and
- * the help formatted from a verb's definition (`hutch VERB --help`, the sandbox's and the
- * image subcommands' flag lines).
+ * urfave/cli accepts them, naming for an unknown --flag the one it most likely meant; the
+ * container id checks and --preserve-fds are here too, and the help formatted from a verb's
+ * definition (`hutch VERB --help`, the sandbox's and the image subcommands' flag lines).
  */
 #include "rt.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <string.h>
@@ -71,6 +72,84 @@ static int store(const struct rt_flag *f, const char *verb, const char *v, void 
 	}
 }
 
+#define NAME_MAX_LEN 63
+
+/* The optimal string alignment distance (Levenshtein plus swapping two neighbours, the
+ * commonest typo: --worksapce). Names longer than NAME_MAX_LEN are far from everything. */
+static size_t distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b), d[3][NAME_MAX_LEN + 2];
+	if (la > NAME_MAX_LEN || lb > NAME_MAX_LEN)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t *row = d[i % 3], *up = d[(i - 1) % 3], *up2 = d[(i + 1) % 3];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1], v = up[j - 1] + cost;
+			if (up[j] + 1 < v)
+				v = up[j] + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    up2[j - 2] + 1 < v)
+				v = up2[j - 2] + 1;
+			row[j] = v;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+/* The one flag that NAME begins (--mem: --memory), if just one does. */
+static const struct rt_flag *prefix_of(const struct rt_flags *def, const char *name, size_t len)
+{
+	const struct rt_flag *found = NULL;
+	for (size_t i = 0; len >= 2 && i < def->n; i++) {
+		if (def->v[i].kind == RT_FLAG_PROFILE || strncmp(def->v[i].name, name, len))
+			continue;
+		if (found)
+			return NULL;
+		found = &def->v[i];
+	}
+	return found;
+}
+
+/* The flag a mistyped --NAME most likely meant: one edit away (two, from 5 letters on, so
+ * that --net is not taken for --env), closer than any other; else the one it begins. */
+static const struct rt_flag *suggest(const struct rt_flags *def, const char *name, size_t len)
+{
+	const struct rt_flag *best = NULL;
+	size_t best_d = SIZE_MAX;
+	bool tie = false;
+	for (size_t i = 0; i < def->n; i++) {
+		if (def->v[i].kind == RT_FLAG_PROFILE)
+			continue;
+		size_t d = distance(name, len, def->v[i].name);
+		if (d < best_d) {
+			best = &def->v[i];
+			best_d = d;
+			tie = false;
+		} else if (d == best_d) {
+			tie = true;
+		}
+	}
+	if (best && !tie && best_d <= (len >= 5 ? 2u : 1u))
+		return best;
+	return prefix_of(def, name, len);
+}
+
+static int unknown_long(const struct rt_flags *def, const char *verb, const char *a, size_t len,
+			struct hutch_err *err)
+{
+	bool sb = def->mode & RT_PARSE_SANDBOX;
+	const struct rt_flag *s = suggest(def, a + 2, len);
+	/* the sandbox names the whole argument (--bogus=1); the OCI verbs only the flag */
+	return hutch_fail(err, EINVAL, "%s: unknown flag %.*s%s%s%s", verb,
+			  sb ? (int)strlen(a) : (int)len + 2, a, s ? " (did you mean --" : "",
+			  s ? s->name : "", s ? "?)" : "");
+}
+
 /* argv[*i], which starts with '-': the flag it names, and its value (after '=' or the next
  * argument, which *i then moves past). */
 static int parse_one(const struct rt_flags *def, int argc, char **argv, int *i, void *out,
@@ -84,8 +163,7 @@ static int parse_one(const struct rt_flags *def, int argc, char **argv, int *i, 
 		size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 		f = find_flag(def, a + 2, len, 0);
 		if (!f)
-			return hutch_fail(err, EINVAL, "%s: unknown flag %.*s", argv[0],
-					  sb ? (int)strlen(a) : (int)len + 2, a);
+			return unknown_long(def, argv[0], a, len, err);
 	} else {
 		/* one letter: -d, -b VALUE; runc has no -dt or -bVALUE either */
 		f = a[1] && !a[2] ? find_flag(def, NULL, 0, a[1]) : NULL;

@@ -9,9 +9,23 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
+/* What may follow a size's unit letter: nothing, B (1kb, as it always could) or iB (1KiB, the
+ * name the kernel and systemd print). Any case; a unit is always binary (1k = 1024). */
+static bool unit_tail(const char *t, bool byte)
+{
+	if (!*t)
+		return true;
+	if (tolower((unsigned char)t[0]) == 'b' && !t[1])
+		return !byte; /* "1bb" is no size */
+	return !byte && tolower((unsigned char)t[0]) == 'i' &&
+	       tolower((unsigned char)t[1]) == 'b' && !t[2];
+}
+
+/* A number, as strtod reads it (so 1.5g, which sizes have always taken), then a unit. */
 int rt_sb_parse_size(const char *s, uint64_t *out)
 {
 	char *end = NULL;
@@ -19,21 +33,29 @@ int rt_sb_parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	if (errno || end == s || !(v >= 0)) /* !(v >= 0): NaN too, which (uint64_t) can't take */
 		return -EINVAL;
 	static const char units[] = "bkmgt";
 	uint64_t mul = 1;
 	if (*end) {
 		const char *u = strchr(units, tolower((unsigned char)*end));
-		if (!u || (end[1] && !(tolower((unsigned char)end[1]) == 'b' && !end[2])))
+		if (!u || !unit_tail(end + 1, *u == 'b'))
 			return -EINVAL;
 		for (long i = 0; i < u - units; i++)
 			mul *= 1024;
 	}
-	if (v * (double)mul > 9.2e18)
+	if (v * (double)mul > 9.2e18) /* and inf: no limit is that large */
 		return -ERANGE;
 	*out = (uint64_t)(v * (double)mul);
 	return 0;
+}
+
+int rt_sb_size_error(const char *flag, const char *v, int r, struct hutch_err *err)
+{
+	if (r == -ERANGE)
+		return hutch_fail(err, ERANGE, "%s %s: size too large", flag, v);
+	return hutch_fail(err, EINVAL, "%s %s: not a size (bytes, or e.g. 64k, 512m, 1GiB, 2t)",
+			  flag, v);
 }
 
 int rt_sb_parse_seconds(const char *s, double *out)
@@ -49,9 +71,51 @@ int rt_sb_parse_seconds(const char *s, double *out)
 
 int rt_sb_parse_memory(const char *v, uint64_t *out, struct hutch_err *err)
 {
-	if (rt_sb_parse_size(v, out) < 0 || (*out && *out < (4ULL << 20)))
+	int r = rt_sb_parse_size(v, out);
+	if (r < 0)
+		return rt_sb_size_error("--memory", v, r, err);
+	if (*out && *out < (4ULL << 20))
 		return hutch_fail(err, EINVAL, "--memory %s: expected a size of at least 4m (or 0)",
 				  v);
+	return 0;
+}
+
+/* The CPUs this process may run on: a quota above them could never be used, and is
+ * more likely a typo or a profile written for another machine. The affinity mask, not
+ * the online count, since taskset or a cpuset (a container's) narrows it. */
+int rt_sb_usable_cpus(void)
+{
+	for (int n = 1024; n <= 1 << 18; n *= 2) {
+		cpu_set_t *set = CPU_ALLOC(n);
+		size_t sz = CPU_ALLOC_SIZE(n);
+		int count = -1, e = 0;
+		if (!set)
+			break;
+		if (sched_getaffinity(0, sz, set) == 0)
+			count = CPU_COUNT_S(sz, set);
+		else
+			e = errno;
+		CPU_FREE(set);
+		if (count > 0)
+			return count;
+		if (e != EINVAL) /* EINVAL: the kernel's mask is larger; anything else: give up */
+			break;
+	}
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+int rt_sb_parse_cpus(const char *v, double *out, struct hutch_err *err)
+{
+	char *end = NULL;
+	double c = strtod(v, &end);
+	if (end == v || *end || !isfinite(c) || (c != 0 && (c < 0.01 || c > 4096)))
+		return hutch_fail(err, EINVAL, "--cpus %s: expected 0.01 to 4096 (or 0)", v);
+	int usable = rt_sb_usable_cpus();
+	if (c > usable)
+		return hutch_fail(err, EINVAL, "--cpus %s: more than the %d CPU%s hutch may run on",
+				  v, usable, usable == 1 ? "" : "s");
+	*out = c;
 	return 0;
 }
 

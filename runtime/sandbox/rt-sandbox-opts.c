@@ -9,7 +9,6 @@
 #include "rt-json.h"
 
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -165,8 +164,12 @@ static int set_tmpfs(void *p, const char *v, struct hutch_err *err)
 	uint64_t bytes = 256ULL << 20;
 	if (size) {
 		*size++ = '\0';
-		if (rt_sb_parse_size(size, &bytes) < 0 || bytes == 0)
-			return hutch_fail(err, EINVAL, "--tmpfs %s: invalid size %s", v, size);
+		int r = rt_sb_parse_size(size, &bytes);
+		if (r < 0 || bytes == 0)
+			return hutch_fail(err, r == -ERANGE ? ERANGE : EINVAL,
+					  "--tmpfs %s: invalid size %s (%s)", v, size,
+					  r == -ERANGE ? "too large"
+						       : "e.g. 64k, 512m, 1GiB; not 0");
 	}
 	TRY(check_dst("--tmpfs", path, err));
 	for (size_t i = 0; i < o->n_tmpfs; i++)
@@ -176,55 +179,6 @@ static int set_tmpfs(void *p, const char *v, struct hutch_err *err)
 		}
 	o->tmpfs = hutch_xrealloc(o->tmpfs, (o->n_tmpfs + 1) * sizeof(*o->tmpfs));
 	o->tmpfs[o->n_tmpfs++] = (struct rt_sb_tmpfs){ steal_ptr(path), bytes };
-	return 0;
-}
-
-static void add_env(struct rt_sb_opts *o, char *kv)
-{
-	size_t klen = strcspn(kv, "=");
-	for (size_t i = 0; i < o->n_env; i++)
-		if (!strncmp(o->env[i], kv, klen) && o->env[i][klen] == '=') {
-			free(o->env[i]);
-			o->env[i] = kv;
-			return;
-		}
-	o->env = hutch_xrealloc(o->env, (o->n_env + 1) * sizeof(char *));
-	o->env[o->n_env++] = kv;
-}
-
-/* K=V sets; a bare K takes the host's value, as docker run -e K does (absent: not set). */
-static int set_env(void *p, const char *v, struct hutch_err *err)
-{
-	struct rt_sb_opts *o = p;
-	if (!*v || *v == '=')
-		return hutch_fail(err, EINVAL, "--env %s: expected KEY=VALUE or KEY", v);
-	if (strchr(v, '=')) {
-		add_env(o, hutch_xstrdup(v));
-		return 0;
-	}
-	const char *host = getenv(v);
-	if (host)
-		add_env(o, hutch_xasprintf("%s=%s", v, host));
-	return 0;
-}
-
-static int set_env_file(void *p, const char *v, struct hutch_err *err)
-{
-	struct rt_sb_opts *o = p;
-	_cleanup_free_ char *text = NULL;
-	int r = hutch_read_file_at(AT_FDCWD, v, 1 << 20, &text, NULL, err);
-	if (r < 0)
-		return hutch_err_prefix(err, "--env-file: ");
-	char *save = NULL;
-	int line = 0;
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		line++;
-		l[strcspn(l, "\r")] = '\0';
-		if (!*l || *l == '#')
-			continue;
-		if (set_env(o, l, err) < 0)
-			return hutch_err_prefix(err, "--env-file %s line %d: ", v, line);
-	}
 	return 0;
 }
 
@@ -325,12 +279,7 @@ static int set_memory(void *p, const char *v, struct hutch_err *err)
 static int set_cpus(void *p, const char *v, struct hutch_err *err)
 {
 	struct rt_sb_opts *o = p;
-	char *end = NULL;
-	double c = strtod(v, &end);
-	if (end == v || *end || !isfinite(c) || (c != 0 && (c < 0.01 || c > 4096)))
-		return hutch_fail(err, EINVAL, "--cpus %s: expected 0.01 to 4096 (or 0)", v);
-	o->cpus = c;
-	return 0;
+	return rt_sb_parse_cpus(v, &o->cpus, err);
 }
 
 static int set_pids(void *p, const char *v, struct hutch_err *err)
@@ -536,8 +485,10 @@ static const struct rt_flag options[] = {
 	  set_tmpfs },
 	{ "bind", 0, RT_FLAG_FN_LIST, "SRC[:DST[:ro|rw]] bind mount", 0, set_bind },
 	{ "ro-bind", 0, RT_FLAG_FN_LIST, "SRC[:DST] read-only bind mount", 0, set_ro_bind },
-	{ "env", 'e', RT_FLAG_FN_LIST, "KEY=VALUE, or KEY to pass the host's value", 0, set_env },
-	{ "env-file", 0, RT_FLAG_FN_LIST, "file of KEY=VALUE lines", 0, set_env_file },
+	{ "env", 'e', RT_FLAG_FN_LIST, "KEY=VALUE, or KEY to pass the host's value", 0,
+	  rt_sb_set_env },
+	{ "env-file", 0, RT_FLAG_FN_LIST, "file of KEY=VALUE lines (# comments, export, quotes)", 0,
+	  rt_sb_set_env_file },
 	{ "cwd", 0, RT_FLAG_FN, "working directory (default /workspace or /)", 0, set_cwd },
 	{ "hostname", 0, RT_FLAG_FN, "host name (default sandbox)", 0, set_hostname },
 	{ "user", 'u', RT_FLAG_FN, "UID[:GID] inside (default 1000:1000)", 0, set_user },
@@ -554,7 +505,8 @@ static const struct rt_flag options[] = {
 	  set_host_root },
 	{ "tty", 't', RT_FLAG_FN_BOOL, "allocate a pty and relay this terminal", 0, set_tty },
 	{ "memory", 'm', RT_FLAG_FN, "memory limit (default 512m; 0 = none)", 0, set_memory },
-	{ "cpus", 0, RT_FLAG_FN, "CPU quota in CPUs, e.g. 1.5 (default none)", 0, set_cpus },
+	{ "cpus", 0, RT_FLAG_FN,
+	  "CPU quota in CPUs, e.g. 1.5, up to the usable CPUs (default none)", 0, set_cpus },
 	{ "pids", 0, RT_FLAG_FN, "process limit (default 1024; 0 = none)", 0, set_pids },
 	{ "timeout", 0, RT_FLAG_FN, "seconds before SIGTERM (default 300; 0 = none)", 0,
 	  set_timeout },

@@ -78,10 +78,22 @@ void rt_sb_opts_free(struct rt_sb_opts *o);
 int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_err *err);
 int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err *err);
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err);
+/* rt-sandbox-env.c: the setters of --env and --env-file (p: the struct rt_sb_opts), and one
+ * file line: 0 for a blank or comment line, 1 with *ret_kv "KEY=VALUE" (unquoted) or a bare
+ * "KEY" (the caller's value). */
+int rt_sb_set_env(void *p, const char *v, struct hutch_err *err);
+int rt_sb_set_env_file(void *p, const char *v, struct hutch_err *err);
+int rt_sb_env_line(const char *line, char **ret_kv, struct hutch_err *err);
+/* Bytes, or a number with a binary unit (k, m, g, t; any case; then nothing, B or iB).
+ * -EINVAL or -ERANGE, which rt_sb_size_error words for the flag. */
 int rt_sb_parse_size(const char *s, uint64_t *out);
+int rt_sb_size_error(const char *flag, const char *v, int r, struct hutch_err *err);
 /* The values of --memory, --timeout and --network, for callers with flags of their own. */
 int rt_sb_parse_memory(const char *v, uint64_t *out, struct hutch_err *err);
 int rt_sb_parse_seconds(const char *s, double *out);
+/* --cpus: 0 (no quota), or 0.01 up to the CPUs of this process's affinity mask. */
+int rt_sb_parse_cpus(const char *v, double *out, struct hutch_err *err);
+int rt_sb_usable_cpus(void);
 int rt_sb_parse_network(const char *v, enum rt_sb_network *out, struct hutch_err *err);
 void rt_sb_print_help(int fd);
 

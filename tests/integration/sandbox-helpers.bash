@@ -46,6 +46,32 @@ sb() {
 	sb_raw --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" "$@"
 }
 
+# sb_fails NEEDLE ARGS...: hutch sandbox ARGS exits 125 with exactly one line, on stderr,
+# "hutch: error: ..." containing NEEDLE, and writes nothing to stdout.
+sb_fails() {
+	local needle=$1 st=0 err
+	shift
+	sb "$@" >"$TEST_DIR/fail.out" 2>"$TEST_DIR/fail.err" || st=$?
+	err=$(cat "$TEST_DIR/fail.err")
+	echo "# sandbox $* -> $st: $err" >&2
+	[ "$st" -eq 125 ] || {
+		echo "expected 125, got $st" >&2
+		return 1
+	}
+	[ ! -s "$TEST_DIR/fail.out" ] || {
+		echo "stdout was not empty: $(cat "$TEST_DIR/fail.out")" >&2
+		return 1
+	}
+	[ "$(wc -l <"$TEST_DIR/fail.err")" -eq 1 ] || {
+		echo "expected one line on stderr" >&2
+		return 1
+	}
+	[[ $err == "hutch: error: "* ]] && [[ $err == *"$needle"* ]] || {
+		echo "expected 'hutch: error: ...$needle...'" >&2
+		return 1
+	}
+}
+
 # Milliseconds on a monotonic-enough clock.
 now_ms() {
 	local t=${EPOCHREALTIME/./}

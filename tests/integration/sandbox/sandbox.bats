@@ -92,32 +92,6 @@ stale_cgroups() {
 # What every hutch of this test left: it is a leak if the hutch is gone and its state dir or
 # cgroups are still there. A hutch still running (a failed test) is killed first; its sandbox
 # dies with it and one more sandbox cleans what it left.
-# sb_fails NEEDLE ARGS...: hutch sandbox ARGS exits 125 with exactly one line, on stderr,
-# "hutch: error: ..." containing NEEDLE, and writes nothing to stdout.
-sb_fails() {
-	local needle=$1 st=0 err
-	shift
-	sb "$@" >"$TEST_DIR/fail.out" 2>"$TEST_DIR/fail.err" || st=$?
-	err=$(cat "$TEST_DIR/fail.err")
-	echo "# sandbox $* -> $st: $err" >&2
-	[ "$st" -eq 125 ] || {
-		echo "expected 125, got $st" >&2
-		return 1
-	}
-	[ ! -s "$TEST_DIR/fail.out" ] || {
-		echo "stdout was not empty: $(cat "$TEST_DIR/fail.out")" >&2
-		return 1
-	}
-	[ "$(wc -l <"$TEST_DIR/fail.err")" -eq 1 ] || {
-		echo "expected one line on stderr" >&2
-		return 1
-	}
-	[[ $err == "hutch: error: "* ]] && [[ $err == *"$needle"* ]] || {
-		echo "expected 'hutch: error: ...$needle...'" >&2
-		return 1
-	}
-}
-
 # A profile in $TEST_DIR from JSON text: `profile NAME JSON`; prints its path.
 profile() {
 	printf '%s\n' "$2" >"$TEST_DIR/$1.json"

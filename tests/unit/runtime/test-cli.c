@@ -132,6 +132,35 @@ static void test_errors(void)
 	   "and --help is not one of its flags");
 }
 
+static void test_suggestions(void)
+{
+	static const char *const cases[][2] = {
+		{ "--nmae", "verb: unknown flag --nmae (did you mean --name?)" }, /* a swap */
+		{ "--cuont=3", "verb: unknown flag --cuont (did you mean --count?)" },
+		{ "--al", "verb: unknown flag --al (did you mean --all?)" }, /* its start */
+		{ "--counter",
+		  "verb: unknown flag --counter (did you mean --count?)" }, /* 2 more */
+		{ "--fn-boo", "verb: unknown flag --fn-boo (did you mean --fn-bool?)" },
+		{ "--fx", "verb: unknown flag --fx (did you mean --fn?)" },
+		{ "--ke", "verb: unknown flag --ke" }, /* a profile key is no suggestion */
+		{ "--nv", "verb: unknown flag --nv (did you mean --env?)" },
+		{ "--ab", "verb: unknown flag --ab" },	     /* short: two edits are too many */
+		{ "--fnv", "verb: unknown flag --fnv" },     /* --fn and --env: no clear best */
+		{ "--xyzzy", "verb: unknown flag --xyzzy" }, /* nothing close */
+		{ "-nmae", "verb: unknown flag -nmae" },     /* single-dash: named as given */
+	};
+	struct t_flags f = { 0 };
+	struct hutch_err err;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		parse(&runc, &f, &err, cases[i][0], NULL);
+		is_str(err.msg, cases[i][1], "%s: %s", cases[i][0], err.msg);
+	}
+	parse(&sandbox, &f, &err, "--nmae=x", NULL);
+	is_str(err.msg, "verb: unknown flag --nmae=x (did you mean --name?)",
+	       "the sandbox names the whole argument, then the suggestion");
+	rt_flags_free(&runc, &f);
+}
+
 static void test_positionals(void)
 {
 	struct t_flags f = { 0 };
@@ -180,6 +209,7 @@ int main(void)
 	test_kinds();
 	test_bools();
 	test_errors();
+	test_suggestions();
 	test_positionals();
 	test_help();
 	return tap_done();

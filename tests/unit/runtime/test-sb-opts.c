@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `hutch sandbox`'s option values (rt-sandbox-opts.c, rt-sandbox-check.c): sizes, --cpus
+ * against the CPUs this process may use, --env-file's lines. Pure parsing: no root needed.
+ */
+#include "tap.h"
+#include "rt-sandbox.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* rt_sb_parse_args on the NULL-terminated flags after "sandbox", then "-- true". */
+static int sb_args(struct rt_sb_opts *o, struct hutch_err *err, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	argv[argc++] = "sandbox";
+	va_start(ap, err);
+	for (char *a; (a = va_arg(ap, char *)) && argc < 29;)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc++] = "--";
+	argv[argc++] = "true";
+	argv[argc] = NULL;
+	rt_sb_opts_free(o);
+	rt_sb_opts_init(o);
+	hutch_err_clear(err);
+	return rt_sb_parse_args(o, argc, argv, err);
+}
+
+static void test_sizes(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} good[] = {
+		{ "0", 0 },
+		{ "4096", 4096 },
+		{ "10b", 10 },
+		{ "10B", 10 },
+		{ "64k", 64 << 10 },
+		{ "64K", 64 << 10 },
+		{ "64KiB", 64 << 10 },
+		{ "64kb", 64 << 10 },
+		{ "512m", 512ULL << 20 },
+		{ "512M", 512ULL << 20 },
+		{ "512MiB", 512ULL << 20 },
+		{ "512mib", 512ULL << 20 },
+		{ "512MB", 512ULL << 20 },
+		{ "1g", 1ULL << 30 },
+		{ "1G", 1ULL << 30 },
+		{ "1GiB", 1ULL << 30 },
+		{ "1.5g", 3ULL << 29 }, /* strtod's reading, kept */
+		{ "1t", 1ULL << 40 },
+		{ "2TiB", 2ULL << 40 },
+	};
+	static const char *const bad[] = { "",	   "m",	  "-1",	 "1.5x", "1bb", "1bib", "1mi",
+					   "1mbb", "1 m", "nan", "1k2",	 "gib", "x1",	"1iB" };
+	static const char *const huge[] = { "9999999t", "1e30", "inf", "18446744073709551616" };
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		uint64_t v = 1;
+		ok(rt_sb_parse_size(good[i].s, &v) == 0 && v == good[i].v, "size %s is %llu (%llu)",
+		   good[i].s, (unsigned long long)good[i].v, (unsigned long long)v);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		uint64_t v;
+		ok(rt_sb_parse_size(bad[i], &v) == -EINVAL, "size \"%s\" is refused", bad[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(huge); i++) {
+		uint64_t v;
+		ok(rt_sb_parse_size(huge[i], &v) == -ERANGE, "size %s is too large", huge[i]);
+	}
+}
+
+static void test_size_flags(void)
+{
+	struct rt_sb_opts o;
+	struct hutch_err err = { 0 };
+	rt_sb_opts_init(&o);
+	ok(sb_args(&o, &err, "--memory", "512MiB", "--tmpfs", "/t:64KiB", NULL) == 0 &&
+		   o.memory == 512ULL << 20 && o.n_tmpfs == 2 && o.tmpfs[1].size == 64 << 10,
+	   "--memory and --tmpfs take KiB/MiB (%s)", err.msg);
+	ok(sb_args(&o, &err, "--memory", "1.5x", NULL) == -EINVAL &&
+		   strstr(err.msg, "--memory 1.5x: not a size"),
+	   "--memory garbage names the flag and the value: %s", err.msg);
+	ok(sb_args(&o, &err, "--memory", "99999999t", NULL) == -ERANGE &&
+		   strstr(err.msg, "--memory 99999999t: size too large"),
+	   "--memory overflow says so: %s", err.msg);
+	ok(sb_args(&o, &err, "--memory", "1m", NULL) == -EINVAL &&
+		   strstr(err.msg, "--memory 1m: expected a size of at least 4m (or 0)"),
+	   "--memory below 4m keeps its message: %s", err.msg);
+	ok(sb_args(&o, &err, "--tmpfs", "/t:m", NULL) == -EINVAL &&
+		   strstr(err.msg, "--tmpfs /t:m: invalid size m"),
+	   "--tmpfs garbage names the flag and the value: %s", err.msg);
+	ok(sb_args(&o, &err, "--tmpfs", "/t:-1", NULL) == -EINVAL &&
+		   strstr(err.msg, "--tmpfs /t:-1: invalid size -1"),
+	   "--tmpfs refuses a negative size: %s", err.msg);
+	rt_sb_opts_free(&o);
+}
+
+static void test_cpus(void)
+{
+	struct rt_sb_opts o;
+	struct hutch_err err = { 0 };
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+	char all[32], more[32], msg[128];
+	snprintf(all, sizeof(all), "%d", n);
+	snprintf(more, sizeof(more), "%d.5", n);
+	snprintf(msg, sizeof(msg), "--cpus %s: more than the %d CPU%s hutch may run on", more, n,
+		 n == 1 ? "" : "s");
+	rt_sb_opts_init(&o);
+	ok(n > 0 && rt_sb_usable_cpus() == n, "the usable CPUs are the affinity mask's %d", n);
+	ok(sb_args(&o, &err, "--cpus", all, NULL) == 0 && o.cpus == n,
+	   "--cpus %s, every usable CPU, is taken (%s)", all, err.msg);
+	ok(sb_args(&o, &err, "--cpus", more, NULL) == -EINVAL && !strcmp(err.msg, msg),
+	   "--cpus above them names the flag, the value and the count: %s", err.msg);
+	ok(sb_args(&o, &err, "--cpus", "4096", NULL) == (n >= 4096 ? 0 : -EINVAL),
+	   "--cpus 4096 too: %s", err.msg);
+	ok(sb_args(&o, &err, "--cpus", "0", NULL) == 0 && o.cpus == 0, "--cpus 0 is no quota");
+	ok(sb_args(&o, &err, "--cpus", "lots", NULL) == -EINVAL &&
+		   !strcmp(err.msg, "--cpus lots: expected 0.01 to 4096 (or 0)"),
+	   "a word keeps its message: %s", err.msg);
+	rt_sb_opts_free(&o);
+}
+
+static void test_env_lines(void)
+{
+	static const char *const good[][2] = {
+		{ "A=1", "A=1" },
+		{ "B=two words ", "B=two words " }, /* unquoted: as it always was */
+		{ "C=it's", "C=it's" },
+		{ "D=x # not a comment", "D=x # not a comment" },
+		{ "E=", "E=" },
+		{ "  F=1", "F=1" },
+		{ "export G=1", "G=1" },
+		{ "export\tH='x'", "H=x" },
+		{ "export=1", "export=1" },
+		{ "I=\"quoted value\"", "I=quoted value" },
+		{ "J=\"a \\\" b \\\\ c \\n d \\$e \\x\"", "J=a \" b \\ c \n d $e \\x" },
+		{ "K='single $x \\n \"'", "K=single $x \\n \"" },
+		{ "L=\"\"", "L=" },
+		{ "M=\"x\"  # a comment", "M=x" },
+		{ "N='x'\t", "N=x" },
+		{ "O=a=b", "O=a=b" },
+		{ "BARE", "BARE" },
+		{ "export BARE2 ", "BARE2" },
+	};
+	static const char *const skipped[] = { "", "   ", "# c", "  # c", "\t" };
+	static const char *const bad[][2] = {
+		{ "=x", "no variable name" },
+		{ "A B=1", "\"A B\" is not a variable name" },
+		{ "A B", "\"A B\" is not a variable name" },
+		{ "'A'=1", "not a variable name" },
+		{ "A=\"open", "unterminated double quote" },
+		{ "A='open", "unterminated single quote" },
+		{ "A=\"x\\\"", "unterminated double quote" },
+		{ "A=\"x\"y", "\"y\" after the closing quote" },
+		{ "A='x' y", "\"y\" after the closing quote" },
+		{ "export ", "no variable name" },
+	};
+	struct hutch_err err = { 0 };
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		char *kv = NULL;
+		int r = rt_sb_env_line(good[i][0], &kv, &err);
+		ok(r == 1 && kv && !strcmp(kv, good[i][1]), "env line [%s] is [%s]: [%s]",
+		   good[i][0], good[i][1], kv ? kv : err.msg);
+		free(kv);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(skipped); i++) {
+		char *kv = (char *)"x";
+		ok(rt_sb_env_line(skipped[i], &kv, &err) == 0 && !kv, "env line [%s] is skipped",
+		   skipped[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *kv = NULL;
+		hutch_err_clear(&err);
+		ok(rt_sb_env_line(bad[i][0], &kv, &err) == -EINVAL && !kv &&
+			   strstr(err.msg, bad[i][1]),
+		   "env line [%s] is refused: %s", bad[i][0], err.msg);
+	}
+}
+
+/* The file as a whole: line numbers count blank lines, CRLF is fine, a bad line names itself. */
+static void test_env_file(void)
+{
+	char path[] = "/tmp/hutch-test-envfile.XXXXXX";
+	int fd = mkstemp(path);
+	struct rt_sb_opts o;
+	struct hutch_err err = { 0 };
+	rt_sb_opts_init(&o);
+	const char good[] = "A=1\r\n\n# c\nexport B=\"x y\"\nHUTCH_T_BARE\nHUTCH_T_UNSET\nC='z'";
+	ok(fd >= 0 && write(fd, good, strlen(good)) == (ssize_t)strlen(good), "env file written");
+	setenv("HUTCH_T_BARE", "from-caller", 1);
+	unsetenv("HUTCH_T_UNSET");
+	ok(sb_args(&o, &err, "--env-file", path, NULL) == 0 && o.n_env == 4 &&
+		   !strcmp(o.env[0], "A=1") && !strcmp(o.env[1], "B=x y") &&
+		   !strcmp(o.env[2], "HUTCH_T_BARE=from-caller") && !strcmp(o.env[3], "C=z"),
+	   "an env file's lines, quotes, export and a bare key (%s)", err.msg);
+	const char bad[] = "A=1\n\n# c\nB=\"open\n";
+	ok(ftruncate(fd, 0) == 0 && pwrite(fd, bad, strlen(bad), 0) == (ssize_t)strlen(bad),
+	   "env file rewritten");
+	char want[128];
+	snprintf(want, sizeof(want), "--env-file %s line 4: unterminated double quote", path);
+	ok(sb_args(&o, &err, "--env-file", path, NULL) == -EINVAL && !strcmp(err.msg, want),
+	   "a bad line is an error naming the file and the line: %s", err.msg);
+	ok(ftruncate(fd, 0) == 0 && pwrite(fd, "A=1\nB\0=2\n", 10, 0) == 10, "a NUL written");
+	snprintf(want, sizeof(want), "--env-file %s line 2: a NUL byte", path);
+	ok(sb_args(&o, &err, "--env-file", path, NULL) == -EINVAL && !strcmp(err.msg, want),
+	   "a NUL byte is not cut short: %s", err.msg);
+	close(fd);
+	unlink(path);
+	rt_sb_opts_free(&o);
+}
+
+int main(void)
+{
+	test_sizes();
+	test_size_flags();
+	test_cpus();
+	test_env_lines();
+	test_env_file();
+	return tap_done();
+}
