@@ -7,7 +7,10 @@
 #include "rt.h"
 #include "rt-image.h"
 #include "img.h"
+#include "hutch-json.h"
 
+#include <fcntl.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +28,8 @@ struct sub {
 };
 
 struct image_flags {
-	const char *name, *store;
+	const char *name, *store, *format;
+	bool quiet;
 };
 
 static void human(uint64_t b, char out[32])
@@ -66,6 +70,39 @@ static const struct rt_flag store_flags[] = {
 	{ "store", 0, RT_FLAG_STR, STORE_HELP, offsetof(struct image_flags, store), NULL },
 };
 static const struct rt_flags store_def = RT_FLAGS(store_flags, RT_PARSE_ANYWHERE);
+static const struct rt_flag ls_flags[] = {
+	{ "format", 0, RT_FLAG_STR, "table (the default) or json",
+	  offsetof(struct image_flags, format), NULL },
+	{ "quiet", 'q', RT_FLAG_BOOL, "only the digests, one per line",
+	  offsetof(struct image_flags, quiet), NULL },
+	{ "store", 0, RT_FLAG_STR, STORE_HELP, offsetof(struct image_flags, store), NULL },
+};
+static const struct rt_flags ls_def = RT_FLAGS(ls_flags, RT_PARSE_ANYWHERE);
+
+/* stdin into a file of the store's own temp dir: import reads files, and a tar from a pipe
+ * is one. The temp dir goes with tmp_remove (prune takes what a killed import left). */
+static int stdin_file(struct img_store *s, char **tmp, int *lockfd, char **path,
+		      struct hutch_err *err)
+{
+	TRY(img_tmp_create(s, "import", tmp, lockfd, err));
+	*path = hutch_xasprintf("%s/%s/stdin", img_store_path(s), *tmp);
+	_cleanup_close_ int fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "import -: %s", *path);
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(0, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return hutch_fail_errno(err, errno, "import -: read stdin");
+		if (n == 0)
+			return 0;
+		int w = hutch_write_all(fd, buf, (size_t)n);
+		if (w < 0)
+			return hutch_fail_errno(err, w, "import -: %s", *path);
+	}
+}
 
 static int do_import(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		     struct hutch_err *err)
@@ -75,9 +112,20 @@ static int do_import(struct rt_global *g, int argc, char **argv, int first, void
 	struct img_import_result res = { 0 };
 	char size[32];
 	(void)g;
+	const char *name = ((const struct image_flags *)flags)->name;
+	_cleanup_free_ char *tmp = NULL, *path = NULL;
+	int lockfd = -1, r = 0;
 	TRY(one_arg(argc, argv, first, err));
+	bool from_stdin = !strcmp(argv[first], "-");
+	if (from_stdin && !name) /* a pipe has no file name to name it after */
+		return hutch_fail(err, EINVAL, "import -: needs --name NAME[:TAG]");
 	TRY(open_store(store, true, false, &s, err));
-	int r = img_import(s, argv[first], ((const struct image_flags *)flags)->name, &res, err);
+	if (from_stdin)
+		r = stdin_file(s, &tmp, &lockfd, &path, err);
+	if (r >= 0)
+		r = img_import(s, from_stdin ? path : argv[first], name, &res, err);
+	if (tmp)
+		img_tmp_remove(s, tmp, lockfd);
 	if (r >= 0) {
 		if (res.skipped_devices)
 			hutch_warn("%zu device node(s) not created: hutch is not real root, "
@@ -91,27 +139,97 @@ static int do_import(struct rt_global *g, int argc, char **argv, int first, void
 	return r;
 }
 
+/* NAME matches every tag of that name; NAME:TAG (or a digest) that one alone. */
+static bool ls_match(const char *name_tag, const char *filter)
+{
+	if (!filter)
+		return true;
+	const char *colon = strrchr(name_tag, ':');
+	if (strchr(filter, ':') &&
+	    (!strchr(filter, '/') || strrchr(filter, ':') > strrchr(filter, '/')))
+		return !strcmp(name_tag, filter);
+	return colon && strlen(filter) == (size_t)(colon - name_tag) &&
+	       !strncmp(name_tag, filter, strlen(filter));
+}
+
+static void ls_json(const struct img_info *v, size_t n, const char *filter)
+{
+	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++) {
+		if (!ls_match(v[i].name, filter))
+			continue;
+		yajl_gen_map_open(g);
+		hutch_json_gen_kv(g, "name", v[i].name);
+		hutch_json_gen_kv(g, "digest", v[i].digest);
+		hutch_json_gen_u64(g, "size", v[i].size);
+		hutch_json_gen_kv(g, "created", v[i].created);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	_cleanup_free_ char *text = hutch_json_gen_finish(g, NULL);
+	printf("%s\n", text);
+}
+
+static void ls_print(const struct img_info *v, size_t n, const struct image_flags *f,
+		     const char *filter)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!ls_match(v[i].name, filter))
+			continue;
+		bool seen = false; /* -q: each image once, however many names it has */
+		for (size_t k = 0; f->quiet && k < i; k++)
+			seen |= ls_match(v[k].name, filter) && !strcmp(v[k].digest, v[i].digest);
+		char size[32];
+		human(v[i].size, size);
+		if (f->quiet && !seen)
+			printf("%s\n", v[i].digest);
+		else if (!f->quiet)
+			printf("%-40s %.19s %8s %s\n", v[i].name, v[i].digest, size,
+			       v[i].created ? v[i].created : "-");
+	}
+}
+
 static int do_ls(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		 struct hutch_err *err)
 {
-	const char *store = ((const struct image_flags *)flags)->store;
+	const struct image_flags *f = flags;
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
 	struct img_info *v = NULL;
 	size_t n = 0;
-	(void)g, (void)argv;
-	if (argc - first != 0)
-		return hutch_fail(err, EINVAL, "ls: takes no arguments");
-	TRY(open_store(store, true, false, &s, err));
+	(void)g;
+	if (argc - first > 1)
+		return hutch_fail(err, EINVAL, "ls: takes at most one NAME[:TAG]");
+	bool json = f->format && !strcmp(f->format, "json");
+	if (f->format && !json && strcmp(f->format, "table"))
+		return hutch_fail(err, EINVAL, "ls: --format %s: expected table or json",
+				  f->format);
+	if (json && f->quiet)
+		return hutch_fail(err, EINVAL, "ls: --quiet and --format json do not go together");
+	const char *filter = argc > first ? argv[first] : NULL;
+	TRY(open_store(f->store, true, false, &s, err));
 	TRY(img_list(s, &v, &n, err));
-	for (size_t i = 0; i < n; i++) {
-		char size[32];
-		human(v[i].size, size);
-		printf("%-40s %.19s %8s %s\n", v[i].name, v[i].digest, size,
-		       v[i].created ? v[i].created : "-");
+	if (json)
+		ls_json(v, n, filter);
+	else
+		ls_print(v, n, f, filter);
+	for (size_t i = 0; i < n; i++)
 		img_info_clear(&v[i]);
-	}
 	free(v);
 	return 0;
+}
+
+static int do_tag(struct rt_global *g, int argc, char **argv, int first, void *flags,
+		  struct hutch_err *err)
+{
+	_cleanup_(img_store_freep) struct img_store *s = NULL;
+	char digest[IMG_DIGEST_MAX];
+	(void)g;
+	if (argc - first != 2)
+		return hutch_fail(err, EINVAL, "tag: expected SOURCE NAME[:TAG]");
+	TRY(open_store(((const struct image_flags *)flags)->store, false, false, &s, err));
+	TRY(img_resolve(s, argv[first], NULL, digest, err));
+	return img_tag(s, argv[first + 1], digest, err);
 }
 
 /* A JSON string: names and digests are plain, but a config's "created" is the image's. */
@@ -156,6 +274,26 @@ static int do_inspect(struct rt_global *g, int argc, char **argv, int first, voi
 	return 0;
 }
 
+/* NAME:* and other shell patterns: every name that matches, and at least one. */
+static int rm_matching(struct img_store *s, const char *pattern, struct hutch_err *err)
+{
+	struct img_info *v = NULL;
+	size_t n = 0, removed = 0;
+	TRY(img_list(s, &v, &n, err));
+	int r = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r >= 0 && !fnmatch(pattern, v[i].name, 0)) {
+			r = img_remove(s, v[i].name, err);
+			removed++;
+		}
+		img_info_clear(&v[i]);
+	}
+	free(v);
+	if (r >= 0 && !removed)
+		return hutch_fail(err, ENOENT, "rm %s: no image name matches", pattern);
+	return r;
+}
+
 static int do_rm(struct rt_global *g, int argc, char **argv, int first, void *flags,
 		 struct hutch_err *err)
 {
@@ -166,7 +304,8 @@ static int do_rm(struct rt_global *g, int argc, char **argv, int first, void *fl
 		return hutch_fail(err, EINVAL, "rm: expected NAME[:TAG]...");
 	TRY(open_store(store, false, false, &s, err));
 	for (int i = first; i < argc; i++)
-		TRY(img_remove(s, argv[i], err));
+		TRY(strpbrk(argv[i], "*?[") ? rm_matching(s, argv[i], err)
+					    : img_remove(s, argv[i], err));
 	return 0;
 }
 
@@ -232,15 +371,19 @@ static int do_status(struct rt_global *g, int argc, char **argv, int first, void
 
 #define IMAGE_FLAGS(def) &def, sizeof(struct image_flags), false
 static const struct sub subs[] = {
-	{ "import", "[--name NAME[:TAG]] FILE|DIR",
-	  "import an OCI layout (dir or tar), a docker-archive or a rootfs tar",
+	{ "import", "[--name NAME[:TAG]] FILE|DIR|-",
+	  "import an OCI layout (dir or tar), a docker-archive or a rootfs tar (-: from stdin, "
+	  "with --name)",
 	  IMAGE_FLAGS(import_def), do_import },
-	{ "ls", "", "list images: NAME:TAG, digest, size, creation time", IMAGE_FLAGS(store_def),
-	  do_ls },
+	{ "ls", "[--format table|json] [-q] [NAME[:TAG]]",
+	  "list images: NAME:TAG, digest, size, creation time", IMAGE_FLAGS(ls_def), do_ls },
+	{ "tag", "SOURCE NAME[:TAG]", "give an image another name", IMAGE_FLAGS(store_def),
+	  do_tag },
 	{ "inspect", "NAME[:TAG]", "print an image's metadata as JSON", IMAGE_FLAGS(store_def),
 	  do_inspect },
-	{ "rm", "NAME[:TAG]...", "remove names (prune frees the space)", IMAGE_FLAGS(store_def),
-	  do_rm },
+	{ "rm", "NAME[:TAG|:*]...",
+	  "remove names, or the names a pattern matches (prune frees the space)",
+	  IMAGE_FLAGS(store_def), do_rm },
 	{ "prune", "", "remove blobs and layers no name uses, and leftovers",
 	  IMAGE_FLAGS(store_def), do_prune },
 	{ "build",

@@ -257,3 +257,32 @@ hostile() {
 	jq -e --arg d "$digest" '.image.name == "bb:1" and .image.digest == $d
 		and (.image.digest | startswith("sha256:"))' "$TEST_DIR/r2.json"
 }
+
+@test "image import - (stdin, with --name), tag, ls NAME / -q / --format json, rm NAME:*" {
+	run -1 img import - <"$TEST_DIR/bb.tar.gz"
+	[[ "$output" == *"import -: needs --name"* ]]
+	run -0 img import --name bb:1 - <"$TEST_DIR/bb.tar.gz"
+	[[ "$output" == "bb:1 sha256:"* ]]
+	[ -z "$(ls -A "$HUTCH_STORE/tmp")" ] # the copy of stdin went with the import
+	local digest
+	digest=$(img inspect bb:1 | jq -r .digest)
+	img tag bb:1 bb:2
+	img tag bb:1 other:x
+	run -1 img tag nosuch:1 a:b
+	[[ "$output" == *"nosuch"*"not in the store"* ]]
+	run -0 img ls bb
+	[ "$(awk '{ print $1 }' <<<"$output" | sort | tr '\n' ' ')" = "bb:1 bb:2 " ]
+	run -0 img ls -q
+	[ "$output" = "$digest" ] # three names, one image
+	run -0 img ls --format json other:x
+	jq -e --arg d "$digest" 'length == 1 and .[0].name == "other:x" and .[0].digest == $d
+		and (.[0].size > 0)' <<<"$output"
+	run -1 img ls --format yaml
+	[[ "$output" == *"--format yaml: expected table or json"* ]]
+	img rm 'bb:*'
+	run -0 img ls --format json
+	jq -e '[.[].name] == ["other:x"]' <<<"$output"
+	run -1 img rm 'bb:*'
+	[[ "$output" == *"rm bb:*: no image name matches"* ]]
+	run -0 timeout 30 "$HUTCH" sandbox --image other:x -- true
+}
