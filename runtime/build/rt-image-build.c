@@ -147,6 +147,7 @@ static int run_sandbox(const struct rt_global *g, const struct rt_build *b, cons
 		r = hutch_fail_errno(err, errno, "build: fork");
 	if (r >= 0 && pid == 0) {
 		struct hutch_err e = { 0 };
+		dup2(STDERR_FILENO, STDOUT_FILENO); /* the steps' output is not the result */
 		r = rt_sandbox_run(g, &o, &e);
 		if (r < 0)
 			hutch_log(HUTCH_LOG_ERROR, "%s", e.msg);

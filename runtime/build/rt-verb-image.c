@@ -346,14 +346,17 @@ static int build_or_status(struct rt_global *g, int argc, char **argv, int first
 		printf("%s %s\n", target, exists ? "built" : "not built");
 		return exists ? 0 : 1;
 	}
+	/* stdout has the result alone, so that TAG=$(hutch image build ...) works; the steps,
+	 * the package manager's output and how it went are on stderr. */
 	if (exists && !b->no_cache) {
-		printf("%s (cached)\n", target);
+		fprintf(stderr, "build: %s (cached)\n", target);
+		printf("%s\n", target);
 		return 0;
 	}
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "building %s from %s\n", target, b->from);
+	fprintf(stderr, "build: building %s from %s\n", target, b->from);
 	TRY(rt_build_run(g, s, b, target, base, digest, err));
-	printf("%s %s\n", target, digest);
+	fprintf(stderr, "build: built %s %s\n", target, digest);
+	printf("%s\n", target);
 	return 0;
 }
 

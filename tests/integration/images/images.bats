@@ -162,12 +162,18 @@ hostile() {
 
 @test "image build: --run steps, a cache hit for the same inputs, a new tag for new ones" {
 	img import "$TEST_DIR/bb.tar.gz" --name base:1
-	run -0 img build --from base:1 --run 'echo one >/built' --run 'rm /bin/vi' --tag app
-	local tag=${lines[-1]%% *}
-	[[ "$tag" == app:* ]]
-	run -0 img build --from base:1 --run 'echo one >/built' --run 'rm /bin/vi' --tag app
-	[ "$output" = "$tag (cached)" ]
-	run -0 img status --from base:1 --run 'echo one >/built' --run 'rm /bin/vi' --tag app
+	# stdout: the result alone (TAG=$(hutch image build ...)); the steps' output on stderr
+	run -0 --separate-stderr img build --from base:1 --run 'echo one >/built; echo said' \
+		--run 'rm /bin/vi' --tag app
+	local tag=$output
+	[[ "$tag" == app:* ]] && [[ "$tag" != *" "* ]]
+	[[ "$stderr" == *said* ]] && [[ "$stderr" == *"build: built $tag sha256:"* ]]
+	run -0 --separate-stderr img build --from base:1 --run 'echo one >/built; echo said' \
+		--run 'rm /bin/vi' --tag app
+	[ "$output" = "$tag" ]
+	[[ "$stderr" == *"build: $tag (cached)"* ]]
+	run -0 img status --from base:1 --run 'echo one >/built; echo said' --run 'rm /bin/vi' \
+		--tag app
 	[ "$output" = "$tag built" ]
 	run -1 img status --from base:1 --run 'echo two >/built' --tag app
 	[[ "$output" == *" not built" ]]
@@ -177,10 +183,12 @@ hostile() {
 	[ ! -e "$HUTCH_STORE/layers/$(img inspect "$tag" | jq -r '.layers[1]' | cut -d: -f2)/root/.hutch-out" ]
 	run -0 img inspect "$tag"
 	[ "$(echo "$output" | jq -r '.config.config.Labels["org.hutch.build.inputs"]')" = "${tag#app:}" ]
-	run -0 img build --from base:1 --run 'echo two >/built' --tag app
-	[[ "${lines[-1]}" != "$tag "* ]]
-	run -0 img build --from base:1 --run 'echo one >/built' --run 'rm /bin/vi' --tag app --no-cache
-	[[ "${lines[-1]}" == "$tag sha256:"* ]]
+	run -0 --separate-stderr img build --from base:1 --run 'echo two >/built' --tag app
+	[[ "$output" != "$tag" ]]
+	run -0 --separate-stderr img build --from base:1 --run 'echo one >/built; echo said' \
+		--run 'rm /bin/vi' --tag app --no-cache
+	[ "$output" = "$tag" ]
+	[[ "$stderr" == *"build: built $tag sha256:"* ]]
 }
 
 @test "image build: a real Debian package into a debootstrap'd base (optional)" {
