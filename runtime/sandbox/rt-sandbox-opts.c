@@ -548,6 +548,28 @@ static const struct rt_flag options[] = {
 };
 static const struct rt_flags sb_flags = RT_FLAGS(options, RT_PARSE_SANDBOX);
 
+/* After a parse error: --report and --report-fd wherever they stand, through their own
+ * setters, so that the bad flag's report is written. The first value given is kept. */
+void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o)
+{
+	static const char *const names[] = { "report", "report-fd" };
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+			size_t n = strlen(names[k]);
+			const char *a = argv[i], *v = NULL;
+			if (strncmp(a, "--", 2) || strncmp(a + 2, names[k], n))
+				continue;
+			if (a[2 + n] == '=')
+				v = a + 3 + n;
+			else if (!a[2 + n] && i + 1 < argc)
+				v = argv[i + 1];
+			struct hutch_err ignored = { 0 };
+			if (v && (k ? o->report_fd < 0 : !o->report))
+				rt_flag_find(&sb_flags, names[k])->fn(o, v, &ignored);
+		}
+	}
+}
+
 void rt_sb_print_help(int fd)
 {
 	dprintf(fd,

@@ -11,7 +11,6 @@
 
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const failures[] = {
@@ -202,24 +201,4 @@ void rt_sb_clear_report(const struct rt_sb_opts *o)
 {
 	if (o->report)
 		unlink(o->report); /* absent already, or a directory: the write names it */
-}
-
-void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o)
-{
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		const char *v = NULL;
-		bool fd = false;
-		if (hutch_str_has_prefix(argv[i], "--report=") ||
-		    hutch_str_has_prefix(argv[i], "--report-fd="))
-			v = strchr(argv[i], '=') + 1, fd = argv[i][8] == '-';
-		else if ((!strcmp(argv[i], "--report") || !strcmp(argv[i], "--report-fd")) &&
-			 i + 1 < argc)
-			v = argv[i + 1], fd = argv[i][8] == '-';
-		char *end;
-		long n = v && fd ? strtol(v, &end, 10) : 0;
-		if (v && !fd && !o->report && *v)
-			o->report = hutch_xstrdup(v);
-		else if (v && fd && o->report_fd < 0 && *v && !*end && n >= 3 && n < 1 << 20)
-			o->report_fd = (int)n;
-	}
 }

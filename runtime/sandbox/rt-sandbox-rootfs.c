@@ -198,10 +198,12 @@ static int store_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const 
 			struct hutch_err *err)
 {
 	_cleanup_free_ char *view = NULL;
-	struct img_layered l = { .ref = o->image };
+	struct img_layered l = { 0 };
 	TRY(open_store(o, &l.store, err));
-	/* For the report: which image this name stood for when the sandbox ran. */
+	/* Resolved once, and run by digest: the report's image is the one that ran, even if
+	 * the name is moved meanwhile. */
 	TRY(img_resolve(l.store, o->image, &p->image_name, p->image_digest, err));
+	l.ref = p->image_digest;
 	if (o->as_root) {
 		view = hutch_xasprintf("%s/store", scratch);
 		TRY(idmapped_view(img_store_path(l.store), view, p, err));

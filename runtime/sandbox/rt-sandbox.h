@@ -114,7 +114,8 @@ int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		       const struct rt_sb_result *r, struct hutch_err *err);
 /* An earlier run's --report file, removed when a run starts: it is never read as this one's. */
 void rt_sb_clear_report(const struct rt_sb_opts *o);
-/* --report and --report-fd among argv, for a report of the flags that failed to parse. */
+/* rt-sandbox-opts.c: --report and --report-fd among argv, for a report of the flags that
+ * failed to parse. */
 void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o);
 
 /* rt-sandbox-lock.c */

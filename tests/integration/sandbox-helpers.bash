@@ -6,6 +6,23 @@
 SB_STATE=/run/hutch/sandbox
 SB_LOCKS=/run/hutch/locks
 
+# sb_images_setup [DIR...]: SB_IMAGES, a directory the sandbox's mapped ids can traverse,
+# with "full": the suite's busybox rootfs plus every mount point the sandbox uses (and DIRs,
+# relative to it). For setup_file; teardown_file removes it.
+sb_images_setup() {
+	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	SB_IMAGES=$(mktemp -d /tmp/hutch-it-sb.XXXXXX)
+	chmod 755 "$SB_IMAGES"
+	cp -a "$(rootfs_template)" "$SB_IMAGES/full"
+	mkdir -p "$SB_IMAGES/full"/{workspace,sys/fs/cgroup}
+	local d
+	for d in "$@"; do
+		mkdir -p "$SB_IMAGES/full/$d"
+	done
+	: >"$SB_IMAGES/full/etc/resolv.conf"
+	export SB_IMAGES
+}
+
 # The per-test start both files' setup share: the temp dir, the image, the pid list and the
 # cgroups there were before (teardown compares).
 sb_setup() {

@@ -14,13 +14,7 @@ load ../sandbox-helpers
 # An image with every mount point the sandbox uses, in a directory the sandbox's mapped ids
 # can traverse.
 setup_file() {
-	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
-	SB_IMAGES=$(mktemp -d /tmp/hutch-it-sbd.XXXXXX)
-	chmod 755 "$SB_IMAGES"
-	cp -a "$(rootfs_template)" "$SB_IMAGES/full"
-	mkdir -p "$SB_IMAGES/full"/{workspace,sys/fs/cgroup}
-	: >"$SB_IMAGES/full/etc/resolv.conf"
-	export SB_IMAGES
+	sb_images_setup
 }
 
 setup() {

@@ -12,13 +12,7 @@ load ../sandbox-helpers
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
-	SB_IMAGES=$(mktemp -d /tmp/hutch-it-sbr.XXXXXX)
-	chmod 755 "$SB_IMAGES"
-	cp -a "$(rootfs_template)" "$SB_IMAGES/full"
-	mkdir -p "$SB_IMAGES/full"/{workspace,sys/fs/cgroup}
-	: >"$SB_IMAGES/full/etc/resolv.conf"
-	export SB_IMAGES
+	sb_images_setup
 }
 
 setup() {
