@@ -7,6 +7,11 @@
 load ../integration/helpers
 load ../integration/sandbox-helpers
 
+# The runs are counted, not timed: the suite's 90 s per test (a guard against a hang) is
+# about 2000 runs on a loaded 2-core CI machine, so this test gets 100 ms a run plus a minute.
+# A hung run still ends in HUTCH_CMD_TIMEOUT.
+BATS_TEST_TIMEOUT=$((${HUTCH_SOAK_RUNS:-2000} / 10 + 60))
+
 setup() {
 	sb_setup
 	sb_private_image
