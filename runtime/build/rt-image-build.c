@@ -127,6 +127,7 @@ static int sandbox_opts(const struct rt_build *b, const char *store, const char 
 	o->command[1] = hutch_xstrdup("-c");
 	o->command[2] = build_script(b);
 	o->n_command = 3;
+	o->has_entrypoint = true; /* the steps run as docker's RUN: not through the base's */
 	return 0;
 }
 

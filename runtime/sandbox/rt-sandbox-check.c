@@ -139,6 +139,7 @@ static int check_utf8(const struct rt_sb_opts *o, struct hutch_err *err)
 	const char *const one[][2] = { { "--image", o->image },
 				       { "--workspace", o->workspace },
 				       { "--cwd", o->cwd },
+				       { "--entrypoint", o->entrypoint },
 				       { "--hostname", o->hostname } };
 	const char *bad = NULL;
 	for (size_t i = 0; !bad && i < ARRAY_SIZE(one); i++)
@@ -164,11 +165,22 @@ static int check_utf8(const struct rt_sb_opts *o, struct hutch_err *err)
 	return 0;
 }
 
+/* No command is fine where an image may name one: a store image's Entrypoint and Cmd (checked
+ * once its config is read, rt-sandbox-image.c), or --entrypoint's program. "" names none. */
+static bool command_may_come(const struct rt_sb_opts *o)
+{
+	if (o->has_entrypoint)
+		return o->entrypoint && *o->entrypoint;
+	return o->isolation == RT_SB_ISO_NAMESPACES && o->image && !rt_sb_image_is_dir(o->image);
+}
+
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 {
-	if (!o->command || !o->command[0] || !o->command[0][0]) /* "" names no program */
+	if (o->command ? !o->command[0] || !o->command[0][0] : !command_may_come(o))
 		return hutch_fail(err, EINVAL,
 				  "sandbox: no command (hutch sandbox [OPTIONS] -- CMD)");
+	if (o->has_entrypoint && o->isolation != RT_SB_ISO_NAMESPACES)
+		return hutch_fail(err, EINVAL, "--entrypoint: needs --isolation namespaces");
 	if (o->isolation != RT_SB_ISO_NAMESPACES)
 		TRY(rt_sb_check_host(o, err));
 	else if (o->n_allow_read || o->n_allow_rw || o->n_deny || o->home_dotfiles ||

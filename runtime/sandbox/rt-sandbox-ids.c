@@ -105,18 +105,26 @@ static int plan_bind(const struct rt_sb_bind *b, struct rt_sb_bind_ids *ids,
 	return 0;
 }
 
-int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err)
+void rt_sb_plan_ranges(const struct rt_sb_opts *o, struct rt_sb_plan *p)
 {
 	p->host_root = o->host_root;
 	p->userns = !o->host_root;
 	p->binds = hutch_xcalloc(o->n_binds ? o->n_binds : 1, sizeof(*p->binds));
+	p->uid = rt_sb_root_inside(o) ? 0 : o->uid; /* until the image's User is read */
+	p->gid = rt_sb_root_inside(o) ? 0 : o->gid;
 	if (!p->userns)
-		return 0; /* --host-root: host root, which writes as root (and is warned of) */
+		return;
 	p->sub_uid = rt_sb_sub_ids("/etc/subuid");
 	p->sub_gid = rt_sb_sub_ids("/etc/subgid");
 	p->full_range = o->as_root;
-	p->host_uid = p->sub_uid + (o->as_root ? 0 : o->uid);
-	p->host_gid = p->sub_gid + (o->as_root ? 0 : o->gid);
+}
+
+int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err)
+{
+	if (!p->userns)
+		return 0; /* --host-root: host root, which writes as root (and is warned of) */
+	p->host_uid = p->sub_uid + p->uid; /* --as-root's 0: the range's start */
+	p->host_gid = p->sub_gid + p->gid;
 	p->write_uid = p->host_uid;
 	p->write_gid = p->host_gid;
 	if (o->workspace)

@@ -50,6 +50,7 @@ void rt_sb_opts_free(struct rt_sb_opts *o)
 	free(o->runtime);
 	free(o->report);
 	hutch_strv_free(o->command);
+	free(o->entrypoint);
 	hutch_strv_free(o->dns);
 	hutch_strv_free(o->allow_read);
 	hutch_strv_free(o->allow_rw);
@@ -92,6 +93,16 @@ static int set_cwd(void *p, const char *v, struct hutch_err *err)
 	struct rt_sb_opts *o = p;
 	TRY(abs_path("--cwd", v, err));
 	set_str(&o->cwd, v);
+	return 0;
+}
+
+/* As docker run's: one program (its arguments are the command), "" for none. */
+static int set_entrypoint(void *p, const char *v, struct hutch_err *err)
+{
+	struct rt_sb_opts *o = p;
+	(void)err;
+	set_str(&o->entrypoint, v);
+	o->has_entrypoint = true;
 	return 0;
 }
 
@@ -489,9 +500,16 @@ static const struct rt_flag options[] = {
 	  rt_sb_set_env },
 	{ "env-file", 0, RT_FLAG_FN_LIST, "file of KEY=VALUE lines (# comments, export, quotes)", 0,
 	  rt_sb_set_env_file },
-	{ "cwd", 0, RT_FLAG_FN, "working directory (default /workspace or /)", 0, set_cwd },
+	{ "cwd", 0, RT_FLAG_FN,
+	  "working directory (default the image's WorkingDir, else /workspace or /)", 0, set_cwd },
+	{ "entrypoint", 0, RT_FLAG_FN,
+	  "program to run instead of the image's Entrypoint, with the command as its arguments "
+	  "('' for none; the image's Cmd is then not used)",
+	  0, set_entrypoint },
 	{ "hostname", 0, RT_FLAG_FN, "host name (default sandbox)", 0, set_hostname },
-	{ "user", 'u', RT_FLAG_FN, "UID[:GID] inside (default 1000:1000)", 0, set_user },
+	{ "user", 'u', RT_FLAG_FN,
+	  "UID[:GID] inside (default the image's User unless it is root, else 1000:1000)", 0,
+	  set_user },
 	{ "workspace-owner", 0, RT_FLAG_FN,
 	  "UID:GID: the host ids the sandbox writes as (for a root-owned workspace, whose "
 	  "directory hutch then gives to them)",
@@ -572,10 +590,11 @@ void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o)
 
 void rt_sb_print_help(int fd)
 {
-	dprintf(fd,
-		"usage: hutch sandbox [OPTIONS] -- COMMAND [ARGS...]\n\n"
-		"Runs COMMAND in a short-lived, locked-down sandbox. Exit status: the\n"
-		"command's, 124 on timeout, 125 when the sandbox could not start.\n\noptions:\n");
+	dprintf(fd, "usage: hutch sandbox [OPTIONS] [-- COMMAND [ARGS...]]\n\n"
+		    "Runs COMMAND in a short-lived, locked-down sandbox. Exit status: the\n"
+		    "command's, 124 on timeout, 125 when the sandbox could not start. A store\n"
+		    "image's Entrypoint, Cmd, Env, WorkingDir and (non-root) User apply where the\n"
+		    "options give none; -- COMMAND replaces its Cmd.\n\noptions:\n");
 	rt_flags_help(fd, &sb_flags, 22, RT_HELP_SHORT);
 	dprintf(fd,
 		"\nhost ids (docs/sandbox-ids.md): what the sandbox writes to the host is owned "

@@ -53,8 +53,10 @@ struct rt_sb_opts {
 	char *runtime;	     /* NULL or "native" */
 	char *report;
 	int report_fd;
-	char **command; /* NULL-terminated */
+	char **command; /* NULL-terminated; NULL: the image's Cmd */
 	size_t n_command;
+	char *entrypoint;    /* --entrypoint: replaces the image's ("" or NULL: none) */
+	bool has_entrypoint; /* given: the image's Entrypoint and Cmd are not used */
 	/* host mode (--isolation landlock|none) */
 	enum rt_sb_isolation isolation;
 	char **allow_read, **allow_rw, **deny; /* NULL-terminated */

@@ -30,9 +30,21 @@ static unsigned seccomp_extras(const struct rt_sb_opts *o)
 	return rt_sb_root_inside(o) ? 0 : SC_DEFAULT_NO_SETID;
 }
 
-/* The base environment, each entry unless the options set it; then the options' own. */
-static char **plan_env(const struct rt_sb_opts *o)
+/* Whether KEY= of entry kv is set in v. */
+static bool env_has(char *const *v, size_t n, const char *kv)
 {
+	size_t k = strcspn(kv, "=");
+	for (size_t j = 0; j < n; j++)
+		if (!strncmp(v[j], kv, k) && (v[j][k] == '=' || !v[j][k]))
+			return true;
+	return false;
+}
+
+/* The base environment, then the image's Env, then the options' own: each entry unless a
+ * later one sets its key (the image's PATH replaces hutch's, --env replaces both). */
+static char **plan_env(const struct rt_sb_opts *o, const struct rt_sb_plan *sp)
+{
+	size_t n_img = sp->image_env ? hutch_strv_len((const char *const *)sp->image_env) : 0;
 	char home[64], term[128];
 	const char *host_term = getenv("TERM");
 	snprintf(home, sizeof(home), "HOME=%s",
@@ -43,28 +55,27 @@ static char **plan_env(const struct rt_sb_opts *o)
 	const char *base[] = { "PATH=" SB_PATH, home, "TMPDIR=/tmp", "LANG=C.UTF-8", term };
 	char **env = hutch_xcalloc(1, sizeof(char *));
 	size_t n = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(base) - (o->tty ? 0 : 1); i++) {
-		size_t k = strcspn(base[i], "=");
-		bool overridden = false;
-		for (size_t j = 0; j < o->n_env; j++)
-			overridden |= !strncmp(o->env[j], base[i], k + 1);
-		if (!overridden)
+	for (size_t i = 0; i < ARRAY_SIZE(base) - (o->tty ? 0 : 1); i++)
+		if (!env_has(sp->image_env, n_img, base[i]) && !env_has(o->env, o->n_env, base[i]))
 			hutch_strv_push(&env, &n, base[i]);
-	}
+	for (size_t j = 0; j < n_img; j++)
+		if (!env_has(o->env, o->n_env, sp->image_env[j]))
+			hutch_strv_push(&env, &n, sp->image_env[j]);
 	for (size_t j = 0; j < o->n_env; j++)
 		hutch_strv_push(&env, &n, o->env[j]);
 	return env;
 }
 
-static void plan_process(const struct rt_sb_opts *o, struct rt_process *p)
+static void plan_process(const struct rt_sb_opts *o, const struct rt_sb_plan *sp,
+			 struct rt_process *p)
 {
 	bool root = rt_sb_root_inside(o);
 	p->terminal = o->tty;
-	p->user.uid = root ? 0 : o->uid;
-	p->user.gid = root ? 0 : o->gid;
-	p->args = hutch_strv_dup((const char *const *)o->command);
-	p->env = plan_env(o);
-	p->cwd = hutch_xstrdup(o->cwd ? o->cwd : o->workspace ? "/workspace" : "/");
+	p->user.uid = sp->uid;
+	p->user.gid = sp->gid;
+	p->args = hutch_strv_dup((const char *const *)sp->argv);
+	p->env = plan_env(o, sp);
+	p->cwd = hutch_xstrdup(sp->cwd);
 	p->has_caps = true;
 	for (size_t i = 0; root && i < ARRAY_SIZE(root_caps); i++)
 		p->caps.bounding |= UINT64_C(1) << ns_cap_from_name(root_caps[i]);
@@ -189,10 +200,8 @@ static void plan_namespaces(struct rt_spec *s, const struct rt_sb_opts *o,
 		s->namespaces[s->n_namespaces++].flag = CLONE_NEWNET;
 	if (!p->userns)
 		return;
-	s->uid_mappings =
-		plan_map(o->as_root ? 0 : o->uid, p->host_uid, p->sub_uid, &s->n_uid_mappings);
-	s->gid_mappings =
-		plan_map(o->as_root ? 0 : o->gid, p->host_gid, p->sub_gid, &s->n_gid_mappings);
+	s->uid_mappings = plan_map(p->uid, p->host_uid, p->sub_uid, &s->n_uid_mappings);
+	s->gid_mappings = plan_map(p->gid, p->host_gid, p->sub_gid, &s->n_gid_mappings);
 }
 
 /* No device but the defaults every container gets; the options' limits. */
@@ -217,7 +226,7 @@ int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const cha
 {
 	struct rt_spec *s = hutch_xcalloc(1, sizeof(*s));
 	s->oci_version = hutch_xstrdup("1.0.2-dev");
-	plan_process(o, &s->process);
+	plan_process(o, p, &s->process);
 	s->root_path = hutch_xstrdup(p->rootfs);
 	s->rootfs = hutch_xstrdup(p->rootfs);
 	s->root_readonly = !rt_sb_root_inside(o);

@@ -58,8 +58,9 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 {
 	hutch_json_gen_str(g, "user");
 	yajl_gen_map_open(g);
-	hutch_json_gen_int(g, "uid", rt_sb_root_inside(o) ? 0 : o->uid);
-	hutch_json_gen_int(g, "gid", rt_sb_root_inside(o) ? 0 : o->gid);
+	(void)o;
+	hutch_json_gen_int(g, "uid", p->uid);
+	hutch_json_gen_int(g, "gid", p->gid);
 	hutch_json_gen_bool(g, "user_namespace", p->userns);
 	if (p->userns) {
 		hutch_json_gen_int(g, "host_uid", p->host_uid);

@@ -10,6 +10,7 @@
 #include "rt-sandbox.h"
 #include "rt-image.h"
 #include "img.h"
+#include "img-rootfs.h"
 
 #include <fcntl.h>
 #include <linux/mount.h>
@@ -18,8 +19,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-/* --image: a directory (a path wins), else NAME[:TAG] in the store. */
-static bool image_is_dir(const char *image)
+bool rt_sb_image_is_dir(const char *image)
 {
 	struct stat st;
 	if (image[0] == '/' || image[0] == '.')
@@ -115,6 +115,11 @@ static int make_mount_points(const struct rt_sb_opts *o, const struct rt_sb_plan
 	for (size_t i = 0; i < n; i++)
 		if (!image_has(rootfd, v[i]) && make_one(rootfd, v[i], file[i], p, err) < 0)
 			return hutch_err_prefix(err, "sandbox: mount point %s: ", v[i]);
+	/* An image's WorkingDir it lacks is made, as docker and runc make it (root's). */
+	const char *wd = p->image_config ? p->image_config->working_dir : NULL;
+	if (wd && !o->cwd && wd[0] == '/' && !image_has(rootfd, wd) &&
+	    make_one(rootfd, wd, false, p, err) < 0)
+		return hutch_err_prefix(err, "--image %s: config.WorkingDir %s: ", o->image, wd);
 	return 0;
 }
 
@@ -204,6 +209,9 @@ static int store_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const 
 	 * the name is moved meanwhile. */
 	TRY(img_resolve(l.store, o->image, &p->image_name, p->image_digest, err));
 	l.ref = p->image_digest;
+	p->image_config = hutch_xcalloc(1, sizeof(*p->image_config));
+	if (img_run_config(l.store, p->image_digest, p->image_config, err) < 0)
+		return hutch_err_prefix(err, "--image %s: ", o->image);
 	if (o->as_root) {
 		view = hutch_xasprintf("%s/store", scratch);
 		TRY(idmapped_view(img_store_path(l.store), view, p, err));
@@ -216,7 +224,7 @@ int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const ch
 		      struct hutch_err *err)
 {
 	char real[4096];
-	if (!image_is_dir(o->image))
+	if (!rt_sb_image_is_dir(o->image))
 		return store_rootfs(o, p, scratch, err);
 	if (!realpath(o->image, real))
 		return hutch_fail_errno(err, errno, "--image %s", o->image);

@@ -219,7 +219,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 		msg[0] = w.status, msg[1] = 0; /* init itself was killed (the timeout's SIGKILL) */
 	status = msg[0];
 	if (msg[1]) { /* the command never ran: say why, as a create-time failure would */
-		snprintf(sb->error, sizeof(sb->error), "exec %s: %s", sb->o->command[0],
+		snprintf(sb->error, sizeof(sb->error), "exec %s: %s", sb->plan.argv[0],
 			 strerror(msg[1]));
 		sb->res.error = sb->error;
 		sb->res.failure = RT_SB_FAIL_EXEC;
@@ -361,7 +361,7 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	if (!m->image)
 		return 0;
 	sb->plan.delegated = m->run == run_delegated;
-	TRY(rt_sb_plan_ids(sb->o, &sb->plan, err)); /* before the rootfs: --as-root's view */
+	rt_sb_plan_ranges(sb->o, &sb->plan); /* before the rootfs: --as-root's view */
 	TRY(enter_scratch(sb->o, err));
 	hutch_fault_point("sandbox:scratch");
 	int r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
@@ -369,6 +369,13 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
 	if (r < 0)
 		return r;
+	/* The image's config: its User is looked up in the rootfs, and decides the host ids. */
+	r = rt_sb_plan_process(sb->o, &sb->plan, err);
+	if (r < 0 && sb->plan.argv && !sb->plan.argv[0]) /* no command from flags or image */
+		sb->res.failure = RT_SB_FAIL_BAD_OPTION;
+	if (r < 0)
+		return r;
+	TRY(rt_sb_plan_ids(sb->o, &sb->plan, err));
 	TRY(rt_sb_attach_idmapped(sb->o, &sb->plan, err)); /* into the rootfs just made */
 	hutch_fault_point("sandbox:rootfs");
 	if (sb->o->network == RT_SB_NET_BRIDGE) { /* the lease and /etc files precede the spec */
@@ -424,10 +431,7 @@ static int finish(struct sandbox *sb, int r, struct hutch_err *err)
 static void sandbox_free(struct sandbox *sb)
 {
 	cg_free(sb->cg);
-	free(sb->plan.rootfs);
-	free(sb->plan.image_name);
-	free(sb->plan.cgroup);
-	free(sb->plan.binds);
+	rt_sb_plan_clear(&sb->plan);
 	rt_sb_unlock(sb->o, sb->lock_fd);
 	if (sb->owner_fd >= 0)
 		close(sb->owner_fd);
@@ -496,7 +500,7 @@ static RT_VERB_RUN(verb_sandbox)
 const struct rt_verb rt_sandbox_verb = {
 	.name = "sandbox",
 	.summary = "run one command in a short-lived, locked-down sandbox",
-	.usage = "[OPTIONS] -- COMMAND [ARGS...]",
+	.usage = "[OPTIONS] [-- COMMAND [ARGS...]]",
 	.run = verb_sandbox,
 	.fail_status = RT_SB_EXIT_FAIL,
 	.raw_args = true, /* its profile, applied before the flags */

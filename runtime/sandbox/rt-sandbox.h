@@ -26,9 +26,18 @@ struct rt_sb_bind_ids {
 	bool idmapped;
 };
 
+struct img_run_config;
+
 /* What the sandbox's spec is built from beside its options (rt-sandbox-plan.c). */
 struct rt_sb_plan {
-	char *rootfs;	/* what root.path points at (the image, or an overlay on it) */
+	char *rootfs; /* what root.path points at (the image, or an overlay on it) */
+	/* The process, the options over the image's config (rt-sandbox-image.c). */
+	uid_t uid; /* inside (root's 0 with --as-root or --host-root) */
+	gid_t gid;
+	char **argv;			     /* Entrypoint + Cmd, as the options replace them */
+	char **image_env;		     /* the image's Env, beneath the options' own */
+	char *cwd;			     /* --cwd, the image's WorkingDir, /workspace or / */
+	struct img_run_config *image_config; /* a store image's (NULL: a directory) */
 	uid_t host_uid; /* the host id the sandbox user (root with --as-root) runs as */
 	gid_t host_gid;
 	uint32_t sub_uid,
@@ -62,6 +71,9 @@ int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const cha
 /* rt-sandbox-ids.c: the host ids (refusing root-owned workspaces and rw binds), then, once
  * the rootfs exists, the idmapped mounts of what the sandbox user does not own. */
 uint32_t rt_sb_sub_ids(const char *file); /* root's range in /etc/subuid or subgid */
+/* The subordinate ranges and the user namespace, which the rootfs needs; then, with the
+ * process planned, the host ids it runs and writes as. */
+void rt_sb_plan_ranges(const struct rt_sb_opts *o, struct rt_sb_plan *p);
 int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
 int rt_sb_attach_idmapped(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 			  struct hutch_err *err);
@@ -70,6 +82,14 @@ void rt_sb_note_ids(const struct rt_sb_opts *o, const struct rt_sb_plan *p);
  * the mount points the options need. */
 int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
 		      struct hutch_err *err);
+/* --image is a directory (a path wins), else NAME[:TAG] in the store. */
+bool rt_sb_image_is_dir(const char *image);
+
+/* rt-sandbox-image.c: the process of p (user, argv, env, cwd): the options where given,
+ * else the image's config (read by rt_sb_plan_rootfs), else hutch's defaults. After the
+ * rootfs (a named User is looked up in its /etc/passwd), before rt_sb_plan_ids. */
+int rt_sb_plan_process(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
+void rt_sb_plan_clear(struct rt_sb_plan *p);
 
 /* rt-sandbox-report.c */
 /* What host mode applied, by value: the set-up child fills it in and sends it back whole. */

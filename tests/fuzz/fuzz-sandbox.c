@@ -53,6 +53,13 @@ static void check_spec(const struct rt_sb_opts *o)
 	struct rt_sb_bind_ids ids[o->n_binds + 1];
 	memset(ids, 0, sizeof(ids));
 	plan.binds = ids;
+	int r = rt_sb_plan_process(o, &plan, &err);
+	if (r < 0 && plan.argv && !plan.argv[0]) { /* a store image's: its config names it */
+		hutch_strv_free(plan.argv);
+		free(plan.cwd);
+		return;
+	}
+	FUZZ_CHECK(r == 0, "options rt_sb_check accepts plan no process: %s", err.msg);
 	FUZZ_CHECK(rt_sb_spec(o, &plan, "/fuzz", &spec, &err) == 0,
 		   "options rt_sb_check accepts make no spec: %s", err.msg);
 	FUZZ_CHECK(rt_spec_write(spec, &json, &err) == 0, "the sandbox's spec is not written: %s",
@@ -63,6 +70,8 @@ static void check_spec(const struct rt_sb_opts *o)
 	rt_spec_free(parsed);
 	rt_spec_free(spec);
 	free(json);
+	hutch_strv_free(plan.argv);
+	free(plan.cwd);
 }
 
 static void check(const struct rt_sb_opts *o)

@@ -5,6 +5,7 @@
  */
 #include "tap.h"
 #include "rt-sandbox.h"
+#include "img-rootfs.h"
 
 #include <sched.h>
 #include <stdarg.h>
@@ -218,6 +219,107 @@ static void test_env_file(void)
 	rt_sb_opts_free(&o);
 }
 
+/* The process of a store image whose config is cfg (JSON), under the flags (NULL-ended, then
+ * the command words after a NULL, then NULL): its argv, cwd, ids and environment, joined. */
+static int image_process(const char *cfg, char *out, size_t len, struct hutch_err *err, ...)
+{
+	char *argv[32] = { "sandbox", "-i", "app:1" };
+	int argc = 3;
+	va_list ap;
+	va_start(ap, err);
+	for (char *a; (a = va_arg(ap, char *)) && argc < 28;)
+		argv[argc++] = a;
+	for (char *a, *dash = "--"; (a = va_arg(ap, char *)) && argc < 30; dash = NULL) {
+		if (dash)
+			argv[argc++] = dash;
+		argv[argc++] = a;
+	}
+	va_end(ap);
+	struct rt_sb_opts o;
+	struct rt_sb_plan p = { .rootfs = "/nonexistent", .cgroups_path = "/h", .userns = true };
+	struct img_run_config c;
+	struct rt_spec *s = NULL;
+	rt_sb_opts_init(&o);
+	int r = rt_sb_parse_args(&o, argc, argv, err);
+	if (r >= 0)
+		r = rt_sb_check(&o, err);
+	if (r >= 0)
+		r = img_run_config_parse(cfg, &c, err);
+	p.image_config = r >= 0 ? &c : NULL;
+	p.binds = hutch_xcalloc(o.n_binds + 1, sizeof(*p.binds));
+	if (r >= 0)
+		r = rt_sb_plan_process(&o, &p, err);
+	if (r >= 0)
+		r = rt_sb_spec(&o, &p, "/b", &s, err);
+	if (r >= 0) {
+		int n = snprintf(out, len, "%s|%s|%u:%u|", s->process.args[0], s->process.cwd,
+				 s->process.user.uid, s->process.user.gid);
+		for (size_t i = 1; s->process.args[i]; i++)
+			n += snprintf(out + n, len - n, "%s%s", i > 1 ? " " : "",
+				      s->process.args[i]);
+		for (size_t i = 0; s->process.env[i]; i++)
+			n += snprintf(out + n, len - n, "|%s", s->process.env[i]);
+	}
+	rt_spec_free(s);
+	if (p.image_config)
+		img_run_config_clear(&c);
+	hutch_strv_free(p.argv);
+	hutch_strv_free(p.image_env);
+	free(p.cwd);
+	free(p.binds);
+	rt_sb_opts_free(&o);
+	return r;
+}
+
+/* The image's config beneath the options, as docker run reads one (rt-sandbox-image.c). */
+static void test_image_config(void)
+{
+	static const char cfg[] =
+		"{\"config\": {\"Env\": [\"PATH=/opt/venv/bin:/bin\", \"FOO=x\", \"LANG=de\"],"
+		" \"WorkingDir\": \"/srv\", \"Entrypoint\": [\"/ep\", \"-v\"],"
+		" \"Cmd\": [\"run\"], \"User\": \"1234\"}}";
+	struct hutch_err err = { 0 };
+	char out[1024];
+	int r = image_process(cfg, out, sizeof(out), &err, NULL, NULL);
+	ok(r == 0 && !strcmp(out, "/ep|/srv|1234:0|-v run|HOME=/tmp|TMPDIR=/tmp"
+				  "|PATH=/opt/venv/bin:/bin|FOO=x|LANG=de"),
+	   "image config: Entrypoint + Cmd, WorkingDir, a numeric User (gid 0), Env over the "
+	   "defaults (%s %s)",
+	   out, err.msg);
+	r = image_process(cfg, out, sizeof(out), &err, "-e", "FOO=y", "--cwd", "/w", "-u", "7",
+			  NULL, "a", "b", NULL);
+	ok(r == 0 && !strcmp(out, "/ep|/w|7:7|-v a b|HOME=/tmp|TMPDIR=/tmp"
+				  "|PATH=/opt/venv/bin:/bin|LANG=de|FOO=y"),
+	   "image config: --env, --cwd, --user and -- CMD win (%s %s)", out, err.msg);
+	r = image_process(cfg, out, sizeof(out), &err, "--entrypoint", "/sh", NULL, NULL);
+	ok(r == 0 && !strncmp(out, "/sh|/srv|1234:0||", 17),
+	   "image config: --entrypoint drops the image's Cmd too (%s %s)", out, err.msg);
+	r = image_process(cfg, out, sizeof(out), &err, "--entrypoint", "", NULL, "/x", NULL);
+	ok(r == 0 && !strncmp(out, "/x|/srv|", 8), "image config: --entrypoint '' runs -- CMD (%s)",
+	   out);
+	r = image_process(cfg, out, sizeof(out), &err, "--as-root", NULL, NULL);
+	ok(r == 0 && strstr(out, "|0:0|") && strstr(out, "HOME=/root"),
+	   "image config: --as-root is root whatever the User (%s)", out);
+	r = image_process("{\"config\": {\"Cmd\": [\"c\"], \"User\": \"0:5\"}}", out, sizeof(out),
+			  &err, "--workspace", "/tmp", NULL, NULL);
+	ok(r == 0 && !strncmp(out, "c|/workspace|1000:1000|", 23) &&
+		   strstr(out, "PATH=/usr/local/sbin:"),
+	   "image config: a root User keeps the default; no WorkingDir: /workspace; no Env: "
+	   "hutch's PATH (%s %s)",
+	   out, err.msg);
+	r = image_process("{\"config\": {}}", out, sizeof(out), &err, NULL, NULL);
+	ok(r == -EINVAL && strstr(err.msg, "no command"),
+	   "image config: neither Entrypoint nor Cmd nor a command: no command (%s)", err.msg);
+	r = image_process("{\"config\": {\"Cmd\": [\"c\"], \"Env\": [\"NOEQ\"]}}", out, sizeof(out),
+			  &err, NULL, NULL);
+	ok(r == -EINVAL && strstr(err.msg, "config.Env[0]"),
+	   "image config: an Env entry without = is refused, named (%s)", err.msg);
+	r = image_process("{\"config\": {\"Cmd\": [\"c\"], \"User\": \"70000\"}}", out, sizeof(out),
+			  &err, NULL, NULL);
+	ok(r == -ERANGE && strstr(err.msg, "config.User 70000"),
+	   "image config: a User beyond the sandbox's ids is refused (%s)", err.msg);
+}
+
 int main(void)
 {
 	test_sizes();
@@ -225,5 +327,6 @@ int main(void)
 	test_cpus();
 	test_env_lines();
 	test_env_file();
+	test_image_config();
 	return tap_done();
 }

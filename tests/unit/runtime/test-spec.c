@@ -647,8 +647,12 @@ static int sandbox_spec(char **argv, bool idmapped, bool userns, struct hutch_er
 		plan.ws_idmapped = idmapped && o.workspace;
 		for (size_t i = 0; idmapped && i < o.n_binds; i++)
 			plan.binds[i] = (struct rt_sb_bind_ids){ 5, 6, !o.binds[i].ro };
-		r = rt_sb_spec(&o, &plan, "/b", &typed, err);
+		r = rt_sb_plan_process(&o, &plan, err);
+		if (r >= 0)
+			r = rt_sb_spec(&o, &plan, "/b", &typed, err);
 		free(plan.binds);
+		hutch_strv_free(plan.argv);
+		free(plan.cwd);
 	}
 	if (r >= 0)
 		r = rt_spec_write(typed, &text, err);
@@ -682,7 +686,11 @@ static void test_sandbox_spec_fields(void)
 	rt_sb_opts_init(&o);
 	int r = rt_sb_parse_args(&o, ARRAY_SIZE(argv) - 1, argv, &err);
 	if (r >= 0)
+		r = rt_sb_plan_process(&o, &plan, &err);
+	if (r >= 0)
 		r = rt_sb_spec(&o, &plan, "/b", &s, &err);
+	hutch_strv_free(plan.argv);
+	free(plan.cwd);
 	ok(r == 0, "sandbox spec: built (%s)", err.msg);
 	if (r < 0) {
 		rt_sb_opts_free(&o);
