@@ -8,6 +8,7 @@
 # error text to exit codes: "no such file or directory" is 127, "permission denied" 126.
 
 load helpers
+load ../integration/debootstrap
 
 # Paths dockerd 20.10 writes whatever its flags say: the trust key, the plugin socket dir,
 # and the shim sockets (/run/containerd/s).
@@ -192,6 +193,39 @@ teardown_file() {
 	[ -z "$(docker ps -aq)" ]
 	[ -z "$(ls -A "$CL_DIR/exec/runtime-hutch/moby" 2>/dev/null)" ]
 	[ -z "$(container_cgroup "$id")" ]
+}
+
+# Issue 21's "done when": the agent image (debootstrap.bash: a venv on PATH, an Entrypoint found
+# through it, a Cmd, a WorkingDir, User 1234) given to Docker as it is (its rootfs from `hutch
+# bundle`, its config as `docker import --change` lines), then run by `docker run` and by
+# `hutch sandbox` with the same stdin: the same argv, cwd, ids, interpreter and environment,
+# apart from the defaults each documents (docker's HOSTNAME and passwd HOME; the sandbox's
+# HOME and TMPDIR). The integration suite has built the image by now; a cache hit here.
+@test "docker: an image's config runs under hutch sandbox as under docker run" {
+	local agent store ref b d h
+	agent=$(agent_image) || skip "no agent image (needs debootstrap and the Debian mirror)"
+	store=${agent% *}
+	ref=${agent#* }
+	b=$CL_DIR/agent-bundle
+	HUTCH_STORE=$store timeout 300 "$HUTCH" bundle --image "$ref" "$b" >/dev/null
+	local -a change=()
+	mapfile -t change < <(HUTCH_STORE=$store "$HUTCH" image inspect "$ref" | jq -r '.config.config |
+		(.Env[] | "--change\nENV " + .), "--change\nWORKDIR " + .WorkingDir,
+		"--change\nUSER " + .User, "--change\nENTRYPOINT " + (.Entrypoint | tojson),
+		"--change\nCMD " + (.Cmd | tojson)')
+	tar -C "$b/rootfs" --numeric-owner -cf "$CL_DIR/agent.tar" .
+	rm -rf "$b"
+	CLIENT_TIMEOUT=300 docker import "${change[@]}" "$CL_DIR/agent.tar" agent:hutch >/dev/null
+	rm -f "$CL_DIR/agent.tar"
+	d=$(echo '{"task": 1}' | docker run --rm -i --runtime runc --network none agent:hutch)
+	h=$(echo '{"task": 1}' | HUTCH_STORE=$store timeout 60 "$HUTCH" sandbox --image "$ref")
+	echo "docker: $d" >&2
+	echo "hutch:  $h" >&2
+	jq -e '.argv == ["/srv/agent.py", "--mode", "default"] and .cwd == "/srv"
+		and .uid == 1234 and .prefix == "/opt/venv"' <<<"$d"
+	[ "$(jq -S 'del(.env.HOSTNAME, .env.HOME)' <<<"$d")" = \
+		"$(jq -S 'del(.env.TMPDIR, .env.HOME)' <<<"$h")" ]
+	docker rmi agent:hutch >/dev/null
 }
 
 @test "docker: leaves nothing behind" {

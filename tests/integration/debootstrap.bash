@@ -27,3 +27,34 @@ debootstrap_image() {
 	) 9>"$cache/.lock" || return 1
 	echo "$dir"
 }
+
+# agent_image: the agent image of the migration the image-config tests retrace, built once per
+# machine with `hutch image build` into a store of the cache's own (HUTCH_IT_CACHE/agent-store):
+# the debootstrap'd Debian, python3-venv, a venv at /opt/venv first on PATH, agent.py as the
+# Entrypoint (found through that PATH), a Cmd, the WorkingDir /srv and User 1234. Prints
+# "STORE NAME:TAG". $HUTCH builds it; a build of the same inputs is a cache hit.
+AGENT_PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+agent_image() {
+	local cache=${HUTCH_IT_CACHE:-/var/cache/hutch-it} base store tag here
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	base=$(debootstrap_image) || return 1
+	store=$cache/agent-store
+	tag=$(
+		flock 9
+		export HUTCH_STORE=$store
+		if ! "$HUTCH" image inspect deb:12 >/dev/null 2>&1; then
+			tar -C "$base" --exclude ./.complete -cf - . |
+				"$HUTCH" image import - --name deb:12 >/dev/null || exit 1
+		fi
+		timeout 900 "$HUTCH" image build --from deb:12 --tag agent \
+			--package python3-venv --run 'python3 -m venv /opt/venv' \
+			--copy "$here/agent/agent.py:/srv/agent.py" \
+			--env "PATH=$AGENT_PATH" --env VIRTUAL_ENV=/opt/venv --env LANG=C.UTF-8 \
+			--env FOO=x --workdir /srv --entrypoint '["python3", "/srv/agent.py"]' \
+			--cmd '["--mode", "default"]' --user 1234 2>"$cache/agent-build.log"
+	) 9>"$cache/.agent-lock" || {
+		tail -5 "$cache/agent-build.log" >&2
+		return 1
+	}
+	echo "$store $tag"
+}
