@@ -202,6 +202,9 @@ static int layer_digest(int dirfd, char diff[IMG_DIGEST_MAX], uint64_t *tar_size
 	img_sha_init(&w->h);
 	w->a = archive_write_new();
 	archive_write_set_format_pax_restricted(w->a);
+	/* Names are bytes, not text in hutch's locale (C, which knows no UTF-8): a pax header
+	 * carries them as they are (ca-certificates' links have accented names). */
+	archive_write_set_format_option(w->a, "pax", "hdrcharset", "BINARY");
 	archive_write_set_bytes_in_last_block(w->a, 1);
 	int r = archive_write_open(w->a, w, NULL, hash_out, NULL) == ARCHIVE_OK
 			? 0

@@ -191,6 +191,20 @@ hostile() {
 	[[ "$stderr" == *"build: built $tag sha256:"* ]]
 }
 
+# ca-certificates' links have accented names: the layer's tar (its diff_id) carries names as
+# bytes, UTF-8 or not, whatever the locale.
+@test "image build: a layer's names that are not ASCII, or not UTF-8, are committed as they are" {
+	img import "$TEST_DIR/bb.tar.gz" --name base:1
+	run -0 --separate-stderr img build --from base:1 --tag names \
+		--run 'touch /Főtanúsítvány.pem; ln -s Főtanúsítvány.pem /988a38cb.0' \
+		--run 'touch "/bad-$(printf "\377")"'
+	local tag=$output
+	run -0 timeout 30 "$HUTCH" sandbox --image "$tag" -- /bin/sh -c \
+		'readlink /988a38cb.0; ls / | grep -c "^bad-"'
+	[ "${lines[0]}" = Főtanúsítvány.pem ]
+	[ "${lines[1]}" = 1 ]
+}
+
 @test "image build: a real Debian package into a debootstrap'd base (optional)" {
 	[ -n "${HUTCH_IT_DEBOOTSTRAP:-}" ] ||
 		skip "set HUTCH_IT_DEBOOTSTRAP=1: debootstrap + apt take minutes and need the mirror"
