@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -103,8 +104,7 @@ int rt_build_check(int argc, char **argv, int first, const struct rt_build *b,
 static int json_argv(const char *flag, const char *value, char ***out, struct hutch_err *err)
 {
 	_cleanup_json_ yajl_val v = NULL;
-	_cleanup_free_ char *what = hutch_xasprintf("%s", flag);
-	TRY(hutch_json_parse(value, what, &v, err));
+	TRY(hutch_json_parse(value, flag, &v, err));
 	if (!YAJL_IS_ARRAY(v))
 		return hutch_fail(err, EINVAL, "%s %s: expected a JSON array of strings", flag,
 				  value);
@@ -210,6 +210,8 @@ static int read_stdin(struct img_store *s, bool keep, struct rt_build_plan *p,
 	if (keep) {
 		_cleanup_free_ char *tmp = hutch_xasprintf("%s/tmp", img_store_path(s));
 		fd = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) /* no O_TMPFILE there */
+			fd = memfd_create("hutch-build-stdin", MFD_CLOEXEC);
 		if (fd < 0)
 			return hutch_fail_errno(err, errno, "build: stdin: a file in %s", tmp);
 	}

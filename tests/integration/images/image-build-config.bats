@@ -129,6 +129,29 @@ tmp_empty() {
 	[ "$output" = "removed 0 blobs, 0 layers, 0 leftovers (0B)" ]
 }
 
+@test "build --copy: packages first, then the copies, then the steps (a fake apk)" {
+	# apk add writes each package's file, apk info -v is the installed list
+	run -0 --separate-stderr img build --from base:1 --tag pkgbase --run 'cat >/bin/apk <<-"E"
+		#!/bin/sh
+		case $1 in
+		add) shift; shift; mkdir -p /usr/share; for p; do echo "pkg $p" >/usr/share/pkg-$p; done ;;
+		info) echo fake-1.0 ;;
+		esac
+	E
+	chmod 755 /bin/apk'
+	local base=$output
+	run -0 --separate-stderr img build --from "$base" --package foo \
+		--copy "$SRC/file:/usr/share/pkg-foo" --run 'cat /usr/share/pkg-foo >/seen' --tag ord
+	local tag=$output
+	run -0 in_image "$tag" 'cat /seen'
+	[ "$output" = one ] # the copy replaced the package's file, and the step saw the copy
+	run -0 img inspect "$tag"
+	jq -e '.config.config.Labels["org.hutch.build.packages"] == "fake-1.0\n"' <<<"$output"
+	jq -e --arg s "$SRC" '.config.history[-1].created_by ==
+		"install foo && copy \($s)/file /usr/share/pkg-foo && cat /usr/share/pkg-foo >/seen"' <<<"$output"
+	tmp_empty
+}
+
 @test "build --copy alone needs no shell in the base: nothing runs in a sandbox" {
 	mkdir -p "$TEST_DIR/bare/etc"
 	echo 'root:x:0:0::/:/nonexistent' >"$TEST_DIR/bare/etc/passwd"
