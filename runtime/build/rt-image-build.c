@@ -149,8 +149,8 @@ static int run_sandbox(const struct rt_global *g, const struct rt_build *b,
  * host's owners are unmapped in the build's user namespace, so a bind mount of SRC would
  * show files nobody inside may read. The overlay resolves DST as the image does (a /bin ->
  * usr/bin link, a directory of the base, copied up with its owner and mode). */
-static int copy_child(struct img_store *s, const struct rt_build_plan *p, const char *work,
-		      const struct img_idshift *ids, struct hutch_err *err)
+static int copy_child(struct img_store *s, const struct rt_build *b, const struct rt_build_plan *p,
+		      const char *work, const struct img_idshift *ids, struct hutch_err *err)
 {
 	_cleanup_free_ char *root = hutch_xasprintf("%s/merged", work);
 	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", work);
@@ -174,12 +174,17 @@ static int copy_child(struct img_store *s, const struct rt_build_plan *p, const 
 		if (img_copy_in(rootfd, p->copies[i].src, p->copies[i].dst, 0, 0, err) < 0)
 			return hutch_err_prefix(err, "--copy %s:%s: ", p->copies[i].src,
 						p->copies[i].dst);
+	/* As Docker's WORKDIR: the image has the directory it says to start in. */
+	_cleanup_close_ int wd =
+		b->workdir ? hutch_mkdir_in_root(rootfd, b->workdir, 0755, err) : -1;
+	if (b->workdir && wd < 0)
+		return hutch_err_prefix(err, "--workdir %s: ", b->workdir);
 	return 0;
 }
 
 /* The child's error comes back through a pipe, as one struct (it is fixed-size). */
-static int run_copies(struct img_store *s, const struct rt_build_plan *p, const char *work,
-		      const struct img_idshift *ids, struct hutch_err *err)
+static int run_copies(struct img_store *s, const struct rt_build *b, const struct rt_build_plan *p,
+		      const char *work, const struct img_idshift *ids, struct hutch_err *err)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -189,7 +194,7 @@ static int run_copies(struct img_store *s, const struct rt_build_plan *p, const 
 	if (pid == 0) {
 		struct hutch_err e = { 0 };
 		close(fds[0]);
-		int r = copy_child(s, p, work, ids, &e);
+		int r = copy_child(s, b, p, work, ids, &e);
 		if (r < 0 && hutch_write_all(fds[1], &e, sizeof(e)) < 0)
 			_exit(2);
 		_exit(r < 0);
@@ -218,18 +223,19 @@ static int run_copies(struct img_store *s, const struct rt_build_plan *p, const 
 	return img_shift_ids(up, ids, err);
 }
 
-/* Packages, then copies, then steps: one sandbox when nothing is copied, none when only
- * copies are asked for (a base without a shell can take them). */
+/* Packages, then copies (and the --workdir directory), then steps: one sandbox when hutch
+ * writes nothing itself, none when only copies are asked for (a base without a shell can
+ * take them). */
 static int run_work(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
 		    const struct rt_build_plan *p, const char *work, const struct img_idshift *ids,
 		    struct hutch_err *err)
 {
 	const char *store = img_store_path(s);
-	if (!p->n_copies)
+	if (!p->n_copies && !b->workdir)
 		return run_sandbox(g, b, p, store, work, PHASE_ALL, err);
 	if (b->packages.n)
 		TRY(run_sandbox(g, b, p, store, work, PHASE_PACKAGES, err));
-	TRY(run_copies(s, p, work, ids, err));
+	TRY(run_copies(s, b, p, work, ids, err));
 	if (b->steps.n)
 		TRY(run_sandbox(g, b, p, store, work, PHASE_STEPS, err));
 	return 0;

@@ -213,6 +213,8 @@ tmp_empty() {
 	jq -e '.config.config.Entrypoint == ["/bin/echo","hi"]' <<<"$output"
 	jq -e '.config.config | has("Cmd") | not' <<<"$output" # an entrypoint clears the base's Cmd
 	jq -e '.config.config.Labels["org.hutch.build.inputs"] != null' <<<"$output"
+	run -0 in_image "$tag" 'stat -c "%u:%g %a" /srv' # made, as Docker's WORKDIR
+	[ "$output" = "0:0 755" ]
 	# shell form: sh -c STRING; the rest of the base's config is inherited
 	run -0 --separate-stderr img build --from "$tag" --cmd 'echo $A' --tag cfg
 	local tag2=$output
