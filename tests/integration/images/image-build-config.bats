@@ -47,8 +47,13 @@ tmp_empty() {
 @test "build --copy: a file and a directory, owned by root, modes and links kept" {
 	run -0 --separate-stderr img build --from base:1 --copy "$SRC/file:/etc/" \
 		--copy "$SRC/tree:/opt/app" --copy "$SRC/file:/srv/renamed" \
-		--run 'cat /opt/app/sub/tool >/seen' --tag cp
+		--run 'cat /opt/app/sub/tool >/seen' \
+		--run 'stat -c "%u:%g" /etc /opt/app /etc/file >/ids; echo w >/etc/w; echo w >/opt/app/w' \
+		--tag cp
 	local tag=$output
+	# the steps after the copies see them as root's, and may write where they were copied
+	run -0 in_image "$tag" 'cat /ids /etc/w /opt/app/w'
+	[ "$output" = "$(printf '0:0\n0:0\n0:0\nw\nw')" ]
 	[[ "$tag" == cp:* ]]
 	run -0 in_image "$tag" 'stat -c "%u:%g %a %F" /etc/file /opt/app/sub/tool /opt/app/link \
 		/srv/renamed /opt/app; readlink /opt/app/link; readlink /opt/app/abs
@@ -67,7 +72,7 @@ tmp_empty() {
 	[ "${lines[0]}" = 1 ] && [ "${lines[1]}" = contents ]
 	run -0 img inspect "$tag"
 	jq -e --arg s "$SRC" '.config.history[-1].created_by ==
-		"copy \($s)/file /etc/ && copy \($s)/tree /opt/app && copy \($s)/file /srv/renamed && cat /opt/app/sub/tool >/seen"' <<<"$output"
+		"copy \($s)/file /etc/ && copy \($s)/tree /opt/app && copy \($s)/file /srv/renamed && cat /opt/app/sub/tool >/seen && stat -c \"%u:%g\" /etc /opt/app /etc/file >/ids; echo w >/etc/w; echo w >/opt/app/w"' <<<"$output"
 	tmp_empty
 }
 
