@@ -310,6 +310,47 @@ static void test_tree(void)
 	close(rootfd);
 }
 
+/* A build's config edits on a committed layer: Env merged as Docker's ENV, the rest set,
+ * an entrypoint alone clearing Cmd, the base's other keys kept. */
+static void test_commit_config(void)
+{
+	struct hutch_err err = { 0 };
+	struct img_store *s = NULL;
+	char path[512], tar[512], upper[512], digest[IMG_DIGEST_MAX], layer[IMG_DIGEST_MAX];
+	snprintf(path, sizeof(path), "%s/cstore", tmpdir);
+	snprintf(tar, sizeof(tar), "%s/c.tar", tmpdir);
+	snprintf(upper, sizeof(upper), "%s/upper", tmpdir);
+	const struct ent e[] = { { "bin", 'd', NULL } };
+	mktar(tar, e, 1, false);
+	struct img_import_result res;
+	ok(img_store_open(path, true, false, &s, &err) == 0 &&
+		   img_import(s, tar, "c:base", &res, &err) == 0,
+	   "a base (%s)", err.msg);
+	img_import_result_clear(&res);
+	mkdir(upper, 0755);
+	char *env[] = { "PATH=/x", "A=1", "A=2", "B=3", NULL }, *ep[] = { "/app", NULL };
+	const struct img_config_edit edit = {
+		.env = env, .entrypoint = ep, .working_dir = "/srv", .user = "1000:1000"
+	};
+	const struct img_commit c = {
+		.base = "c:base", .name_tag = "c:new", .upper = upper, .edit = &edit
+	};
+	ok(img_commit_layer(s, &c, digest, layer, &err) == 0, "committed (%s)", err.msg);
+	struct img_run_config rc = { 0 };
+	ok(img_run_config(s, "c:new", &rc, &err) == 0, "its config reads back (%s)", err.msg);
+	ok(rc.env && rc.env[0] && !strcmp(rc.env[0], "PATH=/x") && rc.env[1] &&
+		   !strcmp(rc.env[1], "A=2") && rc.env[2] && !strcmp(rc.env[2], "B=3") &&
+		   !rc.env[3],
+	   "Env: the base's PATH replaced in place, the last A, B appended");
+	ok(rc.working_dir && !strcmp(rc.working_dir, "/srv") && rc.user &&
+		   !strcmp(rc.user, "1000:1000"),
+	   "WorkingDir and User");
+	ok(rc.entrypoint && !strcmp(rc.entrypoint[0], "/app") && !rc.entrypoint[1] && !rc.cmd,
+	   "Entrypoint, and no Cmd");
+	img_run_config_clear(&rc);
+	img_store_free(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -318,6 +359,7 @@ int main(void)
 	test_hostile();
 	test_store();
 	test_tree();
+	test_commit_config();
 	img_remove_tree_at(AT_FDCWD, tmpdir);
 	return tap_done();
 }
