@@ -224,28 +224,24 @@ static int layer_digest(int dirfd, char diff[IMG_DIGEST_MAX], uint64_t *tar_size
 	return r;
 }
 
-/* config.config with Labels extended by K=V pairs. */
-static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
+static bool key_is(const char *kv, const char *key, size_t len)
 {
-	yajl_gen_map_open(g);
-	for (size_t i = 0; YAJL_IS_OBJECT(rc) && i < rc->u.object.len; i++) {
-		if (!strcmp(rc->u.object.keys[i], "Labels"))
-			continue;
-		hutch_json_gen_str(g, rc->u.object.keys[i]);
-		hutch_json_gen_value(g, rc->u.object.values[i]);
-	}
+	return !strncmp(kv, key, len) && kv[len] == '=';
+}
+
+/* Labels extended by K=V pairs. */
+static void gen_labels(yajl_gen g, yajl_val old, char *const *labels)
+{
 	hutch_json_gen_str(g, "Labels");
 	yajl_gen_map_open(g);
-	yajl_val old = hutch_json_get(rc, "Labels");
 	for (size_t i = 0; YAJL_IS_OBJECT(old) && i < old->u.object.len; i++) {
+		const char *k = old->u.object.keys[i];
 		bool replaced = false;
 		for (char *const *l = labels; l && *l; l++)
-			replaced |= !strncmp(*l, old->u.object.keys[i],
-					     strlen(old->u.object.keys[i])) &&
-				    (*l)[strlen(old->u.object.keys[i])] == '=';
+			replaced |= key_is(*l, k, strlen(k));
 		if (replaced)
 			continue;
-		hutch_json_gen_str(g, old->u.object.keys[i]);
+		hutch_json_gen_str(g, k);
 		hutch_json_gen_value(g, old->u.object.values[i]);
 	}
 	for (char *const *l = labels; l && *l; l++) {
@@ -256,6 +252,96 @@ static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels)
 		hutch_json_gen_str(g, eq + 1);
 	}
 	yajl_gen_map_close(g);
+}
+
+static size_t key_len(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	return eq ? (size_t)(eq - kv) : strlen(kv);
+}
+
+/* The last of env[0..n) that sets kv's key, else -1: a key given twice takes its last value. */
+static ssize_t last_of(char *const *env, size_t n, const char *kv)
+{
+	for (size_t j = n; j-- > 0;)
+		if (key_is(env[j], kv, key_len(kv)))
+			return (ssize_t)j;
+	return -1;
+}
+
+/* Env as Docker's ENV sets it: a base entry of the same key takes the new value in place,
+ * new keys are appended in order. */
+static void gen_env(yajl_gen g, yajl_val old, char *const *env)
+{
+	size_t n = 0, nb = YAJL_IS_ARRAY(old) ? old->u.array.len : 0;
+	while (env[n])
+		n++;
+	hutch_json_gen_str(g, "Env");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < nb; i++) {
+		yajl_val v = old->u.array.values[i];
+		ssize_t k = YAJL_IS_STRING(v) ? last_of(env, n, v->u.string) : -1;
+		if (k >= 0)
+			hutch_json_gen_str(g, env[k]);
+		else
+			hutch_json_gen_value(g, v);
+	}
+	for (size_t j = 0; j < n; j++) {
+		bool in_base = false;
+		for (size_t i = 0; i < nb; i++) {
+			yajl_val v = old->u.array.values[i];
+			in_base |= YAJL_IS_STRING(v) &&
+				   key_is(env[j], v->u.string, key_len(v->u.string));
+		}
+		if (!in_base && last_of(env, n, env[j]) == (ssize_t)j)
+			hutch_json_gen_str(g, env[j]);
+	}
+	yajl_gen_array_close(g);
+}
+
+static void gen_strv(yajl_gen g, const char *key, char *const *v)
+{
+	hutch_json_gen_str(g, key);
+	yajl_gen_array_open(g);
+	for (; *v; v++)
+		hutch_json_gen_str(g, *v);
+	yajl_gen_array_close(g);
+}
+
+/* Whether the build replaces config.KEY (Cmd too when only the entrypoint is given). */
+static bool edited(const struct img_config_edit *e, const char *k)
+{
+	if (!strcmp(k, "Labels"))
+		return true;
+	if (!e)
+		return false;
+	return (!strcmp(k, "Env") && e->env) || (!strcmp(k, "WorkingDir") && e->working_dir) ||
+	       (!strcmp(k, "User") && e->user) || (!strcmp(k, "Entrypoint") && e->entrypoint) ||
+	       (!strcmp(k, "Cmd") && (e->cmd || e->entrypoint));
+}
+
+/* config.config: the base's, with the build's edits and Labels extended by K=V pairs. */
+static void gen_runconfig(yajl_gen g, yajl_val rc, char *const *labels,
+			  const struct img_config_edit *e)
+{
+	yajl_gen_map_open(g);
+	for (size_t i = 0; YAJL_IS_OBJECT(rc) && i < rc->u.object.len; i++) {
+		if (edited(e, rc->u.object.keys[i]))
+			continue;
+		hutch_json_gen_str(g, rc->u.object.keys[i]);
+		hutch_json_gen_value(g, rc->u.object.values[i]);
+	}
+	if (e && e->env)
+		gen_env(g, hutch_json_get(rc, "Env"), e->env);
+	if (e && e->working_dir)
+		hutch_json_gen_kv(g, "WorkingDir", e->working_dir);
+	if (e && e->user)
+		hutch_json_gen_kv(g, "User", e->user);
+	if (e && e->entrypoint)
+		gen_strv(g, "Entrypoint", e->entrypoint);
+	if (e && e->cmd)
+		gen_strv(g, "Cmd", e->cmd);
+	gen_labels(g, hutch_json_get(rc, "Labels"), labels);
 	yajl_gen_map_close(g);
 }
 
@@ -315,7 +401,7 @@ static char *new_config(yajl_val base, const struct img_commit *c, const char *d
 	hutch_json_gen_str(g, "created");
 	hutch_json_gen_str(g, created);
 	hutch_json_gen_str(g, "config");
-	gen_runconfig(g, hutch_json_get(base, "config"), c->labels);
+	gen_runconfig(g, hutch_json_get(base, "config"), c->labels, c->edit);
 	hutch_json_gen_str(g, "rootfs");
 	yajl_gen_map_open(g);
 	hutch_json_gen_str(g, "type");

@@ -57,10 +57,20 @@ static int read_cap(int dirfd, const char *name, const struct img_idshift *sh, u
 	return 0;
 }
 
-static int shift_entry(int dirfd, const char *name, const struct img_idshift *sh, int depth,
-		       struct hutch_err *err);
+/* back: the namespace's host ids to the image's (a commit); else the image's ids that a
+ * mount without the namespace's view wrote (a build's --copy) to the namespace's. */
+static uint32_t map_id(uint32_t id, uint32_t shift, uint32_t span, bool back)
+{
+	if (back)
+		return inside(id, shift, span) ? id - shift : id;
+	return id < span && !inside(id, shift, span) ? id + shift : id;
+}
 
-static int shift_dir(int fd, const struct img_idshift *sh, int depth, struct hutch_err *err)
+static int shift_entry(int dirfd, const char *name, const struct img_idshift *sh, bool back,
+		       int depth, struct hutch_err *err);
+
+static int shift_dir(int fd, const struct img_idshift *sh, bool back, int depth,
+		     struct hutch_err *err)
 {
 	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (dup_fd < 0)
@@ -73,12 +83,12 @@ static int shift_dir(int fd, const struct img_idshift *sh, int depth, struct hut
 	struct dirent *e;
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			TRY(shift_entry(fd, e->d_name, sh, depth + 1, err));
+			TRY(shift_entry(fd, e->d_name, sh, back, depth + 1, err));
 	return 0;
 }
 
-static int shift_entry(int dirfd, const char *name, const struct img_idshift *sh, int depth,
-		       struct hutch_err *err)
+static int shift_entry(int dirfd, const char *name, const struct img_idshift *sh, bool back,
+		       int depth, struct hutch_err *err)
 {
 	struct stat st;
 	if (depth > 256)
@@ -90,15 +100,15 @@ static int shift_entry(int dirfd, const char *name, const struct img_idshift *sh
 			openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return hutch_fail_errno(err, errno, "commit: open %s", name);
-		TRY(shift_dir(fd, sh, depth, err));
+		TRY(shift_dir(fd, sh, back, depth, err));
 	}
-	uid_t u = inside(st.st_uid, sh->uid, sh->span) ? st.st_uid - sh->uid : st.st_uid;
-	gid_t g = inside(st.st_gid, sh->gid, sh->span) ? st.st_gid - sh->gid : st.st_gid;
+	uid_t u = map_id(st.st_uid, sh->uid, sh->span, back);
+	gid_t g = map_id(st.st_gid, sh->gid, sh->span, back);
 	if (u == st.st_uid && g == st.st_gid)
 		return 0;
 	unsigned char cap[VFS_CAP_V2_SIZE];
 	bool has_cap = false;
-	if (S_ISREG(st.st_mode))
+	if (S_ISREG(st.st_mode) && back) /* forward: only directories (copy-ups) and copies */
 		TRY(read_cap(dirfd, name, sh, cap, &has_cap));
 	if (fchownat(dirfd, name, u, g, AT_SYMLINK_NOFOLLOW) < 0)
 		return hutch_fail_errno(err, errno, "commit: chown %s", name);
@@ -115,17 +125,27 @@ static int shift_entry(int dirfd, const char *name, const struct img_idshift *sh
 	return 0;
 }
 
-int img_unshift_ids(int dirfd, const struct img_idshift *sh, struct hutch_err *err)
+static int shift_tree(int dirfd, const struct img_idshift *sh, bool back, struct hutch_err *err)
 {
 	if (!sh || !sh->span)
 		return 0;
-	TRY(shift_dir(dirfd, sh, 0, err));
+	TRY(shift_dir(dirfd, sh, back, 0, err));
 	struct stat st;
 	if (fstat(dirfd, &st) < 0)
 		return hutch_fail_errno(err, errno, "commit: stat");
-	uid_t u = inside(st.st_uid, sh->uid, sh->span) ? st.st_uid - sh->uid : st.st_uid;
-	gid_t g = inside(st.st_gid, sh->gid, sh->span) ? st.st_gid - sh->gid : st.st_gid;
+	uid_t u = map_id(st.st_uid, sh->uid, sh->span, back);
+	gid_t g = map_id(st.st_gid, sh->gid, sh->span, back);
 	if (fchown(dirfd, u, g) < 0)
 		return hutch_fail_errno(err, errno, "commit: chown the layer's top");
 	return 0;
+}
+
+int img_unshift_ids(int dirfd, const struct img_idshift *sh, struct hutch_err *err)
+{
+	return shift_tree(dirfd, sh, true, err);
+}
+
+int img_shift_ids(int dirfd, const struct img_idshift *sh, struct hutch_err *err)
+{
+	return shift_tree(dirfd, sh, false, err);
 }

@@ -96,29 +96,58 @@ static void put(struct img_sha *h, const char *kind, const char *v)
 	img_sha_update(h, v, strlen(v) + 1);
 }
 
-void img_inputs_hash(const char *base_digest, char *const *packages, size_t n_packages,
-		     char *const *steps, size_t n_steps, char *const *env, size_t n_env,
-		     char out[17])
+static void put_all(struct img_sha *h, const char *kind, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put(h, kind, v[i]);
+}
+
+void img_inputs_hash(const struct img_inputs *in, char out[17])
 {
 	struct img_sha h;
 	char d[IMG_DIGEST_MAX];
 	img_sha_init(&h);
-	put(&h, "base", base_digest);
+	put(&h, "base", in->base_digest);
 	/* Packages are a set: their order must not make a new tag. Steps and env are not. */
-	char **sorted = hutch_xcalloc(n_packages + 1, sizeof(char *));
-	if (n_packages) { /* packages may be NULL then, which memcpy and qsort must not see */
-		memcpy(sorted, packages, n_packages * sizeof(char *));
-		qsort(sorted, n_packages, sizeof(char *), cmp_str);
+	char **sorted = hutch_xcalloc(in->n_packages + 1, sizeof(char *));
+	if (in->n_packages) { /* packages may be NULL then, which memcpy and qsort must not see */
+		memcpy(sorted, in->packages, in->n_packages * sizeof(char *));
+		qsort(sorted, in->n_packages, sizeof(char *), cmp_str);
 	}
-	for (size_t i = 0; i < n_packages; i++)
+	for (size_t i = 0; i < in->n_packages; i++)
 		if (i == 0 || strcmp(sorted[i], sorted[i - 1]))
 			put(&h, "package", sorted[i]);
 	free(sorted);
-	for (size_t i = 0; i < n_steps; i++)
-		put(&h, "run", steps[i]);
-	for (size_t i = 0; i < n_env; i++)
-		put(&h, "env", env[i]);
+	put_all(&h, "run", in->steps, in->n_steps);
+	put_all(&h, "env", in->env, in->n_env);
+	/* After the older inputs, and only when given: a build without them keeps its tag. */
+	put_all(&h, "copy", in->copies, in->n_copies);
+	put_all(&h, "config", in->config, in->n_config);
+	if (in->stdin_digest)
+		put(&h, "stdin", in->stdin_digest);
 	img_sha_final(&h, d);
 	memcpy(out, IMG_HEX(d), 16);
 	out[16] = '\0';
+}
+
+int img_digest_stream(int fd, int out, char digest[IMG_DIGEST_MAX], uint64_t *n,
+		      struct hutch_err *err)
+{
+	struct img_sha h;
+	_cleanup_free_ char *buf = hutch_xmalloc(65536);
+	img_sha_init(&h);
+	*n = 0;
+	for (ssize_t k; (k = read(fd, buf, 65536));) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return hutch_fail_errno(err, errno, "read");
+		int w = out >= 0 ? hutch_write_all(out, buf, (size_t)k) : 0;
+		if (w < 0)
+			return hutch_fail_errno(err, w, "write");
+		img_sha_update(&h, buf, (size_t)k);
+		*n += (uint64_t)k;
+	}
+	img_sha_final(&h, digest);
+	return 0;
 }

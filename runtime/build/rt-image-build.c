@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * `hutch image build`: base image + packages + steps -> a new image tagged by the hash of
- * those inputs. The work runs in a `hutch sandbox --as-root` (in a child process, so its
- * mount namespace stays its own) whose overlay upper layer lives in the store, on disk;
- * afterwards images/ turns that upper directory into the new layer without copying it.
+ * `hutch image build`: base image + packages + copies + steps -> a new image tagged by the
+ * hash of those inputs (rt-image-build-inputs.c). The packages and steps run in a `hutch
+ * sandbox --as-root` (in a child process, so its mount namespace stays its own) whose
+ * overlay upper layer lives in the store, on disk; the copies are hutch's own, into that
+ * same layer; afterwards images/ turns the upper directory into the new layer as it is.
  */
 #include "rt.h"
 #include "rt-image.h"
@@ -11,65 +12,22 @@
 #include "img.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#define FLAG(kind, field) kind, NULL, offsetof(struct rt_build, field), NULL
-/* Listed by the usage line of build and status, not flag by flag. */
-static const struct rt_flag build_flags[] = {
-	{ "from", 0, FLAG(RT_FLAG_STR, from) },
-	{ "package", 0, FLAG(RT_FLAG_STRV, packages) },
-	{ "run", 0, FLAG(RT_FLAG_STRV, steps) },
-	{ "env", 0, FLAG(RT_FLAG_STRV, env) },
-	{ "tag", 0, FLAG(RT_FLAG_STR, tag) },
-	{ "network", 0, FLAG(RT_FLAG_STR, network) },
-	{ "store", 0, FLAG(RT_FLAG_STR, store) },
-	{ "timeout", 0, FLAG(RT_FLAG_STR, timeout) },
-	{ "no-cache", 0, FLAG(RT_FLAG_BOOL, no_cache) },
-	{ "memory", 0, FLAG(RT_FLAG_STR, memory) },
-};
-const struct rt_flags rt_build_flags = RT_FLAGS(build_flags, 0);
-
-int rt_build_check(int argc, char **argv, int first, const struct rt_build *b,
-		   struct hutch_err *err)
-{
-	if (first < argc)
-		return hutch_fail(err, EINVAL, "%s: unexpected argument %s", argv[0], argv[first]);
-	for (size_t i = 0; i < b->env.n; i++)
-		if (!strchr(b->env.v[i], '='))
-			return hutch_fail(err, EINVAL, "--env %s: expected KEY=VALUE", b->env.v[i]);
-	if (!b->from)
-		return hutch_fail(err, EINVAL, "%s: --from BASE is required", argv[0]);
-	for (size_t i = 0; i < b->packages.n; i++)
-		if (b->packages.v[i][0] == '-' || strpbrk(b->packages.v[i], " \t\n'\"$`\\;&|<>()"))
-			return hutch_fail(err, EINVAL, "--package %s: not a package name",
-					  b->packages.v[i]);
-	return 0;
-}
-
-/* NAME:<inputs hash>, NAME being --tag's name or the base's. */
-int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag,
-		    char base[IMG_DIGEST_MAX], struct hutch_err *err)
-{
-	_cleanup_free_ char *base_name = NULL, *name = NULL, *tag = NULL;
-	char hash[17];
-	TRY(img_resolve(s, b->from, &base_name, base, err));
-	TRY(img_parse_ref(b->tag ? b->tag : base_name ? base_name : "image", &name, &tag, err));
-	if (b->tag && tag)
-		return hutch_fail(err, EINVAL, "--tag %s: give a name; the tag is the inputs' hash",
-				  b->tag);
-	img_inputs_hash(base, b->packages.v, b->packages.n, b->steps.v, b->steps.n, b->env.v,
-			b->env.n, hash);
-	*name_tag = hutch_xasprintf("%s:%s", name, hash);
-	return 0;
-}
+/* Which part of the work one sandbox run does: all of it when there is nothing to copy, else
+ * the packages before the copies and the steps after them. */
+enum phase { PHASE_ALL, PHASE_PACKAGES, PHASE_STEPS };
 
 /* The shell script the sandbox runs: packages through the base's own manager, then the
  * steps, then the installed list for the image's metadata. */
-static char *build_script(const struct rt_build *b)
+static char *build_script(const struct rt_build *b, enum phase ph)
 {
+	bool pkgs = ph != PHASE_STEPS && b->packages.n, steps = ph != PHASE_PACKAGES;
 	size_t cap = 4096;
 	for (size_t i = 0; i < b->packages.n; i++)
 		cap += strlen(b->packages.v[i]) + 1;
@@ -77,7 +35,7 @@ static char *build_script(const struct rt_build *b)
 		cap += strlen(b->steps.v[i]) + 64;
 	char *s = hutch_xcalloc(cap, 1);
 	strcat(s, "set -e\n");
-	if (b->packages.n) {
+	if (pkgs) {
 		strcat(s, "P='");
 		for (size_t i = 0; i < b->packages.n; i++)
 			strcat(strcat(s, b->packages.v[i]), " ");
@@ -92,9 +50,9 @@ static char *build_script(const struct rt_build *b)
 		       "else echo 'hutch: no package manager (apt-get, apk, dnf) in the base' >&2;"
 		       " exit 1; fi\n");
 	}
-	for (size_t i = 0; i < b->steps.n; i++)
+	for (size_t i = 0; steps && i < b->steps.n; i++)
 		strcat(strcat(strcat(s, "(\n"), b->steps.v[i]), "\n)\n");
-	if (b->packages.n)
+	if (pkgs)
 		strcat(s, "{ if command -v dpkg-query >/dev/null; then"
 			  " dpkg-query -W -f '${Package}=${Version}\\n';"
 			  " elif command -v apk >/dev/null; then apk info -v;"
@@ -106,7 +64,8 @@ static char *build_script(const struct rt_build *b)
 /* The build's sandbox: root in a user namespace, over the base, whose throw-away layer is
  * the build's upper dir on the store's disk, with the out dir bound for the package list. */
 static int sandbox_opts(const struct rt_build *b, const char *store, const char *base,
-			const char *work, struct rt_sb_opts *o, struct hutch_err *err)
+			const char *work, enum phase ph, struct rt_sb_opts *o,
+			struct hutch_err *err)
 {
 	o->as_root = true;
 	o->image = hutch_xstrdup(base);
@@ -125,15 +84,39 @@ static int sandbox_opts(const struct rt_build *b, const char *store, const char 
 	o->command = hutch_xcalloc(4, sizeof(char *));
 	o->command[0] = hutch_xstrdup("/bin/sh");
 	o->command[1] = hutch_xstrdup("-c");
-	o->command[2] = build_script(b);
+	o->command[2] = build_script(b, ph);
 	o->n_command = 3;
 	o->has_entrypoint = true; /* the steps run as docker's RUN: not through the base's */
 	return 0;
 }
 
+/* The steps read the stdin that was hashed (from its start), or /dev/null: never hutch's
+ * own, whose bytes the tag would not cover. In the child, before the sandbox starts. */
+static void steps_stdin(const struct rt_build_plan *p)
+{
+	int fd = p->stdin_fd >= 0 ? p->stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (p->stdin_fd >= 0)
+		lseek(fd, 0, SEEK_SET);
+	if (fd >= 0)
+		dup2(fd, STDIN_FILENO);
+}
+
+static int wait_child(pid_t pid, const char *what, struct hutch_err *err)
+{
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return hutch_fail_errno(err, errno, "build: wait");
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (code)
+		return hutch_fail(err, EIO, "build: %s failed (exit status %d)", what, code);
+	return 0;
+}
+
 /* In a child: the sandbox enters its own mount namespace and must not take ours along. */
-static int run_sandbox(const struct rt_global *g, const struct rt_build *b, const char *store,
-		       const char *base, const char *work, struct hutch_err *err)
+static int run_sandbox(const struct rt_global *g, const struct rt_build *b,
+		       const struct rt_build_plan *p, const char *store, const char *work,
+		       enum phase ph, struct hutch_err *err)
 {
 	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", work);
 	_cleanup_free_ char *ovl = hutch_xasprintf("%s/work", work);
@@ -141,7 +124,7 @@ static int run_sandbox(const struct rt_global *g, const struct rt_build *b, cons
 	rt_sb_opts_init(&o);
 	o.layer_upper = upper;
 	o.layer_work = ovl;
-	int r = sandbox_opts(b, store, base, work, &o, err);
+	int r = sandbox_opts(b, store, p->base, work, ph, &o, err);
 	fflush(stdout);
 	pid_t pid = r < 0 ? 0 : fork();
 	if (r >= 0 && pid < 0)
@@ -149,6 +132,7 @@ static int run_sandbox(const struct rt_global *g, const struct rt_build *b, cons
 	if (r >= 0 && pid == 0) {
 		struct hutch_err e = { 0 };
 		dup2(STDERR_FILENO, STDOUT_FILENO); /* the steps' output is not the result */
+		steps_stdin(p);
 		r = rt_sandbox_run(g, &o, &e);
 		if (r < 0)
 			hutch_log(HUTCH_LOG_ERROR, "%s", e.msg);
@@ -157,14 +141,104 @@ static int run_sandbox(const struct rt_global *g, const struct rt_build *b, cons
 	rt_sb_opts_free(&o);
 	if (r < 0)
 		return r;
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return hutch_fail_errno(err, errno, "build: wait");
-	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (code)
-		return hutch_fail(err, EIO, "build: the build sandbox failed (exit status %d)",
-				  code);
+	return wait_child(pid, "the build sandbox", err);
+}
+
+/* The copies, in a child with a mount namespace of its own: the base and the build's layer
+ * mounted as one overlay (as the sandbox sees them), and the trees written into it. hutch
+ * copies, not a step in the sandbox: the base may have no usable cp (distroless), and the
+ * host's owners are unmapped in the build's user namespace, so a bind mount of SRC would
+ * show files nobody inside may read. The overlay resolves DST as the image does (a /bin ->
+ * usr/bin link, a directory of the base, copied up with its owner and mode). */
+static int copy_child(struct img_store *s, const struct rt_build *b, const struct rt_build_plan *p,
+		      const char *work, const struct img_idshift *ids, struct hutch_err *err)
+{
+	_cleanup_free_ char *root = hutch_xasprintf("%s/merged", work);
+	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", work);
+	_cleanup_free_ char *ovl = hutch_xasprintf("%s/work", work);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return hutch_fail_errno(err, errno, "--copy: a mount namespace");
+	const struct img_layered l = { .store = s,
+				       .ref = p->base,
+				       .root = root,
+				       .upper = upper,
+				       .work = ovl,
+				       .upper_uid = ids->uid,
+				       .upper_gid = ids->gid };
+	if (img_mount_layered(&l, err) < 0)
+		return hutch_err_prefix(err, "--copy: ");
+	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return hutch_fail_errno(err, errno, "--copy: %s", root);
+	/* Owned by the image's root: the layer is shifted to the namespace's ids afterwards. */
+	for (size_t i = 0; i < p->n_copies; i++)
+		if (img_copy_in(rootfd, p->copies[i].src, p->copies[i].dst, 0, 0, err) < 0)
+			return hutch_err_prefix(err, "--copy %s:%s: ", p->copies[i].src,
+						p->copies[i].dst);
+	/* As Docker's WORKDIR: the image has the directory it says to start in. */
+	_cleanup_close_ int wd =
+		b->workdir ? hutch_mkdir_in_root(rootfd, b->workdir, 0755, err) : -1;
+	if (b->workdir && wd < 0)
+		return hutch_err_prefix(err, "--workdir %s: ", b->workdir);
+	return 0;
+}
+
+/* The child's error comes back through a pipe, as one struct (it is fixed-size). */
+static int run_copies(struct img_store *s, const struct rt_build *b, const struct rt_build_plan *p,
+		      const char *work, const struct img_idshift *ids, struct hutch_err *err)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return hutch_fail_errno(err, errno, "build: pipe");
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct hutch_err e = { 0 };
+		close(fds[0]);
+		int r = copy_child(s, b, p, work, ids, &e);
+		if (r < 0 && hutch_write_all(fds[1], &e, sizeof(e)) < 0)
+			_exit(2);
+		_exit(r < 0);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		return hutch_fail_errno(err, errno, "build: fork");
+	}
+	struct hutch_err e = { 0 };
+	ssize_t n = read(fds[0], &e, sizeof(e));
+	close(fds[0]);
+	int r = wait_child(pid, "--copy", err);
+	if (r < 0 && n == (ssize_t)sizeof(e)) {
+		e.msg[sizeof(e.msg) - 1] = '\0';
+		return hutch_fail(err, e.code ? e.code : EIO, "%s", e.msg);
+	}
+	if (r < 0)
+		return r;
+	/* The copy-ups and the copies carry the image's ids; the steps see the namespace's. */
+	_cleanup_close_ int fd = open(work, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int up =
+		fd < 0 ? -1 : openat(fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (up < 0)
+		return hutch_fail_errno(err, errno, "build: %s/upper", work);
+	return img_shift_ids(up, ids, err);
+}
+
+/* Packages, then copies (and the --workdir directory), then steps: one sandbox when hutch
+ * writes nothing itself, none when only copies are asked for (a base without a shell can
+ * take them). */
+static int run_work(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
+		    const struct rt_build_plan *p, const char *work, const struct img_idshift *ids,
+		    struct hutch_err *err)
+{
+	const char *store = img_store_path(s);
+	if (!p->n_copies && !b->workdir)
+		return run_sandbox(g, b, p, store, work, PHASE_ALL, err);
+	if (b->packages.n)
+		TRY(run_sandbox(g, b, p, store, work, PHASE_PACKAGES, err));
+	TRY(run_copies(s, b, p, work, ids, err));
+	if (b->steps.n)
+		TRY(run_sandbox(g, b, p, store, work, PHASE_STEPS, err));
 	return 0;
 }
 
@@ -194,20 +268,61 @@ static char **build_labels(const struct rt_build *b, const char *base, const cha
 	return v;
 }
 
-int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
-		 const char *name_tag, const char *base, char digest[IMG_DIGEST_MAX],
-		 struct hutch_err *err)
+/* The history, in the order the work was done: packages, copies, steps. */
+static char **build_history(const struct rt_build *b, const struct rt_build_plan *p)
 {
-	_cleanup_free_ char *tmp = NULL, *work = NULL, *upper = NULL;
+	char **v = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < b->packages.n; i++) {
+		_cleanup_free_ char *h = hutch_xasprintf("install %s", b->packages.v[i]);
+		hutch_strv_push(&v, &n, h);
+	}
+	for (size_t i = 0; i < p->n_copies; i++) {
+		_cleanup_free_ char *h =
+			hutch_xasprintf("copy %s %s", p->copies[i].src, p->copies[i].dst);
+		hutch_strv_push(&v, &n, h);
+	}
+	for (size_t i = 0; i < b->steps.n; i++)
+		hutch_strv_push(&v, &n, b->steps.v[i]);
+	return v;
+}
+
+static int commit(struct img_store *s, const struct rt_build *b, const struct rt_build_plan *p,
+		  const char *work, const struct img_idshift *ids, char digest[IMG_DIGEST_MAX],
+		  struct hutch_err *err)
+{
+	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", work);
+	/* The bind mount point of the package list is the build's, not the image's. */
+	_cleanup_free_ char *mp = hutch_xasprintf("%s/.hutch-out", upper);
 	_cleanup_strv_ char **labels = NULL, **history = NULL;
 	char layer[IMG_DIGEST_MAX];
-	const char *hash = strrchr(name_tag, ':') + 1;
+	rmdir(mp);
+	labels = build_labels(b, p->base, work, strrchr(p->name_tag, ':') + 1);
+	history = build_history(b, p);
+	const struct img_config_edit edit = { .env = b->env.n ? b->env.v : NULL,
+					      .entrypoint = p->entrypoint,
+					      .cmd = p->cmd,
+					      .working_dir = b->workdir,
+					      .user = b->user };
+	const struct img_commit c = { .ids = ids,
+				      .base = p->base,
+				      .name_tag = p->name_tag,
+				      .upper = upper,
+				      .labels = labels,
+				      .history = history,
+				      .edit = &edit };
+	return img_commit_layer(s, &c, digest, layer, err);
+}
+
+int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
+		 const struct rt_build_plan *p, char digest[IMG_DIGEST_MAX], struct hutch_err *err)
+{
+	_cleanup_free_ char *tmp = NULL, *work = NULL;
 	/* A temp dir of the store's own: the upper dir must be on its filesystem to be moved
 	 * into place, and a build that dies leaves it for prune. */
 	int lockfd = -1;
 	TRY(img_tmp_create(s, "build", &tmp, &lockfd, err));
 	work = hutch_xasprintf("%s/%s", img_store_path(s), tmp);
-	upper = hutch_xasprintf("%s/upper", work);
 	const char *sub[] = { "upper", "work", "out" };
 	/* The build runs as root in a user namespace (--as-root): its root is the start of the
 	 * subordinate ranges, who must own the package list's directory, and whose ids the
@@ -223,27 +338,9 @@ int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt
 			r = hutch_fail_errno(err, errno, "build: chown %s", d);
 	}
 	if (r >= 0)
-		r = run_sandbox(g, b, img_store_path(s), base, work, err);
-	if (r >= 0) {
-		/* The bind mount point of the package list is the build's, not the image's. */
-		_cleanup_free_ char *mp = hutch_xasprintf("%s/.hutch-out", upper);
-		rmdir(mp);
-		labels = build_labels(b, base, work, hash);
-		size_t n = 0;
-		for (size_t i = 0; i < b->packages.n; i++) {
-			_cleanup_free_ char *h = hutch_xasprintf("install %s", b->packages.v[i]);
-			hutch_strv_push(&history, &n, h);
-		}
-		for (size_t i = 0; i < b->steps.n; i++)
-			hutch_strv_push(&history, &n, b->steps.v[i]);
-		struct img_commit c = { .ids = &ids,
-					.base = base,
-					.name_tag = name_tag,
-					.upper = upper,
-					.labels = labels,
-					.history = history };
-		r = img_commit_layer(s, &c, digest, layer, err);
-	}
+		r = run_work(g, s, b, p, work, &ids, err);
+	if (r >= 0)
+		r = commit(s, b, p, work, &ids, digest, err);
 	img_tmp_remove(s, tmp, lockfd);
 	return r;
 }

@@ -11,7 +11,8 @@ void rt_image_print_help(int fd);
 struct img_store;
 struct rt_build {
 	const char *from, *tag, *network, *store, *timeout, *memory;
-	struct rt_strv packages, steps, env; /* env is K=V */
+	const char *workdir, *entrypoint, *cmd, *user; /* the new image's config */
+	struct rt_strv packages, steps, env, copies;   /* env is K=V, copies SRC:DST */
 	bool no_cache;
 };
 /* The flags of build and status, into a struct rt_build; then the checks of what they
@@ -19,11 +20,28 @@ struct rt_build {
 extern const struct rt_flags rt_build_flags;
 int rt_build_check(int argc, char **argv, int first, const struct rt_build *b,
 		   struct hutch_err *err);
-/* NAME:<inputs hash> for these inputs; base gets the base image's manifest digest. */
-int rt_build_target(struct img_store *s, const struct rt_build *b, char **name_tag, char base[72],
-		    struct hutch_err *err);
-/* Runs the build's sandbox and stores its result as name_tag. */
+/* --entrypoint/--cmd: a JSON array of strings, else a command for /bin/sh -c. Pure. */
+int rt_build_parse_argv(const char *flag, const char *value, char ***out, struct hutch_err *err);
+
+/* What the flags resolve to: the base's digest, each --copy's tree digest, the config's
+ * argv, stdin (read to its end: a file of the store's, -1 when it gave nothing), the tag. */
+struct rt_build_copy {
+	char *src, *dst, digest[72];
+};
+struct rt_build_plan {
+	char base[72];
+	char *name_tag; /* NAME:<inputs hash>, NAME being --tag's name or the base's */
+	struct rt_build_copy *copies;
+	size_t n_copies;
+	char **entrypoint, **cmd;
+	int stdin_fd;
+};
+/* keep_stdin: stdin is kept for the steps (build), else only hashed (status). */
+int rt_build_target(struct img_store *s, const struct rt_build *b, bool keep_stdin,
+		    struct rt_build_plan *p, struct hutch_err *err);
+void rt_build_plan_clear(struct rt_build_plan *p);
+/* Runs the build (its sandbox, its copies) and stores its result as p->name_tag. */
 int rt_build_run(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
-		 const char *name_tag, const char *base, char digest[72], struct hutch_err *err);
+		 const struct rt_build_plan *p, char digest[72], struct hutch_err *err);
 
 #endif

@@ -327,36 +327,41 @@ static int do_prune(struct rt_global *g, int argc, char **argv, int first, void 
 	return 0;
 }
 
+static void plan_clearp(struct rt_build_plan *p)
+{
+	rt_build_plan_clear(p);
+}
+
 /* build and status share their flags: status says whether build would be a cache hit. */
 static int build_or_status(struct rt_global *g, int argc, char **argv, int first,
 			   const struct rt_build *b, bool build, struct hutch_err *err)
 {
 	_cleanup_(img_store_freep) struct img_store *s = NULL;
-	_cleanup_free_ char *target = NULL;
-	char base[IMG_DIGEST_MAX], digest[IMG_DIGEST_MAX];
+	_cleanup_(plan_clearp) struct rt_build_plan p = { .stdin_fd = -1 };
+	char digest[IMG_DIGEST_MAX];
 	struct img_info i;
 	TRY(rt_build_check(argc, argv, first, b, err));
 	TRY(open_store(b->store, build, false, &s, err));
-	TRY(rt_build_target(s, b, &target, base, err));
+	TRY(rt_build_target(s, b, build, &p, err));
 	struct hutch_err e = { 0 };
-	bool exists = img_inspect(s, target, &i, &e) >= 0;
+	bool exists = img_inspect(s, p.name_tag, &i, &e) >= 0;
 	if (exists)
 		img_info_clear(&i);
 	if (!build) {
-		printf("%s %s\n", target, exists ? "built" : "not built");
+		printf("%s %s\n", p.name_tag, exists ? "built" : "not built");
 		return exists ? 0 : 1;
 	}
 	/* stdout has the result alone, so that TAG=$(hutch image build ...) works; the steps,
 	 * the package manager's output and how it went are on stderr. */
 	if (exists && !b->no_cache) {
-		fprintf(stderr, "build: %s (cached)\n", target);
-		printf("%s\n", target);
+		fprintf(stderr, "build: %s (cached)\n", p.name_tag);
+		printf("%s\n", p.name_tag);
 		return 0;
 	}
-	fprintf(stderr, "build: building %s from %s\n", target, b->from);
-	TRY(rt_build_run(g, s, b, target, base, digest, err));
-	fprintf(stderr, "build: built %s %s\n", target, digest);
-	printf("%s\n", target);
+	fprintf(stderr, "build: building %s from %s\n", p.name_tag, b->from);
+	TRY(rt_build_run(g, s, b, &p, digest, err));
+	fprintf(stderr, "build: built %s %s\n", p.name_tag, digest);
+	printf("%s\n", p.name_tag);
 	return 0;
 }
 
@@ -390,11 +395,12 @@ static const struct sub subs[] = {
 	{ "prune", "", "remove blobs and layers no name uses, and leftovers",
 	  IMAGE_FLAGS(store_def), do_prune },
 	{ "build",
-	  "--from BASE [--package P]... [--run CMD]... [--env K=V]... [--tag NAME] "
+	  "--from BASE [--package P]... [--copy SRC:DST]... [--run CMD]... [--env K=V]... "
+	  "[--workdir DIR] [--entrypoint CMD] [--cmd CMD] [--user USER[:GROUP]] [--tag NAME] "
 	  "[--network host|none] [--no-cache]",
-	  "build NAME:<inputs-hash> from a base, packages and steps", &rt_build_flags,
+	  "build NAME:<inputs-hash> from a base, packages, copies and steps", &rt_build_flags,
 	  sizeof(struct rt_build), true, do_build },
-	{ "status", "--from BASE [--package P]... [--run CMD]... [--env K=V]... [--tag NAME]",
+	{ "status", "(the flags of build)",
 	  "whether the image for these inputs is built (exit 0) or not (exit 1)", &rt_build_flags,
 	  sizeof(struct rt_build), true, do_status },
 };
@@ -408,10 +414,34 @@ void rt_image_print_help(int fd)
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
 		dprintf(fd, "  %-8s %s\n           %s\n", subs[i].name, subs[i].usage,
 			subs[i].summary);
-	dprintf(fd, "\nbuild and status also take --store DIR, --timeout SECONDS (default 3600) "
-		    "and --memory SIZE (default 2g).\n"
-		    "Registry pulls stay outside hutch: skopeo copy docker://IMAGE oci:DIR:TAG, "
-		    "then hutch image import DIR.\n");
+	dprintf(fd,
+		"\nbuild: packages are installed first, then each --copy, then each --run step.\n"
+		"  --copy SRC:DST   a host file or directory into the image; DST is absolute (no\n"
+		"                   '..', no ':'). A directory's contents go into DST; a file "
+		"goes\n"
+		"                   into DST when DST ends in / or is a directory, else becomes "
+		"DST.\n"
+		"                   Owned by root, modes and symlinks kept (links are not "
+		"followed);\n"
+		"                   devices, FIFOs and sockets are refused. The tree is an input.\n"
+		"  stdin            read to its end before the build and hashed into the tag; the\n"
+		"                   steps read it. A tty, /dev/null or an empty stdin adds "
+		"nothing.\n"
+		"  --env K=V        for the steps, and into the image's Env (replacing the base's "
+		"K)\n"
+		"  --workdir DIR    the image's WorkingDir (made when missing; the steps run in "
+		"/)\n"
+		"  --user USER[:GROUP]   the image's User\n"
+		"  --entrypoint CMD, --cmd CMD          the image's Entrypoint and Cmd: a JSON "
+		"array\n"
+		"                   ([\"a\",\"b\"]) or a string, meaning "
+		"[\"/bin/sh\",\"-c\",CMD];\n"
+		"                   --entrypoint without --cmd clears the base's Cmd\n"
+		"  Each of these is an input of the tag; the rest of the base's config is kept.\n"
+		"\nbuild and status also take --store DIR, --timeout SECONDS (default 3600) "
+		"and --memory SIZE (default 2g).\n"
+		"Registry pulls stay outside hutch: skopeo copy docker://IMAGE oci:DIR:TAG, "
+		"then hutch image import DIR.\n");
 }
 
 static void sub_help(const struct sub *sub)

@@ -2,7 +2,8 @@
 /*
  * images/: reference parsing and the inputs hash (pure), then hostile layers unpacked into
  * temp dirs (traversal, absolute names, symlink and hardlink escapes, devices, whiteouts),
- * and a store round trip: import a rootfs tar, resolve, list, remove, prune.
+ * a store round trip: import a rootfs tar, resolve, list, remove, prune; and a --copy tree's
+ * digest and copy.
  */
 #include "img-internal.h"
 #include "tap.h"
@@ -118,14 +119,19 @@ static void test_refs(void)
 
 	char h1[17], h2[17], h3[17];
 	char *p1[] = { "curl", "git" }, *p2[] = { "git", "curl", "git" }, *p3[] = { "git" };
-	img_inputs_hash("sha256:00", p1, 2, NULL, 0, NULL, 0, h1);
-	img_inputs_hash("sha256:00", p2, 3, NULL, 0, NULL, 0, h2);
-	img_inputs_hash("sha256:00", p3, 1, NULL, 0, NULL, 0, h3);
+	struct img_inputs in = { .base_digest = "sha256:00", .packages = p1, .n_packages = 2 };
+	img_inputs_hash(&in, h1);
+	in.packages = p2, in.n_packages = 3;
+	img_inputs_hash(&in, h2);
+	in.packages = p3, in.n_packages = 1;
+	img_inputs_hash(&in, h3);
 	ok(strcmp(h1, h2) == 0, "package order and repeats do not change the inputs hash");
 	ok(strcmp(h1, h3) != 0, "a changed package list changes it");
 	char *s1[] = { "a", "b" }, *s2[] = { "b", "a" };
-	img_inputs_hash("sha256:00", NULL, 0, s1, 2, NULL, 0, h1);
-	img_inputs_hash("sha256:00", NULL, 0, s2, 2, NULL, 0, h2);
+	in = (struct img_inputs){ .base_digest = "sha256:00", .steps = s1, .n_steps = 2 };
+	img_inputs_hash(&in, h1);
+	in.steps = s2;
+	img_inputs_hash(&in, h2);
 	ok(strcmp(h1, h2) != 0, "step order matters");
 }
 
@@ -218,6 +224,133 @@ static void test_store(void)
 	img_store_free(s);
 }
 
+/* A host tree for --copy: its digest covers paths, types, modes, contents and link targets,
+ * and not times; FIFOs are refused; the copy keeps modes and links, owned as asked. */
+static void write_file(const char *path, const char *data, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(data, f);
+		fclose(f);
+	}
+	chmod(path, mode);
+}
+
+static void digest_of(const char *src, char out[IMG_DIGEST_MAX])
+{
+	struct hutch_err err = { 0 };
+	if (img_tree_digest(src, out, &err) < 0)
+		snprintf(out, IMG_DIGEST_MAX, "error: %.50s", err.msg);
+}
+
+static void test_tree(void)
+{
+	struct hutch_err err = { 0 };
+	char src[512], p[600], d0[IMG_DIGEST_MAX], d1[IMG_DIGEST_MAX], root[512];
+	snprintf(src, sizeof(src), "%s/tree", tmpdir);
+	snprintf(p, sizeof(p), "%s/sub", src);
+	mkdir(src, 0755);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sub/tool", src);
+	write_file(p, "abc", 0750);
+	snprintf(p, sizeof(p), "%s/link", src);
+	ok(symlink("sub/tool", p) == 0, "a tree with a link");
+	digest_of(src, d0);
+	ok(!strncmp(d0, "sha256:", 7), "a tree has a digest (%s)", d0);
+	snprintf(p, sizeof(p), "%s/sub/tool", src);
+	struct timespec old[2] = { { 1, 0 }, { 1, 0 } };
+	utimensat(AT_FDCWD, p, old, 0);
+	digest_of(src, d1);
+	ok(!strcmp(d0, d1), "mtimes are not in it");
+	write_file(p, "abd", 0750);
+	digest_of(src, d1);
+	ok(strcmp(d0, d1) != 0, "one changed byte is");
+	write_file(p, "abc", 0755);
+	digest_of(src, d1);
+	ok(strcmp(d0, d1) != 0, "a mode is");
+	chmod(p, 0750);
+	digest_of(src, d1);
+	ok(!strcmp(d0, d1), "and back again: the same digest");
+	snprintf(p, sizeof(p), "%s/link", src);
+	unlink(p);
+	ok(symlink("sub", p) == 0 && (digest_of(src, d1), strcmp(d0, d1) != 0), "a link target is");
+	unlink(p);
+	ok(symlink("sub/tool", p) == 0, "link back");
+	snprintf(p, sizeof(p), "%s/fifo", src);
+	ok(mkfifo(p, 0644) == 0 && img_tree_digest(src, d1, &err) == -EINVAL &&
+		   strstr(err.msg, "/tree/fifo: a FIFO cannot be copied"),
+	   "a FIFO is refused, named (%s)", err.msg);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/nosuch", tmpdir);
+	ok(img_tree_digest(p, d1, &err) == -ENOENT, "a missing tree fails (%s)", err.msg);
+
+	snprintf(root, sizeof(root), "%s/croot", tmpdir);
+	mkdir(root, 0755);
+	int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "%s/sub/tool", src);
+	struct stat st;
+	char target[64] = "";
+	ok(img_copy_in(rootfd, src, "/opt/app", getuid(), getgid(), &err) == 0 &&
+		   img_copy_in(rootfd, p, "/etc/", getuid(), getgid(), &err) == 0 &&
+		   img_copy_in(rootfd, p, "/bin/renamed", getuid(), getgid(), &err) == 0,
+	   "a tree, a file into a dir, a file as a name (%s)", err.msg);
+	snprintf(p, sizeof(p), "%s/opt/app/sub/tool", root);
+	ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0750, "the mode is kept");
+	snprintf(p, sizeof(p), "%s/opt/app/link", root);
+	ok(readlink(p, target, sizeof(target) - 1) > 0 && !strcmp(target, "sub/tool"),
+	   "the link is a link (%s)", target);
+	snprintf(p, sizeof(p), "%s/etc/tool", root);
+	ok(access(p, F_OK) == 0, "a DST ending in / takes the file in");
+	snprintf(p, sizeof(p), "%s/bin/renamed", root);
+	ok(stat(p, &st) == 0 && S_ISREG(st.st_mode), "else DST is the file's name");
+	snprintf(p, sizeof(p), "%s/sub/tool", src);
+	ok(img_copy_in(rootfd, p, "/bin", getuid(), getgid(), &err) == 0 &&
+		   (snprintf(p, sizeof(p), "%s/bin/tool", root), access(p, F_OK) == 0),
+	   "an existing directory DST takes the file in");
+	close(rootfd);
+}
+
+/* A build's config edits on a committed layer: Env merged as Docker's ENV, the rest set,
+ * an entrypoint alone clearing Cmd, the base's other keys kept. */
+static void test_commit_config(void)
+{
+	struct hutch_err err = { 0 };
+	struct img_store *s = NULL;
+	char path[512], tar[512], upper[512], digest[IMG_DIGEST_MAX], layer[IMG_DIGEST_MAX];
+	snprintf(path, sizeof(path), "%s/cstore", tmpdir);
+	snprintf(tar, sizeof(tar), "%s/c.tar", tmpdir);
+	snprintf(upper, sizeof(upper), "%s/upper", tmpdir);
+	const struct ent e[] = { { "bin", 'd', NULL } };
+	mktar(tar, e, 1, false);
+	struct img_import_result res;
+	ok(img_store_open(path, true, false, &s, &err) == 0 &&
+		   img_import(s, tar, "c:base", &res, &err) == 0,
+	   "a base (%s)", err.msg);
+	img_import_result_clear(&res);
+	mkdir(upper, 0755);
+	char *env[] = { "PATH=/x", "A=1", "A=2", "B=3", NULL }, *ep[] = { "/app", NULL };
+	const struct img_config_edit edit = {
+		.env = env, .entrypoint = ep, .working_dir = "/srv", .user = "1000:1000"
+	};
+	const struct img_commit c = {
+		.base = "c:base", .name_tag = "c:new", .upper = upper, .edit = &edit
+	};
+	ok(img_commit_layer(s, &c, digest, layer, &err) == 0, "committed (%s)", err.msg);
+	struct img_run_config rc = { 0 };
+	ok(img_run_config(s, "c:new", &rc, &err) == 0, "its config reads back (%s)", err.msg);
+	ok(rc.env && rc.env[0] && !strcmp(rc.env[0], "PATH=/x") && rc.env[1] &&
+		   !strcmp(rc.env[1], "A=2") && rc.env[2] && !strcmp(rc.env[2], "B=3") &&
+		   !rc.env[3],
+	   "Env: the base's PATH replaced in place, the last A, B appended");
+	ok(rc.working_dir && !strcmp(rc.working_dir, "/srv") && rc.user &&
+		   !strcmp(rc.user, "1000:1000"),
+	   "WorkingDir and User");
+	ok(rc.entrypoint && !strcmp(rc.entrypoint[0], "/app") && !rc.entrypoint[1] && !rc.cmd,
+	   "Entrypoint, and no Cmd");
+	img_run_config_clear(&rc);
+	img_store_free(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -225,6 +358,8 @@ int main(void)
 	test_refs();
 	test_hostile();
 	test_store();
+	test_tree();
+	test_commit_config();
 	img_remove_tree_at(AT_FDCWD, tmpdir);
 	return tap_done();
 }
