@@ -34,6 +34,7 @@ struct exec_child {
 	int console_fd;
 	int tramp_fd;
 	int preserve_fds;
+	bool die_with_parent;
 };
 
 struct exec_ctx {
@@ -182,7 +183,12 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 		goto fail;
 	if (nfd >= 0)
 		close(nfd);
-	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	/* setresuid cleared it; set now, it survives the execve of the same credentials. A
+	 * parent that died before shows as the sync socket's hangup. */
+	prctl(PR_SET_PDEATHSIG, c->die_with_parent ? SIGKILL : 0, 0, 0, 0);
+	struct pollfd hup = { .fd = c->sync_fd, .events = 0 };
+	if (c->die_with_parent && poll(&hup, 1, 0) > 0 && (hup.revents & POLLHUP))
+		_exit(1);
 	rt_reset_signals();
 	int e = -rt_trampoline_exec(c->tramp_fd, targv, env);
 	hutch_fail_errno(&err, e, "exec %s through the trampoline", exe);
@@ -300,6 +306,7 @@ static int spawn(struct exec_ctx *x, struct hutch_err *err)
 			.console_fd = x->console_fd,
 			.tramp_fd = x->tramp_fd,
 			.preserve_fds = x->o->preserve_fds,
+			.die_with_parent = x->o->die_with_parent,
 		};
 		exec_child_main(&c);
 	}

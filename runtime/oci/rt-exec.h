@@ -50,6 +50,7 @@ struct rt_exec_opts {
 	const char *console_socket;
 	int preserve_fds;
 	bool detach;
+	bool die_with_parent; /* the process gets SIGKILL when this hutch dies (sandbox exec) */
 };
 /* Runs p in the container t. Detached: returns 0 once p has exec'd, the pid file written.
  * Foreground: relays a terminal or forwards signals, and returns p's exit code (or

@@ -213,5 +213,5 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 				  o->runtime);
 	if (o->tty && !isatty(0))
 		return hutch_fail(err, EINVAL, "--tty: standard input is not a terminal");
-	return 0;
+	return rt_sb_check_named(o, err);
 }

@@ -48,6 +48,7 @@ void rt_sb_opts_free(struct rt_sb_opts *o)
 	free(o->env);
 	free(o->lock);
 	free(o->runtime);
+	free(o->name);
 	free(o->report);
 	hutch_strv_free(o->command);
 	free(o->entrypoint);
@@ -559,6 +560,10 @@ static const struct rt_flag options[] = {
 	{ "lock-timeout", 0, RT_FLAG_FN, "seconds to wait for the lock", 0, set_lock_timeout },
 	{ "runtime", 0, RT_FLAG_FN, "native (default), runc, crun, runsc or a path", 0,
 	  set_runtime },
+	{ "name", 0, RT_FLAG_FN, "NAME: a long-lived sandbox that `sandbox exec NAME` joins", 0,
+	  rt_sb_set_name },
+	{ "detach", 'd', RT_FLAG_FN_BOOL, "with --name: return once the command runs", 0,
+	  rt_sb_set_detach },
 	{ "report", 0, RT_FLAG_FN, "write the JSON report to FILE", 0, set_report },
 	{ "report-fd", 0, RT_FLAG_FN, "write the JSON report to fd N", 0, set_report_fd },
 	{ "profile", 0, RT_FLAG_FN, "JSON profile; flags override it", 0, skip_profile },
@@ -608,6 +613,7 @@ void rt_sb_print_help(int fd)
 		"that user's (a root-owned one is refused); no setuid or setgid bit can be set.\n"
 		"--as-root is root in a user namespace whose ids are all subordinate, writing\n"
 		"the workspace as its owner. Only --host-root is the host's root (warned of).\n");
+	rt_sb_print_subcommands(fd);
 }
 
 /* Flags up to "--" (or the first positional); the rest is the command. --profile is applied

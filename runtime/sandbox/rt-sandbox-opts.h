@@ -51,6 +51,8 @@ struct rt_sb_opts {
 	bool no_wait;
 	double lock_timeout; /* < 0: wait without limit */
 	char *runtime;	     /* NULL or "native" */
+	char *name;	     /* --name: a long-lived sandbox others exec into */
+	bool detach;	     /* --detach: a supervisor keeps it; hutch returns once it runs */
 	char *report;
 	int report_fd;
 	char **command; /* NULL-terminated; NULL: the image's Cmd */
@@ -98,5 +100,10 @@ int rt_sb_parse_cpus(const char *v, double *out, struct hutch_err *err);
 int rt_sb_usable_cpus(void);
 int rt_sb_parse_network(const char *v, enum rt_sb_network *out, struct hutch_err *err);
 void rt_sb_print_help(int fd);
+/* rt-sandbox-named.c: the setters of --name and --detach, and what they can't be combined
+ * with (rt_sb_check). */
+int rt_sb_set_name(void *p, const char *v, struct hutch_err *err);
+int rt_sb_set_detach(void *p, const char *v, struct hutch_err *err);
+int rt_sb_check_named(const struct rt_sb_opts *o, struct hutch_err *err);
 
 #endif

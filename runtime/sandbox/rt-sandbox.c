@@ -31,6 +31,8 @@ struct sandbox {
 	struct cg *cg;
 	struct rt_sb_net net;
 	int lock_fd, owner_fd;
+	int name_fd;	/* --name's record, held while the sandbox lives */
+	int *notify_fd; /* --detach: the pipe to the caller until the command started */
 	char *rootfs;
 	char error[sizeof(((struct hutch_err *)0)->msg)];
 };
@@ -171,14 +173,33 @@ static int own_state(struct sandbox *sb, struct hutch_err *err)
 	return 0;
 }
 
+/* The state dir is the bundle: a named sandbox's spec is written there for `sandbox exec`,
+ * which runs outside the private mount namespace that holds scratch. */
+static int record(struct sandbox *sb, const struct rt_spec *spec, struct hutch_err *err)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
+	if (!sb->o->name) { /* ls's image and supervisor; exec needs a name */
+		struct hutch_err e = { 0 };
+		_cleanup_free_ char *info = hutch_xasprintf("%s/sandbox.json", dir);
+		_cleanup_free_ char *text = hutch_xasprintf("{\"supervisor\":%d}", (int)getpid());
+		hutch_write_atomic(info, text, strlen(text), 0600, &e);
+		return 0;
+	}
+	return rt_sb_write_record(sb->o, dir, spec,
+				  sb->plan.image_name ? sb->plan.image_name : sb->o->image, err);
+}
+
 /* Create, start and wait, with hutch's init as PID 1 reporting the command's status. */
 static int run_native(struct sandbox *sb, struct hutch_err *err)
 {
 	struct rt_spec *spec = NULL;
 	int pipefd[2] = { -1, -1 };
 	struct rt_created c = { .pidfd = -1, .pty_master = -1 };
+	char bundle[512];
+	snprintf(bundle, sizeof(bundle), "%s/%s", sb->g.root, sb->id);
 	sb->plan.with_init = true;
-	int r = rt_sb_spec(sb->o, &sb->plan, SB_SCRATCH, &spec, err);
+	int r = rt_sb_spec(sb->o, &sb->plan, bundle, &spec, err);
 	if (r >= 0 && pipe2(pipefd, O_CLOEXEC) < 0)
 		r = hutch_fail_errno(err, errno, "sandbox: pipe");
 	struct rt_create_opts co = { .id = sb->id,
@@ -193,6 +214,8 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	_cleanup_close_ int rd = pipefd[0];
 	_cleanup_close_ int pidfd = c.pidfd;
 	_cleanup_close_ int master = c.pty_master;
+	if (r >= 0)
+		r = record(sb, spec, err);
 	rt_spec_free(spec);
 	if (r < 0)
 		return r;
@@ -203,6 +226,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 		TRY(rt_sb_net_attach(sb->o, &sb->net, c.pid, err));
 	TRY(rt_container_start(&sb->g, sb->id, err));
 	hutch_fault_point("sandbox:started");
+	TRY(rt_sb_notify_started(sb->notify_fd, err)); /* --detach: the caller returns */
 	struct rt_waiter w = { .pidfd = pidfd,
 			       .pid = c.pid,
 			       .master = master,
@@ -347,9 +371,11 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 	if (mkdir(RT_SB_ROOT, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", RT_SB_ROOT);
 	clean_stale(&sb->g);
+	rt_sb_names_sweep();
 	sweep_cgroups(base); /* after clean_stale, which deletes what has state */
 	rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
+	rt_sb_name_set(sb->name_fd, sb->id);
 	sandbox_cgroup(sb, base);
 	return 0;
 }
@@ -433,32 +459,46 @@ static void sandbox_free(struct sandbox *sb)
 	cg_free(sb->cg);
 	rt_sb_plan_clear(&sb->plan);
 	rt_sb_unlock(sb->o, sb->lock_fd);
+	rt_sb_name_release(sb->o->name, sb->name_fd);
 	if (sb->owner_fd >= 0)
 		close(sb->owner_fd);
 }
 
-int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err)
+/* The lock and the name, before anything else of the sandbox exists. */
+static int take_locks(struct sandbox *sb, struct hutch_err *err)
+{
+	const struct rt_sb_opts *o = sb->o;
+	int r = o->name ? rt_sb_name_take(o->name, &sb->name_fd, err) : 0;
+	double t0 = hutch_now_ms();
+	if (r >= 0 && o->lock) /* one sandbox per lock name */
+		r = rt_sb_lock(o, &sb->lock_fd, err);
+	if (r == -EWOULDBLOCK || r == -EEXIST)
+		sb->res.failure = RT_SB_FAIL_LOCK_BUSY;
+	sb->res.lock_wait_ms = hutch_now_ms() - t0;
+	return r;
+}
+
+static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notify_fd,
+	       struct hutch_err *err)
 {
 	struct sandbox sb = { .o = o,
 			      .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
 			      .net = { .ipam_fd = -1 },
 			      .lock_fd = -1,
-			      .owner_fd = -1 };
+			      .owner_fd = -1,
+			      .name_fd = -1,
+			      .notify_fd = notify_fd };
 	const struct sb_mode *m = sb_mode(o);
 	begin(&sb.res, o);
 	rt_sb_clear_report(o);	     /* an earlier run's is never read as this one's */
 	int r = rt_sb_check(o, err); /* a C caller's options are checked as a flag's are */
 	if (r < 0)
 		sb.res.failure = RT_SB_FAIL_BAD_OPTION;
-	double t0 = hutch_now_ms();
-	if (r >= 0 && o->lock) /* one sandbox per lock name */
-		r = rt_sb_lock(o, &sb.lock_fd, err);
-	if (r == -EWOULDBLOCK)
-		sb.res.failure = RT_SB_FAIL_LOCK_BUSY;
-	sb.res.lock_wait_ms = hutch_now_ms() - t0;
+	if (r >= 0)
+		r = take_locks(&sb, err);
 	if (r >= 0)
 		hutch_fault_point("sandbox:locked");
-	t0 = hutch_now_ms();
+	double t0 = hutch_now_ms();
 	if (r >= 0) /* before the sandbox names its own cgroup, which a sweep must not take */
 		r = sweep(&sb, m, err);
 	if (r >= 0)
@@ -478,10 +518,30 @@ int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct
 	return r;
 }
 
+/* With --detach, a supervisor runs it all and says when the command has started (or why it
+ * could not, once the report is written and the name and lock are free). */
+int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	int fd = -1;
+	if (!o->detach || rt_sb_check(o, err) < 0)
+		return run(g, o, &fd, err);
+	pid_t pid = rt_sb_detach(o, g, &fd, err);
+	if (pid < 0)
+		return pid;
+	if (pid > 0)
+		return rt_sb_detach_wait(o, pid, fd, err);
+	int r = run(g, o, &fd, err);
+	if (r < 0 && fd >= 0)
+		rt_sb_notify_failed(fd, err);
+	_exit(r < 0 ? RT_SB_EXIT_FAIL : r);
+}
+
 static RT_VERB_RUN(verb_sandbox)
 {
 	struct rt_sb_opts o;
 	(void)first, (void)flags;
+	if (argc > 1 && rt_sb_is_subcommand(argv[1])) /* exactly exec, ls, stop or rm */
+		return rt_sb_subcommand(argc - 1, argv + 1, err);
 	rt_sb_opts_init(&o);
 	int r = rt_sb_parse_args(&o, argc, argv, err);
 	if (r >= 0) {

@@ -14,6 +14,7 @@
 #define RT_SB_EXIT_TIMEOUT 124 /* as timeout(1) */
 #define RT_SB_ROOT RT_DEFAULT_ROOT "/sandbox"
 #define RT_SB_LOCKS RT_DEFAULT_ROOT "/locks"
+#define RT_SB_NAMES RT_DEFAULT_ROOT "/sandbox-names"
 
 #include "rt-sandbox-opts.h"
 
@@ -142,6 +143,36 @@ void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o);
 int rt_sb_lock(const struct rt_sb_opts *o, int *fd, struct hutch_err *err);
 /* Removes the lock file, then lets go of the lock (fd < 0: nothing). */
 void rt_sb_unlock(const struct rt_sb_opts *o, int fd);
+
+/* rt-sandbox-named.c: --name's record (take: EEXIST when its sandbox runs; set writes the
+ * id; release removes it), a sweep of killed hutches' records, and a name's id. */
+int rt_sb_name_take(const char *name, int *fd, struct hutch_err *err);
+void rt_sb_name_set(int fd, const char *id);
+void rt_sb_name_release(const char *name, int fd);
+void rt_sb_names_sweep(void);
+int rt_sb_name_resolve(const char *name, char *id, size_t len, struct hutch_err *err);
+/* The sandbox's spec (config.json: its state dir is the bundle exec reads) and sandbox.json. */
+struct rt_sb_record {
+	char *name, *image; /* NULL: none */
+	pid_t supervisor;   /* the hutch that runs it */
+	int64_t grace_ms;
+};
+int rt_sb_write_record(const struct rt_sb_opts *o, const char *dir, const struct rt_spec *spec,
+		       const char *image, struct hutch_err *err);
+int rt_sb_read_record(const char *id, struct rt_sb_record *r);
+void rt_sb_record_clear(struct rt_sb_record *r);
+/* --detach: forks the supervisor (0 in it, with *fd the pipe to the caller, stdio /dev/null
+ * and no other fd), the caller waits (0 once the command started, NAME printed; else the
+ * supervisor's error). */
+pid_t rt_sb_detach(const struct rt_sb_opts *o, const struct rt_global *g, int *fd,
+		   struct hutch_err *err);
+int rt_sb_detach_wait(const struct rt_sb_opts *o, pid_t pid, int fd, struct hutch_err *err);
+int rt_sb_notify_started(int *fd, struct hutch_err *err); /* closes *fd */
+void rt_sb_notify_failed(int fd, const struct hutch_err *err);
+/* rt-sandbox-cmds.c: `sandbox exec|ls|stop|rm` (argv[0] the subcommand). */
+bool rt_sb_is_subcommand(const char *arg);
+int rt_sb_subcommand(int argc, char **argv, struct hutch_err *err);
+void rt_sb_print_subcommands(int fd);
 
 /* rt-sandbox-delegate.c: runs the bundle with another runtime and waits (w has the timeout,
  * grace and kill_tree set; pidfd/pid/status are filled in). */
