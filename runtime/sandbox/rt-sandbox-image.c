@@ -62,13 +62,13 @@ int rt_sb_plan_process(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct 
 	for (size_t i = 0; c && c->env && c->env[i]; i++)
 		if (!strchr(c->env[i], '=') || c->env[i][0] == '=')
 			return hutch_fail(err, EINVAL,
-					  "--image %s: config.Env[%zu]: expected KEY=VALUE", o->image,
-					  i);
+					  "--image %s: config.Env[%zu]: expected KEY=VALUE",
+					  o->image, i);
 	p->image_env = c && c->env ? hutch_strv_dup((const char *const *)c->env) : NULL;
-	p->cwd = hutch_xstrdup(o->cwd		      ? o->cwd
+	p->cwd = hutch_xstrdup(o->cwd		     ? o->cwd
 			       : c && c->working_dir ? c->working_dir
-			       : o->workspace	      ? "/workspace"
-						      : "/");
+			       : o->workspace	     ? "/workspace"
+						     : "/");
 	if (p->cwd[0] != '/')
 		return hutch_fail(err, EINVAL, "--image %s: config.WorkingDir %s: not absolute",
 				  o->image, p->cwd);
