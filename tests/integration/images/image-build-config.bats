@@ -37,7 +37,7 @@ img() {
 
 # in_image TAG CMD: CMD in a sandbox on the image, as its root (ids as the image has them).
 in_image() {
-	timeout 30 "$HUTCH" sandbox --as-root --image "$1" -- /bin/sh -c "$2"
+	timeout 30 "$HUTCH" sandbox --as-root --image "$1" --entrypoint "" -- /bin/sh -c "$2"
 }
 
 tmp_empty() {
