@@ -72,4 +72,30 @@ int net_bridge_detach(uint32_t addr, struct hutch_err *err);
 int net_nft_masq_add(const char *bridge, uint32_t addr, struct hutch_err *err);
 int net_nft_masq_del(uint32_t addr, struct hutch_err *err);
 
+/* DNS (net-dns.c, pure): the wire format as the sandbox's policy forwarder needs it. */
+#define NET_DNS_NAME_MAX 254 /* presentation form incl. NUL */
+/* The first question of a query: its name lowercased, dotted, without the final dot ("" for
+ * the root), and its type and class. -EINVAL for anything but one well-formed standard query
+ * (QR=0, OPCODE=0, QDCOUNT=1, ANCOUNT=NSCOUNT=0, no compression in the question, labels <= 63
+ * of printable ASCII without '.', name <= 253). */
+int net_dns_parse_query(const uint8_t *msg, size_t len, char name[NET_DNS_NAME_MAX],
+			uint16_t *qtype, uint16_t *qclass);
+/* Builds into out (cap bytes; may be q) a reply to query q holding only q's header and question,
+ * with RCODE rcode (5 REFUSED, 2 SERVFAIL), QR=1, RA=1, q's ID and RD. Its length, or -EINVAL. */
+ssize_t net_dns_reply_empty(const uint8_t *q, size_t qlen, unsigned rcode, uint8_t *out,
+			    size_t cap);
+/* The IPv4 addresses (host order) of the A records of class IN in a response's answer section,
+ * up to max, and the smallest TTL among them (0 when none). Compression pointers are followed
+ * safely. Returns how many were stored, or -EINVAL for a malformed message. */
+int net_dns_answer_a(const uint8_t *msg, size_t len, uint32_t *addrs, size_t max,
+		     uint32_t *min_ttl);
+/* Whether response r answers query q: QR set, same ID, same first question (any case). */
+bool net_dns_same_question(const uint8_t *q, size_t qlen, const uint8_t *r, size_t rlen);
+/* A pattern is a lowercase name ("example.com": that name only) or "*.example.com" (any name
+ * strictly below it, at any depth; not example.com itself). Case-insensitive on name. */
+bool net_dns_name_match(const char *pattern, const char *name);
+/* Validates and lowercases a user's pattern: labels of [a-z0-9_-], 1..63 characters, <= 253 in
+ * all, and only a leading "*." as wildcard. -EINVAL with err naming the pattern otherwise. */
+int net_dns_pattern_parse(const char *in, char out[NET_DNS_NAME_MAX], struct hutch_err *err);
+
 #endif
