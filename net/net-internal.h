@@ -9,4 +9,41 @@
  * err naming what. Other messages are skipped. */
 int net_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err);
 
+/* Closes *fd if open and marks it closed (hutch_closep leaves the number: it is a destructor). */
+static inline void net_fd_reset(int *fd)
+{
+	hutch_closep(fd);
+	*fd = -1;
+}
+
+/* Shared by the two sides of the DNS forwarder (net-dnsfwd-share.c). */
+#define NET_DNS_RCODE_SERVFAIL 2
+#define NET_DNS_RCODE_REFUSED 5
+enum net_dns_verdict { NET_DNS_DROP, NET_DNS_REFUSE, NET_DNS_FORWARD };
+/* Parses query q and applies f's policy; name and matched are set unless DROP. */
+enum net_dns_verdict net_dns_fwd_judge(const struct net_dns_fwd *f, const uint8_t *q, size_t len,
+				       char name[NET_DNS_NAME_MAX], bool *matched);
+/* Whether upstream's r may be relayed for q (as sent): 0 yes, on_answer told; 1 it answers
+ * another query (dropped); < 0 answer SERVFAIL instead. */
+int net_dns_fwd_check(const struct net_dns_fwd *f, const uint8_t *q, size_t qlen, const uint8_t *r,
+		      size_t rlen, const char *name, bool matched);
+/* A non-blocking socket (SOCK_DGRAM or SOCK_STREAM) connected or connecting to upstream i. */
+int net_dns_fwd_connect(const struct net_dns_fwd *f, size_t i, int type);
+/* A fresh random query ID for upstream: the sandbox's own could be guessed by a spoofer. */
+uint16_t net_dns_fwd_id(uint16_t fallback);
+
+struct pollfd;
+struct net_dns_tcp; /* the TCP clients of one forwarder */
+struct net_dns_tcp *net_dns_tcp_new(void);
+void net_dns_tcp_free(struct net_dns_tcp *t);
+bool net_dns_tcp_full(const struct net_dns_tcp *t);
+int net_dns_tcp_accept(struct net_dns_tcp *t, const struct net_dns_fwd *f, double now,
+		       struct hutch_err *err);
+/* Fills pfd (room for NET_DNS_TCP_MAX) for the clients; lowers *next to their next deadline. */
+#define NET_DNS_TCP_MAX 4
+size_t net_dns_tcp_poll(struct net_dns_tcp *t, struct pollfd *pfd, double *next);
+/* Moves each client on by what poll said (pfd as filled by net_dns_tcp_poll) and the time. */
+void net_dns_tcp_step(struct net_dns_tcp *t, const struct net_dns_fwd *f, struct net_dns_stats *st,
+		      const struct pollfd *pfd, double now);
+
 #endif

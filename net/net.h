@@ -98,4 +98,35 @@ bool net_dns_name_match(const char *pattern, const char *name);
  * all, and only a leading "*." as wildcard. -EINVAL with err naming the pattern otherwise. */
 int net_dns_pattern_parse(const char *in, char out[NET_DNS_NAME_MAX], struct hutch_err *err);
 
+/* The DNS policy forwarder of one bridge-mode sandbox (net-dnsfwd.c), run in a process of its
+ * own: single-threaded, poll(), no global state. Sockets are the caller's, bound already. */
+struct net_dns_fwd {
+	int udp_fd;		  /* the UDP socket the sandbox queries */
+	int tcp_fd;		  /* a listening TCP socket, or -1 (made non-blocking) */
+	int stop_fd;		  /* readable or hung up: net_dns_fwd_run returns 0 */
+	const uint32_t *upstream; /* IPv4 nameservers (host order), tried in order on timeout */
+	size_t n_upstream;
+	uint16_t upstream_port; /* 0: 53 */
+	bool restricted;	/* only names matching a pattern are forwarded; others: REFUSED */
+	const char *const *patterns; /* normalised (net_dns_pattern_parse), also for on_answer */
+	size_t n_patterns;
+	/* Called for each answer before it is relayed, with its A records, their smallest TTL
+	 * and whether the question matched a pattern. A failure (< 0) turns the reply into
+	 * SERVFAIL: an address the firewall did not open must not be handed out. May be NULL. */
+	int (*on_answer)(const char *name, bool matched, const uint32_t *addrs, size_t n,
+			 uint32_t ttl, void *arg);
+	void *arg;
+	unsigned timeout_ms; /* per upstream try; 0: 2000 */
+};
+struct net_dns_stats {
+	uint64_t answered, refused; /* relayed from upstream; refused by policy */
+	uint64_t failed;	    /* malformed queries dropped, and SERVFAIL replies */
+	uint64_t forged;	    /* upstream packets that answered no query in flight */
+	uint64_t timeouts;	    /* upstream tries that timed out */
+	uint64_t tcp;		    /* queries that came over TCP */
+};
+/* Serves until stop_fd fires (0) or a socket fails for good (-errno, err says which). Refuses
+ * queries of class other than IN and of types 251-255 (IXFR, AXFR, MAILB, MAILA, ANY). */
+int net_dns_fwd_run(const struct net_dns_fwd *f, struct net_dns_stats *st, struct hutch_err *err);
+
 #endif

@@ -316,6 +316,307 @@ static void test_patterns(void)
 	ok(!net_dns_name_match("*.example.com", ""), "wildcard: root");
 }
 
+/* ---- the forwarder, against a fake upstream on 127.0.0.1 ---- */
+
+static int bind_lo(int type, uint16_t port)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 8) < 0))
+		return -1;
+	return fd;
+}
+
+static uint16_t port_of(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t l = sizeof(a);
+	getsockname(fd, (struct sockaddr *)&a, &l);
+	return ntohs(a.sin_port);
+}
+
+/* The fake upstream's answer to query q (in b, n bytes): two A records, TTL 300 and 60; 0 for
+ * "slow.example.com", which gets none. */
+static size_t fake_answer(uint8_t *b, size_t n)
+{
+	char name[NET_DNS_NAME_MAX];
+	uint16_t t, c;
+	if (net_dns_parse_query(b, n, name, &t, &c) < 0 || !strcmp(name, "slow.example.com"))
+		return 0;
+	b[2] |= 0x80;
+	b[3] |= 0x80;
+	b[7] = 2;
+	n = rr_a(b, n, 12, 300, 0x0a000001);
+	return rr_a(b, n, 12, 60, 0x0a000002);
+}
+
+static void fake_tcp_client(int fd)
+{
+	uint8_t b[1024];
+	while (hutch_read_all(fd, b, 2) == 2) {
+		size_t len = (size_t)(b[0] << 8 | b[1]);
+		if (len > 900 || hutch_read_all(fd, b + 2, len) != (ssize_t)len)
+			break;
+		size_t n = fake_answer(b + 2, len);
+		b[0] = (uint8_t)(n >> 8);
+		b[1] = (uint8_t)n;
+		if (n && hutch_write_all(fd, b, n + 2) < 0)
+			break;
+	}
+	close(fd);
+}
+
+/* Answers over UDP and TCP until killed; "forged.example.com" first gets an answer with
+ * another ID, which the forwarder must drop. */
+static void fake_upstream(int udp, int tcp)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = udp, .events = POLLIN },
+				       { .fd = tcp, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0)
+			continue;
+		if (p[1].revents)
+			fake_tcp_client(accept4(tcp, NULL, NULL, SOCK_CLOEXEC));
+		if (!p[0].revents)
+			continue;
+		uint8_t b[1024];
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(udp, b, 900, 0, (struct sockaddr *)&from, &fl);
+		size_t m = n > 0 ? fake_answer(b, (size_t)n) : 0;
+		if (!m)
+			continue;
+		if (memmem(b, m,
+			   "\x06"
+			   "forged",
+			   7)) {
+			b[0] ^= 0x55;
+			sendto(udp, b, m, 0, (struct sockaddr *)&from, fl);
+			b[0] ^= 0x55;
+		}
+		sendto(udp, b, m, 0, (struct sockaddr *)&from, fl);
+	}
+}
+
+/* What on_answer saw, sent from the forwarder's process to the test's over a pipe. */
+struct seen {
+	char name[64];
+	bool matched;
+	uint32_t n, ttl, addrs[4];
+};
+
+static int on_answer(const char *name, bool matched, const uint32_t *addrs, size_t n, uint32_t ttl,
+		     void *arg)
+{
+	struct seen s = { .matched = matched, .n = (uint32_t)n, .ttl = ttl };
+	snprintf(s.name, sizeof(s.name), "%s", name);
+	memcpy(s.addrs, addrs, (n < 4 ? n : 4) * sizeof(*addrs));
+	hutch_write_all(*(int *)arg, &s, sizeof(s));
+	return strcmp(name, "deny.example.com") ? 0 : -EPERM; /* say, nft failed */
+}
+
+struct lab {
+	pid_t upstream_pid, fwd_pid;
+	int stop_w, seen_r, stats_r;
+	uint16_t udp_port, tcp_port;
+};
+
+static void run_forwarder(int udp, int tcp, int stop_r, int seen_w, int stats_w, uint16_t up_port)
+{
+	static const char *const patterns[] = { "*.example.com", "ok.test" };
+	static const uint32_t ups[] = { 0x7f000001, 0x7f000001 };
+	struct net_dns_fwd f = { .udp_fd = udp,
+				 .tcp_fd = tcp,
+				 .stop_fd = stop_r,
+				 .upstream = ups,
+				 .n_upstream = 2,
+				 .upstream_port = up_port,
+				 .restricted = true,
+				 .patterns = patterns,
+				 .n_patterns = 2,
+				 .on_answer = on_answer,
+				 .arg = &seen_w,
+				 .timeout_ms = 300 };
+	struct net_dns_stats st = { 0 };
+	struct hutch_err err = { 0 };
+	int r = net_dns_fwd_run(&f, &st, &err);
+	if (r < 0)
+		fprintf(stderr, "# forwarder: %s\n", err.msg);
+	hutch_write_all(stats_w, &st, sizeof(st));
+	_exit(r < 0);
+}
+
+static bool lab_start(struct lab *l)
+{
+	/* The upstream first: it must not hold the pipes' write ends, or no hang-up is seen. */
+	int uu = bind_lo(SOCK_DGRAM, 0);
+	int ut = uu >= 0 ? bind_lo(SOCK_STREAM, port_of(uu)) : -1;
+	if (ut < 0)
+		return false;
+	uint16_t up_port = port_of(uu);
+	if ((l->upstream_pid = fork()) == 0)
+		fake_upstream(uu, ut);
+	close(uu), close(ut);
+	int fu = bind_lo(SOCK_DGRAM, 0), ft = bind_lo(SOCK_STREAM, 0);
+	int stop[2], seen[2], stats[2];
+	if (l->upstream_pid < 0 || fu < 0 || ft < 0 || pipe2(stop, O_CLOEXEC) ||
+	    pipe2(seen, O_CLOEXEC) || pipe2(stats, O_CLOEXEC))
+		return false;
+	l->udp_port = port_of(fu);
+	l->tcp_port = port_of(ft);
+	if ((l->fwd_pid = fork()) == 0) {
+		close(stop[1]);
+		run_forwarder(fu, ft, stop[0], seen[1], stats[1], up_port);
+	}
+	close(fu), close(ft);
+	close(stop[0]), close(seen[1]), close(stats[1]);
+	l->stop_w = stop[1];
+	l->seen_r = seen[0];
+	l->stats_r = stats[0];
+	return l->fwd_pid > 0;
+}
+
+static struct sockaddr_in lo_addr(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return a;
+}
+
+/* Sends msg to the forwarder over UDP; the reply's length, or -1 after wait_ms. */
+static ssize_t ask_udp(const struct lab *l, const uint8_t *msg, size_t len, uint8_t *reply,
+		       int wait_ms)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = lo_addr(l->udp_port);
+	ssize_t n = -1;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	if (sendto(fd, msg, len, 0, (struct sockaddr *)&a, sizeof(a)) == (ssize_t)len &&
+	    poll(&p, 1, wait_ms) == 1)
+		n = recv(fd, reply, 4096, 0);
+	close(fd);
+	return n;
+}
+
+static unsigned rcode(const uint8_t *r)
+{
+	return r[3] & 0xf;
+}
+
+static bool read_seen(const struct lab *l, struct seen *s)
+{
+	struct pollfd p = { .fd = l->seen_r, .events = POLLIN };
+	return poll(&p, 1, 1000) == 1 && hutch_read_all(l->seen_r, s, sizeof(*s)) == sizeof(*s);
+}
+
+static void test_fwd_udp(const struct lab *l)
+{
+	uint8_t q[512], r[4096];
+	uint32_t addrs[4], ttl;
+	struct seen s;
+	size_t n = query(q, 0x4242, "WWW.example.com", 1);
+	ssize_t rl = ask_udp(l, q, n, r, 2000);
+	ok(rl > 0 && net_dns_same_question(q, n, r, (size_t)rl) && rcode(r) == 0,
+	   "allowed name answered, under the client's ID");
+	ok(rl > 0 && net_dns_answer_a(r, (size_t)rl, addrs, 4, &ttl) == 2 &&
+		   addrs[0] == 0x0a000001 && ttl == 60,
+	   "the upstream's A records relayed");
+	ok(read_seen(l, &s) && !strcmp(s.name, "www.example.com") && s.matched && s.n == 2 &&
+		   s.addrs[1] == 0x0a000002 && s.ttl == 60,
+	   "on_answer saw them first: %s n=%u ttl=%u", s.name, s.n, s.ttl);
+
+	n = query(q, 7, "unlisted.org", 1);
+	rl = ask_udp(l, q, n, r, 2000);
+	ok(rl == (ssize_t)n && rcode(r) == 5 && r[0] == 0 && r[1] == 7, "unlisted name: REFUSED");
+	n = query(q, 8, "www.example.com", 255);
+	rl = ask_udp(l, q, n, r, 2000);
+	ok(rl > 0 && rcode(r) == 5, "ANY: REFUSED");
+
+	n = query(q, 9, "slow.example.com", 1);
+	double t0 = hutch_now_ms();
+	rl = ask_udp(l, q, n, r, 3000);
+	double took = hutch_now_ms() - t0;
+	ok(rl > 0 && rcode(r) == 2 && r[1] == 9, "no upstream answer: SERVFAIL");
+	ok(took >= 550 && took < 1500, "after both upstreams' 300 ms (%.0f ms)", took);
+
+	n = query(q, 10, "deny.example.com", 1);
+	rl = ask_udp(l, q, n, r, 2000);
+	ok(rl > 0 && rcode(r) == 2 && read_seen(l, &s) && !strcmp(s.name, "deny.example.com"),
+	   "on_answer failed: SERVFAIL, no address handed out");
+	n = query(q, 11, "forged.example.com", 1);
+	rl = ask_udp(l, q, n, r, 2000);
+	ok(rl > 0 && rcode(r) == 0 && net_dns_same_question(q, n, r, (size_t)rl) &&
+		   read_seen(l, &s) && !strcmp(s.name, "forged.example.com"),
+	   "an answer under another ID is dropped, the real one relayed");
+	n = query(q, 12, "ok.test", 1);
+	q[5] = 2;
+	ok(ask_udp(l, q, n, r, 300) < 0, "malformed query: no reply");
+}
+
+/* Two pipelined queries and one refused, on one TCP connection. */
+static void test_fwd_tcp(const struct lab *l)
+{
+	uint8_t q[1024], r[4096];
+	size_t n = 0;
+	const char *names[] = { "a.example.com", "ok.test", "nope.test" };
+	for (size_t i = 0; i < 3; i++) {
+		size_t m = query(q + n + 2, (uint16_t)(100 + i), names[i], 1);
+		put16(q, n, (uint16_t)m);
+		n += 2 + m;
+	}
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = lo_addr(l->tcp_port);
+	struct timeval tv = { .tv_sec = 2 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ok(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && hutch_write_all(fd, q, n) == 0,
+	   "TCP: three queries sent at once");
+	for (size_t i = 0; i < 3; i++) {
+		uint32_t addrs[4], ttl;
+		size_t len = hutch_read_all(fd, r, 2) == 2 ? (size_t)(r[0] << 8 | r[1]) : 0;
+		bool got = len && hutch_read_all(fd, r, len) == (ssize_t)len;
+		ok(got && r[1] == 100 + i && rcode(r) == (i == 2 ? 5 : 0) &&
+			   (i == 2 || net_dns_answer_a(r, len, addrs, 4, &ttl) == 2),
+		   "TCP reply %zu: %s %s", i, names[i], i == 2 ? "REFUSED" : "answered");
+	}
+	close(fd);
+	struct seen s;
+	ok(read_seen(l, &s) && read_seen(l, &s) && !strcmp(s.name, "ok.test"),
+	   "on_answer saw the TCP answers");
+}
+
+static void test_forwarder(void)
+{
+	struct lab l = { 0 };
+	if (!lab_start(&l)) {
+		ok(0, "fake upstream and forwarder on 127.0.0.1");
+		return;
+	}
+	test_fwd_udp(&l);
+	test_fwd_tcp(&l);
+	close(l.stop_w); /* hung up: the forwarder returns 0 */
+	struct net_dns_stats st = { 0 };
+	struct pollfd p = { .fd = l.stats_r, .events = POLLIN };
+	ok(poll(&p, 1, 2000) == 1 && hutch_read_all(l.stats_r, &st, sizeof(st)) == sizeof(st),
+	   "the forwarder stops when stop_fd hangs up");
+	int status = -1;
+	if (p.revents == 0)
+		kill(l.fwd_pid, SIGKILL);
+	waitpid(l.fwd_pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "and returns 0");
+	ok(st.answered == 4 && st.refused == 3 && st.failed == 3 && st.forged == 1 &&
+		   st.timeouts == 2 && st.tcp == 3,
+	   "stats: answered %llu refused %llu failed %llu forged %llu timeouts %llu tcp %llu",
+	   (unsigned long long)st.answered, (unsigned long long)st.refused,
+	   (unsigned long long)st.failed, (unsigned long long)st.forged,
+	   (unsigned long long)st.timeouts, (unsigned long long)st.tcp);
+	kill(l.upstream_pid, SIGKILL);
+	waitpid(l.upstream_pid, NULL, 0);
+	close(l.seen_r);
+	close(l.stats_r);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -324,5 +625,6 @@ int main(void)
 	test_same_question();
 	test_answer_a();
 	test_patterns();
+	test_forwarder();
 	return tap_done();
 }
