@@ -4,25 +4,26 @@
 # scratch copy of its seed corpus: tests/fuzz/corpus is never rewritten. Configures and
 # builds the fuzz build (clang, ASan + UBSan) when BUILD_DIR has none. Fails on any crash,
 # leak, timeout or sanitizer report, naming the input that reproduces it; prints one line
-# of figures per target. No prompts, and bounded: about 4 x SECONDS plus the build.
+# of figures per target. No prompts, and bounded: about 5 x SECONDS plus the build.
 #
 #   tests/fuzz/run.sh [SECONDS_PER_TARGET (30)] [BUILD_DIR (build-fuzz)] [TARGET...]
 #
-# TARGET: config, seccomp, image or sandbox (default: all four).
+# TARGET: config, seccomp, image, sandbox or dns (default: all five).
 # What a run leaves in BUILD_DIR/fuzz: corpus/TARGET (the grown corpus, for -merge=1),
 # artifacts/TARGET (crash-*, leak-*, timeout-*, oom-*) and logs/TARGET.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-30}
 build=${2:-build-fuzz}
-targets=(config seccomp image sandbox)
+targets=(config seccomp image sandbox dns)
 [ $# -gt 2 ] && targets=("${@:3}")
 # Inputs beyond these teach nothing new and cost: config.json with Docker's profile is 27 KB;
-# libseccomp compiles a 4 KB profile in tens of milliseconds, a 16 KB one in hundreds.
-declare -A max_len=([config]=32768 [seccomp]=4096 [image]=8192 [sandbox]=4096)
+# libseccomp compiles a 4 KB profile in tens of milliseconds, a 16 KB one in hundreds. A DNS
+# message over UDP is 512 bytes without EDNS; 1024 leaves room for pointers to go wrong in.
+declare -A max_len=([config]=32768 [seccomp]=4096 [image]=8192 [sandbox]=4096 [dns]=1024)
 
 usage() {
-	echo "usage: $0 [SECONDS_PER_TARGET] [BUILD_DIR] [config|seccomp|image|sandbox...]" >&2
+	echo "usage: $0 [SECONDS_PER_TARGET] [BUILD_DIR] [config|seccomp|image|sandbox|dns...]" >&2
 	exit 2
 }
 case $secs in '' | *[!0-9]*) usage ;; esac
