@@ -421,9 +421,22 @@ struct lab {
 	pid_t upstream_pid, fwd_pid;
 	int stop_w, seen_r, stats_r;
 	uint16_t udp_port, tcp_port;
+	bool open; /* not restricted: every name is forwarded */
 };
 
-static void run_forwarder(int udp, int tcp, int stop_r, int seen_w, int stats_w, uint16_t up_port)
+static size_t count_fds(void)
+{
+	size_t n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void run_forwarder(bool open, int udp, int tcp, int stop_r, int seen_w, int stats_w,
+			  uint16_t up_port)
 {
 	static const char *const patterns[] = { "*.example.com", "ok.test" };
 	static const uint32_t ups[] = { 0x7f000001, 0x7f000001 };
@@ -433,7 +446,7 @@ static void run_forwarder(int udp, int tcp, int stop_r, int seen_w, int stats_w,
 				 .upstream = ups,
 				 .n_upstream = 2,
 				 .upstream_port = up_port,
-				 .restricted = true,
+				 .restricted = !open,
 				 .patterns = patterns,
 				 .n_patterns = 2,
 				 .on_answer = on_answer,
@@ -441,11 +454,12 @@ static void run_forwarder(int udp, int tcp, int stop_r, int seen_w, int stats_w,
 				 .timeout_ms = 300 };
 	struct net_dns_stats st = { 0 };
 	struct hutch_err err = { 0 };
+	size_t fds = count_fds();
 	int r = net_dns_fwd_run(&f, &st, &err);
 	if (r < 0)
 		fprintf(stderr, "# forwarder: %s\n", err.msg);
 	hutch_write_all(stats_w, &st, sizeof(st));
-	_exit(r < 0);
+	_exit(r < 0 ? 1 : count_fds() != fds ? 2 : 0); /* 2: it leaked a socket */
 }
 
 static bool lab_start(struct lab *l)
@@ -468,7 +482,7 @@ static bool lab_start(struct lab *l)
 	l->tcp_port = port_of(ft);
 	if ((l->fwd_pid = fork()) == 0) {
 		close(stop[1]);
-		run_forwarder(fu, ft, stop[0], seen[1], stats[1], up_port);
+		run_forwarder(l->open, fu, ft, stop[0], seen[1], stats[1], up_port);
 	}
 	close(fu), close(ft);
 	close(stop[0]), close(seen[1]), close(stats[1]);
@@ -586,6 +600,27 @@ static void test_fwd_tcp(const struct lab *l)
 	   "on_answer saw the TCP answers");
 }
 
+/* Stops the forwarder (stop_fd hangs up) and the upstream; the forwarder's stats. */
+static struct net_dns_stats lab_stop(struct lab *l)
+{
+	close(l->stop_w);
+	struct net_dns_stats st = { 0 };
+	struct pollfd p = { .fd = l->stats_r, .events = POLLIN };
+	ok(poll(&p, 1, 2000) == 1 && hutch_read_all(l->stats_r, &st, sizeof(st)) == sizeof(st),
+	   "the forwarder stops when stop_fd hangs up");
+	int status = -1;
+	if (p.revents == 0)
+		kill(l->fwd_pid, SIGKILL);
+	waitpid(l->fwd_pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "and returns 0, with no socket left open (exit %d)", WEXITSTATUS(status));
+	kill(l->upstream_pid, SIGKILL);
+	waitpid(l->upstream_pid, NULL, 0);
+	close(l->seen_r);
+	close(l->stats_r);
+	return st;
+}
+
 static void test_forwarder(void)
 {
 	struct lab l = { 0 };
@@ -595,26 +630,37 @@ static void test_forwarder(void)
 	}
 	test_fwd_udp(&l);
 	test_fwd_tcp(&l);
-	close(l.stop_w); /* hung up: the forwarder returns 0 */
-	struct net_dns_stats st = { 0 };
-	struct pollfd p = { .fd = l.stats_r, .events = POLLIN };
-	ok(poll(&p, 1, 2000) == 1 && hutch_read_all(l.stats_r, &st, sizeof(st)) == sizeof(st),
-	   "the forwarder stops when stop_fd hangs up");
-	int status = -1;
-	if (p.revents == 0)
-		kill(l.fwd_pid, SIGKILL);
-	waitpid(l.fwd_pid, &status, 0);
-	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "and returns 0");
+	struct net_dns_stats st = lab_stop(&l);
 	ok(st.answered == 4 && st.refused == 3 && st.failed == 3 && st.forged == 1 &&
 		   st.timeouts == 2 && st.tcp == 3,
 	   "stats: answered %llu refused %llu failed %llu forged %llu timeouts %llu tcp %llu",
 	   (unsigned long long)st.answered, (unsigned long long)st.refused,
 	   (unsigned long long)st.failed, (unsigned long long)st.forged,
 	   (unsigned long long)st.timeouts, (unsigned long long)st.tcp);
-	kill(l.upstream_pid, SIGKILL);
-	waitpid(l.upstream_pid, NULL, 0);
-	close(l.seen_r);
-	close(l.stats_r);
+}
+
+/* Not restricted: an unlisted name is forwarded, and on_answer told it matched nothing. */
+static void test_forwarder_open(void)
+{
+	struct lab l = { .open = true };
+	if (!lab_start(&l)) {
+		ok(0, "fake upstream and open forwarder on 127.0.0.1");
+		return;
+	}
+	uint8_t q[512], r[4096];
+	size_t n = query(q, 5, "unlisted.org", 1);
+	ssize_t rl = ask_udp(&l, q, n, r, 2000);
+	struct seen s;
+	ok(rl > 0 && rcode(r) == 0 && read_seen(&l, &s) && !strcmp(s.name, "unlisted.org") &&
+		   !s.matched && s.n == 2,
+	   "open: unlisted name answered, on_answer told it matched no pattern");
+	n = query(q, 6, "ok.test", 1);
+	rl = ask_udp(&l, q, n, r, 2000);
+	ok(rl > 0 && rcode(r) == 0 && read_seen(&l, &s) && s.matched, "open: a listed one matched");
+	n = query(q, 7, "ok.test", 255);
+	ok(ask_udp(&l, q, n, r, 2000) > 0 && rcode(r) == 5, "open: ANY still REFUSED");
+	struct net_dns_stats st = lab_stop(&l);
+	ok(st.answered == 2 && st.refused == 1, "open: stats");
 }
 
 int main(void)
@@ -626,5 +672,6 @@ int main(void)
 	test_answer_a();
 	test_patterns();
 	test_forwarder();
+	test_forwarder_open();
 	return tap_done();
 }
