@@ -119,8 +119,10 @@ static void on_query(struct fwd *s, size_t len, const struct sockaddr_storage *p
 		return;
 	}
 	struct pending *p = v == NET_DNS_FORWARD ? free_slot(s) : NULL;
-	p = p ? p : &tmp;
-	*p = tmp;
+	if (p)
+		*p = tmp;
+	else
+		p = &tmp; /* refused, or the table is full: answered from here */
 	memcpy(p->q, s->buf, len);
 	p->qlen = len;
 	p->client_id = (uint16_t)(s->buf[0] << 8 | s->buf[1]);
