@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# What --network bridge adds to a sandbox start: `hutch sandbox -- true` with --network none
-# and with --network bridge, interleaved in one run. Everything happens in a network
-# namespace made here (its own hutch0 bridge, NAT table and leases), never in the host's.
+# What --network bridge adds to a sandbox run: `hutch sandbox -- true` with --network none,
+# with --network bridge (the default egress rules) and with a restricted policy and allow
+# lists, interleaved in one run; each run's whole cost (veth, firewall elements, DNS
+# forwarder, and their removal). Everything happens in a network namespace made here (its
+# own nft table and leases), never in the host's.
 # Usage: bench/network.sh [N] (default 50). Needs root and a built hutch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +28,10 @@ ip netns add "$ns"
 ip -n "$ns" link set lo up
 cc -O2 -Wall -o "$work/interleave" bench/interleave.c
 sb="nsenter --net=/run/netns/$ns $hutch sandbox --as-root --image $work/b/rootfs"
-# One bridge start outside the timing: the bridge and NAT table persist, as docker0 does.
+rules="--egress restricted --allow-host api.example.test:443 --allow-host '*.pkg.example.test' \
+--allow-cidr 192.0.2.0/24:443 --deny-cidr 203.0.113.0/24"
+# One bridge start outside the timing: the firewall's table persists, as docker0 does.
 $sb --network bridge -- true
 echo "hutch sandbox -- true, network none vs bridge (N=$n, $(date -u '+%F %H:%M UTC'))"
-"$work/interleave" "$n" "none=$sb --network none -- true" "bridge=$sb --network bridge -- true"
+"$work/interleave" "$n" "none=$sb --network none -- true" "bridge=$sb --network bridge -- true" \
+	"restricted=$sb --network bridge $rules -- true"

@@ -5,13 +5,16 @@
  * existing namespaces by path.
  */
 #include "ns-internal.h"
+#include "ns-mount-plan.h"
 
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 
 #ifndef CLONE_NEWTIME
@@ -191,4 +194,48 @@ int ns_join(const char *path, int clone_flag, struct hutch_err *err)
 	if (setns(fd, clone_flag) < 0)
 		return hutch_fail_errno(err, errno, "setns %s", path);
 	return 0;
+}
+
+/* A sysfs mounted from inside a network namespace shows that namespace's interfaces. */
+static int mount_sysfs(const char *at, struct hutch_err *err)
+{
+	const struct ns_mount_op ops[] = {
+		NS_MOUNT_OP(NS_OP_MKDIR, .target = at),
+		NS_MOUNT_OP(NS_OP_MOUNT, .target = at, .source = "sysfs", .fstype = "sysfs",
+			    .flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, .label = at),
+	};
+	return ns_mount_apply_host(ops, ARRAY_SIZE(ops), err);
+}
+
+int ns_netns_new(const char *path, const char *sysfs_at, struct hutch_err *err)
+{
+	_cleanup_close_ int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return hutch_fail_errno(err, errno, "open /proc/self/ns/net");
+	if (unshare(CLONE_NEWNET) < 0)
+		return hutch_fail_errno(err, errno, "a new network namespace");
+	int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int saved = errno;
+	int r = fd >= 0 && sysfs_at ? mount_sysfs(sysfs_at, err) : 0;
+	if (setns(self, CLONE_NEWNET) < 0)
+		abort(); /* the rest of the run would configure the wrong namespace */
+	if (fd < 0)
+		return hutch_fail_errno(err, saved, "open the new network namespace");
+	if (r < 0 || !path) {
+		if (r < 0)
+			close(fd);
+		return r < 0 ? r : fd;
+	}
+	char src[64];
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+	const struct ns_mount_op ops[] = {
+		NS_MOUNT_OP(NS_OP_MKFILE, .target = path),
+		NS_MOUNT_OP(NS_OP_BIND, .target = path, .source = src),
+	};
+	r = ns_mount_apply_host(ops, ARRAY_SIZE(ops), err);
+	if (r < 0) {
+		close(fd);
+		return hutch_err_prefix(err, "pin the network namespace at %s: ", path);
+	}
+	return fd;
 }

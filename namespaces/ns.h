@@ -76,6 +76,12 @@ const char *ns_rlimit_name(int resource); /* and back ("RLIMIT_?" when unknown) 
 int ns_set_rlimits(const struct ns_rlimit *v, size_t n, struct hutch_err *err);
 
 int ns_set_hostname(const char *hostname, const char *domainname, struct hutch_err *err);
+/* A new network namespace, which this process does not stay in: its fd, and (path given) the
+ * namespace bound on path (an empty file made there), so that another program can join it by
+ * path. It lives while the fd or the mount does. sysfs_at (or NULL): a read-only sysfs of the
+ * new namespace mounted there, for a container in a user namespace that cannot mount one
+ * for a network namespace it does not own. */
+int ns_netns_new(const char *path, const char *sysfs_at, struct hutch_err *err);
 /* Writes /proc/sys/<key with dots as slashes>; keys are checked against the namespaces the
  * container has, as runc does (net.* needs a new netns, kernel.* ipc keys a new ipcns, ...). */
 struct ns_sysctl {

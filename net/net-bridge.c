@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Bridge mode's links over rtnetlink: the persistent host bridge with the gateway address, a
- * veth pair per sandbox whose peer is created directly inside the sandbox's network namespace,
- * the peer's address, MTU and default route, and deleting the host end afterwards.
+ * Bridge mode's links over rtnetlink: a routed veth pair per sandbox (no Linux bridge: each
+ * sandbox's traffic must enter the host through an interface of its own, which the firewall
+ * keys on), whose peer is created directly inside the sandbox's network namespace with its
+ * address, MTU and default route, and deleting the host end afterwards.
  * Messages are built by hand with the kernel's headers rather than libmnl: see docs/networking.md
  * ("Why no libmnl") for why a shared library cannot serve a static binary here.
  */
@@ -136,70 +137,41 @@ static int add_addr(int fd, int index, uint32_t addr, unsigned prefix, const cha
 	return nl_call(fd, &m, what, err);
 }
 
-static int add_default_route(int fd, int index, uint32_t gw, struct hutch_err *err)
+/* A route through index: the default one via gw, or (gw 0) the on-link host route to dst. */
+static int add_route(int fd, int index, uint32_t dst, uint32_t gw, const char *what,
+		     struct hutch_err *err)
 {
 	struct nlmsg m;
 	struct rtmsg *rt = msg_init(&m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, sizeof(*rt));
 	rt->rtm_family = AF_INET;
 	rt->rtm_table = RT_TABLE_MAIN;
 	rt->rtm_protocol = RTPROT_BOOT;
-	rt->rtm_scope = RT_SCOPE_UNIVERSE;
+	rt->rtm_scope = gw ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
 	rt->rtm_type = RTN_UNICAST;
-	uint32_t be = htonl(gw);
-	attr_put(&m, RTA_GATEWAY, &be, sizeof(be));
+	if (gw) {
+		uint32_t be = htonl(gw);
+		attr_put(&m, RTA_GATEWAY, &be, sizeof(be));
+	} else {
+		uint32_t be = htonl(dst);
+		rt->rtm_dst_len = 32;
+		attr_put(&m, RTA_DST, &be, sizeof(be));
+	}
 	attr_u32(&m, RTA_OIF, (uint32_t)index);
-	return nl_call(fd, &m, "add default route", err);
-}
-
-static int create_bridge(int fd, const char *name, struct hutch_err *err)
-{
-	struct nlmsg m;
-	struct ifinfomsg *ifi = msg_init(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	attr_str(&m, IFLA_IFNAME, name);
-	struct rtattr *info = nest_start(&m, IFLA_LINKINFO);
-	attr_str(&m, IFLA_INFO_KIND, "bridge");
-	nest_end(&m, info);
-	char what[64];
-	snprintf(what, sizeof(what), "create bridge %s", name);
 	return nl_call(fd, &m, what, err);
 }
 
 /* Forwarding is per network namespace; turning it on also resets some per-interface
  * settings (accept_redirects...), hence only when off and only once bridge mode is used. */
-static int enable_forwarding(struct hutch_err *err)
+int net_host_forwarding(struct hutch_err *err)
 {
 	_cleanup_free_ char *cur = NULL;
 	const char *path = "/proc/sys/net/ipv4/ip_forward";
 	if (hutch_read_file_at(AT_FDCWD, path, 16, &cur, NULL, err) >= 0 && cur[0] == '1')
 		return 0;
+	hutch_err_clear(err);
 	if (hutch_write_str_at(AT_FDCWD, path, "1", err) < 0)
 		return hutch_err_prefix(err, "enable IPv4 forwarding: ");
 	return 0;
-}
-
-int net_bridge_ensure(const struct net_bridge *br, struct hutch_err *err)
-{
-	if (strlen(br->name) >= IFNAMSIZ)
-		return hutch_fail(err, EINVAL, "bridge name %s: too long", br->name);
-	_cleanup_close_ int fd = nl_open(err);
-	if (fd < 0)
-		return fd;
-	int idx = (int)if_nametoindex(br->name);
-	if (idx == 0) {
-		int r = create_bridge(fd, br->name, err);
-		if (r < 0 && r != -EEXIST) /* a concurrent hutch made it first */
-			return r;
-		idx = (int)if_nametoindex(br->name);
-		if (idx == 0)
-			return hutch_fail_errno(err, errno, "bridge %s", br->name);
-	}
-	int r = add_addr(fd, idx, net_subnet_gateway(&br->subnet), br->subnet.prefix, br->name,
-			 err);
-	if (r < 0 && r != -EEXIST)
-		return r;
-	TRY(link_up(fd, idx, br->name, err));
-	return enable_forwarding(err);
 }
 
 void net_veth_name(uint32_t addr, char buf[NET_IFNAME_LEN])
@@ -207,18 +179,14 @@ void net_veth_name(uint32_t addr, char buf[NET_IFNAME_LEN])
 	snprintf(buf, NET_IFNAME_LEN, "hv%08x", addr);
 }
 
-static int create_veth(int fd, const struct net_bridge *br, int netns_fd, const char *host,
+static int create_veth(int fd, const struct net_veth *v, int netns_fd, const char *host,
 		       struct hutch_err *err)
 {
-	int master = (int)if_nametoindex(br->name);
-	if (master == 0)
-		return hutch_fail_errno(err, errno, "bridge %s", br->name);
 	struct nlmsg m;
 	struct ifinfomsg *ifi = msg_init(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	attr_str(&m, IFLA_IFNAME, host);
-	attr_u32(&m, IFLA_MTU, br->mtu);
-	attr_u32(&m, IFLA_MASTER, (uint32_t)master);
+	attr_u32(&m, IFLA_MTU, v->mtu);
 	struct rtattr *info = nest_start(&m, IFLA_LINKINFO);
 	attr_str(&m, IFLA_INFO_KIND, "veth");
 	struct rtattr *data = nest_start(&m, IFLA_INFO_DATA);
@@ -226,13 +194,13 @@ static int create_veth(int fd, const struct net_bridge *br, int netns_fd, const 
 	struct ifinfomsg *pifi = msg_put(&m, sizeof(*pifi));
 	pifi->ifi_family = AF_UNSPEC;
 	attr_str(&m, IFLA_IFNAME, "eth0");
-	attr_u32(&m, IFLA_MTU, br->mtu);
+	attr_u32(&m, IFLA_MTU, v->mtu);
 	attr_u32(&m, IFLA_NET_NS_FD, (uint32_t)netns_fd);
 	nest_end(&m, peer);
 	nest_end(&m, data);
 	nest_end(&m, info);
 	char what[64];
-	snprintf(what, sizeof(what), "create veth %s on %s", host, br->name);
+	snprintf(what, sizeof(what), "create veth %s", host);
 	return nl_call(fd, &m, what, err);
 }
 
@@ -259,27 +227,54 @@ static int socket_in(int netns_fd, int *eth0, struct hutch_err *err)
 	return fd;
 }
 
-int net_bridge_attach(const struct net_bridge *br, int netns_fd, uint32_t addr,
-		      struct hutch_err *err)
+/* The host end carries no IPv6: the kernel then drops what the sandbox sends over v6 (router
+ * solicitations included) before the firewall, which refuses v6 anyway, would count it. */
+static void host_end_no_ipv6(const char *host)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", host);
+	struct hutch_err e = { 0 };
+	hutch_write_str_at(AT_FDCWD, path, "1", &e); /* no IPv6 in this kernel: nothing to do */
+}
+
+/* The host end: the gateway as a /32 and a host route to the sandbox's address, so that
+ * every packet from the sandbox enters the host through its own interface (the firewall's
+ * key). The gateway address may sit on many host ends at once. */
+static int host_end(int fd, const struct net_veth *v, uint32_t addr, const char *host,
+		    struct hutch_err *err)
+{
+	int idx = (int)if_nametoindex(host);
+	if (idx == 0)
+		return hutch_fail_errno(err, errno, "veth %s", host);
+	host_end_no_ipv6(host);
+	TRY(add_addr(fd, idx, net_subnet_gateway(&v->subnet), 32, host, err));
+	TRY(link_up(fd, idx, host, err));
+	char what[64];
+	snprintf(what, sizeof(what), "add the route to %s", host);
+	return add_route(fd, idx, addr, 0, what, err);
+}
+
+int net_veth_attach(const struct net_veth *v, int netns_fd, uint32_t addr, struct hutch_err *err)
 {
 	char host[NET_IFNAME_LEN];
 	net_veth_name(addr, host);
 	_cleanup_close_ int fd = nl_open(err);
 	if (fd < 0)
 		return fd;
-	TRY(create_veth(fd, br, netns_fd, host, err));
-	int r = link_up(fd, (int)if_nametoindex(host), host, err);
+	TRY(create_veth(fd, v, netns_fd, host, err));
+	TRY(host_end(fd, v, addr, host, err));
 	int eth0 = 0;
-	_cleanup_close_ int in = r < 0 ? r : socket_in(netns_fd, &eth0, err);
+	_cleanup_close_ int in = socket_in(netns_fd, &eth0, err);
 	if (in < 0)
 		return in;
-	TRY(add_addr(in, eth0, addr, br->subnet.prefix, "eth0", err));
+	/* Inside, the whole subnet is on-link, as on a bridge: the gateway is reached by ARP. */
+	TRY(add_addr(in, eth0, addr, v->subnet.prefix, "eth0", err));
 	TRY(link_up(in, eth0, "eth0", err));
 	/* The route needs eth0 up and its subnet route in place to accept the gateway. */
-	return add_default_route(in, eth0, net_subnet_gateway(&br->subnet), err);
+	return add_route(in, eth0, 0, net_subnet_gateway(&v->subnet), "add default route", err);
 }
 
-int net_bridge_detach(uint32_t addr, struct hutch_err *err)
+int net_veth_detach(uint32_t addr, struct hutch_err *err)
 {
 	char host[NET_IFNAME_LEN];
 	net_veth_name(addr, host);

@@ -66,6 +66,61 @@ int net_subnet_parse(const char *s, struct net_subnet *out, struct hutch_err *er
 	return 0;
 }
 
+static int parse_port(const char *s, uint16_t *out)
+{
+	uint64_t v;
+	if (hutch_parse_u64(s, &v) < 0 || v == 0 || v > 65535)
+		return -EINVAL;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+/* ":PORT" or ":LO-HI" (1-65535, LO <= HI); "" for every port. */
+static int parse_ports(const char *s, struct net_cidr *c)
+{
+	if (!*s)
+		return 0;
+	_cleanup_free_ char *p = hutch_xstrdup(s + 1);
+	char *dash = strchr(p, '-');
+	if (dash)
+		*dash = '\0';
+	if (*s != ':' || parse_port(p, &c->port_lo) < 0)
+		return -EINVAL;
+	c->port_hi = c->port_lo;
+	if (dash && (parse_port(dash + 1, &c->port_hi) < 0 || c->port_hi < c->port_lo))
+		return -EINVAL;
+	return 0;
+}
+
+int net_cidr_parse(const char *s, struct net_cidr *out, struct hutch_err *err)
+{
+	if (strchr(s, '[') || strchr(s, ':') != strrchr(s, ':'))
+		return hutch_fail(err, ENOTSUP, "%s: IPv6 is not supported", s);
+	struct net_cidr c = { .prefix = 32 };
+	size_t alen = strcspn(s, "/:");
+	char addr[NET_IPV4_LEN + 1];
+	if (alen >= sizeof(addr))
+		return hutch_fail(err, EINVAL, "%s: expected A.B.C.D[/N][:PORT[-PORT]]", s);
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	const char *rest = s + alen;
+	if (*rest == '/') {
+		char *end;
+		errno = 0;
+		unsigned long n = strtoul(rest + 1, &end, 10);
+		if (end == rest + 1 || n > 32 || errno || !strchr(":", *end) || rest[1] == '+')
+			return hutch_fail(err, EINVAL, "%s: expected A.B.C.D[/N][:PORT[-PORT]]", s);
+		c.prefix = (unsigned)n;
+		rest = end;
+	}
+	if (net_ipv4_parse(addr, &c.addr) < 0 || parse_ports(rest, &c) < 0)
+		return hutch_fail(err, EINVAL, "%s: expected A.B.C.D[/N][:PORT[-PORT]]", s);
+	if (c.prefix < 32 && (c.addr & ~mask_of(c.prefix)))
+		return hutch_fail(err, EINVAL, "%s: host bits are set", s);
+	*out = c;
+	return 0;
+}
+
 uint32_t net_subnet_gateway(const struct net_subnet *s)
 {
 	return s->net + 1;

@@ -1,19 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Outbound NAT for bridge mode through nftables' own library: table "ip hutch" with one nat
- * postrouting base chain (made when missing, never removed), and one masquerade rule per
- * sandbox address, tagged by a comment so that it can be found by its handle and deleted when
- * the sandbox ends, or by the next hutch when this one was SIGKILLed.
+ * The sandboxes' firewall, in nftables' own library. One table, "inet hutch", made once per
+ * network namespace and shared: its chains hook forward and input (what sandboxes send on and
+ * to the host) and postrouting (masquerade), and decide by looking the packet's veth up in
+ * sets, so that a sandbox costs one transaction of set elements and no chain of its own.
+ * The sandbox cannot lift any of it: it lives in the host's network namespace, and is keyed
+ * by the host end of the veth, which the sandbox cannot rename or leave (with --as-root it can
+ * change its own address, which the "sources" check then drops).
+ *
+ * The order of the egress checks, for a packet from a sandbox's veth:
+ *   replies of a connection already let through     accept
+ *   IPv6, or a source address not the sandbox's     refuse / drop
+ *   --deny-cidr                                      refuse (wins over every allow)
+ *   --allow-cidr, and addresses the DNS forwarder    allow (opened before the answer went
+ *   returned for --allow-host names                         to the sandbox)
+ *   the host itself (input hook; DNS to the gateway is the only exception), link-local,
+ *   private, shared, loopback, multicast ranges      refuse
+ *   --egress restricted                              refuse
+ *   anything else (the internet)                     allow
+ * "refuse" rejects (a TCP reset, or ICMP admin-prohibited) so that a client fails at once,
+ * counts the attempt, and records tcp/udp destinations in a dynamic set for the report.
+ * "allow" counts each connection once: a ct label marks it counted (a retransmitted SYN).
  */
 #include "net-internal.h"
 
 #include <dlfcn.h>
 #include <nftables/libnftables.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define TABLE "ip hutch"
-#define CHAIN "postrouting"
+#define T "inet hutch"
 
 /*
  * Debian ships libnftables only as a shared object, and hutch is static. Static glibc's
@@ -70,6 +87,13 @@ static int load_lib(struct hutch_err *err)
 	return 0;
 }
 
+void net_nft_after_fork(void)
+{
+	/* The context's netlink socket may be closed, or its number reused: a new context on
+	 * the next use. The old one is not freed, which would close that number. */
+	lib.ctx = NULL;
+}
+
 /* Runs one nft script; on success *out (if given) is a copy of what it printed. */
 static int run(const char *script, unsigned flags, char **out, struct hutch_err *err)
 {
@@ -89,7 +113,11 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
 	if (lib.run(c, script) != 0) {
 		const char *e = lib.get_error(c);
 		size_t len = e ? strcspn(e, "\n") : 0;
-		return hutch_fail(err, EINVAL, "nft: %.*s", (int)len, len ? e : "failed");
+		/* The table, a set or an element is missing: the caller may make it and retry. */
+		int code = e && strstr(e, "No such file or directory") ? ENOENT
+			   : e && strstr(e, "File exists")	       ? EEXIST
+								       : EINVAL;
+		return hutch_fail(err, code, "nft: %.*s", (int)len, len ? e : "failed");
 	}
 	if (out) {
 		const char *o = lib.get_output(c);
@@ -98,61 +126,202 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
 	return 0;
 }
 
-/* "add" is idempotent for tables and chains: concurrent hutches both succeed. */
-#define BASE                                                                                       \
-	"add table " TABLE "\n"                                                                    \
-	"add chain " TABLE " " CHAIN " { type nat hook postrouting priority srcnat; "              \
-	"policy accept; }\n"
+/* The label bit that says "this connection has been counted" (of 128; rarely used ones). */
+#define COUNTED "125"
 
-int net_nft_masq_add(const char *bridge, uint32_t addr, struct hutch_err *err)
+/* The shared table. "create table" makes the batch fail when a concurrent hutch made it
+ * first, so rules are never added twice; the caller then just retries its elements. */
+static const char table_script[] =
+	"create table " T "\n"
+	"table " T " {\n"
+	"  set sandboxes { type ifname; }\n"
+	"  set sources { type ifname . ipv4_addr; }\n"
+	"  set addrs { type ipv4_addr; }\n"
+	"  set dns { type ifname . ipv4_addr; }\n"
+	"  set restricted { type ifname; }\n"
+	"  set allow_net { type ifname . ipv4_addr; flags interval; }\n"
+	"  set allow_port { type ifname . ipv4_addr . inet_service; flags interval; }\n"
+	"  set deny_net { type ifname . ipv4_addr; flags interval; }\n"
+	"  set dns_net { type ifname . ipv4_addr; flags timeout; }\n"
+	"  set dns_port { type ifname . ipv4_addr . inet_service; flags timeout; }\n"
+	"  set refused { type ifname . ipv4_addr . inet_proto . inet_service; "
+	"flags dynamic, timeout; size 65535; timeout 1h; counter; }\n"
+	"  map ok_ctr { type ifname : counter; }\n"
+	"  map no_ctr { type ifname : counter; }\n"
+	"  set special { type ipv4_addr; flags interval; elements = { 0.0.0.0/8, 10.0.0.0/8, "
+	"100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, "
+	"224.0.0.0/4, 240.0.0.0/4 }; }\n"
+	"  chain forward { type filter hook forward priority filter - 5; policy accept;\n"
+	"    iifname @sandboxes jump egress; }\n"
+	"  chain input { type filter hook input priority filter - 5; policy accept;\n"
+	"    iifname @sandboxes jump host_in; }\n"
+	"  chain checks {\n"
+	"    meta nfproto ipv6 goto refuse\n"
+	"    iifname . ip saddr != @sources drop\n"
+	"    iifname . ip daddr @deny_net goto refuse\n"
+	"    meta l4proto { tcp, udp } iifname . ip daddr . th dport @allow_port goto allowed\n"
+	"    iifname . ip daddr @allow_net goto allowed\n"
+	"    meta l4proto { tcp, udp } iifname . ip daddr . th dport @dns_port goto allowed\n"
+	"    iifname . ip daddr @dns_net goto allowed\n"
+	"  }\n"
+	"  chain egress {\n"
+	"    ct state established,related accept\n"
+	"    jump checks\n"
+	"    ip daddr @special goto refuse\n"
+	"    iifname @restricted goto refuse\n"
+	"    goto allowed\n"
+	"  }\n"
+	"  chain host_in {\n"
+	"    ct state established,related accept\n"
+	"    meta l4proto { tcp, udp } th dport 53 iifname . ip daddr @dns accept\n"
+	"    jump checks\n"
+	"    goto refuse\n"
+	"  }\n"
+	"  chain allowed {\n"
+	"    ct label " COUNTED " accept\n"
+	"    ct label set " COUNTED "\n"
+	"    counter name iifname map @ok_ctr\n"
+	"    accept\n"
+	"  }\n"
+	"  chain refuse {\n"
+	"    counter name iifname map @no_ctr\n"
+	"    meta l4proto { tcp, udp } add @refused { iifname . ip daddr . meta l4proto . "
+	"th dport }\n"
+	"    meta l4proto tcp reject with tcp reset\n"
+	"    reject with icmpx admin-prohibited\n"
+	"  }\n"
+	"  chain postrouting { type nat hook postrouting priority srcnat; policy accept;\n"
+	"    ip saddr @addrs oifname != \"hv*\" masquerade; }\n"
+	"}\n";
+
+/* Appends "VETH" . CIDR [. PORTS] to allow_net, allow_port or deny_net. */
+static void add_cidr(char **s, const char *veth, const struct net_cidr *c, bool deny)
 {
-	char a[NET_IPV4_LEN];
-	net_ipv4_format(addr, a);
-	if (strchr(bridge, '"'))
-		return hutch_fail(err, EINVAL, "bridge name %s: bad character", bridge);
-	/* Traffic that leaves through the bridge stays between sandboxes and the host: only
-	 * what goes out another interface takes that interface's address. */
-	_cleanup_free_ char *cmd = hutch_xasprintf(BASE "add rule " TABLE " " CHAIN
-							" ip saddr %s oifname != \"%s\" masquerade "
-							"comment \"hutch:%s\"\n",
-						   a, bridge, a);
-	int r = run(cmd, 0, NULL, err); /* one transaction: base chain and rule */
-	return r < 0 ? hutch_err_prefix(err, "masquerade %s: ", a) : 0;
+	char a[NET_IPV4_LEN], ports[16] = "";
+	net_ipv4_format(c->addr, a);
+	const char *set = deny ? "deny_net" : c->port_lo ? "allow_port" : "allow_net";
+	if (!deny && c->port_lo)
+		snprintf(ports, sizeof(ports), " . %u-%u", c->port_lo, c->port_hi);
+	char *n = hutch_xasprintf("%sadd element " T " %s { \"%s\" . %s/%u%s }\n", *s, set, veth, a,
+				  c->prefix, ports);
+	free(*s);
+	*s = n;
 }
 
-/* "delete rule" needs handles: list the chain with them and pick the lines with our tag. */
-static char *delete_script(const char *listing, const char *tag)
+/* Narrowest first: an interval set refuses a range inside one it already holds, not the
+ * reverse. */
+static int by_prefix_desc(const void *a, const void *b)
 {
-	char *script = hutch_xstrdup("");
-	for (const char *l = listing; l && *l;) {
-		const char *end = strchr(l, '\n');
-		size_t len = end ? (size_t)(end - l) : strlen(l);
-		_cleanup_free_ char *line = hutch_xasprintf("%.*s", (int)len, l);
-		const char *h = strstr(line, "# handle ");
-		unsigned long long handle;
-		if (strstr(line, tag) && h && sscanf(h, "# handle %llu", &handle) == 1) {
-			char *s = hutch_xasprintf("%sdelete rule " TABLE " " CHAIN " handle %llu\n",
-						  script, handle);
-			free(script);
-			script = s;
-		}
-		l = end ? end + 1 : l + len;
+	const struct net_cidr *x = a, *y = b;
+	return (int)y->prefix - (int)x->prefix;
+}
+
+static void add_cidrs(char **s, const char *veth, const struct net_cidr *c, size_t n, bool deny)
+{
+	struct net_cidr *sorted = hutch_xcalloc(n + 1, sizeof(*sorted));
+	memcpy(sorted, c, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), by_prefix_desc);
+	for (size_t i = 0; i < n; i++)
+		add_cidr(s, veth, &sorted[i], deny);
+	free(sorted);
+}
+
+static char *add_script(const char *veth, uint32_t addr, const struct net_subnet *sn,
+			const struct net_egress *eg)
+{
+	char a[NET_IPV4_LEN], gw[NET_IPV4_LEN];
+	net_ipv4_format(addr, a);
+	net_ipv4_format(net_subnet_gateway(sn), gw);
+	char *s =
+		hutch_xasprintf("add element " T " sandboxes { \"%1$s\" }\n"
+				"add element " T " sources { \"%1$s\" . %2$s }\n"
+				"add element " T " addrs { %2$s }\n"
+				"add element " T " dns { \"%1$s\" . %3$s }\n"
+				"add counter " T " ok_%1$s\n"
+				"add counter " T " no_%1$s\n"
+				"add element " T " ok_ctr { \"%1$s\" : \"ok_%1$s\" }\n"
+				"add element " T " no_ctr { \"%1$s\" : \"no_%1$s\" }\n"
+				"%4$s",
+				veth, a, gw, eg->restricted ? "add element " T " restricted " : "");
+	if (eg->restricted) {
+		char *n = hutch_xasprintf("%s{ \"%s\" }\n", s, veth);
+		free(s);
+		s = n;
 	}
-	return script;
+	add_cidrs(&s, veth, eg->allow, eg->n_allow, false);
+	add_cidrs(&s, veth, eg->deny, eg->n_deny, true);
+	return s;
 }
 
-int net_nft_masq_del(uint32_t addr, struct hutch_err *err)
+int net_nft_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg,
+			struct hutch_err *err)
 {
-	char a[NET_IPV4_LEN];
+	char veth[NET_IFNAME_LEN], a[NET_IPV4_LEN];
+	net_veth_name(addr, veth);
 	net_ipv4_format(addr, a);
-	_cleanup_free_ char *tag = hutch_xasprintf("comment \"hutch:%s\"", a);
-	_cleanup_free_ char *listing = NULL;
-	int r = run(BASE "list chain " TABLE " " CHAIN "\n", NFT_CTX_OUTPUT_HANDLE, &listing, err);
-	if (r < 0)
-		return hutch_err_prefix(err, "remove masquerade %s: ", a);
-	_cleanup_free_ char *script = delete_script(listing, tag);
-	if (!*script)
-		return 0;
-	r = run(script, 0, NULL, err);
-	return r < 0 ? hutch_err_prefix(err, "remove masquerade %s: ", a) : 0;
+	_cleanup_free_ char *script = add_script(veth, addr, s, eg);
+	/* The common case is one transaction; the table is made by the first sandbox only. */
+	int r = run(script, 0, NULL, err);
+	if (r == -ENOENT) {
+		hutch_err_clear(err);
+		r = run(table_script, 0, NULL, err);
+		if (r == -EEXIST) /* a concurrent hutch made it */
+			hutch_err_clear(err), r = 0;
+		if (r >= 0)
+			r = run(script, 0, NULL, err);
+	}
+	return r < 0 ? hutch_err_prefix(err, "firewall for %s: ", a) : 0;
+}
+
+int net_nft_allow_addrs(uint32_t addr, const uint32_t *dst, size_t n, const struct net_cidr *c,
+			unsigned timeout_s, struct hutch_err *err)
+{
+	char veth[NET_IFNAME_LEN], d[NET_IPV4_LEN], port[16] = "";
+	net_veth_name(addr, veth);
+	const char *set = c->port_lo ? "dns_port" : "dns_net";
+	if (c->port_lo)
+		snprintf(port, sizeof(port), " . %u", c->port_lo);
+	/* add, delete, add: the element is there with a fresh timeout whether it was or not
+	 * (this nft has no "update element"), in one atomic batch. */
+	_cleanup_free_ char *script = hutch_xstrdup("");
+	for (size_t i = 0; i < n; i++) {
+		net_ipv4_format(dst[i], d);
+		char *s = hutch_xasprintf("%1$sadd element " T " %2$s { \"%3$s\" . %4$s%5$s "
+					  "timeout %6$us }\n"
+					  "delete element " T " %2$s { \"%3$s\" . %4$s%5$s }\n"
+					  "add element " T " %2$s { \"%3$s\" . %4$s%5$s "
+					  "timeout %6$us }\n",
+					  script, set, veth, d, port, timeout_s);
+		free(script);
+		script = s;
+	}
+	return n ? run(script, 0, NULL, err) : 0;
+}
+
+int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch_err *err)
+{
+	char veth[NET_IFNAME_LEN], a[NET_IPV4_LEN];
+	net_veth_name(addr, veth);
+	net_ipv4_format(addr, a);
+	int r = 0;
+	/* An element with a timeout may expire between the listing and the delete, which then
+	 * fails as a whole: list again. */
+	for (int tries = 0; tries < 3; tries++) {
+		hutch_err_clear(err);
+		_cleanup_free_ char *listing = NULL;
+		r = run("list table " T "\n", 0, &listing, err);
+		if (r == -ENOENT) { /* never made: nothing to remove */
+			hutch_err_clear(err);
+			return 0;
+		}
+		if (r < 0)
+			break;
+		_cleanup_free_ char *script = net_nft_del_script(listing, veth, st);
+		if (!*script)
+			return 0;
+		r = run(script, 0, NULL, err);
+		if (r != -ENOENT)
+			break;
+	}
+	return r < 0 ? hutch_err_prefix(err, "remove the firewall elements of %s: ", a) : 0;
 }

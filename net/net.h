@@ -48,29 +48,90 @@ int net_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err);
 /* Drops every stale lease; returns how many. */
 int net_ipam_reclaim(int dirfd, net_lease_stale_fn stale, void *arg, struct hutch_err *err);
 
-struct net_bridge {
-	const char *name; /* "hutch0" */
+/* A sandbox's link: a routed veth pair (see net-bridge.c for why not a Linux bridge). */
+struct net_veth {
 	struct net_subnet subnet;
 	unsigned mtu; /* of the veth pair */
 };
-/* Creates the bridge with the gateway address when missing, brings it up, and turns on IPv4
- * forwarding in this network namespace when it is off. The bridge outlives the sandbox. */
-int net_bridge_ensure(const struct net_bridge *br, struct hutch_err *err);
+/* Turns on IPv4 forwarding in this network namespace when it is off (never off again). */
+int net_host_forwarding(struct hutch_err *err);
 /* The host end's name for a sandbox address: "hv" + 8 hex digits. */
 #define NET_IFNAME_LEN 16
 void net_veth_name(uint32_t addr, char buf[NET_IFNAME_LEN]);
-/* A veth pair: the host end joins the bridge; the peer is created directly inside netns_fd
- * as eth0 with addr/prefix, the MTU, up, and a default route via the gateway. */
-int net_bridge_attach(const struct net_bridge *br, int netns_fd, uint32_t addr,
-		      struct hutch_err *err);
+/* A veth pair: the host end gets the gateway as a /32 and a route to addr; the peer is
+ * created directly inside netns_fd as eth0 with addr/prefix, the MTU, up, and a default route
+ * via the gateway. */
+int net_veth_attach(const struct net_veth *v, int netns_fd, uint32_t addr, struct hutch_err *err);
 /* Deletes the host end of addr's veth (its peer goes with it); a missing link is fine. */
-int net_bridge_detach(uint32_t addr, struct hutch_err *err);
+int net_veth_detach(uint32_t addr, struct hutch_err *err);
 
-/* Outbound NAT in nftables table "ip hutch" (base chain made when missing): one masquerade
- * rule per sandbox address, tagged with a comment so it can be found and deleted later.
- * libnftables is dlopen'ed on first use (see net-nft.c for why). */
-int net_nft_masq_add(const char *bridge, uint32_t addr, struct hutch_err *err);
-int net_nft_masq_del(uint32_t addr, struct hutch_err *err);
+/*
+ * The firewall: nftables table "inet hutch", made once per network namespace and shared by
+ * every sandbox, whose rules look a packet's veth up in sets. A sandbox adds its elements in
+ * one transaction and removes them all (found by its veth's name) at the end; see net-nft.c.
+ * libnftables is dlopen'ed on first use.
+ */
+struct net_cidr {
+	uint32_t addr; /* host order, host bits zero */
+	unsigned prefix;
+	uint16_t port_lo, port_hi; /* tcp and udp; 0-0: every port and protocol */
+};
+/* "A.B.C.D[/N][:PORT[-PORT]]"; host bits must be zero. */
+int net_cidr_parse(const char *s, struct net_cidr *out, struct hutch_err *err);
+struct net_egress {
+	bool restricted; /* only what is allowed; else all but the default refusals */
+	const struct net_cidr *allow;
+	size_t n_allow;
+	const struct net_cidr *deny; /* wins over everything; ports ignored */
+	size_t n_deny;
+};
+/* In a child that closed the fds it inherited: forget the parent's libnftables context. */
+void net_nft_after_fork(void);
+int net_nft_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg,
+			struct hutch_err *err);
+/* Opens dst[0..n) (each a /32, with c's ports) to addr's sandbox for timeout_s seconds: what
+ * the DNS forwarder does with an allowed name's answer. */
+int net_nft_allow_addrs(uint32_t addr, const uint32_t *dst, size_t n, const struct net_cidr *c,
+			unsigned timeout_s, struct hutch_err *err);
+struct net_refused {
+	uint32_t addr;
+	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port;
+	uint64_t packets;
+};
+#define NET_REFUSED_MAX 8
+struct net_egress_stats {
+	uint64_t allowed, refused; /* connections (first packets) let through and refused */
+	struct net_refused dest[NET_REFUSED_MAX]; /* refused tcp/udp destinations, most hit first */
+	size_t n_dest;
+};
+/* Removes every element and counter of addr's sandbox, reading its counters into st first
+ * (st may be NULL). A missing table is fine. */
+int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch_err *err);
+
+/* Pure, for net_nft_sandbox_del and its tests: from "nft list table inet hutch" output, the
+ * script deleting veth's elements and counters (malloc'ed, "" when none), and its stats. */
+char *net_nft_del_script(const char *listing, const char *veth, struct net_egress_stats *st);
+
+/* --publish [IP:]HOSTPORT:PORT (net-proxy.c): tcp, bound to 127.0.0.1 unless IP is given. */
+struct net_publish {
+	uint32_t addr; /* the host address listened on */
+	uint16_t host_port, port;
+};
+int net_publish_parse(const char *s, struct net_publish *out, struct hutch_err *err);
+/* A listening, non-blocking socket on p's host address and port. */
+int net_publish_listen(const struct net_publish *p, struct hutch_err *err);
+#define NET_PROXY_MAX 16
+/* Relays each connection accepted on listen_fd[i] to target:port[i] until stop_fd is
+ * readable or hangs up (0). Run in a process of its own. */
+struct net_proxy {
+	const int *listen_fd;
+	const uint16_t *port;
+	size_t n; /* <= NET_PROXY_MAX */
+	uint32_t target;
+	int stop_fd;
+};
+int net_proxy_run(const struct net_proxy *p, struct hutch_err *err);
 
 /* DNS (net-dns.c, pure): the wire format as the sandbox's policy forwarder needs it. */
 #define NET_DNS_NAME_MAX 254 /* presentation form incl. NUL */

@@ -205,12 +205,9 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 		return hutch_fail(err, EINVAL, "--no-wait and --lock-timeout need --lock");
 	if (o->bridge_opts_set && o->network != RT_SB_NET_BRIDGE)
 		return hutch_fail(err, EINVAL, "--subnet, --mtu and --dns need --network bridge");
+	TRY(rt_sb_check_egress(o, err));
 	if (o->network == RT_SB_NET_BRIDGE && o->isolation != RT_SB_ISO_NAMESPACES)
 		return hutch_fail(err, ENOTSUP, "--network bridge with --isolation: not supported");
-	if (o->network == RT_SB_NET_BRIDGE && o->runtime && strcmp(o->runtime, "native"))
-		return hutch_fail(err, ENOTSUP,
-				  "--network bridge with --runtime %s: not supported (native only)",
-				  o->runtime);
 	if (o->tty && !isatty(0))
 		return hutch_fail(err, EINVAL, "--tty: standard input is not a terminal");
 	return rt_sb_check_named(o, err);

@@ -10,7 +10,9 @@
 #include "rt-json.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/sysmacros.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +26,7 @@ enum kind { KIND_RUNC, KIND_CRUN, KIND_RUNSC };
 struct delegate {
 	char path[4096];
 	enum kind kind;
+	bool runsc_hostinet; /* bridge: runsc's host stack inside the wired namespace */
 	char bundle[256], state[256], log[256];
 };
 
@@ -51,6 +54,38 @@ static int find_runtime(const char *name, struct delegate *d, struct hutch_err *
 	const char *base = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
 	d->kind = strstr(base, "runsc") ? KIND_RUNSC : strstr(base, "crun") ? KIND_CRUN : KIND_RUNC;
 	return 0;
+}
+
+/*
+ * runsc before release-20240801 takes a network namespace for the host's own when
+ * /proc/sys/net/core/rmem_default is visible in it, which on kernels that made that sysctl
+ * per namespace is every one: its netstack then refuses to start ("cannot run with network
+ * enabled in root network namespace"). Such a runsc runs in the namespace hutch wired with
+ * its host stack (--network=host) instead: the same veth, addresses and firewall, with the
+ * sentry making the socket calls there. The version's date decides.
+ */
+static bool runsc_netstack_works(const char *path)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return true;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		execl(path, path, "--version", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	char buf[256] = "";
+	ssize_t n = pid > 0 ? read(p[0], buf, sizeof(buf) - 1) : -1;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	const char *v = strstr(buf, "release-");
+	v = v ? v + 8 : strstr(buf, "0.0~") ? strstr(buf, "0.0~") + 4 : NULL;
+	unsigned long date = v ? strtoul(v, NULL, 10) : 0;
+	return date == 0 || date >= 20240801;
 }
 
 static int write_bundle(struct sandbox_delegate_in *in, struct delegate *d, struct hutch_err *err)
@@ -87,8 +122,11 @@ static void exec_runtime(const struct sandbox_delegate_in *in, const struct dele
 	argv[n++] = d->state;
 	if (d->kind == KIND_RUNSC) {
 		/* gVisor: apply the OCI seccomp profile too, and never use the host's network
-		 * namespace for "none" (runsc refuses to run networked there). */
-		argv[n++] = in->network_none ? "--network=none" : "--network=host";
+		 * namespace for "none" (runsc refuses to run networked there). For bridge, its
+		 * own netstack takes over the namespace hutch wired (eth0, address, routes). */
+		argv[n++] = in->network_none			       ? "--network=none"
+			    : in->network_bridge && !d->runsc_hostinet ? "--network=sandbox"
+								       : "--network=host";
 		argv[n++] = "--oci-seccomp";
 	}
 	argv[n++] = "--log";
@@ -101,6 +139,11 @@ static void exec_runtime(const struct sandbox_delegate_in *in, const struct dele
 	argv[n++] = in->id;
 	argv[n] = NULL;
 	hide_unified(d);
+	if (d->runsc_hostinet && setns(in->netns_fd, CLONE_NEWNET) < 0) {
+		dprintf(2, "hutch: error: enter the sandbox's network namespace: %s\n",
+			strerror(errno));
+		_exit(RT_SB_EXIT_FAIL);
+	}
 	rt_reset_signals();
 	execv(d->path, (char *const *)argv);
 	dprintf(2, "hutch: error: exec %s: %s\n", d->path, strerror(errno));
@@ -352,6 +395,12 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	struct delegate d = { 0 };
 	char unified[MAX_DEPTH][512];
 	TRY(find_runtime(in->runtime, &d, err));
+	if (in->network_bridge && d.kind == KIND_RUNSC && !runsc_netstack_works(d.path)) {
+		d.runsc_hostinet = true;
+		hutch_warn("%s predates release-20240801, whose netstack cannot start on this "
+			   "kernel: it runs with its host stack in the sandbox's network namespace",
+			   d.path);
+	}
 	TRY(write_bundle(in, &d, err));
 	size_t n_unified = missing_unified(in->cgroup, unified);
 	struct stdio_plan sp = { { -1, -1, -1 }, { 0, 0, 0 } };

@@ -53,6 +53,7 @@ void rt_sb_opts_free(struct rt_sb_opts *o)
 	hutch_strv_free(o->command);
 	free(o->entrypoint);
 	hutch_strv_free(o->dns);
+	rt_sb_egress_free(o);
 	hutch_strv_free(o->allow_read);
 	hutch_strv_free(o->allow_rw);
 	hutch_strv_free(o->deny);
@@ -532,13 +533,28 @@ static const struct rt_flag options[] = {
 	{ "grace", 0, RT_FLAG_FN, "seconds from SIGTERM to SIGKILL of the tree (default 5)", 0,
 	  set_grace },
 	{ "network", 0, RT_FLAG_FN,
-	  "none (loopback only, default), bridge (NAT via hutch0) or host (the default with "
-	  "--isolation landlock)",
+	  "none (loopback only, default), bridge (a veth, NAT and hutch's egress rules) or host "
+	  "(the default with --isolation landlock)",
 	  0, set_network },
 	{ "subnet", 0, RT_FLAG_FN, "bridge: IPv4 subnet (default 10.89.0.0/24)", 0, set_subnet },
 	{ "mtu", 0, RT_FLAG_FN, "bridge: MTU of eth0 (default 1500)", 0, set_mtu },
-	{ "dns", 0, RT_FLAG_FN_LIST, "bridge: nameserver for resolv.conf (default: the host's)", 0,
+	{ "dns", 0, RT_FLAG_FN_LIST,
+	  "bridge: upstream nameserver of hutch's DNS forwarder (default: the host's)", 0,
 	  set_dns },
+	{ "egress", 0, RT_FLAG_FN,
+	  "bridge: open (the internet; default) or restricted (only what is allowed)", 0,
+	  rt_sb_set_egress },
+	{ "allow-host", 0, RT_FLAG_FN_LIST,
+	  "bridge: NAME[:PORT] or *.DOMAIN[:PORT] reachable (its DNS answers open it)", 0,
+	  rt_sb_set_allow_host },
+	{ "allow-cidr", 0, RT_FLAG_FN_LIST,
+	  "bridge: A.B.C.D[/N][:PORT[-PORT]] reachable, even the host or a private range", 0,
+	  rt_sb_set_allow_cidr },
+	{ "publish", 'p', RT_FLAG_FN_LIST,
+	  "bridge: [IP:]HOSTPORT:PORT, the sandbox's tcp PORT on the host (IP default 127.0.0.1)",
+	  0, rt_sb_set_publish },
+	{ "deny-cidr", 0, RT_FLAG_FN_LIST, "bridge: A.B.C.D[/N] unreachable (wins over allows)", 0,
+	  rt_sb_set_deny_cidr },
 	{ "isolation", 0, RT_FLAG_FN,
 	  "namespaces (default), landlock (the host, restricted) or none (unrestricted)", 0,
 	  set_isolation },

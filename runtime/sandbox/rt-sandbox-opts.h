@@ -23,6 +23,12 @@ enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST, RT_SB_NET_BRIDGE };
  * seccomp (rt-sandbox-host.c); none: the host, unrestricted (with a warning). */
 enum rt_sb_isolation { RT_SB_ISO_NAMESPACES, RT_SB_ISO_LANDLOCK, RT_SB_ISO_NONE };
 
+/* --allow-host NAME[:PORT]: a normalised name or "*.suffix" pattern; port 0: every port. */
+struct rt_sb_allow_host {
+	char *pattern;
+	uint16_t port;
+};
+
 struct rt_sb_opts {
 	char *image, *workspace, *cwd, *hostname;
 	struct rt_sb_bind *binds;
@@ -47,6 +53,15 @@ struct rt_sb_opts {
 	char **dns; /* NULL-terminated IPv4 addresses */
 	size_t n_dns;
 	bool bridge_opts_set;
+	/* Egress (rt-sandbox-egress.c): --allow-host, --allow-cidr, --deny-cidr, --egress. */
+	struct rt_sb_allow_host *allow_host;
+	size_t n_allow_host;
+	struct net_cidr *allow_cidr, *deny_cidr;
+	size_t n_allow_cidr, n_deny_cidr;
+	bool egress_restricted;
+	bool egress_opts_set;
+	struct net_publish *publish; /* --publish */
+	size_t n_publish;
 	char *lock;
 	bool no_wait;
 	double lock_timeout; /* < 0: wait without limit */
@@ -100,6 +115,15 @@ int rt_sb_parse_cpus(const char *v, double *out, struct hutch_err *err);
 int rt_sb_usable_cpus(void);
 int rt_sb_parse_network(const char *v, enum rt_sb_network *out, struct hutch_err *err);
 void rt_sb_print_help(int fd);
+/* rt-sandbox-egress.c: the setters of --allow-host, --allow-cidr, --deny-cidr and --egress,
+ * what they need (rt_sb_check), and freeing them. */
+int rt_sb_set_allow_host(void *p, const char *v, struct hutch_err *err);
+int rt_sb_set_allow_cidr(void *p, const char *v, struct hutch_err *err);
+int rt_sb_set_deny_cidr(void *p, const char *v, struct hutch_err *err);
+int rt_sb_set_egress(void *p, const char *v, struct hutch_err *err);
+int rt_sb_set_publish(void *p, const char *v, struct hutch_err *err);
+int rt_sb_check_egress(const struct rt_sb_opts *o, struct hutch_err *err);
+void rt_sb_egress_free(struct rt_sb_opts *o);
 /* rt-sandbox-named.c: the setters of --name and --detach, and what they can't be combined
  * with (rt_sb_check). */
 int rt_sb_set_name(void *p, const char *v, struct hutch_err *err);

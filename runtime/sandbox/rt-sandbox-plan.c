@@ -140,9 +140,13 @@ static int plan_mounts(struct rt_spec *s, const struct rt_sb_opts *o, const stru
 		       struct hutch_err *err)
 {
 	char buf[128];
-	for (size_t i = 0; i < ARRAY_SIZE(kernel_mounts); i++)
-		TRY(rt_spec_add_mount(s, kernel_mounts[i].dst, kernel_mounts[i].type,
-				      kernel_mounts[i].src, kernel_mounts[i].options, err));
+	for (size_t i = 0; i < ARRAY_SIZE(kernel_mounts); i++) {
+		bool bind_sys = p->sysfs && !strcmp(kernel_mounts[i].dst, "/sys");
+		TRY(rt_spec_add_mount(
+			s, kernel_mounts[i].dst, bind_sys ? "bind" : kernel_mounts[i].type,
+			bind_sys ? p->sysfs : kernel_mounts[i].src,
+			bind_sys ? "bind,nosuid,noexec,nodev,ro" : kernel_mounts[i].options, err));
+	}
 	for (size_t i = 0; i < o->n_tmpfs; i++) {
 		snprintf(buf, sizeof(buf), "nosuid,nodev,mode=1777,size=%llu",
 			 (unsigned long long)o->tmpfs[i].size);
@@ -196,8 +200,11 @@ static void plan_namespaces(struct rt_spec *s, const struct rt_sb_opts *o,
 		s->namespaces[s->n_namespaces++].flag = always[i];
 	if (p->userns)
 		s->namespaces[s->n_namespaces++].flag = CLONE_NEWUSER;
-	if (o->network != RT_SB_NET_HOST) /* bridge: hutch wires eth0 in after create */
+	if (o->network != RT_SB_NET_HOST) { /* bridge: hutch wires eth0 in after create */
+		s->namespaces[s->n_namespaces].path =
+			p->netns_path ? hutch_xstrdup(p->netns_path) : NULL; /* a delegate's */
 		s->namespaces[s->n_namespaces++].flag = CLONE_NEWNET;
+	}
 	if (!p->userns)
 		return;
 	s->uid_mappings = plan_map(p->uid, p->host_uid, p->sub_uid, &s->n_uid_mappings);

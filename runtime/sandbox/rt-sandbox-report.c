@@ -171,6 +171,7 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		rt_sb_gen_host(g, o, &r->host);
 	else if (p)
 		gen_isolation(g, o, p);
+	rt_sb_gen_egress(g, o, &r->egress);
 	hutch_json_gen_kv(g, "error", r->error);
 	yajl_gen_map_close(g);
 	return hutch_json_gen_finish(g, len);

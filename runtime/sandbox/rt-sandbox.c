@@ -265,6 +265,18 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	 * read the totals. */
 	cgpath = hutch_xasprintf("%s/c", sb->plan.cgroup);
 	sb->plan.cgroups_path = cgpath;
+	_cleanup_close_ int ns = -1;
+	if (sb->o->network == RT_SB_NET_BRIDGE) {
+		/* The runtime joins a namespace wired beforehand: the same veth, address,
+		 * firewall elements and DNS forwarder as a native run. The pin is in scratch,
+		 * whose unmount at the end lets the namespace (and the veth) go. */
+		ns = ns_netns_new(SB_SCRATCH "/netns", SB_SCRATCH "/sys", err);
+		if (ns < 0)
+			return ns;
+		sb->plan.netns_path = SB_SCRATCH "/netns";
+		sb->plan.sysfs = SB_SCRATCH "/sys";
+		TRY(rt_sb_net_attach_fd(sb->o, &sb->net, ns, err));
+	}
 	struct rt_spec *spec = NULL;
 	TRY(rt_sb_spec(sb->o, &sb->plan, SB_SCRATCH, &spec, err));
 	int r = rt_spec_write(spec, &config, err);
@@ -291,7 +303,9 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 					  .config = config,
 					  .cgroup = cgpath,
 					  .parent_cgroup = sb->plan.cgroup,
-					  .network_none = sb->o->network == RT_SB_NET_NONE };
+					  .network_none = sb->o->network == RT_SB_NET_NONE,
+					  .network_bridge = sb->o->network == RT_SB_NET_BRIDGE,
+					  .netns_fd = ns };
 	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o->timeout * 1000),
 			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,
@@ -481,13 +495,15 @@ static int take_locks(struct sandbox *sb, struct hutch_err *err)
 static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notify_fd,
 	       struct hutch_err *err)
 {
-	struct sandbox sb = { .o = o,
-			      .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
-			      .net = { .ipam_fd = -1 },
-			      .lock_fd = -1,
-			      .owner_fd = -1,
-			      .name_fd = -1,
-			      .notify_fd = notify_fd };
+	struct sandbox sb = {
+		.o = o,
+		.g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
+		.net = { .ipam_fd = -1, .dns_stop = -1, .dns_stats = -1, .proxy_stop = -1 },
+		.lock_fd = -1,
+		.owner_fd = -1,
+		.name_fd = -1,
+		.notify_fd = notify_fd
+	};
 	const struct sb_mode *m = sb_mode(o);
 	begin(&sb.res, o);
 	rt_sb_clear_report(o);	     /* an earlier run's is never read as this one's */
@@ -512,7 +528,7 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 		struct hutch_err e = { 0 };
 		rt_container_delete(&sb.g, sb.id, true, &e);
 	}
-	rt_sb_net_release(&sb.net); /* after delete: the netns is gone, so is the veth */
+	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */
 	r = finish(&sb, r, err);
 	sandbox_free(&sb); /* the lock last but one: a waiter starts when we are done */
 	return r;

@@ -63,6 +63,8 @@ struct rt_sb_plan {
 	char image_digest[72]; /* its manifest digest ("" for a directory) */
 	const char *net_etc;   /* bridge: dir with resolv.conf, hosts, hostname to bind */
 	const char *net_address; /* bridge: the sandbox's leased address, "A.B.C.D/N" */
+	const char *netns_path;	 /* bridge, delegated: the namespace the runtime joins */
+	const char *sysfs;	 /* and a sysfs of it, bound as /sys (none: a new sysfs) */
 };
 /* rt-sandbox-plan.c: the sandbox's OCI spec, typed, held to rt_spec_check; bundle is where it
  * runs (hooks' cwd), the plan says where its rootfs is. */
@@ -115,6 +117,14 @@ enum rt_sb_failure {
 	RT_SB_FAIL_OOM,
 };
 
+/* What the egress policy did (bridge mode), for the report. */
+struct rt_sb_egress_result {
+	bool present;
+	struct net_egress_stats fw;
+	bool dns;
+	struct net_dns_stats dns_stats;
+};
+
 struct rt_sb_result {
 	char id[32];			/* sb-PID: every run's (its state's too, when it has one) */
 	struct timespec started, ended; /* realtime */
@@ -130,6 +140,7 @@ struct rt_sb_result {
 	const char *runtime;
 	const char *error;
 	struct rt_sb_host host;
+	struct rt_sb_egress_result egress;
 };
 int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		       const struct rt_sb_result *r, struct hutch_err *err);
@@ -182,7 +193,9 @@ struct sandbox_delegate_in {
 	const char *cgroup;	   /* linux.cgroupsPath, absolute */
 	const char *parent_cgroup; /* hutch's own, holding cgroup: killed if hutch dies */
 	bool network_none;
-	bool has_stats; /* out: the container cgroup's figures, read before delete */
+	bool network_bridge; /* the spec joins the namespace hutch wired (runsc: its netstack) */
+	int netns_fd;	     /* that namespace (bridge), or -1 */
+	bool has_stats;	     /* out: the container cgroup's figures, read before delete */
 	struct cg_stats stats;
 };
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);
@@ -201,22 +214,41 @@ int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *r, struct hu
 struct yajl_gen_t;
 void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const struct rt_sb_host *h);
 
-/* rt-sandbox-net.c: bridge mode around the native create/start. prepare leases the address
- * and writes the /etc files (before the spec is built); attach wires the veth into the
- * created init's netns and adds the NAT rule (before start); release undoes both and is safe
- * to call always; reclaim cleans up after SIGKILLed hutches. */
+/* rt-sandbox-net.c: bridge mode around create/start. prepare leases the address and writes
+ * the /etc files (before the spec is built); attach wires the veth into the sandbox's netns,
+ * adds its firewall elements and starts its DNS forwarder (before start); release undoes it
+ * all, reading the counters, and is safe to call always; reclaim cleans up after SIGKILLed
+ * hutches. */
 struct rt_sb_net {
 	int ipam_fd;
 	uint32_t addr; /* 0 = no lease */
 	bool attached;
 	char address[NET_IPV4_LEN + 4];
+	uint32_t upstream[4]; /* the forwarder's nameservers */
+	size_t n_upstream;
+	pid_t dns_pid;	 /* the forwarder (0: none) */
+	int dns_stop;	 /* closing it stops the forwarder */
+	int dns_stats;	 /* it writes its figures here as it ends */
+	pid_t proxy_pid; /* the --publish relay (0: none) */
+	int proxy_stop;
 };
 int rt_sb_net_prepare(const struct rt_sb_opts *o, struct rt_sb_net *n, const char *etc_dir,
 		      struct hutch_err *err);
 int rt_sb_net_attach(const struct rt_sb_opts *o, struct rt_sb_net *n, pid_t pid,
 		     struct hutch_err *err);
-void rt_sb_net_release(struct rt_sb_net *n);
+int rt_sb_net_attach_fd(const struct rt_sb_opts *o, struct rt_sb_net *n, int netns_fd,
+			struct hutch_err *err);
+void rt_sb_net_release(struct rt_sb_net *n, struct rt_sb_egress_result *res);
 void rt_sb_net_reclaim(void);
+/* rt-sandbox-egress.c: the firewall's terms for o. rt-sandbox-dns.c: the forwarder process,
+ * started once the veth exists (it binds the gateway on it), and stopped first at release. */
+struct net_egress rt_sb_egress_of(const struct rt_sb_opts *o);
+int rt_sb_dns_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutch_err *err);
+void rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res);
+int rt_sb_publish_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutch_err *err);
+void rt_sb_publish_stop(struct rt_sb_net *n);
+void rt_sb_gen_egress(struct yajl_gen_t *g, const struct rt_sb_opts *o,
+		      const struct rt_sb_egress_result *r);
 
 /* rt-sandbox.c: the sandbox of o, run to its end: the command's exit status (124 on its
  * timeout), or < 0 with err set when the sandbox could not run (its status is then

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # hutch sandbox --network bridge|none|host. No traffic ever leaves this machine: hutch runs in
-# a network namespace the test makes ("the host", $HOSTNS), which gets its own hutch0 bridge
-# and nft table, and a second namespace ("the internet", $OUTNS) is wired to it by a veth
-# pair, with a busybox httpd whose CGI prints the client's address (proving masquerade).
-# After every test: no veth, lease or nft rule is left, and the real host's netns is untouched.
+# a network namespace the test makes ("the host", $HOSTNS), which gets its own nft table, and
+# a second namespace ("the internet", $OUTNS, on a documentation range: private ranges are
+# refused by default) is wired to it by a veth pair, with a busybox httpd whose CGI prints the
+# client's address (proving masquerade). After every test: no veth, lease or firewall element
+# is left, and the real host's netns is untouched. egress.bats tests the egress policy.
 # (busybox wget gets no -T: Debian's busybox-static 1.35 segfaults with it; --timeout instead.)
 
 load ../helpers
@@ -51,8 +52,8 @@ setup() {
 	ip -n "$HOSTNS" link set lo up
 	ip -n "$OUTNS" link set lo up
 	ip -n "$HOSTNS" link add uplink type veth peer name wan netns "$OUTNS"
-	ip -n "$HOSTNS" addr add 10.250.0.1/24 dev uplink
-	ip -n "$OUTNS" addr add 10.250.0.2/24 dev wan
+	ip -n "$HOSTNS" addr add 198.51.100.1/24 dev uplink
+	ip -n "$OUTNS" addr add 198.51.100.2/24 dev wan
 	ip -n "$HOSTNS" link set uplink up
 	ip -n "$OUTNS" link set wan up
 	NS_INO=$(ip netns exec "$HOSTNS" stat -L -c %i /proc/self/ns/net)
@@ -66,7 +67,7 @@ teardown() {
 		kill -9 "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
-	# Deleting the test's "host" takes its bridge and nft table with it.
+	# Deleting the test's "host" takes its nft table with it.
 	[ -z "${NS_INO:-}" ] || rm -rf "${NET_ROOT:?}/$NS_INO"
 	teardown_bundle || rc=1
 	if [ -n "${HOST_BEFORE:-}" ] && [ "$(host_snapshot)" != "$HOST_BEFORE" ]; then
@@ -106,14 +107,13 @@ nothing_left() {
 		echo "veth left: $output" >&2
 		return 1
 	}
-	[[ "$output" == *"hutch0"* ]] # the bridge persists
 	[ ! -s "$LEASES" ] || {
 		echo "lease left: $(cat "$LEASES")" >&2
 		return 1
 	}
-	run ip netns exec "$HOSTNS" nft list chain ip hutch postrouting
-	[[ "$output" != *"hutch:"* ]] || {
-		echo "nft rule left: $output" >&2
+	run ip netns exec "$HOSTNS" nft list table inet hutch
+	! grep -Eq '"hv[0-9a-f]{8}"' <<<"$output" || {
+		echo "firewall element left: $output" >&2
 		return 1
 	}
 }
@@ -128,9 +128,10 @@ nothing_left() {
 }
 
 @test "bridge: resolv.conf, hosts and hostname are generated, the image untouched" {
-	run -0 sbn --network bridge --hostname agent --dns 10.250.0.53 -- sh -c \
+	run -0 sbn --network bridge --hostname agent --dns 198.51.100.53 -- sh -c \
 		'cat /etc/resolv.conf; echo ---; cat /etc/hosts; echo ---; cat /etc/hostname; hostname'
-	[[ "$output" == *"nameserver 10.250.0.53"* ]]
+	[[ "$output" == *"nameserver 10.89.0.1"* ]] # hutch's forwarder, --dns its upstream
+	[[ "$output" != *"198.51.100.53"* ]]
 	[[ "$output" == *"127.0.0.1	localhost"* ]]
 	[[ "$output" =~ 10\.89\.0\.[0-9]+$'\t'agent ]]
 	[[ "$output" == *$'---\nagent\nagent'* ]]
@@ -156,18 +157,21 @@ nothing_left() {
 	nothing_left
 }
 
-@test "bridge: the sandbox reaches a server on the gateway address" {
-	run -0 sbn --network bridge -- true # the first sandbox makes the bridge
-	serve "$HOSTNS" 10.89.0.1
-	run -0 sbn --network bridge --timeout 10 -- wget -q -O - http://10.89.0.1:8080/cgi-bin/ip
+@test "bridge: a server on the gateway address is refused, unless allowed" {
+	run -0 sbn --network bridge -- true # the first sandbox puts the gateway on the host
+	serve "$HOSTNS" 0.0.0.0
+	run sbn --network bridge --timeout 10 -- wget -q -O - http://10.89.0.1:8080/cgi-bin/ip
+	[ "$status" -ne 0 ]
+	run -0 sbn --network bridge --allow-cidr 10.89.0.1:8080 --timeout 10 -- \
+		wget -q -O - http://10.89.0.1:8080/cgi-bin/ip
 	[[ "$output" == 10.89.0.* ]] # local traffic is not masqueraded
 	nothing_left
 }
 
 @test "bridge: outbound traffic is masqueraded behind the host's uplink address" {
-	serve "$OUTNS" 10.250.0.2
-	run -0 sbn --network bridge --timeout 10 -- wget -q -O - http://10.250.0.2:8080/cgi-bin/ip
-	[ "$output" = 10.250.0.1 ]
+	serve "$OUTNS" 198.51.100.2
+	run -0 sbn --network bridge --timeout 10 -- wget -q -O - http://198.51.100.2:8080/cgi-bin/ip
+	[ "$output" = 198.51.100.1 ]
 	[ "$(ip netns exec "$HOSTNS" cat /proc/sys/net/ipv4/ip_forward)" = 1 ]
 	nothing_left
 }
@@ -188,13 +192,13 @@ nothing_left() {
 	nothing_left
 }
 
-@test "bridge: after SIGKILL of hutch the next sandbox reclaims veth, lease and rule" {
+@test "bridge: after SIGKILL of hutch the next sandbox reclaims veth, lease and elements" {
 	nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --as-root --image "$IMAGE" --network bridge \
 		-- sleep 30 &
 	local pid=$!
 	for _ in $(seq 100); do
-		ip netns exec "$HOSTNS" nft list chain ip hutch postrouting 2>/dev/null |
-			grep -q hutch: && break
+		ip netns exec "$HOSTNS" nft list table inet hutch 2>/dev/null |
+			grep -Eq '"hv[0-9a-f]{8}"' && break
 		sleep 0.1
 	done
 	[ -s "$LEASES" ]
@@ -227,11 +231,11 @@ nothing_left() {
 }
 
 @test "none: only loopback, and the servers are unreachable" {
-	serve "$OUTNS" 10.250.0.2
+	serve "$OUTNS" 198.51.100.2
 	run -0 sbn --network none -- sh -c 'ls /sys/class/net; ip -4 route'
 	[ "$(echo "$output" | head -1)" = lo ]
 	[[ "$output" != *default* ]]
-	run sbn --network none --timeout 10 -- wget -q -O - http://10.250.0.2:8080/cgi-bin/ip
+	run sbn --network none --timeout 10 -- wget -q -O - http://198.51.100.2:8080/cgi-bin/ip
 	[ "$status" -ne 0 ]
 }
 

@@ -10,6 +10,7 @@
 #include "ns.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -151,9 +152,92 @@ static void test_concurrent(int dfd)
 	ok(distinct, "%d concurrent leases are all distinct", n);
 }
 
+static void test_cidr(void)
+{
+	struct hutch_err err = { 0 };
+	struct net_cidr c;
+	ok(net_cidr_parse("192.0.2.0/24", &c, &err) == 0 && c.addr == 0xc0000200 &&
+		   c.prefix == 24 && c.port_lo == 0,
+	   "a CIDR without a port");
+	ok(net_cidr_parse("198.51.100.1:8080", &c, &err) == 0 && c.prefix == 32 &&
+		   c.port_lo == 8080 && c.port_hi == 8080,
+	   "an address with a port is a /32");
+	ok(net_cidr_parse("10.0.0.0/8:80-81", &c, &err) == 0 && c.port_lo == 80 && c.port_hi == 81,
+	   "a port range");
+	ok(net_cidr_parse("0.0.0.0/0", &c, &err) == 0 && c.prefix == 0, "everything");
+	static const char *const bad[] = { "10.0.0.1/8",    "10.0.0.0/33",
+					   "10.0.0.0/8:0",  "10.0.0.0/8:81-80",
+					   "10.0.0.0/8:",   "10.0.0.0/",
+					   "10.0.0.0/+8",   "1.2.3",
+					   "1.2.3.4:65536", "x" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		ok(net_cidr_parse(bad[i], &c, &err) == -EINVAL, "refuses %s (%s)", bad[i], err.msg);
+	ok(net_cidr_parse("fd00::/64", &c, &err) == -ENOTSUP, "IPv6: not supported");
+}
+
+/* What `nft list table inet hutch` printed with two sandboxes in it (trimmed). */
+static const char listing[] =
+	"table inet hutch {\n"
+	"\tset sandboxes {\n\t\ttype ifname\n\t\telements = { \"hv0a590002\", \"hv0a590003\" "
+	"}\n\t}\n"
+	"\tset addrs {\n\t\ttype ipv4_addr\n\t\telements = { 10.89.0.2, 10.89.0.3 }\n\t}\n"
+	"\tset allow_net {\n\t\ttype ifname . ipv4_addr\n\t\tflags interval\n"
+	"\t\telements = { \"hv0a590002\" . 192.0.2.0/24,\n\t\t\t     \"hv0a590003\" . 192.0.2.0/24 "
+	"}\n\t}\n"
+	"\tset dns_net {\n\t\ttype ifname . ipv4_addr\n\t\tflags timeout\n"
+	"\t\telements = { \"hv0a590002\" . 192.0.2.10 timeout 1m expires 59s984ms }\n\t}\n"
+	"\tset refused {\n\t\ttype ifname . ipv4_addr . inet_proto . inet_service\n"
+	"\t\telements = { \"hv0a590002\" . 10.250.0.5 . tcp . 80 counter packets 1 bytes 60 "
+	"expires 59m51s864ms,\n\t\t\t     \"hv0a590003\" . 10.250.0.9 . tcp . 80 counter packets 9 "
+	"bytes 60,\n\t\t\t     \"hv0a590002\" . 192.0.2.20 . udp . 53 counter packets 3 bytes 60 "
+	"}\n\t}\n"
+	"\tmap ok_ctr {\n\t\ttype ifname : counter\n"
+	"\t\telements = { \"hv0a590002\" : \"ok_hv0a590002\", \"hv0a590003\" : \"ok_hv0a590003\" "
+	"}\n\t}\n"
+	"\tset special {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.0/8 }\n\t}\n"
+	"\tcounter ok_hv0a590002 {\n\t\tpackets 4 bytes 240\n\t}\n"
+	"\tcounter no_hv0a590002 {\n\t\tpackets 4 bytes 180\n\t}\n"
+	"\tcounter ok_hv0a590003 {\n\t\tpackets 7 bytes 180\n\t}\n"
+	"\tchain egress {\n\t\tmeta l4proto { tcp, udp } iifname . ip daddr . th dport @allow_port "
+	"goto allowed\n\t}\n"
+	"}\n";
+
+static void test_del_script(void)
+{
+	struct net_egress_stats st;
+	_cleanup_free_ char *s = net_nft_del_script(listing, "hv0a590002", &st);
+	ok(strstr(s, "delete element inet hutch sandboxes { \"hv0a590002\" }\n") != NULL,
+	   "its veth, not the other's");
+	ok(strstr(s, "delete element inet hutch addrs { 10.89.0.2 }\n") != NULL, "its address");
+	ok(strstr(s, "allow_net { \"hv0a590002\" . 192.0.2.0/24 }\n") != NULL, "an interval");
+	ok(strstr(s, "dns_net { \"hv0a590002\" . 192.0.2.10 }\n") != NULL, "timeout dropped");
+	ok(strstr(s, "refused { \"hv0a590002\" . 10.250.0.5 . tcp . 80, \"hv0a590002\" . "
+		     "192.0.2.20 . udp . 53 }\n") != NULL,
+	   "counters dropped from keys");
+	ok(strstr(s, "ok_ctr { \"hv0a590002\" }\n") != NULL, "a map's key alone");
+	ok(!strstr(s, "hv0a590003") && !strstr(s, "10.0.0.0/8") && !strstr(s, "10.89.0.3"),
+	   "nothing of the other sandbox's, nor of the shared sets");
+	const char *e = strstr(s, "ok_ctr {"),
+		   *c = strstr(s, "delete counter inet hutch ok_hv0a590002");
+	ok(e && c && e < c && strstr(s, "delete counter inet hutch no_hv0a590002"),
+	   "its counters, after the map elements that name them");
+	ok(st.allowed == 4 && st.refused == 4, "counters read (%llu, %llu)",
+	   (unsigned long long)st.allowed, (unsigned long long)st.refused);
+	ok(st.n_dest == 2 && st.dest[0].addr == 0xc0000214 && st.dest[0].proto == IPPROTO_UDP &&
+		   st.dest[0].port == 53 && st.dest[0].packets == 3 &&
+		   st.dest[1].addr == 0x0afa0005,
+	   "refused destinations, most attempted first");
+	_cleanup_free_ char *none = net_nft_del_script(listing, "hv0a590009", NULL);
+	ok(!*none, "a sandbox with nothing: an empty script");
+	_cleanup_free_ char *empty = net_nft_del_script("", "hv0a590002", &st);
+	ok(!*empty && st.n_dest == 0, "an empty listing");
+}
+
 int main(void)
 {
 	test_addresses();
+	test_cidr();
+	test_del_script();
 	char tmp[] = "/tmp/hutch-test-net.XXXXXX";
 	if (!mkdtemp(tmp)) {
 		ok(false, "mkdtemp");

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Bridge mode's helper processes on the host: the DNS forwarder and the --publish relay.
+ *
+ * The DNS forwarder: a process of hutch's own, on the host, serving the gateway
+ * address on this sandbox's veth alone (SO_BINDTODEVICE: every sandbox has one on the same
+ * address). It answers only what the policy allows (--egress restricted: the --allow-host
+ * names) and, before an answer for an --allow-host name reaches the sandbox, opens its
+ * addresses in the firewall for the answer's TTL, so that a name whose addresses change
+ * during the run keeps working. It runs outside the sandbox, which can neither kill it nor
+ * see it; it dies with its hutch (PR_SET_PDEATHSIG) and writes its figures to a pipe as it
+ * ends.
+ */
+#include "rt-sandbox.h"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/close_range.h>
+
+struct answer_ctx {
+	const struct rt_sb_opts *o;
+	uint32_t addr;
+};
+
+/* An allowed name's addresses stay open a little beyond its TTL (a resolver caches that
+ * long), at least a minute, at most a day; established connections outlive it anyway. */
+static unsigned open_for(uint32_t ttl)
+{
+	return (ttl < 60 ? 60 : ttl > 86400 ? 86400 : ttl) + 30;
+}
+
+static int on_answer(const char *name, bool matched, const uint32_t *addrs, size_t n, uint32_t ttl,
+		     void *arg)
+{
+	const struct answer_ctx *c = arg;
+	if (!matched || !n)
+		return 0; /* open egress: what is not listed is reachable or refused as it is */
+	for (size_t i = 0; i < c->o->n_allow_host; i++) {
+		const struct rt_sb_allow_host *h = &c->o->allow_host[i];
+		if (!net_dns_name_match(h->pattern, name))
+			continue;
+		struct net_cidr port = { .prefix = 32, .port_lo = h->port, .port_hi = h->port };
+		struct hutch_err e = { 0 };
+		if (net_nft_allow_addrs(c->addr, addrs, n, &port, open_for(ttl), &e) < 0) {
+			hutch_warn("dns forwarder: %s", e.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int bound_socket(int type, uint32_t gw, const char *dev, struct hutch_err *err)
+{
+	_cleanup_close_ int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "dns forwarder: socket");
+	int one = 1;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(53),
+				  .sin_addr.s_addr = htonl(gw) };
+	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+		return hutch_fail_errno(err, errno, "dns forwarder: bind to %s", dev);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return hutch_fail_errno(err, errno,
+					"dns forwarder: bind the gateway's port 53 on %s", dev);
+	if (type == SOCK_STREAM && listen(fd, 16) < 0)
+		return hutch_fail_errno(err, errno, "dns forwarder: listen");
+	return steal_fd(fd);
+}
+
+/* A helper process of hutch's (the forwarder, the publish relay): it dies with hutch, and
+ * keeps only fds[0..n) open, as fds 3.., for body. */
+static pid_t spawn(int *fds, size_t n, void (*body)(void *), void *arg, struct hutch_err *err)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0)
+		return hutch_fail_errno(err, errno, "sandbox: fork a network helper");
+	if (pid > 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	for (size_t i = 0; i < n; i++)
+		fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100);
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] < 0 || dup3(fds[i], 3 + (int)i, O_CLOEXEC) < 0)
+			_exit(1);
+	close_range(3 + (unsigned)n, ~0U, 0);
+	net_nft_after_fork(); /* its socket was among them */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, SIG_IGN); /* a ^C reaches hutch, which stops its helpers in order */
+	body(arg);
+	_exit(1); /* bodies exit themselves */
+}
+
+struct dns_arg {
+	const struct rt_sb_opts *o;
+	const struct rt_sb_net *n;
+};
+
+/* The forwarder: fds 3 udp, 4 tcp, 5 stop, 6 the figures' pipe. */
+static _Noreturn void serve_dns(void *arg)
+{
+	const struct dns_arg *a = arg;
+	const struct rt_sb_opts *o = a->o;
+	const char **pats = hutch_xcalloc(o->n_allow_host + 1, sizeof(*pats));
+	for (size_t i = 0; i < o->n_allow_host; i++)
+		pats[i] = o->allow_host[i].pattern;
+	struct answer_ctx ctx = { o, a->n->addr };
+	struct net_dns_fwd f = { .udp_fd = 3,
+				 .tcp_fd = 4,
+				 .stop_fd = 5,
+				 .upstream = a->n->upstream,
+				 .n_upstream = a->n->n_upstream,
+				 .restricted = o->egress_restricted,
+				 .patterns = pats,
+				 .n_patterns = o->n_allow_host,
+				 .on_answer = on_answer,
+				 .arg = &ctx,
+				 .timeout_ms = 2000 };
+	struct net_dns_stats st = { 0 };
+	struct hutch_err e = { 0 };
+	int r = net_dns_fwd_run(&f, &st, &e);
+	if (r < 0)
+		hutch_warn("%s", e.msg);
+	ssize_t w = write(6, &st, sizeof(st));
+	_exit(r < 0 || w != (ssize_t)sizeof(st));
+}
+
+int rt_sb_dns_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutch_err *err)
+{
+	char dev[NET_IFNAME_LEN];
+	net_veth_name(n->addr, dev);
+	uint32_t gw = net_subnet_gateway(&o->subnet);
+	_cleanup_close_ int udp = bound_socket(SOCK_DGRAM, gw, dev, err);
+	if (udp < 0)
+		return udp;
+	_cleanup_close_ int tcp = bound_socket(SOCK_STREAM, gw, dev, err);
+	if (tcp < 0)
+		return tcp;
+	int stop[2], stats[2];
+	if (pipe2(stop, O_CLOEXEC) < 0)
+		return hutch_fail_errno(err, errno, "dns forwarder: pipe");
+	if (pipe2(stats, O_CLOEXEC) < 0) {
+		close(stop[0]);
+		close(stop[1]);
+		return hutch_fail_errno(err, errno, "dns forwarder: pipe");
+	}
+	int fds[4] = { udp, tcp, stop[0], stats[1] };
+	struct dns_arg arg = { o, n };
+	pid_t pid = spawn(fds, 4, serve_dns, &arg, err);
+	close(stop[0]);
+	close(stats[1]);
+	if (pid < 0) {
+		close(stop[1]);
+		close(stats[0]);
+		return pid;
+	}
+	n->dns_pid = pid;
+	n->dns_stop = stop[1];
+	n->dns_stats = stats[0];
+	return 0;
+}
+
+void rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res)
+{
+	if (n->dns_pid <= 0)
+		return;
+	close(n->dns_stop); /* its stop fd hangs up: it writes its figures and exits */
+	n->dns_stop = -1;
+	struct net_dns_stats st;
+	ssize_t r = read(n->dns_stats, &st, sizeof(st));
+	if (r == (ssize_t)sizeof(st) && res) {
+		res->dns = true;
+		res->dns_stats = st;
+	}
+	close(n->dns_stats);
+	n->dns_stats = -1;
+	int status;
+	if (r != (ssize_t)sizeof(st))
+		kill(n->dns_pid, SIGKILL);
+	while (waitpid(n->dns_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	n->dns_pid = 0;
+}
+
+/* The publish relay: fd 3 stop, 4.. the listening sockets. */
+struct proxy_arg {
+	const struct rt_sb_opts *o;
+	uint32_t target;
+};
+
+static _Noreturn void serve_proxy(void *arg)
+{
+	const struct proxy_arg *a = arg;
+	int fds[NET_PROXY_MAX];
+	uint16_t ports[NET_PROXY_MAX];
+	for (size_t i = 0; i < a->o->n_publish; i++) {
+		fds[i] = 4 + (int)i;
+		ports[i] = a->o->publish[i].port;
+	}
+	struct net_proxy p = { .listen_fd = fds,
+			       .port = ports,
+			       .n = a->o->n_publish,
+			       .target = a->target,
+			       .stop_fd = 3 };
+	struct hutch_err e = { 0 };
+	int r = net_proxy_run(&p, &e);
+	if (r < 0)
+		hutch_warn("%s", e.msg);
+	_exit(r < 0);
+}
+
+int rt_sb_publish_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutch_err *err)
+{
+	if (!o->n_publish)
+		return 0;
+	int fds[1 + NET_PROXY_MAX], stop[2], r = 0;
+	size_t nf = 1;
+	if (pipe2(stop, O_CLOEXEC) < 0)
+		return hutch_fail_errno(err, errno, "publish: pipe");
+	fds[0] = stop[0];
+	for (size_t i = 0; i < o->n_publish && r >= 0; i++) {
+		r = net_publish_listen(&o->publish[i], err);
+		if (r >= 0)
+			fds[nf++] = r;
+	}
+	struct proxy_arg arg = { o, n->addr };
+	pid_t pid = r < 0 ? r : spawn(fds, nf, serve_proxy, &arg, err);
+	for (size_t i = 0; i < nf; i++)
+		close(fds[i]);
+	if (pid < 0) {
+		close(stop[1]);
+		return pid;
+	}
+	n->proxy_pid = pid;
+	n->proxy_stop = stop[1];
+	return 0;
+}
+
+void rt_sb_publish_stop(struct rt_sb_net *n)
+{
+	if (n->proxy_pid <= 0)
+		return;
+	close(n->proxy_stop);
+	n->proxy_stop = -1;
+	while (waitpid(n->proxy_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	n->proxy_pid = 0;
+}

@@ -1,0 +1,362 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# --network bridge's egress policy: the default refusals, --allow-host/--allow-cidr/
+# --deny-cidr/--egress, the DNS forwarder, the counters in the report, and the same under
+# runc, crun and runsc. No packet leaves this machine: hutch runs in a network namespace the
+# test makes ("the host", $HOSTNS, which gets its own nft table), wired by a veth pair
+# (198.51.100.1 <-> .2) to a second one ("the internet", $OUTNS) that holds every address
+# the sandboxes try: documentation ranges (192.0.2.0/24, 203.0.113.0/24), one private
+# (10.250.0.5) and the metadata address (169.254.169.254), with busybox httpd on each and
+# dnsmasq on 192.0.2.53 answering the test's names from a hosts file it rereads on SIGHUP.
+
+load ../helpers
+bats_require_minimum_version 1.5.0
+
+NET_ROOT=/run/hutch/net
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	EG_IMAGE=$(mktemp -d /tmp/hutch-it-eg.XXXXXX)
+	chmod 755 "$EG_IMAGE"
+	cp -a "$(rootfs_template)" "$EG_IMAGE/img"
+	mkdir -p "$EG_IMAGE/img/workspace"
+	export EG_IMAGE
+}
+
+teardown_file() {
+	[ -z "${EG_IMAGE:-}" ] || rm -rf --one-file-system "$EG_IMAGE"
+}
+
+host_snapshot() {
+	ip -o link show | awk -F': ' '{print $2}' | sort
+	nft list tables 2>/dev/null | sort
+}
+
+# in_out CMD...: CMD inside "the internet".
+in_out() {
+	ip netns exec "$OUTNS" "$@"
+}
+
+# serve ADDR:PORT: busybox httpd there (in $OUTNS, or $HOSTNS with NS=host) answering "ok ADDR".
+serve() {
+	local ns=$OUTNS where=$1 www=$TEST_DIR/www-${1//[.:]/-}
+	[ "${NS:-}" = host ] && ns=$HOSTNS
+	mkdir -p "$www"
+	echo "ok ${where%:*}" >"$www/index.html"
+	ip netns exec "$ns" "$BUSYBOX" httpd -f -p "$where" -h "$www" &
+	SRV_PIDS+=($!)
+}
+
+wait_listen() {
+	local ns=$1 where=$2
+	for _ in $(seq 50); do
+		ip netns exec "$ns" ss -Hltn "src $where" | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "nothing listens on $where in $ns" >&2
+	return 1
+}
+
+# dns NAME ADDR...: what dnsmasq answers for NAME (rewrites its hosts file, SIGHUP).
+dns() {
+	local name=$1 a
+	shift
+	grep -v " $name\$" "$TEST_DIR/hosts" >"$TEST_DIR/hosts.new" || true
+	for a in "$@"; do echo "$a $name" >>"$TEST_DIR/hosts.new"; done
+	mv "$TEST_DIR/hosts.new" "$TEST_DIR/hosts"
+	[ -z "${DNSMASQ_PID:-}" ] || kill -HUP "$DNSMASQ_PID"
+}
+
+setup() {
+	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
+	command -v dnsmasq >/dev/null || skip "dnsmasq missing (apt-get install dnsmasq-base)"
+	setup_tmp
+	ldconfig -p | grep -q libnftables.so.1 || skip "libnftables.so.1 missing"
+	HOST_BEFORE=$(host_snapshot)
+	HOSTNS=hutch-eg-$$-$BATS_TEST_NUMBER-h
+	OUTNS=hutch-eg-$$-$BATS_TEST_NUMBER-o
+	ip netns add "$HOSTNS"
+	track_netns "$HOSTNS"
+	ip netns add "$OUTNS"
+	track_netns "$OUTNS"
+	ip -n "$HOSTNS" link set lo up
+	ip -n "$OUTNS" link set lo up
+	ip -n "$HOSTNS" link add uplink type veth peer name wan netns "$OUTNS"
+	ip -n "$HOSTNS" addr add 198.51.100.1/24 dev uplink
+	ip -n "$OUTNS" addr add 198.51.100.2/24 dev wan
+	ip -n "$HOSTNS" link set uplink up
+	ip -n "$OUTNS" link set wan up
+	ip -n "$HOSTNS" route add default via 198.51.100.2
+	local a
+	for a in 192.0.2.10 192.0.2.20 192.0.2.30 192.0.2.40 192.0.2.53 203.0.113.7 10.250.0.5 \
+		169.254.169.254; do
+		ip -n "$OUTNS" addr add "$a/32" dev lo
+	done
+	: >"$TEST_DIR/hosts"
+	dns allowed.test 192.0.2.10
+	dns other.test 192.0.2.20
+	dns api.svc.test 192.0.2.40
+	dns moving.test 192.0.2.30
+	dns private.test 10.250.0.5
+	ip netns exec "$OUTNS" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
+		--addn-hosts="$TEST_DIR/hosts" --listen-address=192.0.2.53 --bind-interfaces \
+		--pid-file= --user=root --group=root --local-ttl=1 2>"$TEST_DIR/dnsmasq.log" &
+	DNSMASQ_PID=$!
+	SRV_PIDS+=($DNSMASQ_PID)
+	for a in 192.0.2.10:80 192.0.2.20:80 192.0.2.30:80 192.0.2.40:80 203.0.113.7:80 \
+		10.250.0.5:80 169.254.169.254:80; do
+		serve "$a"
+	done
+	NS=host serve 198.51.100.1:8080
+	for a in 192.0.2.10:80 10.250.0.5:80 169.254.169.254:80 203.0.113.7:80; do
+		wait_listen "$OUTNS" "$a"
+	done
+	wait_listen "$HOSTNS" 198.51.100.1:8080
+	NS_INO=$(ip netns exec "$HOSTNS" stat -L -c %i /proc/self/ns/net)
+	LEASES=$NET_ROOT/$NS_INO/hutch0/leases
+	IMAGE=$EG_IMAGE/img
+}
+
+teardown() {
+	local rc=0 p
+	for p in "${SRV_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	[ -z "${NS_INO:-}" ] || rm -rf "${NET_ROOT:?}/$NS_INO"
+	teardown_bundle || rc=1
+	if [ -n "${HOST_BEFORE:-}" ] && [ "$(host_snapshot)" != "$HOST_BEFORE" ]; then
+		echo "LEAK: the real host's links or nft tables changed" >&2
+		rc=1
+	fi
+	return $rc
+}
+
+# sbn ARGS...: hutch sandbox --network bridge in the test's "host", upstream DNS in "the
+# internet". --as-root unless EG_USER is set (the policy does not depend on the user).
+sbn() {
+	timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" \
+		"$HUTCH" sandbox ${EG_USER:---as-root} --image "$IMAGE" --network bridge \
+		--dns 192.0.2.53 --timeout 20 "$@"
+}
+
+# fetch URL: what the sandbox prints for it ("REFUSED" when the connection failed).
+FETCH='for u in "$@"; do wget -q -O - "$u" 2>/dev/null || echo "REFUSED $u"; done'
+
+# Nothing of any sandbox is left: no veth, no lease, no element or counter in hutch's table.
+nothing_left() {
+	run ip -n "$HOSTNS" -o link show
+	[[ "$output" != *" hv"* ]] || {
+		echo "veth left: $output" >&2
+		return 1
+	}
+	[ ! -s "$LEASES" ] || {
+		echo "lease left: $(cat "$LEASES")" >&2
+		return 1
+	}
+	run ip netns exec "$HOSTNS" nft list table inet hutch
+	! grep -Eq '"hv[0-9a-f]{8}"|counter (ok|no)_hv' <<<"$output" || {
+		echo "nft elements left: $output" >&2
+		return 1
+	}
+}
+
+@test "egress: by default the internet is reachable, the host and private ranges are not" {
+	run -0 sbn -- sh -c "$FETCH" _ http://192.0.2.10/ http://203.0.113.7/ \
+		http://198.51.100.1:8080/ http://10.89.0.1:53/ http://169.254.169.254/ \
+		http://10.250.0.5/
+	echo "$output"
+	[[ "$output" == *"ok 192.0.2.10"* ]]
+	[[ "$output" == *"ok 203.0.113.7"* ]]
+	[[ "$output" == *"REFUSED http://198.51.100.1:8080/"* ]] # the host's own address
+	[[ "$output" == *"REFUSED http://10.89.0.1:53/"* ]]      # the gateway, but for DNS
+	[[ "$output" == *"REFUSED http://169.254.169.254/"* ]]
+	[[ "$output" == *"REFUSED http://10.250.0.5/"* ]]
+	nothing_left
+}
+
+@test "egress: --allow-cidr opens the host, the metadata address and a private range" {
+	run -0 sbn --allow-cidr 198.51.100.1/32:8080 --allow-cidr 169.254.169.254 \
+		--allow-cidr 10.250.0.0/24:80-81 -- sh -c "$FETCH" _ http://198.51.100.1:8080/ \
+		http://169.254.169.254/ http://10.250.0.5/
+	echo "$output"
+	[[ "$output" == *"ok 198.51.100.1"* ]]
+	[[ "$output" == *"ok 169.254.169.254"* ]]
+	[[ "$output" == *"ok 10.250.0.5"* ]]
+	nothing_left
+}
+
+@test "egress: --deny-cidr wins over the internet and over an allow" {
+	run -0 sbn --deny-cidr 203.0.113.0/24 --allow-cidr 192.0.2.10 --deny-cidr 192.0.2.0/24 \
+		-- sh -c "$FETCH" _ http://203.0.113.7/ http://192.0.2.10/
+	echo "$output"
+	[[ "$output" == *"REFUSED http://203.0.113.7/"* ]]
+	[[ "$output" == *"REFUSED http://192.0.2.10/"* ]]
+	nothing_left
+}
+
+@test "egress: restricted, an allowed name is reachable; an unlisted one is refused by DNS and by address" {
+	run -0 sbn --egress restricted --allow-host allowed.test -- sh -c \
+		"nslookup allowed.test; nslookup other.test; $FETCH" _ http://allowed.test/ \
+		http://192.0.2.20/ http://203.0.113.7/
+	echo "$output"
+	[[ "$output" == *"Address: 192.0.2.10"* ]]
+	[[ "$output" != *"192.0.2.20"*"192.0.2.20"* ]] # other.test: no answer, only the URL
+	[[ "$output" == *"REFUSED"*"other.test"* || "$output" == *"other.test"*"REFUSED"* ]]
+	[[ "$output" == *"ok 192.0.2.10"* ]]
+	[[ "$output" == *"REFUSED http://192.0.2.20/"* ]]
+	[[ "$output" == *"REFUSED http://203.0.113.7/"* ]]
+	nothing_left
+}
+
+@test "egress: a wildcard name and a port: *.svc.test:80 opens port 80 of its answers only" {
+	NS=host serve 198.51.100.1:8081
+	run -0 sbn --egress restricted --allow-host '*.svc.test:80' -- sh -c \
+		"$FETCH" _ http://api.svc.test/ http://allowed.test/
+	echo "$output"
+	[[ "$output" == *"ok 192.0.2.40"* ]]
+	[[ "$output" == *"REFUSED http://allowed.test/"* ]]
+	run -125 sbn --allow-host 'a.*.test' -- true
+	[[ "$output" == *"--allow-host"* ]]
+	nothing_left
+}
+
+@test "egress: an allowed name whose address changes mid-run keeps working" {
+	mkdir -p "$TEST_DIR/ws"
+	chown 1000:1000 "$TEST_DIR/ws"
+	sbn --egress restricted --allow-host moving.test --workspace "$TEST_DIR/ws" -- sh -c '
+		wget -q -O - http://moving.test/ || echo FAIL1
+		touch /workspace/step1
+		for i in $(seq 100); do [ -e /workspace/step2 ] && break; sleep 0.1; done
+		wget -q -O - http://moving.test/ || echo FAIL2' >"$TEST_DIR/out" 2>&1 &
+	local pid=$!
+	for _ in $(seq 100); do [ -e "$TEST_DIR/ws/step1" ] && break; sleep 0.1; done
+	dns moving.test 203.0.113.7
+	sleep 0.3 # dnsmasq rereads its hosts file
+	touch "$TEST_DIR/ws/step2"
+	wait "$pid" || { cat "$TEST_DIR/out"; false; }
+	cat "$TEST_DIR/out"
+	grep -q "ok 192.0.2.30" "$TEST_DIR/out"
+	grep -q "ok 203.0.113.7" "$TEST_DIR/out"
+	! grep -q FAIL "$TEST_DIR/out"
+	nothing_left
+}
+
+@test "egress: restricted, DNS and UDP straight to the internet get no answer" {
+	run -0 sbn --egress restricted --allow-host allowed.test -- sh -c \
+		'nslookup other.test 192.0.2.53 || echo NOANSWER; echo x | nc -u -w 1 192.0.2.53 53; echo done'
+	echo "$output"
+	[[ "$output" == *NOANSWER* ]]
+	[[ "$output" != *"192.0.2.20"* ]]
+	nothing_left
+}
+
+@test "egress: --as-root cannot lift the rules (new address, routes, spoofed source)" {
+	run -0 sbn --egress restricted -- sh -c '
+		ip addr flush dev eth0; ip addr add 10.89.0.200/24 dev eth0
+		ip route add default via 10.89.0.1 2>/dev/null
+		wget -q -O - http://192.0.2.10/ || echo REFUSED1
+		ip addr add 192.0.2.99/24 dev eth0
+		wget -q -O - http://192.0.2.10/ || echo REFUSED2'
+	echo "$output"
+	[[ "$output" == *REFUSED1* && "$output" == *REFUSED2* ]]
+	[[ "$output" != *"ok 192.0.2.10"* ]]
+	nothing_left
+}
+
+@test "egress: the report's counters match what the sandbox did" {
+	run -0 sbn --egress restricted --allow-host allowed.test --allow-cidr 203.0.113.7:80 \
+		--report "$TEST_DIR/r.json" -- sh -c "$FETCH" _ http://allowed.test/ \
+		http://203.0.113.7/ http://192.0.2.20/ http://192.0.2.20/ http://10.250.0.5/
+	echo "$output"
+	run -0 jq -c .egress "$TEST_DIR/r.json"
+	echo "$output"
+	local e=$output
+	[ "$(jq -r .policy <<<"$e")" = restricted ]
+	[ "$(jq -c .allow_hosts <<<"$e")" = '["allowed.test"]' ]
+	[ "$(jq -c .allow_cidrs <<<"$e")" = '["203.0.113.7/32:80"]' ]
+	[ "$(jq .connections_allowed <<<"$e")" = 2 ]
+	[ "$(jq .connections_refused <<<"$e")" = 3 ]
+	[ "$(jq -c '.refused_destinations[0]' <<<"$e")" = \
+		'{"address":"192.0.2.20","protocol":"tcp","port":80,"attempts":2}' ]
+	[ "$(jq -c '.refused_destinations[1]' <<<"$e")" = \
+		'{"address":"10.250.0.5","protocol":"tcp","port":80,"attempts":1}' ]
+	[ "$(jq .dns.answered <<<"$e")" -ge 1 ]
+	nothing_left
+}
+
+@test "egress: a default (user-namespaced) sandbox has the same rules" {
+	EG_USER=--user=1000 run -0 sbn --egress restricted --allow-host allowed.test -- sh -c \
+		"id -u; $FETCH" _ http://allowed.test/ http://192.0.2.20/
+	echo "$output"
+	[[ "$output" == *1000*"ok 192.0.2.10"*"REFUSED http://192.0.2.20/"* ]]
+	nothing_left
+}
+
+@test "egress: after SIGKILL of hutch the next sandbox removes its elements" {
+	nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --as-root --image "$IMAGE" \
+		--network bridge --dns 192.0.2.53 --egress restricted --allow-host allowed.test \
+		--allow-cidr 203.0.113.0/24 -- sleep 30 &
+	local pid=$!
+	for _ in $(seq 100); do
+		ip netns exec "$HOSTNS" nft list table inet hutch 2>/dev/null |
+			grep -Eq '"hv[0-9a-f]{8}"' && break
+		sleep 0.1
+	done
+	[ -s "$LEASES" ]
+	kill -9 "$pid"
+	wait "$pid" || true
+	sleep 0.5
+	run -0 sbn -- true
+	nothing_left
+}
+
+@test "egress: misuse is one clear line and 125" {
+	run -125 nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" \
+		--allow-host allowed.test -- true
+	[[ "$output" == *"need --network bridge"* ]]
+	run -125 sbn --allow-cidr 10.0.0.1/8 -- true
+	[[ "$output" == *"host bits"* ]]
+	run -125 sbn --allow-cidr 10.0.0.0/8:0 -- true
+	[[ "$output" == *"--allow-cidr"* ]]
+	run -125 sbn --deny-cidr 10.0.0.0/8:80 -- true
+	[[ "$output" == *"--deny-cidr"* ]]
+	run -125 sbn --egress closed -- true
+	[[ "$output" == *"--egress closed"* ]]
+	run -125 sbn --allow-host 'bad_name!' -- true
+	[[ "$output" == *"--allow-host"* ]]
+	run -125 sbn --allow-cidr fd00::/64 -- true
+	[[ "$output" == *"not supported"* ]]
+	nothing_left
+}
+
+# Under another runtime: the namespace is wired before the bundle is handed over.
+delegated() {
+	local rt=$1
+	command -v "$rt" >/dev/null || skip "$rt missing"
+	run -0 sbn --runtime "$rt" --egress restricted --allow-host allowed.test -- sh -c \
+		"nslookup other.test; $FETCH" _ http://allowed.test/ http://192.0.2.20/ \
+		http://198.51.100.1:8080/
+	echo "$output"
+	[[ "$output" == *"ok 192.0.2.10"* ]]
+	[[ "$output" == *"REFUSED http://192.0.2.20/"* ]]
+	[[ "$output" == *"REFUSED http://198.51.100.1:8080/"* ]]
+	run -0 sbn --runtime "$rt" -- sh -c "$FETCH" _ http://203.0.113.7/ http://10.250.0.5/
+	echo "$output"
+	[[ "$output" == *"ok 203.0.113.7"* ]]
+	[[ "$output" == *"REFUSED http://10.250.0.5/"* ]]
+	nothing_left
+}
+
+@test "egress: under runc" {
+	delegated runc
+}
+
+@test "egress: under crun" {
+	delegated crun
+}
+
+@test "egress: under runsc" {
+	delegated runsc
+}
