@@ -312,6 +312,35 @@ nothing_left() {
 	nothing_left
 }
 
+@test "egress: --publish reaches the sandbox's server, on 127.0.0.1 unless an address is given" {
+	mkdir -p "$TEST_DIR/ws"
+	chown 1000:1000 "$TEST_DIR/ws"
+	echo served >"$TEST_DIR/ws/index.html"
+	sbn --publish 18080:8000 --publish 198.51.100.1:18081:8000 --workspace "$TEST_DIR/ws" \
+		-- sh -c 'httpd -f -p 8000 -h /workspace & sleep 3' >"$TEST_DIR/out" 2>&1 &
+	local pid=$! got=
+	for _ in $(seq 50); do
+		got=$(ip netns exec "$HOSTNS" "$BUSYBOX" wget -q -O - http://127.0.0.1:18080/ 2>/dev/null) &&
+			break
+		sleep 0.1
+	done
+	[ "$got" = served ]
+	ip netns exec "$HOSTNS" ss -Hltn | grep -q '127.0.0.1:18080'
+	# From "the internet": the port given an address is reachable, the loopback one is not bound there.
+	run -0 in_out "$BUSYBOX" wget -q -O - http://198.51.100.1:18081/
+	[ "$output" = served ]
+	run in_out "$BUSYBOX" wget -q -O - http://198.51.100.1:18080/
+	[ "$status" -ne 0 ]
+	wait "$pid" # the command ends: the relay and its ports go
+	run -0 ip netns exec "$HOSTNS" ss -Hltn
+	[[ "$output" != *18080* && "$output" != *18081* ]]
+	run -125 sbn --publish 198.51.100.1:8080:80 -- true # httpd holds it
+	[[ "$output" == *"--publish 198.51.100.1:8080"* ]]
+	run -125 sbn --publish 80 -- true
+	[[ "$output" == *"--publish 80: expected"* ]]
+	nothing_left
+}
+
 @test "egress: misuse is one clear line and 125" {
 	run -125 nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" \
 		--allow-host allowed.test -- true
