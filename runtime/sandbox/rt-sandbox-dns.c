@@ -109,23 +109,62 @@ static pid_t spawn(int *fds, size_t n, void (*body)(void *), void *arg, struct h
 	_exit(1); /* bodies exit themselves */
 }
 
+/*
+ * The network helper's protocol. It is forked as soon as the address is leased, so that its
+ * firewall work overlaps hutch's creation of the container (and, at the end, its deletion):
+ *   helper: adds the sandbox's elements          -> status 1 (0 or the error)
+ *   hutch:  makes the veth, then writes 'g'
+ *   helper: binds the gateway's port 53 on it     -> status 2
+ *           serves DNS until hutch hangs up the control pipe
+ *           reads the counters and removes the elements -> the figures
+ */
+struct helper_status {
+	struct hutch_err err; /* code 0: done */
+};
+struct helper_figures {
+	bool fw_ok;
+	struct net_egress_stats fw;
+	struct net_dns_stats dns;
+};
+
 struct dns_arg {
 	const struct rt_sb_opts *o;
 	const struct rt_sb_net *n;
 };
 
-/* The forwarder: fds 3 udp, 4 tcp, 5 stop, 6 the figures' pipe. */
+static void send_status(int fd, const struct hutch_err *e)
+{
+	struct helper_status st = { .err = *e };
+	(void)!write(fd, &st, sizeof(st));
+}
+
+/* Serves: fds 3 control (from hutch), 4 status and figures (to hutch). */
 static _Noreturn void serve_dns(void *arg)
 {
 	const struct dns_arg *a = arg;
 	const struct rt_sb_opts *o = a->o;
+	struct net_egress eg = rt_sb_egress_of(o);
+	struct hutch_err e = { 0 };
+	net_nft_sandbox_add(a->n->addr, &o->subnet, &eg, &e);
+	send_status(4, &e);
+	char go;
+	if (e.code || read(3, &go, 1) != 1)
+		_exit(1); /* hutch removes what was made (the stale path) */
+	char dev[NET_IFNAME_LEN];
+	net_veth_name(a->n->addr, dev);
+	uint32_t gw = net_subnet_gateway(&o->subnet);
+	int udp = bound_socket(SOCK_DGRAM, gw, dev, &e);
+	int tcp = udp < 0 ? -1 : bound_socket(SOCK_STREAM, gw, dev, &e);
+	send_status(4, &e);
+	if (e.code)
+		_exit(1);
 	const char **pats = hutch_xcalloc(o->n_allow_host + 1, sizeof(*pats));
 	for (size_t i = 0; i < o->n_allow_host; i++)
 		pats[i] = o->allow_host[i].pattern;
 	struct answer_ctx ctx = { o, a->n->addr };
-	struct net_dns_fwd f = { .udp_fd = 3,
-				 .tcp_fd = 4,
-				 .stop_fd = 5,
+	struct net_dns_fwd f = { .udp_fd = udp,
+				 .tcp_fd = tcp,
+				 .stop_fd = 3,
 				 .upstream = a->n->upstream,
 				 .n_upstream = a->n->n_upstream,
 				 .restricted = o->egress_restricted,
@@ -134,68 +173,119 @@ static _Noreturn void serve_dns(void *arg)
 				 .on_answer = on_answer,
 				 .arg = &ctx,
 				 .timeout_ms = 2000 };
-	struct net_dns_stats st = { 0 };
-	struct hutch_err e = { 0 };
-	int r = net_dns_fwd_run(&f, &st, &e);
+	struct helper_figures fig = { 0 };
+	int r = net_dns_fwd_run(&f, &fig.dns, &e);
 	if (r < 0)
 		hutch_warn("%s", e.msg);
-	ssize_t w = write(6, &st, sizeof(st));
-	_exit(r < 0 || w != (ssize_t)sizeof(st));
+	close(udp);
+	close(tcp);
+	/* The sandbox is gone: its counters are final. */
+	fig.fw_ok = net_nft_sandbox_del(a->n->addr, &fig.fw, &e) >= 0;
+	if (!fig.fw_ok)
+		hutch_warn("%s, ignoring", e.msg);
+	ssize_t w = write(4, &fig, sizeof(fig));
+	_exit(!fig.fw_ok || w != (ssize_t)sizeof(fig));
 }
 
 int rt_sb_dns_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutch_err *err)
 {
-	char dev[NET_IFNAME_LEN];
-	net_veth_name(n->addr, dev);
-	uint32_t gw = net_subnet_gateway(&o->subnet);
-	_cleanup_close_ int udp = bound_socket(SOCK_DGRAM, gw, dev, err);
-	if (udp < 0)
-		return udp;
-	_cleanup_close_ int tcp = bound_socket(SOCK_STREAM, gw, dev, err);
-	if (tcp < 0)
-		return tcp;
-	int stop[2], stats[2];
-	if (pipe2(stop, O_CLOEXEC) < 0)
-		return hutch_fail_errno(err, errno, "dns forwarder: pipe");
-	if (pipe2(stats, O_CLOEXEC) < 0) {
-		close(stop[0]);
-		close(stop[1]);
-		return hutch_fail_errno(err, errno, "dns forwarder: pipe");
+	int ctl[2], st[2];
+	if (pipe2(ctl, O_CLOEXEC) < 0)
+		return hutch_fail_errno(err, errno, "network helper: pipe");
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		close(ctl[0]);
+		close(ctl[1]);
+		return hutch_fail_errno(err, errno, "network helper: pipe");
 	}
-	int fds[4] = { udp, tcp, stop[0], stats[1] };
+	int fds[2] = { ctl[0], st[1] };
 	struct dns_arg arg = { o, n };
-	pid_t pid = spawn(fds, 4, serve_dns, &arg, err);
-	close(stop[0]);
-	close(stats[1]);
+	pid_t pid = spawn(fds, 2, serve_dns, &arg, err);
+	close(ctl[0]);
+	close(st[1]);
 	if (pid < 0) {
-		close(stop[1]);
-		close(stats[0]);
+		close(ctl[1]);
+		close(st[0]);
 		return pid;
 	}
 	n->dns_pid = pid;
-	n->dns_stop = stop[1];
-	n->dns_stats = stats[0];
+	n->dns_stop = ctl[1];
+	n->dns_stats = st[0];
 	return 0;
 }
 
-void rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res)
+/* The helper's next status: 0, or its error (or its death) in err. */
+static int helper_status(struct rt_sb_net *n, const char *step, struct hutch_err *err)
 {
-	if (n->dns_pid <= 0)
-		return;
-	close(n->dns_stop); /* its stop fd hangs up: it writes its figures and exits */
+	struct helper_status st;
+	ssize_t r;
+	while ((r = read(n->dns_stats, &st, sizeof(st))) < 0 && errno == EINTR)
+		;
+	if (r != (ssize_t)sizeof(st))
+		return hutch_fail(err, EIO, "network helper: it died (%s)", step);
+	if (st.err.code) {
+		*err = st.err;
+		return -st.err.code;
+	}
+	return 0;
+}
+
+int rt_sb_dns_go(struct rt_sb_net *n, struct hutch_err *err)
+{
+	TRY(helper_status(n, "firewall elements", err)); /* added while the container was made */
+	if (write(n->dns_stop, "g", 1) != 1)
+		return hutch_fail_errno(err, errno, "network helper: control pipe");
+	return helper_status(n, "the DNS forwarder's sockets", err);
+}
+
+void rt_sb_dns_hangup(struct rt_sb_net *n)
+{
+	if (n->dns_stop >= 0)
+		close(n->dns_stop); /* it stops serving, reads the counters and removes the elements */
 	n->dns_stop = -1;
-	struct net_dns_stats st;
-	ssize_t r = read(n->dns_stats, &st, sizeof(st));
-	if (r == (ssize_t)sizeof(st) && res) {
+}
+
+bool rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res)
+{
+	if (n->dns_pid <= 0 || n->dns_stats < 0)
+		return false;
+	rt_sb_dns_hangup(n);
+	struct helper_figures fig;
+	ssize_t r = 0, got = 0;
+	/* After both statuses (rt_sb_dns_go read them): anything else is a helper that
+	 * ended early, and hutch removes the elements itself. */
+	char *buf = (char *)&fig;
+	for (;;) {
+		r = read(n->dns_stats, buf + got, sizeof(fig) - (size_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += r;
+		if (got == (ssize_t)sizeof(fig))
+			break;
+	}
+	bool done = got == (ssize_t)sizeof(fig) && fig.fw_ok;
+	if (done && res) {
+		res->present = true;
+		res->fw = fig.fw;
 		res->dns = true;
-		res->dns_stats = st;
+		res->dns_stats = fig.dns;
 	}
 	close(n->dns_stats);
 	n->dns_stats = -1;
-	int status;
-	if (r != (ssize_t)sizeof(st))
+	if (!done)
 		kill(n->dns_pid, SIGKILL);
-	while (waitpid(n->dns_pid, &status, 0) < 0 && errno == EINTR)
+	return done; /* reaped by rt_sb_dns_reap */
+}
+
+/* Its exit takes the kernel several ms (its netlink sockets): reaped last, after the report,
+ * so that the wait overlaps the rest of hutch's work. */
+void rt_sb_dns_reap(struct rt_sb_net *n)
+{
+	if (n->dns_pid <= 0)
+		return;
+	rt_sb_dns_hangup(n);
+	while (waitpid(n->dns_pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	n->dns_pid = 0;
 }

@@ -114,20 +114,28 @@ int rt_sb_net_prepare(const struct rt_sb_opts *o, struct rt_sb_net *n, const cha
 	net_ipv4_format(n->addr, a);
 	snprintf(n->address, sizeof(n->address), "%s/%u", a, o->subnet.prefix);
 	n->n_upstream = upstreams(o, n->upstream, ARRAY_SIZE(n->upstream));
-	return write_etc(o, n, etc_dir, err);
+	TRY(write_etc(o, n, etc_dir, err));
+	/* Now: its firewall work overlaps the container's creation. */
+	n->attached = true; /* from here on, release removes whatever part was made */
+	return rt_sb_dns_start(o, n, err);
 }
 
 int rt_sb_net_attach_fd(const struct rt_sb_opts *o, struct rt_sb_net *n, int netns_fd,
 			struct hutch_err *err)
 {
 	struct net_veth v = { .subnet = o->subnet, .mtu = o->mtu };
-	struct net_egress eg = rt_sb_egress_of(o);
-	n->attached = true; /* from here on, release removes whatever part was made */
-	TRY(net_veth_attach(&v, netns_fd, n->addr, err));
-	TRY(net_nft_sandbox_add(n->addr, &o->subnet, &eg, err));
-	/* Before the command runs: its first lookup is answered, its ports are listened on
-	 * (a port in use fails the start). */
-	TRY(rt_sb_dns_start(o, n, err));
+	int r = net_veth_attach(&v, netns_fd, n->addr, err);
+	if (r == -EEXIST) { /* this address's last sandbox's, which its kernel has yet to reap */
+		struct hutch_err e = { 0 };
+		net_veth_detach(n->addr, &e);
+		hutch_err_clear(err);
+		r = net_veth_attach(&v, netns_fd, n->addr, err);
+	}
+	if (r < 0)
+		return r;
+	/* Before the command runs: the firewall is in place, its first lookup is answered, its
+	 * ports are listened on (a port in use fails the start). */
+	TRY(rt_sb_dns_go(n, err));
 	return rt_sb_publish_start(o, n, err);
 }
 
@@ -142,21 +150,28 @@ int rt_sb_net_attach(const struct rt_sb_opts *o, struct rt_sb_net *n, pid_t pid,
 	return rt_sb_net_attach_fd(o, n, fd, err);
 }
 
+void rt_sb_net_hangup(struct rt_sb_net *n)
+{
+	rt_sb_dns_hangup(n);
+}
+
 void rt_sb_net_release(struct rt_sb_net *n, struct rt_sb_egress_result *res)
 {
 	struct hutch_err e = { 0 };
 	rt_sb_publish_stop(n);
-	rt_sb_dns_stop(n, res); /* before the elements go: it opens addresses in the firewall */
-	if (n->addr && n->attached) {
-		if (net_veth_detach(n->addr, &e) < 0)
-			hutch_warn("%s, ignoring", e.msg);
-		/* The counters are read as the elements go: the report's figures. */
+	/* The helper read the counters and removed the elements (as the container was being
+	 * deleted); when it could not, hutch does. The veth is not deleted here: it goes with
+	 * the sandbox's network namespace, and deleting it first would wait for the kernel
+	 * (an RCU grace period, ~15 ms). A next sandbox on the address deletes a late one. */
+	bool done = rt_sb_dns_stop(n, res);
+	if (!done && n->addr && n->attached) {
 		if (net_nft_sandbox_del(n->addr, res ? &res->fw : NULL, &e) < 0)
 			hutch_warn("%s, ignoring", e.msg);
 		else if (res)
 			res->present = true;
 	}
-	/* The lease goes last: until then no other sandbox can get this address (or its rule). */
+	/* The lease goes last: until then no other sandbox can get this address (or its
+	 * elements). */
 	if (n->addr && net_ipam_release(n->ipam_fd, n->addr, &e) < 0)
 		hutch_warn("%s, ignoring", e.msg);
 	n->addr = 0;

@@ -524,13 +524,15 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 		r = m->run(&sb, err);
 	}
 	sb.res.wall_ms = hutch_now_ms() - t0;
+	rt_sb_net_hangup(&sb.net); /* its firewall work overlaps the delete */
 	if (sb.id[0]) { /* state, and with it the cgroup and the mount namespace's init */
 		struct hutch_err e = { 0 };
 		rt_container_delete(&sb.g, sb.id, true, &e);
 	}
 	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */
 	r = finish(&sb, r, err);
-	sandbox_free(&sb); /* the lock last but one: a waiter starts when we are done */
+	rt_sb_dns_reap(&sb.net); /* after the report: its exit overlaps the report's writing */
+	sandbox_free(&sb);	 /* the lock last but one: a waiter starts when we are done */
 	return r;
 }
 

@@ -238,13 +238,18 @@ int rt_sb_net_attach(const struct rt_sb_opts *o, struct rt_sb_net *n, pid_t pid,
 		     struct hutch_err *err);
 int rt_sb_net_attach_fd(const struct rt_sb_opts *o, struct rt_sb_net *n, int netns_fd,
 			struct hutch_err *err);
+/* The sandbox has ended: its helper may start removing its elements (before release). */
+void rt_sb_net_hangup(struct rt_sb_net *n);
 void rt_sb_net_release(struct rt_sb_net *n, struct rt_sb_egress_result *res);
 void rt_sb_net_reclaim(void);
 /* rt-sandbox-egress.c: the firewall's terms for o. rt-sandbox-dns.c: the forwarder process,
  * started once the veth exists (it binds the gateway on it), and stopped first at release. */
 struct net_egress rt_sb_egress_of(const struct rt_sb_opts *o);
 int rt_sb_dns_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutch_err *err);
-void rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res);
+int rt_sb_dns_go(struct rt_sb_net *n, struct hutch_err *err); /* the veth exists */
+void rt_sb_dns_hangup(struct rt_sb_net *n);		      /* the sandbox has ended */
+bool rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res); /* its figures */
+void rt_sb_dns_reap(struct rt_sb_net *n); /* waits for it: always, last */
 int rt_sb_publish_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutch_err *err);
 void rt_sb_publish_stop(struct rt_sb_net *n);
 void rt_sb_gen_egress(struct yajl_gen_t *g, const struct rt_sb_opts *o,

@@ -146,7 +146,12 @@ FETCH='for u in "$@"; do wget -q -O - "$u" 2>/dev/null || echo "REFUSED $u"; don
 
 # Nothing of any sandbox is left: no veth, no lease, no element or counter in hutch's table.
 nothing_left() {
-	run ip -n "$HOSTNS" -o link show
+	# The kernel removes a veth with its sandbox's network namespace, moments after the run.
+	for _ in $(seq 30); do
+		run ip -n "$HOSTNS" -o link show
+		[[ "$output" != *" hv"* ]] && break
+		sleep 0.1
+	done
 	[[ "$output" != *" hv"* ]] || {
 		echo "veth left: $output" >&2
 		return 1
