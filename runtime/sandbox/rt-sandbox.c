@@ -404,6 +404,13 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	rt_sb_plan_ranges(sb->o, &sb->plan); /* before the rootfs: --as-root's view */
 	TRY(enter_scratch(sb->o, err));
 	hutch_fault_point("sandbox:scratch");
+	/* The lease and /etc files precede the spec; the network helper forked here does its
+	 * firewall work while the rootfs and the container are made. */
+	if (sb->o->network == RT_SB_NET_BRIDGE) {
+		TRY(rt_sb_net_prepare(sb->o, &sb->net, SB_SCRATCH "/net", err));
+		sb->plan.net_etc = SB_SCRATCH "/net";
+		sb->plan.net_address = sb->net.address;
+	}
 	int r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
 	if (r == -ENOENT)
 		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
@@ -418,11 +425,6 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	TRY(rt_sb_plan_ids(sb->o, &sb->plan, err));
 	TRY(rt_sb_attach_idmapped(sb->o, &sb->plan, err)); /* into the rootfs just made */
 	hutch_fault_point("sandbox:rootfs");
-	if (sb->o->network == RT_SB_NET_BRIDGE) { /* the lease and /etc files precede the spec */
-		TRY(rt_sb_net_prepare(sb->o, &sb->net, SB_SCRATCH "/net", err));
-		sb->plan.net_etc = SB_SCRATCH "/net";
-		sb->plan.net_address = sb->net.address;
-	}
 	rt_sb_note_ids(sb->o, &sb->plan);
 	return 0;
 }
