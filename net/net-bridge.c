@@ -267,6 +267,9 @@ int net_veth_attach(const struct net_veth *v, int netns_fd, uint32_t addr, struc
 	_cleanup_close_ int in = socket_in(netns_fd, &eth0, err);
 	if (in < 0)
 		return in;
+	/* lo too: a namespace made for another runtime or host mode has nobody else to bring it
+	 * up (127.0.0.1 would go out eth0, to the host, and be dropped there). */
+	TRY(link_up(in, 1, "lo", err));
 	/* Inside, the whole subnet is on-link, as on a bridge: the gateway is reached by ARP. */
 	TRY(add_addr(in, eth0, addr, v->subnet.prefix, "eth0", err));
 	TRY(link_up(in, eth0, "eth0", err));

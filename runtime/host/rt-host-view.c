@@ -77,6 +77,8 @@ static int enter_namespaces(struct rt_host *hs, struct hutch_err *err)
 			"private tmpfs",
 			strerror(errno)));
 	}
+	if (rt_host_network(hs->o) == RT_SB_NET_BRIDGE)
+		return rt_host_net_enter(hs, err);
 	if (rt_host_network(hs->o) != RT_SB_NET_NONE)
 		return 0;
 	if (unshare(CLONE_NEWNET) == 0) {
@@ -202,9 +204,10 @@ int rt_host_child_setup(struct rt_host *hs, struct hutch_err *err)
 	if (hs->o->isolation == RT_SB_ISO_NONE)
 		return 0;
 	TRY(enter_namespaces(hs, err)); /* mount (and user when unprivileged), network */
-	if (hs->h->mount_view)
+	if (hs->h->mount_view) {
 		TRY(build_view(hs, err)); /* sources are host paths: clones before / turns ro */
-	else
+		TRY(rt_host_net_files(hs, err)); /* bridge: its resolv.conf and hosts, on top */
+	} else
 		TRY(check_denies_without_view(hs, err));
 	TRY(enter_cwd(hs, err));		  /* a path in the view, not the inherited one */
 	TRY(landlock_rules(hs, &ruleset, err));	  /* opens the view's paths: after the view */

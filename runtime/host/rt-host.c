@@ -298,7 +298,8 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 		hs->resolv = realpath("/etc/resolv.conf", NULL); /* may live in /run */
 	TRY(resolve_denied(hs, err));
 	TRY(compile_seccomp(hs, err));
-	return make_cgroup(hs, err);
+	TRY(make_cgroup(hs, err));
+	return rt_host_net_prepare(hs, err); /* last: its helpers are forked now */
 }
 
 /* The command's environment: a few of the caller's variables, then --env. */
@@ -337,9 +338,10 @@ __attribute__((noreturn)) static void child_main(struct rt_host *hs, int go, int
 	if (read(go, &byte, 1) != 1)	  /* the parent died, or failed to set up the cgroup */
 		_exit(RT_SB_EXIT_FAIL);
 	close(go);
-	int keep[] = { msg };
-	hutch_close_fds_from(3, keep,
-			     1); /* --report-fd and the lock are hutch's, not the command's */
+	int keep[] = { msg, hs->netns_fd };
+	/* --report-fd and the lock are hutch's, not the command's (the bridge's namespace is
+	 * closed once joined) */
+	hutch_close_fds_from(3, keep, hs->netns_fd >= 0 ? 2 : 1);
 	char **env = command_env(hs->o);
 	if (rt_host_child_setup(hs, &m.err) < 0) {
 		(void)!write(msg, &m, sizeof(m));
@@ -373,13 +375,17 @@ static void kill_rest(struct rt_host *hs, bool reap)
 		if (hutch_read_file_at(AT_FDCWD, path, 1 << 16, &text, NULL, &e) < 0 || !*text)
 			break;
 		char *save = NULL;
+		bool any = false;
 		for (char *t = strtok_r(text, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
 			pid_t pid = (pid_t)atoi(t);
+			if (rt_host_net_helper(hs, pid)) /* hutch's own: stopped in order later */
+				continue;
+			any = true;
 			kill(pid, SIGKILL);
 			if (reap)
 				waitpid(pid, NULL, 0);
 		}
-		if (!reap)
+		if (!reap || !any)
 			break;
 	}
 }
@@ -465,12 +471,19 @@ static int run(struct rt_host *hs, struct rt_sb_result *res, struct hutch_err *e
 
 int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *res, struct hutch_err *err)
 {
-	struct rt_host hs = { .o = o, .h = &res->host, .reg_fd = -1 };
+	struct rt_host hs = {
+		.o = o,
+		.h = &res->host,
+		.reg_fd = -1,
+		.netns_fd = -1,
+		.net = { .ipam_fd = -1, .dns_stop = -1, .dns_stats = -1, .proxy_stop = -1 }
+	};
 	res->runtime = "host";
 	res->host.active = true;
 	int r = prepare(&hs, err);
 	if (r >= 0)
 		r = run(&hs, res, err);
+	rt_host_net_release(&hs, res); /* the command's tree is gone: final counters */
 	remove_placeholders(&hs);
 	if (hs.cg) {
 		struct hutch_err e = { 0 };
@@ -539,6 +552,8 @@ static const char *network_enforcement(const struct rt_sb_opts *o, const struct 
 {
 	if (rt_host_network(o) == RT_SB_NET_HOST)
 		return "none: the host's network";
+	if (rt_host_network(o) == RT_SB_NET_BRIDGE)
+		return "network namespace with a veth, NAT and hutch's egress rules";
 	if (h->netns)
 		return "network namespace with loopback only";
 	if (h->tcp_rules)
@@ -568,7 +583,8 @@ void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const stru
 	hutch_json_gen_kv(g, "seccomp", h->seccomp ? "default" : "none");
 	hutch_json_gen_str(g, "read_only_root");
 	yajl_gen_bool(g, h->mount_view);
-	hutch_json_gen_kv(g, "network", rt_host_network(o) == RT_SB_NET_NONE ? "none" : "host");
+	static const char *const nets[] = { "none", "host", "bridge" };
+	hutch_json_gen_kv(g, "network", nets[rt_host_network(o)]);
 	hutch_json_gen_kv(g, "network_enforcement", network_enforcement(o, h));
 	gen_limits(g, o, h);
 	hutch_json_gen_kv(g, "pid1", "command");

@@ -23,6 +23,10 @@ struct rt_host {
 	struct cg *cg;
 	int reg_fd;
 	char *reg_path;
+	/* --network bridge (rt-host-net.c) */
+	struct rt_sb_net net;
+	int netns_fd;
+	char *net_dir; /* the generated /etc files */
 };
 
 /* Host mode's network is on unless --network none (or allow_network false) says otherwise. */
@@ -37,6 +41,16 @@ int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, .
 	__attribute__((format(printf, 3, 4)));
 /* What the report lists as weakened, whatever the mode (cut to fit). */
 void rt_host_note(struct rt_sb_host *h, const char *msg);
+/* rt-host-net.c: --network bridge. prepare (parent, before the fork) makes and wires the
+ * namespace; enter (child) joins it, files binds the generated resolv.conf and hosts in the
+ * view; helper says whether pid is one of the network's helper processes (not the
+ * command's); release ends it all (safe to call always). */
+int rt_host_net_prepare(struct rt_host *hs, struct hutch_err *err);
+int rt_host_net_enter(struct rt_host *hs, struct hutch_err *err);
+int rt_host_net_files(struct rt_host *hs, struct hutch_err *err);
+bool rt_host_net_helper(const struct rt_host *hs, pid_t pid);
+void rt_host_net_release(struct rt_host *hs, struct rt_sb_result *res);
+
 /* In the child, from namespaces to seccomp; execve is the caller's. */
 int rt_host_child_setup(struct rt_host *hs, struct hutch_err *err);
 

@@ -206,8 +206,10 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 	if (o->bridge_opts_set && o->network != RT_SB_NET_BRIDGE)
 		return hutch_fail(err, EINVAL, "--subnet, --mtu and --dns need --network bridge");
 	TRY(rt_sb_check_egress(o, err));
-	if (o->network == RT_SB_NET_BRIDGE && o->isolation != RT_SB_ISO_NAMESPACES)
-		return hutch_fail(err, ENOTSUP, "--network bridge with --isolation: not supported");
+	if (o->network == RT_SB_NET_BRIDGE && o->isolation == RT_SB_ISO_NONE)
+		return hutch_fail(err, ENOTSUP,
+				  "--network bridge with --isolation none: not supported (none "
+				  "restricts nothing; --isolation landlock has bridge)");
 	if (o->tty && !isatty(0))
 		return hutch_fail(err, EINVAL, "--tty: standard input is not a terminal");
 	return rt_sb_check_named(o, err);

@@ -378,6 +378,8 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 		struct hutch_err e = { 0 };
 		if (geteuid() == 0 && cg_own_common(&base, &e) >= 0)
 			sweep_cgroups(base);
+		if (geteuid() == 0)
+			rt_sb_net_reclaim(); /* host mode has bridge too */
 		return 0;
 	}
 	TRY(cg_own_common(&base, err));

@@ -346,6 +346,34 @@ nothing_left() {
 	nothing_left
 }
 
+@test "egress: host mode (--isolation landlock) has bridge: the rules apply, the host's loopback is not its own" {
+	ip netns exec "$HOSTNS" "$BUSYBOX" httpd -f -p 127.0.0.1:18082 -h "$TEST_DIR" &
+	SRV_PIDS+=($!)
+	wait_listen "$HOSTNS" 127.0.0.1:18082
+	local hm=(timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox
+		--isolation landlock --timeout 20)
+	# The host's network: its loopback service answers (what bridge is for).
+	run "${hm[@]}" --network host -- "$BUSYBOX" wget -q -O /dev/null http://127.0.0.1:18082/
+	[ "$status" -eq 0 ] || [[ "$output" == *"404"* ]]
+	run -0 "${hm[@]}" --network bridge --dns 192.0.2.53 --egress restricted \
+		--allow-host allowed.test --report "$TEST_DIR/h.json" -- "$BUSYBOX" sh -c \
+		"cat /etc/resolv.conf; $FETCH" _ http://allowed.test/ http://192.0.2.20/ \
+		http://127.0.0.1:18082/ http://198.51.100.1:8080/
+	echo "$output"
+	[[ "$output" == *"nameserver 10.89.0.1"* ]]
+	[[ "$output" == *"ok 192.0.2.10"* ]]
+	[[ "$output" == *"REFUSED http://192.0.2.20/"* ]]
+	[[ "$output" == *"REFUSED http://127.0.0.1:18082/"* ]]
+	[[ "$output" == *"REFUSED http://198.51.100.1:8080/"* ]]
+	[ "$(jq -r .isolation.network "$TEST_DIR/h.json")" = bridge ]
+	[ "$(jq .egress.connections_allowed "$TEST_DIR/h.json")" = 1 ]
+	[ "$(jq .egress.connections_refused "$TEST_DIR/h.json")" = 2 ]
+	[ ! -e "/run/hutch/host-net-$$" ] && ! ls -d /run/hutch/host-net-* 2>/dev/null
+	run -125 "${hm[@]}" --isolation none --network bridge -- true
+	[[ "$output" == *"--isolation none: not supported"* ]]
+	nothing_left
+}
+
 @test "egress: misuse is one clear line and 125" {
 	run -125 nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" \
 		--allow-host allowed.test -- true
