@@ -298,6 +298,10 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 		hs->resolv = realpath("/etc/resolv.conf", NULL); /* may live in /run */
 	TRY(resolve_denied(hs, err));
 	TRY(compile_seccomp(hs, err));
+	if (o->deny_host_loopback) /* --best-effort: rt_sb_check refuses it otherwise */
+		TRY(rt_host_weaken(hs, err,
+				   "--deny-host-loopback: the host's loopback stays "
+				   "reachable (Landlock matches ports, not addresses)"));
 	TRY(make_cgroup(hs, err));
 	return rt_host_net_prepare(hs, err); /* last: its helpers are forked now */
 }

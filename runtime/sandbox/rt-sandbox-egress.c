@@ -90,8 +90,31 @@ int rt_sb_set_publish(void *p, const char *v, struct hutch_err *err)
 	return 0;
 }
 
+/* Landlock's network rules (ABI 4+) match TCP ports, not addresses: they cannot refuse the
+ * host's loopback and leave the rest of the host's network. Only host mode's --best-effort
+ * runs without it (and reports that); everywhere else it is a clear refusal. */
+static int check_deny_loopback(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	bool host_mode = o->isolation != RT_SB_ISO_NAMESPACES;
+	bool host_net = host_mode && !o->network_set ? true : o->network == RT_SB_NET_HOST;
+	if (!host_net)
+		return hutch_fail(
+			err, EINVAL,
+			"--deny-host-loopback needs --network host (none and bridge never "
+			"reach the host's loopback)");
+	if (host_mode && o->best_effort)
+		return 0;
+	return hutch_fail(err, ENOTSUP,
+			  "--deny-host-loopback: not supported: Landlock's network rules match "
+			  "TCP ports, not addresses, so the host's loopback cannot be refused "
+			  "while the rest of the host's network stays reachable; --network bridge "
+			  "is a network without it");
+}
+
 int rt_sb_check_egress(const struct rt_sb_opts *o, struct hutch_err *err)
 {
+	if (o->deny_host_loopback)
+		TRY(check_deny_loopback(o, err));
 	if (o->egress_opts_set && o->network != RT_SB_NET_BRIDGE)
 		return hutch_fail(err, EINVAL,
 				  "--egress, --allow-host, --allow-cidr, --deny-cidr "

@@ -427,6 +427,12 @@ static int set_best_effort(void *p, const char *v, struct hutch_err *err)
 	return set_flag(&o->best_effort, "--best-effort", v, err);
 }
 
+static int set_deny_host_loopback(void *p, const char *v, struct hutch_err *err)
+{
+	struct rt_sb_opts *o = p;
+	return set_flag(&o->deny_host_loopback, "--deny-host-loopback", v, err);
+}
+
 static int set_allow_network(void *p, const char *v, struct hutch_err *err)
 {
 	struct rt_sb_opts *o = p;
@@ -553,6 +559,9 @@ static const struct rt_flag options[] = {
 	{ "publish", 'p', RT_FLAG_FN_LIST,
 	  "bridge: [IP:]HOSTPORT:PORT, the sandbox's tcp PORT on the host (IP default 127.0.0.1)",
 	  0, rt_sb_set_publish },
+	{ "deny-host-loopback", 0, RT_FLAG_FN_BOOL,
+	  "--network host: refuse 127.0.0.0/8 and ::1 (not supported: see docs/networking.md)", 0,
+	  set_deny_host_loopback },
 	{ "deny-cidr", 0, RT_FLAG_FN_LIST, "bridge: A.B.C.D[/N] unreachable (wins over allows)", 0,
 	  rt_sb_set_deny_cidr },
 	{ "isolation", 0, RT_FLAG_FN,

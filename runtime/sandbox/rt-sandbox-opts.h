@@ -60,6 +60,7 @@ struct rt_sb_opts {
 	size_t n_allow_cidr, n_deny_cidr;
 	bool egress_restricted;
 	bool egress_opts_set;
+	bool deny_host_loopback;     /* --network host without the host's loopback */
 	struct net_publish *publish; /* --publish */
 	size_t n_publish;
 	char *lock;

@@ -390,7 +390,20 @@ nothing_left() {
 	[[ "$output" == *"--allow-host"* ]]
 	run -125 sbn --allow-cidr fd00::/64 -- true
 	[[ "$output" == *"not supported"* ]]
+	run -125 sbn --deny-host-loopback -- true
+	[[ "$output" == *"--deny-host-loopback needs --network host"* ]]
 	nothing_left
+}
+
+@test "egress: --deny-host-loopback is refused with the reason, or weakened and reported with --best-effort" {
+	local h=(timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox)
+	run -125 "${h[@]}" --image "$IMAGE" --network host --deny-host-loopback -- true
+	[[ "$output" == *"--deny-host-loopback: not supported: Landlock's network rules match TCP ports"* ]]
+	run -125 "${h[@]}" --isolation landlock --deny-host-loopback -- true
+	[[ "$output" == *"not supported"* ]]
+	run -0 "${h[@]}" --isolation landlock --best-effort --deny-host-loopback \
+		--report "$TEST_DIR/r.json" -- true
+	[[ "$(jq -c .isolation.weakened "$TEST_DIR/r.json")" == *"--deny-host-loopback: the host's loopback stays reachable"* ]]
 }
 
 # Under another runtime: the namespace is wired before the bundle is handed over.
