@@ -46,4 +46,8 @@ size_t net_dns_tcp_poll(struct net_dns_tcp *t, struct pollfd *pfd, double *next)
 void net_dns_tcp_step(struct net_dns_tcp *t, const struct net_dns_fwd *f, struct net_dns_stats *st,
 		      const struct pollfd *pfd, double now);
 
+/* net-nftnl.c: a sandbox's elements (eg's CIDRs narrowest first) in one raw nf_tables batch,
+ * into the table net-nft.c made: 0, or -errno (the kernel undid the batch), and no text. */
+int net_nftnl_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg);
+
 #endif

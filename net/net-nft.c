@@ -216,14 +216,19 @@ static int by_prefix_desc(const void *a, const void *b)
 	return (int)y->prefix - (int)x->prefix;
 }
 
+static struct net_cidr *sorted_copy(const struct net_cidr *c, size_t n)
+{
+	struct net_cidr *v = hutch_xcalloc(n + 1, sizeof(*v));
+	if (n) /* c may be NULL then, which memcpy may not be given */
+		memcpy(v, c, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), by_prefix_desc);
+	return v;
+}
+
 static void add_cidrs(char **s, const char *veth, const struct net_cidr *c, size_t n, bool deny)
 {
-	struct net_cidr *sorted = hutch_xcalloc(n + 1, sizeof(*sorted));
-	memcpy(sorted, c, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), by_prefix_desc);
 	for (size_t i = 0; i < n; i++)
-		add_cidr(s, veth, &sorted[i], deny);
-	free(sorted);
+		add_cidr(s, veth, &c[i], deny);
 }
 
 static char *add_script(const char *veth, uint32_t addr, const struct net_subnet *sn,
@@ -259,8 +264,15 @@ int net_nft_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct 
 	char veth[NET_IFNAME_LEN], a[NET_IPV4_LEN];
 	net_veth_name(addr, veth);
 	net_ipv4_format(addr, a);
-	_cleanup_free_ char *script = add_script(veth, addr, s, eg);
-	/* The common case is one transaction; the table is made by the first sandbox only. */
+	_cleanup_free_ struct net_cidr *allow = sorted_copy(eg->allow, eg->n_allow);
+	_cleanup_free_ struct net_cidr *deny = sorted_copy(eg->deny, eg->n_deny);
+	struct net_egress sorted = { eg->restricted, allow, eg->n_allow, deny, eg->n_deny };
+	/* The common case: one batch built here, no library. Any failure (the first sandbox,
+	 * whose table is missing, or an error) goes through libnftables, which makes the table
+	 * and words the error; the kernel has undone the failed batch. */
+	if (net_nftnl_sandbox_add(addr, s, &sorted) == 0)
+		return 0;
+	_cleanup_free_ char *script = add_script(veth, addr, s, &sorted);
 	int r = run(script, 0, NULL, err);
 	if (r == -ENOENT) {
 		hutch_err_clear(err);

@@ -10,9 +10,9 @@
 # (busybox wget gets no -T: Debian's busybox-static 1.35 segfaults with it; --timeout instead.)
 
 load ../helpers
+load ../net-helpers
 bats_require_minimum_version 1.5.0
 
-NET_ROOT=/run/hutch/net
 
 setup_file() {
 	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
@@ -31,50 +31,15 @@ teardown_file() {
 	[ -z "${BR_IMAGE:-}" ] || rm -rf --one-file-system "$BR_IMAGE"
 }
 
-host_snapshot() {
-	ip -o link show | awk -F': ' '{print $2}' | sort
-	nft list tables 2>/dev/null | sort
-}
-
 setup() {
 	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
-	command -v nsenter >/dev/null || skip "nsenter missing (util-linux)"
 	setup_tmp
-	[ -e /usr/lib/x86_64-linux-gnu/libnftables.so.1 ] || ldconfig -p | grep -q libnftables.so.1 ||
-		skip "libnftables.so.1 missing (apt-get install libnftables1)"
-	HOST_BEFORE=$(host_snapshot)
-	HOSTNS=hutch-test-$$-$BATS_TEST_NUMBER-h
-	OUTNS=hutch-test-$$-$BATS_TEST_NUMBER-o
-	ip netns add "$HOSTNS"
-	track_netns "$HOSTNS"
-	ip netns add "$OUTNS"
-	track_netns "$OUTNS"
-	ip -n "$HOSTNS" link set lo up
-	ip -n "$OUTNS" link set lo up
-	ip -n "$HOSTNS" link add uplink type veth peer name wan netns "$OUTNS"
-	ip -n "$HOSTNS" addr add 198.51.100.1/24 dev uplink
-	ip -n "$OUTNS" addr add 198.51.100.2/24 dev wan
-	ip -n "$HOSTNS" link set uplink up
-	ip -n "$OUTNS" link set wan up
-	NS_INO=$(ip netns exec "$HOSTNS" stat -L -c %i /proc/self/ns/net)
-	LEASES=$NET_ROOT/$NS_INO/hutch0/leases
+	net_setup
 	IMAGE=$BR_IMAGE/img
 }
 
 teardown() {
-	local rc=0 p
-	for p in "${SRV_PIDS[@]}"; do
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	# Deleting the test's "host" takes its nft table with it.
-	[ -z "${NS_INO:-}" ] || rm -rf "${NET_ROOT:?}/$NS_INO"
-	teardown_bundle || rc=1
-	if [ -n "${HOST_BEFORE:-}" ] && [ "$(host_snapshot)" != "$HOST_BEFORE" ]; then
-		echo "LEAK: the real host's links or nft tables changed" >&2
-		rc=1
-	fi
-	return $rc
+	net_teardown
 }
 
 # sbn ARGS...: hutch sandbox inside the test's "host" netns (nsenter keeps our /sys and
@@ -99,28 +64,6 @@ serve() {
 		sleep 0.1
 	done
 	return 1
-}
-
-nothing_left() {
-	# The kernel removes a veth with its sandbox's network namespace, moments after the run.
-	for _ in $(seq 30); do
-		run ip -n "$HOSTNS" -o link show
-		[[ "$output" != *" hv"* ]] && break
-		sleep 0.1
-	done
-	[[ "$output" != *" hv"* ]] || {
-		echo "veth left: $output" >&2
-		return 1
-	}
-	[ ! -s "$LEASES" ] || {
-		echo "lease left: $(cat "$LEASES")" >&2
-		return 1
-	}
-	run ip netns exec "$HOSTNS" nft list table inet hutch
-	! grep -Eq '"hv[0-9a-f]{8}"' <<<"$output" || {
-		echo "firewall element left: $output" >&2
-		return 1
-	}
 }
 
 @test "bridge: eth0 has an address from the subnet, a default route and the MTU" {

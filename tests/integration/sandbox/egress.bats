@@ -11,9 +11,9 @@
 # dnsmasq on 192.0.2.53 answering the test's names from a hosts file it rereads on SIGHUP.
 
 load ../helpers
+load ../net-helpers
 bats_require_minimum_version 1.5.0
 
-NET_ROOT=/run/hutch/net
 
 setup_file() {
 	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
@@ -26,11 +26,6 @@ setup_file() {
 
 teardown_file() {
 	[ -z "${EG_IMAGE:-}" ] || rm -rf --one-file-system "$EG_IMAGE"
-}
-
-host_snapshot() {
-	ip -o link show | awk -F': ' '{print $2}' | sort
-	nft list tables 2>/dev/null | sort
 }
 
 # in_out CMD...: CMD inside "the internet".
@@ -72,21 +67,7 @@ setup() {
 	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
 	command -v dnsmasq >/dev/null || skip "dnsmasq missing (apt-get install dnsmasq-base)"
 	setup_tmp
-	ldconfig -p | grep -q libnftables.so.1 || skip "libnftables.so.1 missing"
-	HOST_BEFORE=$(host_snapshot)
-	HOSTNS=hutch-eg-$$-$BATS_TEST_NUMBER-h
-	OUTNS=hutch-eg-$$-$BATS_TEST_NUMBER-o
-	ip netns add "$HOSTNS"
-	track_netns "$HOSTNS"
-	ip netns add "$OUTNS"
-	track_netns "$OUTNS"
-	ip -n "$HOSTNS" link set lo up
-	ip -n "$OUTNS" link set lo up
-	ip -n "$HOSTNS" link add uplink type veth peer name wan netns "$OUTNS"
-	ip -n "$HOSTNS" addr add 198.51.100.1/24 dev uplink
-	ip -n "$OUTNS" addr add 198.51.100.2/24 dev wan
-	ip -n "$HOSTNS" link set uplink up
-	ip -n "$OUTNS" link set wan up
+	net_setup
 	ip -n "$HOSTNS" route add default via 198.51.100.2
 	local a
 	for a in 192.0.2.10 192.0.2.20 192.0.2.30 192.0.2.40 192.0.2.53 203.0.113.7 10.250.0.5 \
@@ -109,28 +90,17 @@ setup() {
 		serve "$a"
 	done
 	NS=host serve 198.51.100.1:8080
+	NS=host serve 0.0.0.0:8081 # on every address of the host, the gateway's too
 	for a in 192.0.2.10:80 10.250.0.5:80 169.254.169.254:80 203.0.113.7:80; do
 		wait_listen "$OUTNS" "$a"
 	done
 	wait_listen "$HOSTNS" 198.51.100.1:8080
-	NS_INO=$(ip netns exec "$HOSTNS" stat -L -c %i /proc/self/ns/net)
-	LEASES=$NET_ROOT/$NS_INO/hutch0/leases
+	wait_listen "$HOSTNS" 0.0.0.0:8081
 	IMAGE=$EG_IMAGE/img
 }
 
 teardown() {
-	local rc=0 p
-	for p in "${SRV_PIDS[@]}"; do
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	[ -z "${NS_INO:-}" ] || rm -rf "${NET_ROOT:?}/$NS_INO"
-	teardown_bundle || rc=1
-	if [ -n "${HOST_BEFORE:-}" ] && [ "$(host_snapshot)" != "$HOST_BEFORE" ]; then
-		echo "LEAK: the real host's links or nft tables changed" >&2
-		rc=1
-	fi
-	return $rc
+	net_teardown
 }
 
 # sbn ARGS...: hutch sandbox --network bridge in the test's "host", upstream DNS in "the
@@ -144,38 +114,15 @@ sbn() {
 # fetch URL: what the sandbox prints for it ("REFUSED" when the connection failed).
 FETCH='for u in "$@"; do wget -q -O - "$u" 2>/dev/null || echo "REFUSED $u"; done'
 
-# Nothing of any sandbox is left: no veth, no lease, no element or counter in hutch's table.
-nothing_left() {
-	# The kernel removes a veth with its sandbox's network namespace, moments after the run.
-	for _ in $(seq 30); do
-		run ip -n "$HOSTNS" -o link show
-		[[ "$output" != *" hv"* ]] && break
-		sleep 0.1
-	done
-	[[ "$output" != *" hv"* ]] || {
-		echo "veth left: $output" >&2
-		return 1
-	}
-	[ ! -s "$LEASES" ] || {
-		echo "lease left: $(cat "$LEASES")" >&2
-		return 1
-	}
-	run ip netns exec "$HOSTNS" nft list table inet hutch
-	! grep -Eq '"hv[0-9a-f]{8}"|counter (ok|no)_hv' <<<"$output" || {
-		echo "nft elements left: $output" >&2
-		return 1
-	}
-}
-
 @test "egress: by default the internet is reachable, the host and private ranges are not" {
 	run -0 sbn -- sh -c "$FETCH" _ http://192.0.2.10/ http://203.0.113.7/ \
-		http://198.51.100.1:8080/ http://10.89.0.1:53/ http://169.254.169.254/ \
+		http://198.51.100.1:8080/ http://10.89.0.1:8081/ http://169.254.169.254/ \
 		http://10.250.0.5/
 	echo "$output"
 	[[ "$output" == *"ok 192.0.2.10"* ]]
 	[[ "$output" == *"ok 203.0.113.7"* ]]
 	[[ "$output" == *"REFUSED http://198.51.100.1:8080/"* ]] # the host's own address
-	[[ "$output" == *"REFUSED http://10.89.0.1:53/"* ]]      # the gateway, but for DNS
+	[[ "$output" == *"REFUSED http://10.89.0.1:8081/"* ]]    # the gateway (but for DNS)
 	[[ "$output" == *"REFUSED http://169.254.169.254/"* ]]
 	[[ "$output" == *"REFUSED http://10.250.0.5/"* ]]
 	nothing_left
@@ -183,9 +130,11 @@ nothing_left() {
 
 @test "egress: --allow-cidr opens the host, the metadata address and a private range" {
 	run -0 sbn --allow-cidr 198.51.100.1/32:8080 --allow-cidr 169.254.169.254 \
-		--allow-cidr 10.250.0.0/24:80-81 -- sh -c "$FETCH" _ http://198.51.100.1:8080/ \
-		http://169.254.169.254/ http://10.250.0.5/
+		--allow-cidr 10.250.0.0/24:80-81 --allow-cidr 10.89.0.1:8081 -- sh -c "$FETCH" _ \
+		http://198.51.100.1:8080/ http://169.254.169.254/ http://10.250.0.5/ \
+		http://10.89.0.1:8081/
 	echo "$output"
+	[[ "$output" == *"ok 0.0.0.0"* ]] # the gateway's server
 	[[ "$output" == *"ok 198.51.100.1"* ]]
 	[[ "$output" == *"ok 169.254.169.254"* ]]
 	[[ "$output" == *"ok 10.250.0.5"* ]]
@@ -216,7 +165,6 @@ nothing_left() {
 }
 
 @test "egress: a wildcard name and a port: *.svc.test:80 opens port 80 of its answers only" {
-	NS=host serve 198.51.100.1:8081
 	run -0 sbn --egress restricted --allow-host '*.svc.test:80' -- sh -c \
 		"$FETCH" _ http://api.svc.test/ http://allowed.test/
 	echo "$output"
@@ -374,6 +322,21 @@ nothing_left() {
 	nothing_left
 }
 
+@test "egress: a profile's egress keys are the flags'" {
+	cat >"$TEST_DIR/p.json" <<-'EOF'
+		{ "version": 1, "network": "bridge", "egress": "restricted", "allow_host": ["allowed.test"],
+		  "allow_cidr": ["203.0.113.7:80"], "deny_cidr": ["192.0.2.0/24"] }
+	EOF
+	run -0 sbn --profile "$TEST_DIR/p.json" --report "$TEST_DIR/r.json" -- sh -c "$FETCH" _ \
+		http://203.0.113.7/ http://allowed.test/
+	echo "$output"
+	[[ "$output" == *"ok 203.0.113.7"* ]]
+	[[ "$output" == *"REFUSED http://allowed.test/"* ]] # 192.0.2.10: the deny wins
+	[ "$(jq -c '.egress | [.policy, .allow_hosts, .allow_cidrs, .deny_cidrs]' "$TEST_DIR/r.json")" = \
+		'["restricted",["allowed.test"],["203.0.113.7/32:80"],["192.0.2.0/24"]]' ]
+	nothing_left
+}
+
 @test "egress: misuse is one clear line and 125" {
 	run -125 nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" \
 		--allow-host allowed.test -- true
@@ -417,10 +380,16 @@ delegated() {
 	[[ "$output" == *"ok 192.0.2.10"* ]]
 	[[ "$output" == *"REFUSED http://192.0.2.20/"* ]]
 	[[ "$output" == *"REFUSED http://198.51.100.1:8080/"* ]]
-	run -0 sbn --runtime "$rt" -- sh -c "$FETCH" _ http://203.0.113.7/ http://10.250.0.5/
+	run -0 sbn --runtime "$rt" --report "$TEST_DIR/$rt.json" -- sh -c "$FETCH" _ \
+		http://203.0.113.7/ http://10.250.0.5/ http://169.254.169.254/ http://10.89.0.1:8081/
 	echo "$output"
 	[[ "$output" == *"ok 203.0.113.7"* ]]
 	[[ "$output" == *"REFUSED http://10.250.0.5/"* ]]
+	[[ "$output" == *"REFUSED http://169.254.169.254/"* ]]
+	[[ "$output" == *"REFUSED http://10.89.0.1:8081/"* ]]
+	# The same counters whichever runtime runs the sandbox.
+	[ "$(jq .egress.connections_allowed "$TEST_DIR/$rt.json")" = 1 ]
+	[ "$(jq .egress.connections_refused "$TEST_DIR/$rt.json")" = 3 ]
 	nothing_left
 }
 

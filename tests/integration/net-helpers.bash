@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: Apache-2.0
+# What bridge.bats and egress.bats share: a test network namespace that plays "the host"
+# ($HOSTNS: hutch runs there, with its own nft table and leases) wired by a veth pair
+# (uplink 198.51.100.1 <-> wan 198.51.100.2) to one that plays "the internet" ($OUTNS), the
+# checks that nothing of a sandbox is left there, and that the real host is untouched.
+# Loaded after helpers.bash.
+NET_ROOT=/run/hutch/net
+
+net_host_snapshot() {
+	ip -o link show | awk -F': ' '{print $2}' | sort
+	nft list tables 2>/dev/null | sort
+}
+
+# net_setup: the two namespaces (named after the test), wired; NS_INO and LEASES set.
+net_setup() {
+	command -v nsenter >/dev/null || skip "nsenter missing (util-linux)"
+	ldconfig -p | grep -q libnftables.so.1 ||
+		skip "libnftables.so.1 missing (apt-get install libnftables1)"
+	HOST_BEFORE=$(net_host_snapshot)
+	HOSTNS=hutch-test-$$-$BATS_TEST_NUMBER-h
+	OUTNS=hutch-test-$$-$BATS_TEST_NUMBER-o
+	ip netns add "$HOSTNS"
+	track_netns "$HOSTNS"
+	ip netns add "$OUTNS"
+	track_netns "$OUTNS"
+	ip -n "$HOSTNS" link set lo up
+	ip -n "$OUTNS" link set lo up
+	ip -n "$HOSTNS" link add uplink type veth peer name wan netns "$OUTNS"
+	ip -n "$HOSTNS" addr add 198.51.100.1/24 dev uplink
+	ip -n "$OUTNS" addr add 198.51.100.2/24 dev wan
+	ip -n "$HOSTNS" link set uplink up
+	ip -n "$OUTNS" link set wan up
+	NS_INO=$(ip netns exec "$HOSTNS" stat -L -c %i /proc/self/ns/net)
+	LEASES=$NET_ROOT/$NS_INO/hutch0/leases
+}
+
+# net_teardown: the servers in SRV_PIDS, the test's lease space, the bundle; fails when the
+# real host's links or nft tables changed. Deleting the test's "host" takes its table along.
+net_teardown() {
+	local rc=0 p
+	for p in "${SRV_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	[ -z "${NS_INO:-}" ] || rm -rf "${NET_ROOT:?}/$NS_INO"
+	teardown_bundle || rc=1
+	if [ -n "${HOST_BEFORE:-}" ] && [ "$(net_host_snapshot)" != "$HOST_BEFORE" ]; then
+		echo "LEAK: the real host's links or nft tables changed" >&2
+		rc=1
+	fi
+	return $rc
+}
+
+# Nothing of any sandbox is left in the test's "host": no veth (the kernel removes it with
+# the sandbox's namespace, moments after the run), no lease, no element or counter in
+# hutch's table.
+nothing_left() {
+	for _ in $(seq 30); do
+		run ip -n "$HOSTNS" -o link show
+		[[ "$output" != *" hv"* ]] && break
+		sleep 0.1
+	done
+	[[ "$output" != *" hv"* ]] || {
+		echo "veth left: $output" >&2
+		return 1
+	}
+	[ ! -s "$LEASES" ] || {
+		echo "lease left: $(cat "$LEASES")" >&2
+		return 1
+	}
+	run ip netns exec "$HOSTNS" nft list table inet hutch
+	! grep -Eq '"hv[0-9a-f]{8}"|counter (ok|no)_hv' <<<"$output" || {
+		echo "firewall element left: $output" >&2
+		return 1
+	}
+}
