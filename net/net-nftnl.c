@@ -28,7 +28,7 @@
 
 struct batch {
 	char buf[BATCH_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
-	size_t len, msg; /* msg: the current message's offset */
+	size_t len, msg;       /* msg: the current message's offset */
 	uint32_t seq, n_acked; /* n_acked: messages that ask for an ack */
 	bool full;
 };
