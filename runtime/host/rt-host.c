@@ -476,11 +476,7 @@ static int run(struct rt_host *hs, struct rt_sb_result *res, struct hutch_err *e
 int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *res, struct hutch_err *err)
 {
 	struct rt_host hs = {
-		.o = o,
-		.h = &res->host,
-		.reg_fd = -1,
-		.netns_fd = -1,
-		.net = { .ipam_fd = -1, .dns_stop = -1, .dns_stats = -1, .proxy_stop = -1 }
+		.o = o, .h = &res->host, .reg_fd = -1, .netns_fd = -1, .net = RT_SB_NET_INIT
 	};
 	res->runtime = "host";
 	res->host.active = true;

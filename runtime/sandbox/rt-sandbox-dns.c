@@ -25,7 +25,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <linux/close_range.h>
 
 struct answer_ctx {
 	const struct rt_sb_opts *o;
@@ -79,9 +78,9 @@ static int bound_socket(int type, uint32_t gw, const char *dev, struct hutch_err
 	return steal_fd(fd);
 }
 
-/* A helper process of hutch's (the forwarder, the publish relay): it dies with hutch, and
- * keeps only fds[0..n) open, as fds 3.., for body. */
-static pid_t spawn(int *fds, size_t n, void (*body)(void *), void *arg, struct hutch_err *err)
+/* A helper process of hutch's (the forwarder, the publish relay): it dies with hutch, keeps
+ * only fds[0..n) open, and runs body. */
+static pid_t spawn(const int *fds, size_t n, void (*body)(void *), void *arg, struct hutch_err *err)
 {
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -92,17 +91,9 @@ static pid_t spawn(int *fds, size_t n, void (*body)(void *), void *arg, struct h
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
-	for (size_t i = 0; i < n; i++)
-		fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100);
-	for (size_t i = 0; i < n; i++)
-		if (fds[i] < 0 || dup3(fds[i], 3 + (int)i, O_CLOEXEC) < 0)
-			_exit(1);
-	close_range(3 + (unsigned)n, ~0U, 0);
+	hutch_close_fds_from(3, fds, n);
 	net_nft_after_fork(); /* its socket was among them */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGTERM, SIG_DFL);
+	rt_reset_signals();
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, SIG_IGN); /* a ^C reaches hutch, which stops its helpers in order */
 	body(arg);
@@ -130,6 +121,7 @@ struct helper_figures {
 struct dns_arg {
 	const struct rt_sb_opts *o;
 	const struct rt_sb_net *n;
+	int ctl, out; /* from hutch (its hang-up stops the forwarder), to hutch */
 };
 
 static void send_status(int fd, const struct hutch_err *e)
@@ -138,7 +130,7 @@ static void send_status(int fd, const struct hutch_err *e)
 	(void)!write(fd, &st, sizeof(st));
 }
 
-/* Serves: fds 3 control (from hutch), 4 status and figures (to hutch). */
+/* Serves: statuses and the figures go to a->out; a->ctl says go, then stop. */
 static _Noreturn void serve_dns(void *arg)
 {
 	const struct dns_arg *a = arg;
@@ -146,16 +138,16 @@ static _Noreturn void serve_dns(void *arg)
 	struct net_egress eg = rt_sb_egress_of(o);
 	struct hutch_err e = { 0 };
 	net_nft_sandbox_add(a->n->addr, &o->subnet, &eg, &e);
-	send_status(4, &e);
+	send_status(a->out, &e);
 	char go;
-	if (e.code || read(3, &go, 1) != 1)
+	if (e.code || read(a->ctl, &go, 1) != 1)
 		_exit(1); /* hutch removes what was made (the stale path) */
 	char dev[NET_IFNAME_LEN];
 	net_veth_name(a->n->addr, dev);
 	uint32_t gw = net_subnet_gateway(&o->subnet);
 	int udp = bound_socket(SOCK_DGRAM, gw, dev, &e);
 	int tcp = udp < 0 ? -1 : bound_socket(SOCK_STREAM, gw, dev, &e);
-	send_status(4, &e);
+	send_status(a->out, &e);
 	if (e.code)
 		_exit(1);
 	const char **pats = hutch_xcalloc(o->n_allow_host + 1, sizeof(*pats));
@@ -164,7 +156,7 @@ static _Noreturn void serve_dns(void *arg)
 	struct answer_ctx ctx = { o, a->n->addr };
 	struct net_dns_fwd f = { .udp_fd = udp,
 				 .tcp_fd = tcp,
-				 .stop_fd = 3,
+				 .stop_fd = a->ctl,
 				 .upstream = a->n->upstream,
 				 .n_upstream = a->n->n_upstream,
 				 .restricted = o->egress_restricted,
@@ -183,7 +175,7 @@ static _Noreturn void serve_dns(void *arg)
 	fig.fw_ok = net_nft_sandbox_del(a->n->addr, &fig.fw, &e) >= 0;
 	if (!fig.fw_ok)
 		hutch_warn("%s, ignoring", e.msg);
-	ssize_t w = write(4, &fig, sizeof(fig));
+	ssize_t w = write(a->out, &fig, sizeof(fig));
 	_exit(!fig.fw_ok || w != (ssize_t)sizeof(fig));
 }
 
@@ -198,7 +190,7 @@ int rt_sb_dns_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutc
 		return hutch_fail_errno(err, errno, "network helper: pipe");
 	}
 	int fds[2] = { ctl[0], st[1] };
-	struct dns_arg arg = { o, n };
+	struct dns_arg arg = { o, n, ctl[0], st[1] };
 	pid_t pid = spawn(fds, 2, serve_dns, &arg, err);
 	close(ctl[0]);
 	close(st[1]);
@@ -290,26 +282,24 @@ void rt_sb_dns_reap(struct rt_sb_net *n)
 	n->dns_pid = 0;
 }
 
-/* The publish relay: fd 3 stop, 4.. the listening sockets. */
+/* The publish relay: fds[0] its stop, then the listening sockets in --publish's order. */
 struct proxy_arg {
 	const struct rt_sb_opts *o;
 	uint32_t target;
+	const int *fds;
 };
 
 static _Noreturn void serve_proxy(void *arg)
 {
 	const struct proxy_arg *a = arg;
-	int fds[NET_PROXY_MAX];
 	uint16_t ports[NET_PROXY_MAX];
-	for (size_t i = 0; i < a->o->n_publish; i++) {
-		fds[i] = 4 + (int)i;
+	for (size_t i = 0; i < a->o->n_publish; i++)
 		ports[i] = a->o->publish[i].port;
-	}
-	struct net_proxy p = { .listen_fd = fds,
+	struct net_proxy p = { .listen_fd = a->fds + 1,
 			       .port = ports,
 			       .n = a->o->n_publish,
 			       .target = a->target,
-			       .stop_fd = 3 };
+			       .stop_fd = a->fds[0] };
 	struct hutch_err e = { 0 };
 	int r = net_proxy_run(&p, &e);
 	if (r < 0)
@@ -331,7 +321,7 @@ int rt_sb_publish_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct 
 		if (r >= 0)
 			fds[nf++] = r;
 	}
-	struct proxy_arg arg = { o, n->addr };
+	struct proxy_arg arg = { o, n->addr, fds };
 	pid_t pid = r < 0 ? r : spawn(fds, nf, serve_proxy, &arg, err);
 	for (size_t i = 0; i < nf; i++)
 		close(fds[i]);

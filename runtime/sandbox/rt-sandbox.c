@@ -499,15 +499,13 @@ static int take_locks(struct sandbox *sb, struct hutch_err *err)
 static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notify_fd,
 	       struct hutch_err *err)
 {
-	struct sandbox sb = {
-		.o = o,
-		.g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
-		.net = { .ipam_fd = -1, .dns_stop = -1, .dns_stats = -1, .proxy_stop = -1 },
-		.lock_fd = -1,
-		.owner_fd = -1,
-		.name_fd = -1,
-		.notify_fd = notify_fd
-	};
+	struct sandbox sb = { .o = o,
+			      .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
+			      .net = RT_SB_NET_INIT,
+			      .lock_fd = -1,
+			      .owner_fd = -1,
+			      .name_fd = -1,
+			      .notify_fd = notify_fd };
 	const struct sb_mode *m = sb_mode(o);
 	begin(&sb.res, o);
 	rt_sb_clear_report(o);	     /* an earlier run's is never read as this one's */

@@ -232,6 +232,11 @@ struct rt_sb_net {
 	pid_t proxy_pid; /* the --publish relay (0: none) */
 	int proxy_stop;
 };
+/* No lease, no helper, no fd: what release may always be called on. */
+#define RT_SB_NET_INIT                                                                             \
+	{                                                                                          \
+		.ipam_fd = -1, .dns_stop = -1, .dns_stats = -1, .proxy_stop = -1                   \
+	}
 int rt_sb_net_prepare(const struct rt_sb_opts *o, struct rt_sb_net *n, const char *etc_dir,
 		      struct hutch_err *err);
 int rt_sb_net_attach(const struct rt_sb_opts *o, struct rt_sb_net *n, pid_t pid,

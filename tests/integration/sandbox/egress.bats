@@ -146,6 +146,32 @@ t_allow_cidr() {
 	t_allow_cidr
 }
 
+@test "egress: a start adds its elements in one netlink batch: no libnftables in hutch or its helper" {
+	run -0 sbn -- true # the first sandbox here makes the table (through libnftables)
+	sbn --hostname "raw-$$" --egress restricted --allow-cidr 203.0.113.0/24:80 -- sleep 3 &
+	local pid=$! hpid= p maps=
+	for _ in $(seq 50); do
+		# hutch, not timeout or nsenter (hutch's helpers are its children, matched too)
+		hpid=$(for p in $(pgrep -f "hostname raw-$$"); do
+			[ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$(basename "$HUTCH" | cut -c1-15)" ] &&
+				echo "$p"
+		done | sort -n | head -1)
+		[ -n "$hpid" ] && [ -n "$(pgrep -P "$hpid")" ] && break
+		sleep 0.1
+	done
+	sleep 1 # the command runs: the start is over
+	for p in $hpid $(pgrep -P "$hpid"); do
+		maps+=$(grep -l libnftables /proc/"$p"/maps 2>/dev/null || true)
+	done
+	wait "$pid"
+	[ -n "$hpid" ]
+	[ -z "$maps" ] || {
+		echo "libnftables mapped at start: $maps" >&2
+		return 1
+	}
+	nothing_left
+}
+
 @test "egress: --deny-cidr wins over the internet and over an allow" {
 	run -0 sbn --deny-cidr 203.0.113.0/24 --allow-cidr 192.0.2.10 --deny-cidr 192.0.2.0/24 \
 		-- sh -c "$FETCH" _ http://203.0.113.7/ http://192.0.2.10/
