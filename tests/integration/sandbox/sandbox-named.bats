@@ -241,7 +241,7 @@ teardown() {
 		st=0
 		SB_PIDFILE=$TEST_DIR/fg.pid sb --name "$N" -- sleep 1000 </dev/null >/dev/null 2>&1 3>&- ||
 			st=$?
-		echo "$st" >"$TEST_DIR/fg.rc"
+		echo "$st" >"$TEST_DIR/fg.rc.tmp" && mv "$TEST_DIR/fg.rc.tmp" "$TEST_DIR/fg.rc"
 	) 3>&- &
 	track_pid $!
 	until hs exec "$N" -- true 2>/dev/null; do

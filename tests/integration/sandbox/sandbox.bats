@@ -41,7 +41,8 @@ sb_bg() {
 		st=0
 		SB_PIDFILE=$TEST_DIR/$name.pid sb "$@" </dev/null >"$TEST_DIR/$name.out" 2>&1 3>&- ||
 			st=$?
-		echo "$st" >"$TEST_DIR/$name.rc"
+		# Renamed into place: the .rc file must never be seen empty (created, not yet written).
+		echo "$st" >"$TEST_DIR/$name.rc.tmp" && mv "$TEST_DIR/$name.rc.tmp" "$TEST_DIR/$name.rc"
 	) 3>&- &
 	track_pid $!
 }
