@@ -123,6 +123,11 @@ const char *hutch_fd_path(int fd, char buf[HUTCH_FD_PATH_MAX]);
 int hutch_cap_from_name(const char *name);
 const char *hutch_cap_name(int cap);
 
+/* Rootless: not host root (an ordinary user, or root only inside a user namespace). */
+bool hutch_rootless(void);
+/* A /proc/PID/uid_map's text is the initial user namespace's (every id onto itself). */
+bool hutch_init_userns_map(const char *map);
+
 /* Milliseconds on the monotonic clock, for timeouts and durations. */
 double hutch_now_ms(void);
 

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <sys/eventfd.h>
 #include <string.h>
+#include <unistd.h>
+
+#define CG_V2_MOUNT "/sys/fs/cgroup"
 
 static bool is_prefix(const char *p, const char *of)
 {
@@ -118,4 +121,44 @@ bool cg_oom_fired(int efd)
 {
 	uint64_t n = 0;
 	return efd >= 0 && read(efd, &n, sizeof(n)) == (ssize_t)sizeof(n) && n > 0;
+}
+
+/* Delegated: we may make cgroups there (the directory) and move our processes in and out
+ * (cgroup.procs: the kernel checks the common ancestor's), and enable controllers. */
+static bool delegated_to_us(const char *dir)
+{
+	static const char *const files[] = { ".", "cgroup.procs", "cgroup.subtree_control" };
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; fd >= 0 && i < ARRAY_SIZE(files); i++)
+		if (faccessat(fd, files[i], W_OK, AT_EACCESS) < 0)
+			return false;
+	return fd >= 0;
+}
+
+int cg_delegated_base(char **out, struct hutch_err *err)
+{
+	if (!cg_is_v2())
+		return hutch_fail(err, ENOTSUP,
+				  "this host's controllers are cgroup v1 (a v1 or hybrid host), "
+				  "which cannot be delegated to a user");
+	_cleanup_free_ char *text = NULL;
+	if (hutch_read_file_at(AT_FDCWD, "/proc/self/cgroup", 1 << 16, &text, NULL, err) < 0)
+		return hutch_err_prefix(err, "cgroups: ");
+	char *own = strstr(text, "0::");
+	if (!own)
+		return hutch_fail(err, ENOENT, "cgroups: /proc/self/cgroup has no v2 line");
+	own += 3;
+	own[strcspn(own, "\n")] = '\0';
+	/* Our own cgroup holds us, so it can enable no controller: the first ancestor. */
+	_cleanup_free_ char *dir = hutch_xasprintf(CG_V2_MOUNT "%s", own);
+	for (char *slash; (slash = strrchr(dir + strlen(CG_V2_MOUNT), '/'));) {
+		*slash = '\0';
+		if (delegated_to_us(dir[strlen(CG_V2_MOUNT)] ? dir : CG_V2_MOUNT)) {
+			*out = hutch_xstrdup(dir[strlen(CG_V2_MOUNT)] ? dir + strlen(CG_V2_MOUNT)
+								      : "/");
+			return 0;
+		}
+	}
+	return hutch_fail(err, EACCES, "no cgroup above %s is delegated to uid %u", own,
+			  (unsigned)geteuid());
 }

@@ -507,3 +507,17 @@ const char *cg_plan_field(const char *file)
 			return map[i].field;
 	return NULL;
 }
+
+bool cg_limits_set(const struct cg_resources *res)
+{
+	struct cg_write *w = NULL;
+	size_t n = 0;
+	struct hutch_err ignored = { 0 };
+	bool any = false;
+	if (cg_plan(res, true, &w, &n, &ignored) < 0) /* invalid: create says so first */
+		return true;
+	for (size_t i = 0; i < n; i++)
+		any |= strcmp(w[i].controller, "devices") != 0;
+	free(w);
+	return any;
+}

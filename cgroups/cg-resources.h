@@ -86,6 +86,8 @@ struct cg_write {
 /* Pure: the writes for resources on a v2 (v2=true) or v1 host, in order. Values are
  * validated (negative memory, cpu quota without period, unknown unified keys with '/').
  * *out is malloc'd. */
+/* Any limit but the device list (which v2 enforces with a BPF program, not a file). */
+bool cg_limits_set(const struct cg_resources *res);
 int cg_plan(const struct cg_resources *res, bool v2, struct cg_write **out, size_t *n,
 	    struct hutch_err *err);
 

@@ -77,6 +77,12 @@ bool cg_is_frozen(struct cg *cg);
  * absolute path beneath it is beneath our cgroup everywhere. */
 int cg_own_common(char **out, struct hutch_err *err);
 
+/* Rootless, pure v2: the nearest ancestor of our cgroup delegated to us (we may make
+ * cgroups there and move our processes into them), e.g. systemd's user@UID.service subtree
+ * or a directory root chowned to us. -ENOTSUP on v1, -EACCES when nothing is delegated;
+ * err says which. */
+int cg_delegated_base(char **out, struct hutch_err *err);
+
 /* v1: joins every hierarchy but the one holding controller (all of them on v2). */
 int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hutch_err *err);
 /* An O_WRONLY fd of cgroup.procs in controller's hierarchy (v2: the one), for a process to

@@ -39,6 +39,24 @@ int ns_attach_tree(int tree, int target, struct hutch_err *err);
 int ns_write_idmaps(pid_t pid, const struct ns_idmap *uids, size_t n_uids,
 		    const struct ns_idmap *gids, size_t n_gids, struct hutch_err *err);
 
+/* A rootless caller's own user namespace (ns-rootless.c). plan reads /etc/subuid and subgid
+ * and checks newuidmap/newgidmap (subids: the caller's ranges map onto themselves, else why
+ * not); enter unshares and maps the caller's ids onto themselves, with the ranges or alone.
+ * Capabilities are then full in the namespace, as long as hutch does not execve. */
+struct ns_rootless {
+	bool entered, subids;
+	uid_t uid;
+	gid_t gid;
+	struct ns_idmap sub_uid, sub_gid; /* identity-mapped: container_id == host_id */
+	char why[160];			  /* !subids: why one id only */
+};
+int ns_rootless_plan(struct ns_rootless *r);
+int ns_rootless_enter(struct ns_rootless *r, struct hutch_err *err);
+/* name's or id's line of an /etc/subuid text, as an identity map; -ENOENT when none. */
+int ns_subid_find(const char *text, const char *name, uid_t id, struct ns_idmap *out);
+/* newuidmap or newgidmap usable (installed, setuid or with file caps); else why not. */
+int ns_idmap_helper(const char *name, char *why, size_t len);
+
 struct ns_caps {
 	uint64_t bounding, effective, inheritable, permitted, ambient; /* bit N = capability N */
 };

@@ -68,7 +68,7 @@ static void print_version(void)
 
 int main(int argc, char **argv)
 {
-	struct rt_global g = { .root = RT_DEFAULT_ROOT };
+	struct rt_global g = { .root = rt_run_dir() };
 	struct hutch_err err = { 0 };
 	int at = 0, log_fd = -1, fail_status = 1;
 

@@ -14,7 +14,13 @@
 
 #include <stdint.h>
 
-#define RT_DEFAULT_ROOT "/run/hutch"
+#define RT_DEFAULT_ROOT "/run/hutch" /* host root's; rt_run_dir() is the caller's */
+
+/* rt-rundir.c: the state directory (RT_DEFAULT_ROOT, or a rootless caller's own), a path
+ * beneath it (kept for the run: for hutch's fixed names), and making it. */
+const char *rt_run_dir(void);
+const char *rt_run_path(const char *sub);
+int rt_run_dir_make(struct hutch_err *err);
 
 struct rt_global {
 	const char *root;

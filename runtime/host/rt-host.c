@@ -22,8 +22,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#define PH_ROOT_DIR RT_DEFAULT_ROOT "/host-runs"
-
 extern char **environ;
 
 /* What the set-up child sends: once before execve (ready), once more if execve fails. */
@@ -136,16 +134,10 @@ static void reclaim(int dfd)
 
 static void open_registry(struct rt_host *hs)
 {
-	_cleanup_free_ char *dir = NULL;
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	if (geteuid() == 0) {
-		mkdir(RT_DEFAULT_ROOT, 0711);
-		dir = hutch_xstrdup(PH_ROOT_DIR);
-	} else if (xdg && *xdg == '/') {
-		dir = hutch_xasprintf("%s/hutch-host-runs", xdg);
-	} else {
-		return;
-	}
+	struct hutch_err e = { 0 };
+	if (rt_run_dir_make(&e) < 0)
+		return; /* no registry: a killed run's cgroup is swept by the next root run */
+	const char *dir = rt_run_path("host-runs");
 	mkdir(dir, 0700);
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dfd < 0)

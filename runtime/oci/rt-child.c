@@ -24,6 +24,16 @@ static bool is_new(const struct rt_child *c, int flag)
 	return (c->new_ns & (uint32_t)flag) != 0;
 }
 
+static bool maps_root(const struct rt_spec *s)
+{
+	bool uid = s->n_uid_mappings == 0, gid = s->n_gid_mappings == 0; /* joined: its maps */
+	for (size_t i = 0; i < s->n_uid_mappings; i++)
+		uid |= s->uid_mappings[i].container_id == 0;
+	for (size_t i = 0; i < s->n_gid_mappings; i++)
+		gid |= s->gid_mappings[i].container_id == 0;
+	return uid && gid;
+}
+
 /* Namespaces given by path: user first (it owns the others), then the rest; namespaces to
  * create that clone could not (because the user namespace was joined) are unshared after. */
 static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
@@ -44,8 +54,9 @@ static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
 		later = c->new_ns & ~(uint32_t)(CLONE_NEWUSER | CLONE_NEWPID);
 	if (later && unshare((int)later) < 0)
 		return hutch_fail_errno(err, errno, "unshare namespaces");
-	if (rt_spec_ns(s, CLONE_NEWUSER)) {
-		/* Become root of the user namespace now that the parent wrote the maps. */
+	if (rt_spec_ns(s, CLONE_NEWUSER) && maps_root(s)) {
+		/* Become root of the user namespace now that the parent wrote the maps. (A map
+		 * without 0, a rootless sandbox's single id: the creator's capabilities do.) */
 		if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 			return hutch_fail_errno(err, errno, "become root in the user namespace");
 	}
@@ -225,6 +236,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	const struct rt_process *p = &s->process;
 	const struct rt_terminal term = { true, c->console_fd, c->sync_fd };
 	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err)); /* id maps written, cgroup joined */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);		  /* rootless: once the maps are */
 	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n || c->spec->hooks[RT_HOOK_START_CONTAINER].n)
 		TRY(recv(c->sync_fd, state, 65536, 0) < 0 ? -errno : 0);
 	TRY(join_namespaces(c, err));
@@ -259,7 +271,10 @@ void rt_child_main(struct rt_child *c)
 	char exe[PATH_MAX];
 	_cleanup_free_ char *state = hutch_xcalloc(1, 65537);
 
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* Rootless, the parent holds no capability over a non-dumpable child's /proc files
+	 * (they become host root's): it must write the id maps first (see child_setup). */
+	if (!hutch_rootless())
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* Read while /proc is at hand: then only these need resetting before execve, one
 	 * syscall each, rather than all 64 after the seccomp filter. Nothing below ignores or

@@ -5,6 +5,7 @@
  * everything before it: no state dir, cgroup, mount or process is left behind.
  */
 #include "rt.h"
+#include "rt-json.h"
 #include "img.h"
 
 #include <fcntl.h>
@@ -189,8 +190,29 @@ static int make_state(struct create_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
+/* runc's rootless rule: a cgroup the caller may not make is no error while the spec sets no
+ * limit (the devices list aside: without CAP_MKNOD in the host's namespace a device node
+ * can't be made anyway). A limit that can't be had is, naming the fix. */
+static int rootless_cgroup(struct create_ctx *x, int r, struct hutch_err *err)
+{
+	if (r != -EACCES && r != -EPERM && r != -EROFS)
+		return r;
+	if (x->spec->has_resources && cg_limits_set(&x->spec->resources))
+		return hutch_err_prefix(err, "rootless: linux.resources sets limits, which need a "
+					     "cgroup delegated to this user (or drop them): ");
+	cg_destroy(x->cg, &(struct hutch_err){ 0 });
+	cg_free(steal_ptr(x->cg));
+	free(steal_ptr(x->st.cgroup_path));
+	rt_kv_free(x->st.cgroup_paths, x->st.n_cgroup_paths);
+	x->st.cgroup_paths = NULL;
+	x->st.n_cgroup_paths = 0;
+	return rt_state_save(x->dirfd, &x->st, err);
+}
+
 static int make_cgroup(struct create_ctx *x, struct hutch_err *err)
 {
+	if (x->o->no_cgroup)
+		return 0;
 	TRY(cg_resolve_path(x->spec->cgroups_path, x->o->id, &x->st.cgroup_path, err));
 	TRY(cg_locate(x->st.cgroup_path, &x->cg, err));
 	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
@@ -198,7 +220,11 @@ static int make_cgroup(struct create_ctx *x, struct hutch_err *err)
 	 * names it, and `delete` removes it. */
 	TRY(rt_state_save(x->dirfd, &x->st, err));
 	hutch_fault_point("create:cgroup-recorded");
-	TRY(cg_make(x->cg, err));
+	int r = cg_make(x->cg, err);
+	if (r < 0 && hutch_rootless())
+		return rootless_cgroup(x, r, err);
+	if (r < 0)
+		return r;
 	hutch_fault_point("create:cgroup-made");
 	if (x->spec->has_resources)
 		TRY(cg_apply(x->cg, &x->spec->resources, err));
@@ -241,6 +267,8 @@ static int plan_memcg(struct create_ctx *x, struct hutch_err *err)
 	 * cgroup (CLONE_INTO_CGROUP), and a migration costs a grace period (~10 ms) of the
 	 * cgroup-wide lock that a birth does not. */
 	x->memcg_fd = -ENOENT;
+	if (!x->cg)
+		return 0;
 	if (cg_dirfd(x->cg) < 0 || cg_memory_max(x->cg) < LATE_JOIN_BELOW)
 		x->memcg_fd = cg_open_procs(x->cg, "memory", err);
 	if (x->memcg_fd < 0 && x->memcg_fd != -ENOENT)
@@ -286,7 +314,8 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 {
 	_cleanup_close_ int pidns = -1;
 	TRY(pid_ns_fd(x->spec, &pidns, err));
-	int born_in = x->memcg_fd >= 0 ? -1 : cg_dirfd(x->cg); /* v2, unless joining late */
+	int born_in =
+		x->memcg_fd >= 0 || !x->cg ? -1 : cg_dirfd(x->cg); /* v2, unless joining late */
 	pid_t pid = rt_clone(clone_flags(x), born_in, pidns, &x->pidfd, err);
 	if (pid < 0)
 		return pid;
@@ -359,7 +388,7 @@ static int configure(struct create_ctx *x, struct hutch_err *err)
 	if (x->new_ns & CLONE_NEWUSER)
 		TRY(ns_write_idmaps(x->pid, s->uid_mappings, s->n_uid_mappings, s->gid_mappings,
 				    s->n_gid_mappings, err));
-	if (cg_dirfd(x->cg) < 0)
+	if (x->cg && cg_dirfd(x->cg) < 0)
 		TRY(x->memcg_fd >= 0 ? cg_enter_except(x->cg, x->pid, "memory", err)
 				     : cg_enter(x->cg, x->pid, err));
 	if (s->process.has_oom_score_adj)

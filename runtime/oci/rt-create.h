@@ -23,6 +23,7 @@ struct rt_create_opts {
 	bool no_pivot;
 	bool no_new_keyring;
 	bool foreground; /* `run` without -d: the caller relays the terminal and waits */
+	bool no_cgroup;	 /* rootless, nothing delegated: the container gets no cgroup */
 	struct rt_spec
 		*spec; /* already parsed (sandbox): used instead of the bundle's, not freed */
 	/* With init_fd >= 0, PID 1 is init (the sandbox's, rt_sb_init), which starts the

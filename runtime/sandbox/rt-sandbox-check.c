@@ -165,6 +165,30 @@ static int check_utf8(const struct rt_sb_opts *o, struct hutch_err *err)
 	return 0;
 }
 
+/* What only host root can do, refused up front for a rootless caller (docs/rootless.md). */
+static int check_rootless(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	const char *what = NULL;
+	if (!hutch_rootless() || o->isolation != RT_SB_ISO_NAMESPACES)
+		return 0;
+	if (o->network == RT_SB_NET_BRIDGE)
+		what = "--network bridge (its veth and firewall live in the host's network "
+		       "namespace; use --network none or host)";
+	else if (o->runtime && strcmp(o->runtime, "native") != 0)
+		what = "--runtime (only the native runtime runs rootless)";
+	else if (o->host_root)
+		what = "--host-root (there is no host root to be)";
+	else if (o->has_owner)
+		what = "--workspace-owner (giving a directory away needs root)";
+	else if (o->as_root)
+		what = "--as-root (the image's files are host root's, whom a rootless "
+		       "namespace cannot map)";
+	if (!what)
+		return 0;
+	return hutch_fail(err, EPERM, "sandbox: %s: not supported rootless (uid %u)", what,
+			  (unsigned)geteuid());
+}
+
 /* No command is fine where an image may name one: a store image's Entrypoint and Cmd (checked
  * once its config is read, rt-sandbox-image.c), or --entrypoint's program. "" names none. */
 static bool command_may_come(const struct rt_sb_opts *o)
@@ -183,11 +207,10 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 		return hutch_fail(err, EINVAL, "--entrypoint: needs --isolation namespaces");
 	if (o->isolation != RT_SB_ISO_NAMESPACES)
 		TRY(rt_sb_check_host(o, err));
-	else if (o->n_allow_read || o->n_allow_rw || o->n_deny || o->home_dotfiles ||
-		 o->best_effort)
+	else if (o->n_allow_read || o->n_allow_rw || o->n_deny || o->home_dotfiles)
 		return hutch_fail(err, EINVAL,
-				  "--allow-read, --allow-rw, --deny, --allow-home-dotfiles and "
-				  "--best-effort need --isolation landlock");
+				  "--allow-read, --allow-rw, --deny and --allow-home-dotfiles need "
+				  "--isolation landlock");
 	else if (!o->image)
 		return hutch_fail(err, EINVAL, "--image: required (a root filesystem directory)");
 	else
@@ -210,6 +233,7 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 		return hutch_fail(err, ENOTSUP,
 				  "--network bridge with --isolation none: not supported (none "
 				  "restricts nothing; --isolation landlock has bridge)");
+	TRY(check_rootless(o, err));
 	if (o->tty && !isatty(0))
 		return hutch_fail(err, EINVAL, "--tty: standard input is not a terminal");
 	return rt_sb_check_named(o, err);

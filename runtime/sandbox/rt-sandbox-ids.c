@@ -45,6 +45,23 @@ static int refuse_setgid_root(const char *what, const char *path, const struct s
 	return 0;
 }
 
+/* Rootless: hutch's namespace maps only the caller's ids and its ranges, and no idmapped
+ * mount of a host filesystem can be made in it. So what the sandbox writes to must be the
+ * caller's, and the sandbox user (root too, with --as-root) runs as the caller there. */
+static int plan_rootless_dir(const char *flag, const char *path, const struct stat *st,
+			     const struct rt_sb_plan *p, uid_t *uid, gid_t *gid,
+			     struct hutch_err *err)
+{
+	if (st->st_uid != p->user.uid)
+		return hutch_fail(err, EPERM,
+				  "%s %s is not yours (a rootless sandbox writes there as you, uid "
+				  "%u): chown it, or bind it :ro",
+				  flag, path, (unsigned)p->user.uid);
+	*uid = p->user.uid;
+	*gid = p->user.gid;
+	return 0;
+}
+
 /* The workspace's owner is who the sandbox writes as there (--workspace-owner's after giving
  * them the directory); never root. Group root is replaced by the sandbox's own subordinate
  * gid: only a setgid directory would hand gid 0 on, and that is refused. */
@@ -62,6 +79,12 @@ static int plan_workspace(const struct rt_sb_opts *o, struct rt_sb_plan *p, stru
 		p->ws_chowned = true;
 		st.st_uid = o->owner_uid;
 		st.st_gid = o->owner_gid;
+	}
+	if (p->rootless) {
+		TRY(plan_rootless_dir("--workspace", o->workspace, &st, p, &p->write_uid,
+				      &p->write_gid, err));
+		p->host_uid = p->write_uid, p->host_gid = p->write_gid; /* --as-root: root is you */
+		return 0;
 	}
 	if (st.st_uid == 0)
 		return hutch_fail(err, EPERM,
@@ -91,6 +114,10 @@ static int plan_bind(const struct rt_sb_bind *b, struct rt_sb_bind_ids *ids,
 		return 0;
 	if (stat(b->src, &st) < 0)
 		return hutch_fail_errno(err, errno, "--bind %s", b->src);
+	if (p->rootless) {
+		ids->idmapped = false;
+		return plan_rootless_dir("--bind", b->src, &st, p, &ids->uid, &ids->gid, err);
+	}
 	if (st.st_uid == 0)
 		return hutch_fail(
 			err, EPERM,
@@ -125,6 +152,8 @@ int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutc
 		return 0; /* --host-root: host root, which writes as root (and is warned of) */
 	p->host_uid = p->sub_uid + p->uid; /* --as-root's 0: the range's start */
 	p->host_gid = p->sub_gid + p->gid;
+	if (p->single_id) /* rootless, one id: the sandbox user is the caller */
+		p->host_uid = p->user.uid, p->host_gid = p->user.gid;
 	p->write_uid = p->host_uid;
 	p->write_gid = p->host_gid;
 	if (o->workspace)

@@ -33,7 +33,9 @@ static bool still_there(int fd, const char *path)
 int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 {
 	char path[512];
-	mkdir(RT_DEFAULT_ROOT, 0711);
+	int r = rt_run_dir_make(err);
+	if (r < 0)
+		return hutch_err_prefix(err, "--lock: ");
 	if (mkdir(RT_SB_LOCKS, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "--lock: create %s", RT_SB_LOCKS);
 	snprintf(path, sizeof(path), "%s/%s", RT_SB_LOCKS, o->lock);

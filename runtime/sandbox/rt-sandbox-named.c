@@ -82,7 +82,9 @@ static void name_path(const char *name, char *buf, size_t len)
 int rt_sb_name_take(const char *name, int *out, struct hutch_err *err)
 {
 	char path[512];
-	mkdir(RT_DEFAULT_ROOT, 0711);
+	int r = rt_run_dir_make(err);
+	if (r < 0)
+		return hutch_err_prefix(err, "--name: ");
 	if (mkdir(RT_SB_NAMES, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "--name: create %s", RT_SB_NAMES);
 	name_path(name, path, sizeof(path));

@@ -142,10 +142,14 @@ static int plan_mounts(struct rt_spec *s, const struct rt_sb_opts *o, const stru
 	char buf[128];
 	for (size_t i = 0; i < ARRAY_SIZE(kernel_mounts); i++) {
 		bool bind_sys = p->sysfs && !strcmp(kernel_mounts[i].dst, "/sys");
-		TRY(rt_spec_add_mount(
-			s, kernel_mounts[i].dst, bind_sys ? "bind" : kernel_mounts[i].type,
-			bind_sys ? p->sysfs : kernel_mounts[i].src,
-			bind_sys ? "bind,nosuid,noexec,nodev,ro" : kernel_mounts[i].options, err));
+		const char *opts =
+			bind_sys ? "bind,nosuid,noexec,nodev,ro" : kernel_mounts[i].options;
+		/* One id mapped: no tty group (gid 5) to give ptys, as runc's rootless spec. */
+		if (p->single_id && !strcmp(kernel_mounts[i].type, "devpts"))
+			opts = "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620";
+		TRY(rt_spec_add_mount(s, kernel_mounts[i].dst,
+				      bind_sys ? "bind" : kernel_mounts[i].type,
+				      bind_sys ? p->sysfs : kernel_mounts[i].src, opts, err));
 	}
 	for (size_t i = 0; i < o->n_tmpfs; i++) {
 		snprintf(buf, sizeof(buf), "nosuid,nodev,mode=1777,size=%llu",
@@ -207,15 +211,24 @@ static void plan_namespaces(struct rt_spec *s, const struct rt_sb_opts *o,
 	}
 	if (!p->userns)
 		return;
+	if (p->single_id) { /* rootless without subordinate ids: the sandbox user alone */
+		s->uid_mappings = one_map(p->uid, p->host_uid);
+		s->gid_mappings = one_map(p->gid, p->host_gid);
+		s->n_uid_mappings = s->n_gid_mappings = 1;
+		return;
+	}
 	s->uid_mappings = plan_map(p->uid, p->host_uid, p->sub_uid, &s->n_uid_mappings);
 	s->gid_mappings = plan_map(p->gid, p->host_gid, p->sub_gid, &s->n_gid_mappings);
 }
 
 /* No device but the defaults every container gets; the options' limits. */
-static void plan_resources(struct rt_spec *s, const struct rt_sb_opts *o)
+static void plan_resources(struct rt_spec *s, const struct rt_sb_opts *o,
+			   const struct rt_sb_plan *p)
 {
 	static const struct cg_device_rule deny_all = { false, 'a', -1, -1, "rwm" };
 	struct cg_resources *r = &s->resources;
+	if (p->no_cgroup) /* rootless --best-effort: said on stderr and in the report */
+		return;
 	s->has_resources = true;
 	rt_spec_set_devices(s, &deny_all, 1);
 	if (o->memory)
@@ -243,7 +256,7 @@ int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const cha
 	s->bundle = hutch_xstrdup(bundle);
 	plan_namespaces(s, o, p);
 	s->cgroups_path = p->cgroups_path ? hutch_xstrdup(p->cgroups_path) : NULL;
-	plan_resources(s, o);
+	plan_resources(s, o, p);
 	/* The built-in profile, for the bounding set: compiled (natively) or written out. */
 	s->has_seccomp = s->seccomp_default = true;
 	s->seccomp_extras = seccomp_extras(o);

@@ -41,7 +41,8 @@ static bool image_has(int imgfd, const char *path)
 /* Every mount point the sandbox needs in its root, and whether it is a file. */
 static size_t mount_points(const struct rt_sb_opts *o, const char **v, bool *file, size_t max)
 {
-	static const char *const base[] = { "/proc", "/dev", "/sys", "/sys/fs/cgroup" };
+	/* Not /sys/fs/cgroup: it lies in the sysfs mounted (or the host's bound) on /sys. */
+	static const char *const base[] = { "/proc", "/dev", "/sys" };
 	static const char *const net[] = { "/etc/resolv.conf", "/etc/hosts", "/etc/hostname" };
 	size_t n = 0;
 	struct stat st;

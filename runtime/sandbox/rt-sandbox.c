@@ -20,7 +20,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#define SB_SCRATCH RT_DEFAULT_ROOT "/sandbox-scratch"
+#define SB_SCRATCH rt_run_path("sandbox-scratch")
+/* Bridge mode's, which only host root has: beneath the same scratch mount. */
+#define SB_SCRATCH_ROOT RT_DEFAULT_ROOT "/sandbox-scratch"
 
 struct sandbox {
 	const struct rt_sb_opts *o;
@@ -29,6 +31,7 @@ struct sandbox {
 	char id[64];
 	struct rt_global g;
 	struct cg *cg;
+	pid_t init_pid;
 	struct rt_sb_net net;
 	int lock_fd, owner_fd;
 	int name_fd;	/* --name's record, held while the sandbox lives */
@@ -123,7 +126,9 @@ static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 	int r = ns_mount_apply_host(&slave, 1, err);
 	if (r < 0)
 		return r;
-	mkdir(RT_DEFAULT_ROOT, 0711);
+	r = rt_run_dir_make(err);
+	if (r < 0)
+		return hutch_err_prefix(err, "sandbox: ");
 	if (mkdir(SB_SCRATCH, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", SB_SCRATCH);
 	/* 0711: the sandbox's mapped root must traverse it to reach the overlay root. */
@@ -150,6 +155,8 @@ static void kill_tree(void *arg)
 	struct hutch_err e = { 0 };
 	if (sb->cg)
 		cg_signal_all(sb->cg, SIGKILL, &e);
+	else if (sb->init_pid > 0) /* no cgroup (rootless): the pid namespace dies with its init */
+		kill(sb->init_pid, SIGKILL);
 }
 
 static void collect(struct sandbox *sb)
@@ -205,6 +212,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	struct rt_create_opts co = { .id = sb->id,
 				     .spec = spec,
 				     .foreground = true,
+				     .no_cgroup = sb->plan.no_cgroup,
 				     .init_fd = pipefd[1],
 				     .init = rt_sb_init };
 	if (r >= 0)
@@ -221,7 +229,9 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 		return r;
 	TRY(own_state(sb, err));
 	hutch_fault_point("sandbox:created");
-	TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
+	sb->init_pid = c.pid;
+	if (sb->plan.cgroup)
+		TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
 	if (sb->o->network == RT_SB_NET_BRIDGE) /* init's netns exists; the command has not run */
 		TRY(rt_sb_net_attach(sb->o, &sb->net, c.pid, err));
 	TRY(rt_container_start(&sb->g, sb->id, err));
@@ -270,11 +280,11 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 		/* The runtime joins a namespace wired beforehand: the same veth, address,
 		 * firewall elements and DNS forwarder as a native run. The pin is in scratch,
 		 * whose unmount at the end lets the namespace (and the veth) go. */
-		ns = ns_netns_new(SB_SCRATCH "/netns", SB_SCRATCH "/sys", err);
+		ns = ns_netns_new(SB_SCRATCH_ROOT "/netns", SB_SCRATCH_ROOT "/sys", err);
 		if (ns < 0)
 			return ns;
-		sb->plan.netns_path = SB_SCRATCH "/netns";
-		sb->plan.sysfs = SB_SCRATCH "/sys";
+		sb->plan.netns_path = SB_SCRATCH_ROOT "/netns";
+		sb->plan.sysfs = SB_SCRATCH_ROOT "/sys";
 		TRY(rt_sb_net_attach_fd(sb->o, &sb->net, ns, err));
 	}
 	struct rt_spec *spec = NULL;
@@ -382,17 +392,23 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 			rt_sb_net_reclaim(); /* host mode has bridge too */
 		return 0;
 	}
-	TRY(cg_own_common(&base, err));
-	mkdir(RT_DEFAULT_ROOT, 0711);
+	if (hutch_rootless()) /* before any state: a refusal leaves nothing */
+		TRY(rt_sb_rootless_cgroup(sb->o, &sb->plan, &base, err));
+	else
+		TRY(cg_own_common(&base, err));
+	TRY(rt_run_dir_make(err));
 	if (mkdir(RT_SB_ROOT, 0700) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", RT_SB_ROOT);
 	clean_stale(&sb->g);
 	rt_sb_names_sweep();
-	sweep_cgroups(base); /* after clean_stale, which deletes what has state */
-	rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
+	if (base)
+		sweep_cgroups(base); /* after clean_stale, which deletes what has state */
+	if (!hutch_rootless())
+		rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
 	rt_sb_name_set(sb->name_fd, sb->id);
-	sandbox_cgroup(sb, base);
+	if (base)
+		sandbox_cgroup(sb, base);
 	return 0;
 }
 
@@ -403,14 +419,15 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	if (!m->image)
 		return 0;
 	sb->plan.delegated = m->run == run_delegated;
-	rt_sb_plan_ranges(sb->o, &sb->plan); /* before the rootfs: --as-root's view */
+	rt_sb_plan_ranges(sb->o, &sb->plan);		  /* before the rootfs: --as-root's view */
+	TRY(rt_sb_rootless_enter(sb->o, &sb->plan, err)); /* it owns the mount namespace */
 	TRY(enter_scratch(sb->o, err));
 	hutch_fault_point("sandbox:scratch");
 	/* The lease and /etc files precede the spec; the network helper forked here does its
 	 * firewall work while the rootfs and the container are made. */
 	if (sb->o->network == RT_SB_NET_BRIDGE) {
-		TRY(rt_sb_net_prepare(sb->o, &sb->net, SB_SCRATCH "/net", err));
-		sb->plan.net_etc = SB_SCRATCH "/net";
+		TRY(rt_sb_net_prepare(sb->o, &sb->net, SB_SCRATCH_ROOT "/net", err));
+		sb->plan.net_etc = SB_SCRATCH_ROOT "/net";
 		sb->plan.net_address = sb->net.address;
 	}
 	int r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);

@@ -12,9 +12,10 @@
 
 #define RT_SB_EXIT_FAIL 125    /* hutch could not start the sandbox */
 #define RT_SB_EXIT_TIMEOUT 124 /* as timeout(1) */
-#define RT_SB_ROOT RT_DEFAULT_ROOT "/sandbox"
-#define RT_SB_LOCKS RT_DEFAULT_ROOT "/locks"
-#define RT_SB_NAMES RT_DEFAULT_ROOT "/sandbox-names"
+/* Beneath the caller's state directory (host root's, or a rootless caller's own). */
+#define RT_SB_ROOT rt_run_path("sandbox")
+#define RT_SB_LOCKS rt_run_path("locks")
+#define RT_SB_NAMES rt_run_path("sandbox-names")
 
 #include "rt-sandbox-opts.h"
 
@@ -65,11 +66,25 @@ struct rt_sb_plan {
 	const char *net_address; /* bridge: the sandbox's leased address, "A.B.C.D/N" */
 	const char *netns_path;	 /* bridge, delegated: the namespace the runtime joins */
 	const char *sysfs;	 /* and a sysfs of it, bound as /sys (none: a new sysfs) */
+	/* Rootless (rt-sandbox-rootless.c): hutch's own user namespace, made first. */
+	bool rootless;
+	bool single_id;		 /* only the caller's id is mapped: the sandbox user is it */
+	struct ns_rootless user; /* the caller's ids and ranges (why: one id only) */
+	bool no_cgroup;		 /* rootless, nothing delegated, --best-effort: no limits */
+	char weakened[4][192];	 /* what --best-effort ran without, for stderr and the report */
+	size_t n_weakened;
 };
 /* rt-sandbox-plan.c: the sandbox's OCI spec, typed, held to rt_spec_check; bundle is where it
  * runs (hooks' cwd), the plan says where its rootfs is. */
 int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *bundle,
 	       struct rt_spec **out, struct hutch_err *err);
+
+/* rt-sandbox-rootless.c: for a rootless caller, before anything of the sandbox exists: the
+ * cgroup base (a delegated one, else none with --best-effort, else a refusal naming the
+ * fix); then, before the scratch mount namespace, the user namespace that owns it. */
+int rt_sb_rootless_cgroup(const struct rt_sb_opts *o, struct rt_sb_plan *p, char **base,
+			  struct hutch_err *err);
+int rt_sb_rootless_enter(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
 
 /* rt-sandbox-ids.c: the host ids (refusing root-owned workspaces and rw binds), then, once
  * the rootfs exists, the idmapped mounts of what the sandbox user does not own. */

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Who hutch runs as: host root, or rootless (an ordinary user, or root only inside a user
+ * namespace such as `unshare -r`'s). Rootless decides where state lives, whether hutch
+ * makes its own user namespace, and which cgroups it may write.
+ */
+#include "hutch-base.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+bool hutch_init_userns_map(const char *map)
+{
+	unsigned long in, out, n;
+	/* The initial user namespace maps every id onto itself in one line. */
+	return map && sscanf(map, "%lu %lu %lu", &in, &out, &n) == 3 && in == 0 && out == 0 &&
+	       n == 4294967295UL;
+}
+
+bool hutch_rootless(void)
+{
+	static int cached = -1;
+	if (cached >= 0)
+		return cached;
+	char buf[256] = "";
+	int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	/* No /proc: root is assumed to be what it says, as before /proc existed. */
+	cached = geteuid() != 0 || (fd >= 0 && !hutch_init_userns_map(buf));
+	return cached;
+}
