@@ -15,6 +15,7 @@ pkgs=(
 	podman containerd docker.io # tests/clients: hutch under the real clients
 	python3-jsonschema # tests/integration/sandbox: every report against its schema
 	dnsmasq-base # tests/integration/sandbox/egress.bats: "the internet's" DNS server
+	uidmap # rootless: newuidmap/newgidmap map a test user's /etc/subuid range
 )
 # gVisor: bookworm's runsc is from 2022; the 2024 build is in bookworm-backports.
 backports=/etc/apt/sources.list.d/hutch-backports.list

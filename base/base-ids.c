@@ -7,7 +7,12 @@
 #include "hutch-base.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 bool hutch_init_userns_map(const char *map)
@@ -33,4 +38,29 @@ bool hutch_rootless(void)
 	/* No /proc: root is assumed to be what it says, as before /proc existed. */
 	cached = geteuid() != 0 || (fd >= 0 && !hutch_init_userns_map(buf));
 	return cached;
+}
+
+bool hutch_has_cap(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	if (cap < 0 || cap > 63 || syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return (d[cap / 32].effective >> (cap % 32)) & 1;
+}
+
+bool hutch_may_mount(void)
+{
+	if (!hutch_rootless())
+		return true;
+	struct stat own, owner;
+	int mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	int fd = mnt >= 0 ? ioctl(mnt, NS_GET_USERNS) : -1;
+	bool ours = fd >= 0 && fstat(fd, &owner) == 0 && stat("/proc/self/ns/user", &own) == 0 &&
+		    own.st_ino == owner.st_ino && own.st_dev == owner.st_dev;
+	if (fd >= 0)
+		close(fd);
+	if (mnt >= 0)
+		close(mnt);
+	return ours && hutch_has_cap(CAP_SYS_ADMIN);
 }

@@ -125,6 +125,11 @@ const char *hutch_cap_name(int cap);
 
 /* Rootless: not host root (an ordinary user, or root only inside a user namespace). */
 bool hutch_rootless(void);
+/* cap (CAP_*) is in the effective set. */
+bool hutch_has_cap(int cap);
+/* The caller may mount in its mount namespace: host root, or rootless with CAP_SYS_ADMIN in
+ * the user namespace that owns it (hutch's own, made by a rootless sandbox). */
+bool hutch_may_mount(void);
 /* A /proc/PID/uid_map's text is the initial user namespace's (every id onto itself). */
 bool hutch_init_userns_map(const char *map);
 

@@ -411,7 +411,7 @@ void cg_free(struct cg *cg)
 
 int cg_dirfd(const struct cg *cg)
 {
-	return cg->v2 && cg->n ? cg->h[0].fd : -1;
+	return cg && cg->v2 && cg->n ? cg->h[0].fd : -1; /* NULL: a container without one */
 }
 
 uint64_t cg_memory_max(const struct cg *cg)

@@ -129,13 +129,22 @@ static int make_trees(struct create_ctx *x, struct hutch_err *err)
 {
 	const struct rt_spec *s = x->spec;
 	bool userns = rt_spec_ns(s, CLONE_NEWUSER) != NULL;
+	/* A rootless caller has no privilege here: the container's root binds them itself,
+	 * in its own mount namespace, and idmapped mounts are refused (only the host's root may
+	 * idmap a host filesystem). */
+	bool may = hutch_may_mount();
 	x->tree_fds = hutch_xmalloc((s->n_mounts ? s->n_mounts : 1) * sizeof(int));
 	for (size_t i = 0; i < s->n_mounts; i++)
 		x->tree_fds[i] = -1;
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const struct ns_mount *m = &s->mounts[i];
-		if (!m->bind || !m->source || (!m->idmap && !userns))
+		if (!m->bind || !m->source || (!m->idmap && !userns) || (!may && !m->idmap))
 			continue;
+		if (!may)
+			return hutch_fail(
+				err, EPERM,
+				"mounts[%zu] (%s): an idmapped mount: not supported rootless", i,
+				m->destination);
 		struct ns_tree_opts o = { .recursive = m->recursive,
 					  .idmap = m->idmap,
 					  .idmap_recursive = m->idmap_recursive,

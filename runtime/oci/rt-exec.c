@@ -273,8 +273,9 @@ static int prepare(struct exec_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
 	TRY(pin_init(x, err));
-	TRY(rt_open_cgroup(x->t->cgroup_path, x->t->cgroup_paths, x->t->n_cgroup_paths, &x->cg,
-			   err));
+	if (x->t->cgroup_path || x->t->n_cgroup_paths) /* none: rootless, nothing delegated */
+		TRY(rt_open_cgroup(x->t->cgroup_path, x->t->cgroup_paths, x->t->n_cgroup_paths,
+				   &x->cg, err));
 	if (x->t->spec->has_seccomp) /* the container's filter applies to every process */
 		TRY(rt_spec_compile_seccomp(x->t->spec, &x->filter, err));
 	if (x->o->console_socket) {
@@ -288,8 +289,22 @@ static int prepare(struct exec_ctx *x, struct hutch_err *err)
 	return x->tramp_fd < 0 ? x->tramp_fd : 0;
 }
 
+/* Rootless, joining the pid namespace needs capabilities in the user namespace that owns
+ * it: hutch joins that first itself (as runc's nsexec does), and the child inherits it. */
+static int join_userns_first(struct exec_ctx *x, struct hutch_err *err)
+{
+	if (!hutch_rootless() || !(x->ns_flags & CLONE_NEWUSER))
+		return 0;
+	if (setns(x->init_pidfd, CLONE_NEWUSER) < 0)
+		return hutch_fail_errno(err, errno, "exec in container %s: join its user namespace",
+					x->t->id);
+	x->ns_flags &= ~CLONE_NEWUSER;
+	return 0;
+}
+
 static int spawn(struct exec_ctx *x, struct hutch_err *err)
 {
+	TRY(join_userns_first(x, err));
 	/* Straight into the init's pid namespace and, on cgroup v2, its cgroup. */
 	pid_t pid = rt_clone(0, cg_dirfd(x->cg), (x->ns_flags & CLONE_NEWPID) ? x->init_pidfd : -1,
 			     &x->pidfd, err);
@@ -343,7 +358,7 @@ static int pass_notify_fd(struct exec_ctx *x, struct hutch_err *err)
  * means execve succeeded, and an ERROR after READY that it failed. */
 static int converse(struct exec_ctx *x, struct hutch_err *err)
 {
-	if (cg_dirfd(x->cg) < 0)
+	if (x->cg && cg_dirfd(x->cg) < 0)
 		TRY(cg_enter(x->cg, x->pid, err));
 	if (x->p->has_oom_score_adj)
 		TRY(ns_set_oom_score_adj(x->pid, x->p->oom_score_adj, err));

@@ -131,7 +131,10 @@ pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_
 	}
 	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 	int e = errno;
-	if (pid != 0 && own >= 0 && setns(own, CLONE_NEWPID) < 0) {
+	/* Rootless, from inside the container's user namespace (exec) there is no way back:
+	 * exec forks nothing more, so its later children are none. */
+	if (pid != 0 && own >= 0 && setns(own, CLONE_NEWPID) < 0 &&
+	    !(errno == EPERM && hutch_rootless())) {
 		/* Our later children (hooks) would land in the container: stop here. */
 		if (pid > 0) {
 			kill(pid, SIGKILL);

@@ -114,6 +114,19 @@ static int exec_process(struct named *n, const struct exec_flags *f, char **cmd,
 	return 0;
 }
 
+/* A rootless sandbox's PID 1 is hutch's init, which never execs: its memory belongs to the
+ * host's user namespace, so only host root may reach its namespaces (and keeping it so keeps
+ * hutch's binary out of the sandbox's reach through /proc/1/exe). */
+static int refuse_rootless(const struct named *n, struct hutch_err *err)
+{
+	if (!hutch_rootless())
+		return 0;
+	return hutch_fail(err, ENOTSUP,
+			  "sandbox exec %s: not supported rootless (the sandbox's init may be "
+			  "joined by host root only)",
+			  n->name);
+}
+
 static int cmd_exec(int argc, char **argv, struct hutch_err *err)
 {
 	struct exec_flags f = { 0 };
@@ -137,6 +150,8 @@ static int cmd_exec(int argc, char **argv, struct hutch_err *err)
 		r = hutch_fail(err, ESRCH, "sandbox %s: not running", n.name);
 	if (r >= 0)
 		r = exec_process(&n, &f, &argv[i + 1], &p, err);
+	if (r >= 0)
+		r = refuse_rootless(&n, err);
 	if (r >= 0) {
 		struct rt_exec_opts o = { .die_with_parent = true };
 		r = rt_exec_run(&n.t, &p, &o, err);

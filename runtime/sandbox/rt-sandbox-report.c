@@ -98,6 +98,26 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 	yajl_gen_map_close(g);
 }
 
+/* Rootless: which ids hutch's own namespace maps, and what --best-effort went without. */
+static void gen_rootless(yajl_gen g, const struct rt_sb_plan *p)
+{
+	hutch_json_gen_str(g, "rootless");
+	if (!p->rootless) {
+		yajl_gen_null(g);
+	} else {
+		yajl_gen_map_open(g);
+		hutch_json_gen_kv(g, "ids", p->single_id ? "one" : "subordinate");
+		hutch_json_gen_kv(g, "one_id_because", p->single_id ? p->user.why : NULL);
+		hutch_json_gen_bool(g, "cgroup", !p->no_cgroup);
+		yajl_gen_map_close(g);
+	}
+	hutch_json_gen_str(g, "weakened");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < p->n_weakened; i++)
+		hutch_json_gen_str(g, p->weakened[i]);
+	yajl_gen_array_close(g);
+}
+
 static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_plan *p)
 {
 	static const char *const ns_all[] = { "pid",	"ipc",	"uts",	  "mount",
@@ -129,15 +149,17 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 		hutch_json_gen_kv(g, "network_address", p->net_address);
 	hutch_json_gen_str(g, "limits");
 	yajl_gen_map_open(g);
-	gen_num_or_null(g, "memory_bytes", o->memory > 0, (long long)o->memory);
+	bool cg = !p->no_cgroup; /* rootless --best-effort: none applied (see "weakened") */
+	gen_num_or_null(g, "memory_bytes", cg && o->memory > 0, (long long)o->memory);
 	hutch_json_gen_str(g, "cpus");
-	if (o->cpus > 0)
+	if (cg && o->cpus > 0)
 		yajl_gen_double(g, o->cpus);
 	else
 		yajl_gen_null(g);
-	gen_num_or_null(g, "pids", o->pids > 0, o->pids);
+	gen_num_or_null(g, "pids", cg && o->pids > 0, o->pids);
 	gen_num_or_null(g, "timeout_s", o->timeout > 0, (long long)o->timeout);
 	yajl_gen_map_close(g);
+	gen_rootless(g, p);
 	hutch_json_gen_kv(g, "pid1", p->with_init ? "hutch-init" : "command");
 	hutch_json_gen_kv(g, "landlock", "not applied (namespaces and a read-only root instead)");
 	yajl_gen_map_close(g);
