@@ -26,6 +26,7 @@ int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, .
 	if (!hs->o->best_effort)
 		return hutch_fail(err, EOPNOTSUPP,
 				  "sandbox: %s (refused; --best-effort runs anyway)", msg);
+	hutch_warn("%s (--best-effort)", msg); /* the report lists it too */
 	rt_host_note(hs->h, msg);
 	return 0;
 }

@@ -226,7 +226,8 @@ static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 		res.cpu_quota = (struct cg_i64){ true, (int64_t)(o->cpus * 100000) };
 		res.cpu_period = (struct cg_i64){ true, 100000 };
 	}
-	int r = cg_own_common(&base, &e);
+	/* Rootless: only a cgroup delegated to the caller (docs/rootless.md). */
+	int r = hutch_rootless() ? cg_delegated_base(&base, &e) : cg_own_common(&base, &e);
 	if (r >= 0) {
 		path = hutch_xasprintf("%s/hutch-sb-%d", strcmp(base, "/") ? base : "",
 				       (int)getpid());
@@ -246,15 +247,17 @@ static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 		cg_destroy(hs->cg, &e2);
 		cg_free(steal_ptr(hs->cg));
 	}
-	if (geteuid() == 0) {
+	if (!hutch_rootless()) {
 		*err = e;
 		return hutch_err_prefix(err, "sandbox: cgroup: ");
 	}
-	char msg[sizeof(e.msg) + 32];
-	snprintf(msg, sizeof(msg), "no cgroup, so no limits: %s", e.msg);
-	rt_host_note(hs->h,
-		     msg); /* limits apply "where cgroups allow": not a --best-effort matter */
-	return 0;
+	if (!o->memory && !o->pids && o->cpus <= 0)
+		return 0; /* nothing to enforce: no cgroup needed */
+	/* Never dropped silently: refused, or (--best-effort) said on stderr and reported. */
+	return rt_host_weaken(hs, err,
+			      "no memory, pids or cpu limits (they need root or a cgroup "
+			      "delegated to uid %u): %s",
+			      (unsigned)geteuid(), e.msg);
 }
 
 static int compile_seccomp(struct rt_host *hs, struct hutch_err *err)

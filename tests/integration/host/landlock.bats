@@ -70,6 +70,9 @@ ll_as() {
 		chown -R 65534:65534 "$W/rw"
 		pre=(setpriv --reuid 65534 --regid 65534 --clear-groups)
 		xdg=XDG_RUNTIME_DIR=$TEST_DIR/run-nobody
+		# This host delegates no cgroup: nobody's limits would be refused (tests/
+		# integration/rootless); these tests are about Landlock, so ask for none.
+		set -- --memory 0 --pids 0 "$@"
 	fi
 	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "${pre[@]}" env -i PATH=/usr/bin:/bin \
 		HOME="${LL_HOME:-/nonexistent}" "$xdg" ${LL_ENV:-} sh -c \
