@@ -9,10 +9,13 @@
 #include "ns-internal.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -225,4 +228,60 @@ int ns_rootless_enter(struct ns_rootless *r, struct hutch_err *err)
 			 (unsigned)r->uid);
 	}
 	return map_own_id(r, err);
+}
+
+/* The probe's child: as uid (if root gave one), a user and mount namespace, mapped as
+ * hutch would map it, then (overlay) an overlayfs on a tmpfs of its own. */
+static _Noreturn void probe_child(uid_t as, bool overlay)
+{
+	if (as != (uid_t)-1 &&
+	    (setgroups(0, NULL) < 0 || setresgid(as, as, as) < 0 || setresuid(as, as, as) < 0))
+		_exit(10);
+	prctl(PR_SET_DUMPABLE, 1, 0, 0,
+	      0); /* the uid change cleared it: /proc/self is ours again */
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		_exit(11);
+	struct ns_rootless r = { .uid = uid, .gid = gid };
+	struct hutch_err e = { 0 };
+	if (map_own_id(&r, &e) < 0)
+		_exit(12);
+	if (!overlay)
+		_exit(0);
+	if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/tmp", "tmpfs", 0, "mode=0700") < 0)
+		_exit(13);
+	if (mkdir("/tmp/l", 0755) < 0 || mkdir("/tmp/u", 0755) < 0 || mkdir("/tmp/w", 0755) < 0 ||
+	    mkdir("/tmp/m", 0755) < 0)
+		_exit(14);
+	_exit(mount("overlay", "/tmp/m", "overlay", 0,
+		    "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr") < 0
+		      ? 15
+		      : 0);
+}
+
+int ns_probe_userns(uid_t as, bool overlay)
+{
+	pid_t c = fork();
+	if (c < 0)
+		return -errno;
+	if (c == 0)
+		probe_child(as, overlay);
+	int st;
+	while (waitpid(c, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(st))
+		return -EIO;
+	switch (WEXITSTATUS(st)) {
+	case 0:
+		return 0;
+	case 11:
+		return -EPERM; /* no user namespace */
+	case 15:
+		return -ENODEV; /* no overlayfs in one */
+	default:
+		return -EIO;
+	}
 }

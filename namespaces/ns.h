@@ -54,6 +54,9 @@ int ns_rootless_plan(struct ns_rootless *r);
 int ns_rootless_enter(struct ns_rootless *r, struct hutch_err *err);
 /* name's or id's line of an /etc/subuid text, as an identity map; -ENOENT when none. */
 int ns_subid_find(const char *text, const char *name, uid_t id, struct ns_idmap *out);
+/* hutch doctor: can uid `as` ((uid_t)-1: the caller) make a user and mount namespace, and
+ * (overlay) mount overlayfs in it? 0, -EPERM (no user namespace), -ENODEV (no overlay). */
+int ns_probe_userns(uid_t as, bool overlay);
 /* newuidmap or newgidmap usable (installed, setuid or with file caps); else why not. */
 int ns_idmap_helper(const char *name, char *why, size_t len);
 

@@ -23,6 +23,7 @@ static const struct rt_verb *const verbs[] = {
 	&rt_kill_verb,	  &rt_delete_verb, &rt_list_verb,   &rt_features_verb,	 &rt_exec_verb,
 	&rt_ps_verb,	  &rt_pause_verb,  &rt_resume_verb, &rt_update_verb,	 &rt_events_verb,
 	&rt_sandbox_verb, &rt_image_verb,  &rt_bundle_verb, &rt_checkpoint_verb, &rt_restore_verb,
+	&rt_doctor_verb,
 };
 
 const struct rt_verb *rt_verb_find(const char *name)
