@@ -3,8 +3,8 @@
 # The whole test suite, as CI runs it (README's second command). Run as root on Debian 12:
 # installs what is missing, checks formatting, builds, runs the unit tests, the integration
 # tests (bats, real containers), a sanitizer build's unit and integration tests, the fuzz
-# targets (clang's libFuzzer), the cgroup v2 VM lane, and the podman/containerd/Docker client
-# tests.
+# targets (clang's libFuzzer), the cgroup v2 VM lane, the integration suite again without
+# host root (tests/rootless-passes.sh), and the podman/containerd/Docker client tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -46,6 +46,11 @@ if [ -x tests/vm/run.sh ]; then
 	tests/vm/run.sh "$top/$build" || failed=1
 fi
 
+# The integration suite without host root: as an unprivileged user, then under unshare -r.
+echo "== rootless passes"
+rootless_tap=$build/meson-logs/rootless-tap.txt
+tests/rootless-passes.sh "$build" | tee "$rootless_tap" || failed=1
+
 echo "== clients (podman, containerd, Docker with hutch as their runtime)"
 clients_tap=$build/meson-logs/clients-tap.txt
 status=0
@@ -54,10 +59,11 @@ HUTCH=$top/$build/runtime/hutch tests/clients/run.sh | tee "$clients_tap" || sta
 
 # One closing line for CI: the TAP results of every test program and bats test.
 log=$build/meson-logs/testlog.txt
-logs=("$log" build-asan/meson-logs/testlog.txt "$clients_tap")
+logs=("$log" build-asan/meson-logs/testlog.txt "$rootless_tap" "$clients_tap")
 # grep exits 1 when nothing matches (no failures): not an error under pipefail.
 count() { { grep -chE "$1" "${logs[@]}" 2>/dev/null || true; } | awk '{s+=$1} END {print s+0}'; }
 pass=$(count '^ok ')
 fail=$(count '^not ok ')
-echo "tests: $pass passed, $fail failed"
+skipped=$(count '^ok .* # skip')
+echo "tests: $pass passed ($skipped of them skipped), $fail failed"
 [ "$failed" = 0 ] && [ "$fail" = 0 ]

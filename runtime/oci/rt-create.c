@@ -162,9 +162,22 @@ static int make_trees(struct create_ctx *x, struct hutch_err *err)
 /* v2: below this memory limit the init joins its cgroup late (see plan_memcg). */
 #define LATE_JOIN_BELOW (1024 * 1024)
 
+/* runc's rootless rule: without host root a container needs a user namespace of its own
+ * (which only a caller without CAP_SYS_ADMIN here lacks the power to do without). */
+static int check_rootless(const struct create_ctx *x, struct hutch_err *err)
+{
+	if (hutch_may_mount() || rt_spec_ns(x->spec, CLONE_NEWUSER))
+		return 0;
+	return hutch_fail(err, EPERM,
+			  "rootless (uid %u): linux.namespaces needs a user namespace (hutch spec "
+			  "--rootless writes one)",
+			  (unsigned)geteuid());
+}
+
 static int check_spec(struct create_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
+	TRY(check_rootless(x, err));
 	rt_process_skip_ambient(&x->spec->process);
 	return 0;
 }

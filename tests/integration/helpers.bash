@@ -245,7 +245,26 @@ track_pid() {
 	BG_PIDS+=("$1")
 }
 
+# The rootless passes (run.sh sets HUTCH_IT_ROOTLESS for a caller that is not host root: an
+# ordinary user, or root only inside `unshare -r`): a file runs there only if it sets
+# ROOTLESS_OK=1 before loading this file; every other test is skipped with ROOT_ONLY_WHY
+# (the file may give its own), and setup_file returns early (file_runs_here).
+ROOT_ONLY_WHY=${ROOT_ONLY_WHY:-"needs host root: it makes cgroups, mounts or network namespaces on the host"}
+rootless_pass() { [ -n "${HUTCH_IT_ROOTLESS:-}" ]; }
+file_runs_here() {
+	if rootless_pass; then [ -n "${ROOTLESS_OK:-}" ]; else [ "$(id -u)" -eq 0 ]; fi
+}
+
+# A test of a ROOTLESS_OK file that needs host root all the same.
+requires_host_root() {
+	! rootless_pass || skip "needs host root: ${1:-it runs a container without a user namespace}"
+}
+
 requires_root() {
+	if rootless_pass; then
+		[ -n "${ROOTLESS_OK:-}" ] || skip "$ROOT_ONLY_WHY"
+		return 0
+	fi
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
 }
 

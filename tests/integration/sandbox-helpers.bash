@@ -10,7 +10,7 @@ SB_LOCKS=/run/hutch/locks
 # with "full": the suite's busybox rootfs plus every mount point the sandbox uses (and DIRs,
 # relative to it). For setup_file; teardown_file removes it.
 sb_images_setup() {
-	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	file_runs_here && [ -x "$BUSYBOX" ] || return 0
 	SB_IMAGES=$(mktemp -d /tmp/hutch-it-sb.XXXXXX)
 	chmod 755 "$SB_IMAGES"
 	cp -a "$(rootfs_template)" "$SB_IMAGES/full"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # hutch features: the OCI features document.
 
+ROOTLESS_OK=1 # hutch needs no privilege for these
 load ../helpers
 
 setup() {

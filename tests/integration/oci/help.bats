@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # --help, help VERB, VERB --help, --version, and what an unknown verb or option does.
 
+ROOTLESS_OK=1 # hutch needs no privilege for these
 load ../helpers
 
 setup() {

@@ -15,7 +15,7 @@ bats_require_minimum_version 1.5.0
 
 
 setup_file() {
-	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	file_runs_here && [ -x "$BUSYBOX" ] || return 0
 	BR_IMAGE=$(mktemp -d /tmp/hutch-it-br.XXXXXX)
 	chmod 755 "$BR_IMAGE"
 	# As it comes: no /etc/resolv.conf, hosts or hostname (hutch makes the mount points in a

@@ -16,7 +16,7 @@ bats_require_minimum_version 1.5.0
 
 
 setup_file() {
-	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	file_runs_here && [ -x "$BUSYBOX" ] || return 0
 	EG_IMAGE=$(mktemp -d /tmp/hutch-it-eg.XXXXXX)
 	chmod 755 "$EG_IMAGE"
 	cp -a "$(rootfs_template)" "$EG_IMAGE/img"

@@ -17,7 +17,7 @@ DOCS=$INTEGRATION_ROOT/../../docs
 # mount point the tests use, "bare" (the suite's busybox rootfs) lacks /workspace and
 # /sys/fs/cgroup, so that hutch must make them in a throw-away layer.
 setup_file() {
-	[ "$(id -u)" -eq 0 ] && [ -x "$BUSYBOX" ] || return 0
+	file_runs_here && [ -x "$BUSYBOX" ] || return 0
 	SB_IMAGES=$(mktemp -d /tmp/hutch-it-sb.XXXXXX)
 	chmod 755 "$SB_IMAGES"
 	cp -a "$(rootfs_template)" "$SB_IMAGES/bare"
