@@ -242,6 +242,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(rt_setup_terminal(p, &term, err)); /* binds /dev/console */
 	TRY(ns_finish_rootfs(s->root_readonly, s->rootfs_propagation, err));
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* may need CAP_SYS_RESOURCE */
+	TRY(rt_set_kernel_attrs(s, p, err));		    /* some need capabilities */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
 	TRY(rt_become_user(p, !c->opts->no_new_keyring, err)); /* keeps capabilities */

@@ -80,6 +80,8 @@ struct rt_spec {
 	size_t n_masked_paths, n_readonly_paths;
 	unsigned long rootfs_propagation;
 	char *cgroups_path;
+	bool has_personality;
+	unsigned long personality; /* PER_LINUX or PER_LINUX32 */
 
 	bool has_resources;
 	struct cg_resources resources;

@@ -32,3 +32,9 @@ setup() {
 	jq -e '.linux.seccomp.actions | contains(["SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL"])' <<<"$output"
 	jq -e '.linux.seccomp.operators | contains(["SCMP_CMP_EQ", "SCMP_CMP_MASKED_EQ"])' <<<"$output"
 }
+
+@test "features: the kernel attributes hutch sets, with the names it takes" {
+	run hutch features
+	check_status 0
+	jq -e '.linux.personality.domains == ["LINUX", "LINUX32"]' <<<"$output"
+}

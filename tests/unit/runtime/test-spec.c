@@ -323,8 +323,11 @@ static const struct {
 	{ WITH_LINUX("\"mountLabel\":\"system_u:object_r:container_file_t:s0\""),
 	  "linux.mountLabel: not supported" },
 	{ WITH_LINUX("\"intelRdt\":{\"closID\":\"x\"}"), "linux.intelRdt: not supported" },
-	{ WITH_LINUX("\"personality\":{\"domain\":\"LINUX32\"}"),
-	  "linux.personality: not supported" },
+	{ WITH_LINUX("\"personality\":{}"), "linux.personality.domain: required" },
+	{ WITH_LINUX("\"personality\":{\"domain\":\"LINUX64\"}"),
+	  "linux.personality.domain: unknown domain LINUX64" },
+	{ WITH_LINUX("\"personality\":{\"domain\":\"LINUX\",\"flags\":[\"UNAME26\"]}"),
+	  "linux.personality.flags: UNAME26: not supported" },
 	{ WITH_LINUX("\"timeOffsets\":{\"monotonic\":{\"secs\":1}}"),
 	  "linux.timeOffsets: not supported" },
 	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\"}"),
@@ -497,6 +500,24 @@ static void test_values(void)
 		   strcmp(s->annotations[0].value, "v") == 0,
 	   "annotations");
 	is_str(s->domainname, "example", "domainname");
+	rt_spec_free(s);
+}
+
+/* The kernel attributes, parsed to the values the syscalls take. */
+static void test_personality(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s = parse(
+		WITH_LINUX("\"personality\":{\"domain\":\"LINUX32\",\"flags\":[]}"), NULL, &err);
+	ok(s && s->has_personality && s->personality == 0x0008,
+	   "personality LINUX32 (PER_LINUX32), no flags: %s", err.msg);
+	char *json = NULL;
+	ok(s && rt_spec_write(s, &json, &err) == -EOPNOTSUPP && !json &&
+		   strstr(err.msg, "spec writer: linux.personality: not supported"),
+	   "the spec writer refuses what it cannot write: %s", err.msg);
+	rt_spec_free(s);
+	s = parse(SPEC("\"linux\":{}"), NULL, &err);
+	ok(s && !s->has_personality, "no personality unless asked");
 	rt_spec_free(s);
 }
 
@@ -787,6 +808,7 @@ int main(void)
 	test_load();
 	test_unknown_ignored();
 	test_values();
+	test_personality();
 	test_process_alone();
 	test_sandbox_args();
 	test_sandbox_check();

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kernel attributes a process keeps across execve, which OCI sets on the container's
+ * processes (ns-proc.c). Part of ns.h.
+ */
+#ifndef HUTCH_NS_PROC_H
+#define HUTCH_NS_PROC_H
+
+#include "hutch-base.h"
+
+#include <stdint.h>
+
+/* The kernel's names for them, NULL-terminated; ns_lookup gives -EINVAL for a name the
+ * table lacks and -EOPNOTSUPP for one it has as unsupported (value -1: SCHED_ISO). */
+struct ns_name_value {
+	const char *name;
+	int64_t value;
+};
+int ns_lookup(const struct ns_name_value *table, const char *name, int64_t *out);
+
+/* Each ns_set_* is for the calling process; errors name the OCI field. */
+extern const struct ns_name_value ns_personality_domains[];
+int ns_set_personality(unsigned long persona, struct hutch_err *err);
+
+#endif
