@@ -22,4 +22,11 @@ int ns_lookup(const struct ns_name_value *table, const char *name, int64_t *out)
 extern const struct ns_name_value ns_personality_domains[];
 int ns_set_personality(unsigned long persona, struct hutch_err *err);
 
+extern const struct ns_name_value ns_ioprio_classes[];
+struct ns_ioprio {
+	bool set;
+	int class, level; /* IOPRIO_CLASS_*, 0 (highest) to 7 */
+};
+int ns_set_ioprio(const struct ns_ioprio *io, struct hutch_err *err);
+
 #endif

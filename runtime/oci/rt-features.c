@@ -79,6 +79,8 @@ static void gen_kernel_attrs(yajl_gen g)
 {
 	gen_names(g, "personality", (const char *const[]){ "domains" },
 		  (const struct ns_name_value *const[]){ ns_personality_domains }, 1);
+	gen_names(g, "ioPriority", (const char *const[]){ "classes" },
+		  (const struct ns_name_value *const[]){ ns_ioprio_classes }, 1);
 }
 
 static void gen_linux(yajl_gen g)

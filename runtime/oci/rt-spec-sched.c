@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The spec's kernel attributes of a process: linux.personality. Names are checked against
+ * The spec's kernel attributes of a process: linux.personality and process.ioPriority.
+ * Names are checked against
  * namespaces/' tables and values against what the kernel would take, so that a mistake fails
  * naming its field before anything is created.
  */
@@ -46,6 +47,28 @@ static int parse_personality(yajl_val lx, struct rt_spec *spec, struct hutch_err
 	spec->has_personality = true;
 	spec->personality = (unsigned long)domain;
 	return 0;
+}
+
+static int parse_ioprio(yajl_val proc, struct rt_process *p, struct hutch_err *err)
+{
+	yajl_val io;
+	int64_t class, level;
+	int r = hutch_json_object(proc, "ioPriority", "process.ioPriority", &io, err);
+	if (r < 0 || !io)
+		return r;
+	r = named(io, "class", "process.ioPriority.class", ns_ioprio_classes, "class", &class, err);
+	if (r >= 0)
+		r = hutch_json_req_int(io, "priority", "process.ioPriority.priority", 0, 7, &level,
+				       err);
+	if (r < 0)
+		return r;
+	p->ioprio = (struct ns_ioprio){ .set = true, .class = (int)class, .level = (int)level };
+	return 0;
+}
+
+int rt_spec_parse_sched(yajl_val proc, struct rt_process *p, struct hutch_err *err)
+{
+	return parse_ioprio(proc, p, err);
 }
 
 int rt_spec_parse_kernel(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)

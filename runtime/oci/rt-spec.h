@@ -54,6 +54,7 @@ struct rt_process {
 	bool no_new_privs;
 	bool has_oom_score_adj;
 	int oom_score_adj;
+	struct ns_ioprio ioprio; /* for exec'd processes too */
 	char *apparmor_profile, *selinux_label;
 };
 

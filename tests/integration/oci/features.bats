@@ -37,4 +37,5 @@ setup() {
 	run hutch features
 	check_status 0
 	jq -e '.linux.personality.domains == ["LINUX", "LINUX32"]' <<<"$output"
+	jq -e '.linux.ioPriority.classes == ["IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE"]' <<<"$output"
 }

@@ -7,15 +7,28 @@ load ../helpers
 
 setup() {
 	setup_bundle
+	install_static_helper procattr
 }
 
 teardown() {
 	teardown_bundle
 }
 
+# The line of procattr's output that starts with KEY, without the key.
+attr() {
+	sed -n "s/^$1 //p" <<<"$output"
+}
+
 start_ctr() {
 	set_args sleep 1000
 	run_bg run -d "$ID"
+	check_status 0
+}
+
+# exec --process with the bundle's process changed by a jq filter.
+exec_with() {
+	jq "$1 | .process | .args = [\"procattr\"]" "$BUNDLE/config.json" >"$TEST_DIR/p.json"
+	run hutch exec --process "$TEST_DIR/p.json" "$ID"
 	check_status 0
 }
 
@@ -47,5 +60,29 @@ refused() {
 	refused "linux.personality.domain: unknown domain LINUX64"
 	update_config '.linux.personality = {domain: "LINUX", flags: ["ADDR_NO_RANDOMIZE"]}'
 	refused "linux.personality.flags: ADDR_NO_RANDOMIZE: not supported"
+}
+
+@test "ioPriority: the init's and an exec'd process's own" {
+	update_config '.process.ioPriority = {class: "IOPRIO_CLASS_BE", priority: 6}'
+	set_args procattr
+	run_ok
+	[ "$(attr ioprio)" = "2 6" ]
+	update_config '.process.ioPriority = {class: "IOPRIO_CLASS_RT", priority: 1}'
+	run_ok
+	[ "$(attr ioprio)" = "1 1" ]
+	update_config '.process.ioPriority = {class: "IOPRIO_CLASS_IDLE", priority: 7}'
+	start_ctr
+	run hutch exec "$ID" procattr # an exec'd process has the container's process's
+	check_status 0
+	[ "$(attr ioprio)" = "3 7" ]
+	exec_with '.process.ioPriority = {class: "IOPRIO_CLASS_BE", priority: 0}'
+	[ "$(attr ioprio)" = "2 0" ]
+}
+
+@test "ioPriority: a bad class or priority names the field" {
+	update_config '.process.ioPriority = {class: "IOPRIO_CLASS_NONE", priority: 0}'
+	refused "process.ioPriority.class: unknown class IOPRIO_CLASS_NONE"
+	update_config '.process.ioPriority = {class: "IOPRIO_CLASS_BE", priority: 8}'
+	refused "process.ioPriority.priority: 8 out of range"
 }
 

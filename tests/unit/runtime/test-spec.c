@@ -260,7 +260,12 @@ static const struct {
 	  "process.rlimits[1].type: duplicate RLIMIT_CORE" },
 	{ WITH_PROC("\"oomScoreAdj\":1001"), "process.oomScoreAdj: 1001 out of range" },
 	{ WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_IDLE\"}"),
-	  "process.ioPriority: not supported" },
+	  "process.ioPriority.priority: required" },
+	{ WITH_PROC("\"ioPriority\":{\"priority\":1}"), "process.ioPriority.class: required" },
+	{ WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_X\",\"priority\":1}"),
+	  "process.ioPriority.class: unknown class IOPRIO_CLASS_X" },
+	{ WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_RT\",\"priority\":8}"),
+	  "process.ioPriority.priority: 8 out of range" },
 	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_FIFO\"}"),
 	  "process.scheduler: not supported" },
 	{ WITH_PROC("\"execCPUAffinity\":{\"initial\":\"0\"}"),
@@ -519,6 +524,25 @@ static void test_personality(void)
 	s = parse(SPEC("\"linux\":{}"), NULL, &err);
 	ok(s && !s->has_personality, "no personality unless asked");
 	rt_spec_free(s);
+}
+
+static void test_ioprio(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s =
+		parse(WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_IDLE\",\"priority\":4}"),
+		      NULL, &err);
+	ok(s && s->process.ioprio.set && s->process.ioprio.class == 3 &&
+		   s->process.ioprio.level == 4,
+	   "ioPriority idle 4: %s", err.msg);
+	rt_spec_free(s);
+	struct rt_process p;
+	ok(rt_process_parse("{\"args\":[\"ls\"],\"cwd\":\"/\",\"ioPriority\":{\"class\":"
+			    "\"IOPRIO_CLASS_RT\",\"priority\":0}}",
+			    &p, &err) == 0 &&
+		   p.ioprio.set && p.ioprio.class == 1 && p.ioprio.level == 0,
+	   "exec --process: its own ioPriority");
+	rt_process_free(&p);
 }
 
 static void test_process_alone(void)
@@ -809,6 +833,7 @@ int main(void)
 	test_unknown_ignored();
 	test_values();
 	test_personality();
+	test_ioprio();
 	test_process_alone();
 	test_sandbox_args();
 	test_sandbox_check();
