@@ -29,4 +29,13 @@ struct ns_ioprio {
 };
 int ns_set_ioprio(const struct ns_ioprio *io, struct hutch_err *err);
 
+extern const struct ns_name_value ns_sched_policies[], ns_sched_flags[];
+struct ns_sched { /* sched_setattr(2)'s struct sched_attr, as far as OCI has it */
+	bool set;
+	uint32_t policy, priority;
+	int32_t nice;
+	uint64_t flags, runtime, deadline, period;
+};
+int ns_set_sched(const struct ns_sched *s, struct hutch_err *err);
+
 #endif

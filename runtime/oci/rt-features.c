@@ -79,6 +79,8 @@ static void gen_kernel_attrs(yajl_gen g)
 {
 	gen_names(g, "personality", (const char *const[]){ "domains" },
 		  (const struct ns_name_value *const[]){ ns_personality_domains }, 1);
+	gen_names(g, "scheduler", (const char *const[]){ "policies", "flags" },
+		  (const struct ns_name_value *const[]){ ns_sched_policies, ns_sched_flags }, 2);
 	gen_names(g, "ioPriority", (const char *const[]){ "classes" },
 		  (const struct ns_name_value *const[]){ ns_ioprio_classes }, 1);
 }

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The spec's kernel attributes of a process: linux.personality and process.ioPriority.
- * Names are checked against
+ * The spec's kernel attributes of a process: linux.personality, process.ioPriority and
+ * process.scheduler. Names are checked against
  * namespaces/' tables and values against what the kernel would take, so that a mistake fails
  * naming its field before anything is created.
  */
 #include "rt-spec-internal.h"
+
+enum { POLICY_FIFO = 1, POLICY_RR = 2, POLICY_DEADLINE = 6 };
+#define SCHED_FLAG_RESET_ON_FORK_ 0x01
+/* The kernel's smallest deadline runtime (1 << DL_SCALE ns). */
+#define DL_MIN_RUNTIME 1024
 
 static int lookup(const struct ns_name_value *t, const char *name, const char *field,
 		  const char *what, int64_t *out, struct hutch_err *err)
@@ -25,6 +30,21 @@ static int named(yajl_val obj, const char *key, const char *field, const struct 
 	_cleanup_free_ char *s = NULL;
 	int r = hutch_json_string(obj, key, field, true, &s, err);
 	return r < 0 ? r : lookup(t, s, field, what, out, err);
+}
+
+/* A list of flag names, or'ed. */
+static int flags(yajl_val obj, const char *field, const struct ns_name_value *t, int64_t *out,
+		 struct hutch_err *err)
+{
+	_cleanup_strv_ char **names = NULL;
+	int64_t v;
+	int r = hutch_json_strv(obj, "flags", field, false, &names, NULL, err);
+	for (size_t i = 0; r >= 0 && names && names[i]; i++) {
+		r = lookup(t, names[i], field, "flag", &v, err);
+		if (r >= 0)
+			*out |= v;
+	}
+	return r;
 }
 
 static int parse_personality(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
@@ -66,12 +86,91 @@ static int parse_ioprio(yajl_val proc, struct rt_process *p, struct hutch_err *e
 	return 0;
 }
 
+/* sched_setattr's rules, checked here so that the error names the field. */
+static int check_sched(const struct ns_sched *s, struct hutch_err *err)
+{
+	bool rt = s->policy == POLICY_FIFO || s->policy == POLICY_RR;
+	if (rt && (s->priority < 1 || s->priority > 99))
+		return hutch_fail(err, EINVAL,
+				  "process.scheduler.priority: %u out of range (1 to 99 for "
+				  "SCHED_FIFO and SCHED_RR)",
+				  s->priority);
+	if (!rt && s->priority)
+		return hutch_fail(
+			err, EINVAL,
+			"process.scheduler.priority: only SCHED_FIFO and SCHED_RR take one");
+	if (s->policy != POLICY_DEADLINE) {
+		if (s->runtime || s->deadline || s->period)
+			return hutch_fail(err, EINVAL,
+					  "process.scheduler: runtime, deadline and period are for "
+					  "SCHED_DEADLINE only");
+		return 0;
+	}
+	if (s->runtime < DL_MIN_RUNTIME)
+		return hutch_fail(err, EINVAL,
+				  "process.scheduler.runtime: SCHED_DEADLINE needs at least %d ns",
+				  DL_MIN_RUNTIME);
+	if (s->deadline < s->runtime || (s->period && s->period < s->deadline) ||
+	    s->deadline >> 63 || s->period >> 63)
+		return hutch_fail(err, EINVAL,
+				  "process.scheduler: SCHED_DEADLINE needs runtime <= deadline <= "
+				  "period (a period of 0 is the deadline)");
+	return 0;
+}
+
+static int parse_scheduler(yajl_val proc, struct rt_process *p, struct hutch_err *err)
+{
+	static const char *const times[] = { "runtime", "deadline", "period" };
+	uint64_t *dst[] = { &p->sched.runtime, &p->sched.deadline, &p->sched.period };
+	char f[HUTCH_FIELD_MAX];
+	int64_t policy, nice = 0, prio = 0, fl = 0;
+	yajl_val sc;
+
+	int r = hutch_json_object(proc, "scheduler", "process.scheduler", &sc, err);
+	if (r < 0 || !sc)
+		return r;
+	if ((r = named(sc, "policy", "process.scheduler.policy", ns_sched_policies, "policy",
+		       &policy, err)) < 0 ||
+	    (r = hutch_json_int(sc, "nice", "process.scheduler.nice", -20, 19, NULL, &nice, err)) <
+		    0 ||
+	    (r = hutch_json_int(sc, "priority", "process.scheduler.priority", 0, INT32_MAX, NULL,
+				&prio, err)) < 0 ||
+	    (r = flags(sc, "process.scheduler.flags", ns_sched_flags, &fl, err)) < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(times); i++) {
+		hutch_json_field(f, "process.scheduler.%s", times[i]);
+		r = hutch_json_uint64(sc, times[i], f, UINT64_MAX, NULL, dst[i], err);
+		if (r < 0)
+			return r;
+	}
+	p->sched.policy = (uint32_t)policy;
+	p->sched.nice = (int32_t)nice;
+	p->sched.priority = (uint32_t)prio;
+	p->sched.flags = (uint64_t)fl;
+	p->sched.set = true;
+	return check_sched(&p->sched, err);
+}
+
 int rt_spec_parse_sched(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
-	return parse_ioprio(proc, p, err);
+	int r = parse_ioprio(proc, p, err);
+	return r < 0 ? r : parse_scheduler(proc, p, err);
 }
 
 int rt_spec_parse_kernel(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
 	return parse_personality(lx, spec, err);
+}
+
+int rt_spec_check_sched(const struct rt_spec *spec, struct hutch_err *err)
+{
+	/* A deadline task cannot fork (unless reset on fork), and startContainer hooks are
+	 * forked by the init once its scheduler is set. */
+	const struct ns_sched *s = &spec->process.sched;
+	if (s->set && s->policy == POLICY_DEADLINE && !(s->flags & SCHED_FLAG_RESET_ON_FORK_) &&
+	    spec->hooks[RT_HOOK_START_CONTAINER].n)
+		return hutch_fail(err, EOPNOTSUPP,
+				  "process.scheduler: SCHED_DEADLINE with startContainer hooks: "
+				  "not supported (a deadline task cannot fork them)");
+	return 0;
 }

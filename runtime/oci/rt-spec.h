@@ -55,6 +55,7 @@ struct rt_process {
 	bool has_oom_score_adj;
 	int oom_score_adj;
 	struct ns_ioprio ioprio; /* for exec'd processes too */
+	struct ns_sched sched;
 	char *apparmor_profile, *selinux_label;
 };
 

@@ -37,5 +37,10 @@ setup() {
 	run hutch features
 	check_status 0
 	jq -e '.linux.personality.domains == ["LINUX", "LINUX32"]' <<<"$output"
+	jq -e '.linux.scheduler.policies | contains(["SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",
+		"SCHED_BATCH", "SCHED_IDLE", "SCHED_DEADLINE"])' <<<"$output"
+	jq -e '.linux.scheduler.policies | index("SCHED_ISO") == null' <<<"$output" # no kernel has it
+	jq -e '.linux.scheduler.flags | contains(["SCHED_FLAG_RESET_ON_FORK"])' <<<"$output"
+	jq -e '.linux.scheduler.flags | index("SCHED_FLAG_UTIL_CLAMP_MIN") == null' <<<"$output"
 	jq -e '.linux.ioPriority.classes == ["IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE"]' <<<"$output"
 }

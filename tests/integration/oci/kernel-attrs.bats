@@ -86,3 +86,46 @@ refused() {
 	refused "process.ioPriority.priority: 8 out of range"
 }
 
+@test "scheduler: SCHED_BATCH and SCHED_IDLE with nice, for the init and exec" {
+	update_config '.process.scheduler = {policy: "SCHED_BATCH", nice: 5}'
+	set_args sh -c 'procattr; cut -d" " -f19 /proc/self/stat'
+	run_ok
+	[ "$(attr sched | cut -d' ' -f1-3)" = "3 0 5" ]
+	[ "${lines[-1]}" = 5 ] # sh's own nice, from /proc
+	update_config '.process.scheduler = {policy: "SCHED_IDLE"}'
+	start_ctr
+	run hutch exec "$ID" procattr
+	check_status 0
+	[ "$(attr sched | cut -d' ' -f1)" = 5 ]
+	exec_with '.process.scheduler = {policy: "SCHED_OTHER", nice: -3}'
+	[ "$(attr sched | cut -d' ' -f1-3)" = "0 0 -3" ]
+}
+
+# Real-time policies need real-time budget in the container's cpu cgroup (v1 with
+# RT_GROUP_SCHED): a small one, for a process that exits at once.
+@test "scheduler: SCHED_FIFO and SCHED_DEADLINE with a small budget; without it the kernel refuses" {
+	[ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] || skip "no cgroup v1 cpu.rt_runtime_us"
+	update_config '.process.scheduler = {policy: "SCHED_FIFO", priority: 10}'
+	refused "process.scheduler: sched_setattr: Operation not permitted"
+	update_config '.linux.resources.cpu = {realtimeRuntime: 10000, realtimePeriod: 1000000}
+		| .process.scheduler = {policy: "SCHED_RR", priority: 10}'
+	set_args procattr
+	run_ok
+	[ "$(attr sched | cut -d' ' -f1-2)" = "2 10" ]
+	update_config 'del(.linux.resources.cpu)
+		| .process.scheduler = {policy: "SCHED_DEADLINE", runtime: 1000000,
+			deadline: 10000000, period: 100000000}'
+	run_ok
+	[ "$(attr sched | cut -d' ' -f1,5-7)" = "6 1000000 10000000 100000000" ]
+}
+
+@test "scheduler: bad policies, flags and deadline parameters name the field" {
+	update_config '.process.scheduler = {policy: "SCHED_ISO"}'
+	refused "process.scheduler.policy: SCHED_ISO: not supported"
+	update_config '.process.scheduler = {policy: "SCHED_OTHER", flags: ["SCHED_FLAG_FOO"]}'
+	refused "process.scheduler.flags: unknown flag SCHED_FLAG_FOO"
+	update_config '.process.scheduler = {policy: "SCHED_DEADLINE", runtime: 2000000,
+		deadline: 1000000, period: 3000000}'
+	refused "SCHED_DEADLINE needs runtime <= deadline <= period"
+}
+

@@ -266,8 +266,38 @@ static const struct {
 	  "process.ioPriority.class: unknown class IOPRIO_CLASS_X" },
 	{ WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_RT\",\"priority\":8}"),
 	  "process.ioPriority.priority: 8 out of range" },
+	{ WITH_PROC("\"scheduler\":{\"nice\":1}"), "process.scheduler.policy: required" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_RT\"}"),
+	  "process.scheduler.policy: unknown policy SCHED_RT" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_ISO\"}"),
+	  "process.scheduler.policy: SCHED_ISO: not supported" },
 	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_FIFO\"}"),
-	  "process.scheduler: not supported" },
+	  "process.scheduler.priority: 0 out of range (1 to 99" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_RR\",\"priority\":100}"),
+	  "process.scheduler.priority: 100 out of range" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_OTHER\",\"priority\":1}"),
+	  "process.scheduler.priority: only SCHED_FIFO and SCHED_RR" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_OTHER\",\"nice\":20}"),
+	  "process.scheduler.nice: 20 out of range" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_OTHER\",\"flags\":[\"X\"]}"),
+	  "process.scheduler.flags: unknown flag X" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_OTHER\","
+		    "\"flags\":[\"SCHED_FLAG_UTIL_CLAMP_MAX\"]}"),
+	  "process.scheduler.flags: SCHED_FLAG_UTIL_CLAMP_MAX: not supported" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_BATCH\",\"runtime\":5000}"),
+	  "process.scheduler: runtime, deadline and period are for SCHED_DEADLINE only" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_DEADLINE\",\"runtime\":1000,"
+		    "\"deadline\":5000}"),
+	  "process.scheduler.runtime: SCHED_DEADLINE needs at least 1024 ns" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_DEADLINE\",\"runtime\":5000,"
+		    "\"deadline\":9000,\"period\":8000}"),
+	  "SCHED_DEADLINE needs runtime <= deadline <= period" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_DEADLINE\",\"runtime\":5000}"),
+	  "SCHED_DEADLINE needs runtime <= deadline <= period" },
+	{ HEAD "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"scheduler\":{\"policy\":"
+	       "\"SCHED_DEADLINE\",\"runtime\":5000,\"deadline\":9000}},"
+	       "\"hooks\":{\"startContainer\":[{\"path\":\"/bin/true\"}]}}",
+	  "process.scheduler: SCHED_DEADLINE with startContainer hooks: not supported" },
 	{ WITH_PROC("\"execCPUAffinity\":{\"initial\":\"0\"}"),
 	  "process.execCPUAffinity: not supported" },
 	{ SPEC("\"mounts\":{}"), "mounts: expected an array" },
@@ -543,6 +573,33 @@ static void test_ioprio(void)
 		   p.ioprio.set && p.ioprio.class == 1 && p.ioprio.level == 0,
 	   "exec --process: its own ioPriority");
 	rt_process_free(&p);
+}
+
+static void test_sched(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s =
+		parse(WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_DEADLINE\","
+				"\"runtime\":1024,\"deadline\":2048,\"flags\":["
+				"\"SCHED_FLAG_RESET_ON_FORK\",\"SCHED_FLAG_DL_OVERRUN\"]}"),
+		      NULL, &err);
+	const struct ns_sched *sc = s ? &s->process.sched : NULL;
+	ok(sc && sc->set && sc->policy == 6 && sc->runtime == 1024 && sc->deadline == 2048 &&
+		   sc->period == 0 && sc->flags == 0x05,
+	   "scheduler: deadline, its times, flags or'ed: %s", err.msg);
+	rt_spec_free(s);
+	s = parse(WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_BATCH\",\"nice\":-20}"), NULL, &err);
+	sc = s ? &s->process.sched : NULL;
+	ok(sc && sc->set && sc->policy == 3 && sc->nice == -20 && sc->priority == 0,
+	   "scheduler: batch, nice -20: %s", err.msg);
+	rt_spec_free(s);
+	s = parse(HEAD "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"scheduler\":{\"policy\":"
+		       "\"SCHED_DEADLINE\",\"runtime\":5000,\"deadline\":9000,\"flags\":["
+		       "\"SCHED_FLAG_RESET_ON_FORK\"]}},"
+		       "\"hooks\":{\"startContainer\":[{\"path\":\"/bin/true\"}]}}",
+		  NULL, &err);
+	ok(s != NULL, "SCHED_DEADLINE reset on fork may fork startContainer hooks: %s", err.msg);
+	rt_spec_free(s);
 }
 
 static void test_process_alone(void)
@@ -834,6 +891,7 @@ int main(void)
 	test_values();
 	test_personality();
 	test_ioprio();
+	test_sched();
 	test_process_alone();
 	test_sandbox_args();
 	test_sandbox_check();
