@@ -38,4 +38,15 @@ struct ns_sched { /* sched_setattr(2)'s struct sched_attr, as far as OCI has it 
 };
 int ns_set_sched(const struct ns_sched *s, struct hutch_err *err);
 
+extern const struct ns_name_value ns_mpol_modes[], ns_mpol_flags[];
+#define NS_NUMA_NODES 1024
+struct ns_mempolicy {
+	bool set;
+	int mode; /* MPOL_* | MPOL_F_* */
+	unsigned long nodes[NS_NUMA_NODES / (8 * sizeof(unsigned long))];
+};
+/* A node list ("0-3,7"; "" is none) into mask, of NS_NUMA_NODES bits. */
+int ns_parse_nodes(const char *list, unsigned long *mask, struct hutch_err *err);
+int ns_set_mempolicy(const struct ns_mempolicy *m, struct hutch_err *err);
+
 #endif

@@ -77,6 +77,8 @@ static void gen_names(yajl_gen g, const char *key, const char *const *subs,
  * runtime-spec 1.3 gives memoryPolicy. */
 static void gen_kernel_attrs(yajl_gen g)
 {
+	gen_names(g, "memoryPolicy", (const char *const[]){ "modes", "flags" },
+		  (const struct ns_name_value *const[]){ ns_mpol_modes, ns_mpol_flags }, 2);
 	gen_names(g, "personality", (const char *const[]){ "domains" },
 		  (const struct ns_name_value *const[]){ ns_personality_domains }, 1);
 	gen_names(g, "scheduler", (const char *const[]){ "policies", "flags" },

@@ -10,6 +10,7 @@ int rt_set_kernel_attrs(const struct rt_spec *s, const struct rt_process *p, str
 {
 	if (s->has_personality)
 		TRY(ns_set_personality(s->personality, err));
+	TRY(ns_set_mempolicy(&s->mempolicy, err));
 	TRY(ns_set_ioprio(&p->ioprio, err)); /* IOPRIO_CLASS_RT needs CAP_SYS_ADMIN or _NICE */
 	TRY(ns_set_sched(&p->sched, err));   /* last: it may leave us little CPU time */
 	return 0;

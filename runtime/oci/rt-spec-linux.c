@@ -325,8 +325,7 @@ static int parse_mount_label(yajl_val lx, struct rt_spec *spec, struct hutch_err
 
 int rt_spec_parse_linux(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	static const char *const refused[] = { "intelRdt", "timeOffsets", "memoryPolicy",
-					       "netDevices", NULL };
+	static const char *const refused[] = { "intelRdt", "timeOffsets", "netDevices", NULL };
 	/* namespaces first: id maps and sysctls are checked against them. */
 	static const linux_step steps[] = {
 		parse_namespaces,   parse_idmaps,  parse_sysctl,	 parse_devices,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The spec's kernel attributes of a process: linux.personality, process.ioPriority and
- * process.scheduler. Names are checked against
+ * The spec's kernel attributes of a process: linux.personality, process.ioPriority,
+ * process.scheduler and linux.memoryPolicy. Names are checked against
  * namespaces/' tables and values against what the kernel would take, so that a mistake fails
  * naming its field before anything is created.
  */
@@ -11,6 +11,10 @@ enum { POLICY_FIFO = 1, POLICY_RR = 2, POLICY_DEADLINE = 6 };
 #define SCHED_FLAG_RESET_ON_FORK_ 0x01
 /* The kernel's smallest deadline runtime (1 << DL_SCALE ns). */
 #define DL_MIN_RUNTIME 1024
+
+enum { MPOL_DEFAULT_ = 0, MPOL_PREFERRED_ = 1, MPOL_LOCAL_ = 4 };
+#define MPOL_F_STATIC (1 << 15)
+#define MPOL_F_RELATIVE (1 << 14)
 
 static int lookup(const struct ns_name_value *t, const char *name, const char *field,
 		  const char *what, int64_t *out, struct hutch_err *err)
@@ -151,6 +155,45 @@ static int parse_scheduler(yajl_val proc, struct rt_process *p, struct hutch_err
 	return check_sched(&p->sched, err);
 }
 
+static int check_nodes(const struct ns_mempolicy *m, bool has_nodes, const char *mode,
+		       struct hutch_err *err)
+{
+	int base = m->mode & 0xff;
+	bool none = base == MPOL_DEFAULT_ || base == MPOL_LOCAL_;
+	if (none && has_nodes)
+		return hutch_fail(err, EINVAL, "linux.memoryPolicy.nodes: %s takes no nodes", mode);
+	if (!none && base != MPOL_PREFERRED_ && !has_nodes)
+		return hutch_fail(err, EINVAL, "linux.memoryPolicy.nodes: required by %s", mode);
+	if ((m->mode & MPOL_F_STATIC) && (m->mode & MPOL_F_RELATIVE))
+		return hutch_fail(err, EINVAL,
+				  "linux.memoryPolicy.flags: MPOL_F_STATIC_NODES and "
+				  "MPOL_F_RELATIVE_NODES exclude each other");
+	return 0;
+}
+
+static int parse_mempolicy(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
+{
+	struct ns_mempolicy *m = &spec->mempolicy;
+	_cleanup_free_ char *mode_name = NULL, *nodes = NULL;
+	int64_t mode, fl = 0;
+	yajl_val v;
+	int r = hutch_json_object(lx, "memoryPolicy", "linux.memoryPolicy", &v, err);
+	if (r < 0 || !v)
+		return r;
+	if ((r = hutch_json_string(v, "mode", "linux.memoryPolicy.mode", true, &mode_name, err)) <
+		    0 ||
+	    (r = lookup(ns_mpol_modes, mode_name, "linux.memoryPolicy.mode", "mode", &mode, err)) <
+		    0 ||
+	    (r = flags(v, "linux.memoryPolicy.flags", ns_mpol_flags, &fl, err)) < 0 ||
+	    (r = hutch_json_string(v, "nodes", "linux.memoryPolicy.nodes", false, &nodes, err)) < 0)
+		return r;
+	if (nodes && ns_parse_nodes(nodes, m->nodes, err) < 0)
+		return hutch_err_prefix(err, "linux.memoryPolicy.nodes: ");
+	m->mode = (int)(mode | fl);
+	m->set = true;
+	return check_nodes(m, nodes && nodes[0], mode_name, err);
+}
+
 int rt_spec_parse_sched(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
 	int r = parse_ioprio(proc, p, err);
@@ -159,7 +202,8 @@ int rt_spec_parse_sched(yajl_val proc, struct rt_process *p, struct hutch_err *e
 
 int rt_spec_parse_kernel(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	return parse_personality(lx, spec, err);
+	int r = parse_personality(lx, spec, err);
+	return r < 0 ? r : parse_mempolicy(lx, spec, err);
 }
 
 int rt_spec_check_sched(const struct rt_spec *spec, struct hutch_err *err)

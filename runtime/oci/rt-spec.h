@@ -84,6 +84,7 @@ struct rt_spec {
 	char *cgroups_path;
 	bool has_personality;
 	unsigned long personality; /* PER_LINUX or PER_LINUX32 */
+	struct ns_mempolicy mempolicy;
 
 	bool has_resources;
 	struct cg_resources resources;

@@ -36,6 +36,10 @@ setup() {
 @test "features: the kernel attributes hutch sets, with the names it takes" {
 	run hutch features
 	check_status 0
+	jq -e '.linux.memoryPolicy.modes | contains(["MPOL_DEFAULT", "MPOL_BIND", "MPOL_INTERLEAVE",
+		"MPOL_PREFERRED", "MPOL_LOCAL", "MPOL_PREFERRED_MANY", "MPOL_WEIGHTED_INTERLEAVE"])' <<<"$output"
+	jq -e '.linux.memoryPolicy.flags | contains(["MPOL_F_STATIC_NODES", "MPOL_F_RELATIVE_NODES",
+		"MPOL_F_NUMA_BALANCING"])' <<<"$output"
 	jq -e '.linux.personality.domains == ["LINUX", "LINUX32"]' <<<"$output"
 	jq -e '.linux.scheduler.policies | contains(["SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",
 		"SCHED_BATCH", "SCHED_IDLE", "SCHED_DEADLINE"])' <<<"$output"

@@ -129,3 +129,30 @@ refused() {
 	refused "SCHED_DEADLINE needs runtime <= deadline <= period"
 }
 
+@test "memoryPolicy: bind, interleave and preferred on node 0, for the init and exec" {
+	update_config '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: "0", flags: ["MPOL_F_STATIC_NODES"]}'
+	set_args procattr
+	run_ok
+	[ "$(attr mempolicy)" = "$((2 | 1 << 15)) 1" ]
+	update_config '.linux.memoryPolicy = {mode: "MPOL_INTERLEAVE", nodes: "0"}'
+	run_ok
+	[ "$(attr mempolicy)" = "3 1" ]
+	update_config '.linux.memoryPolicy = {mode: "MPOL_PREFERRED", nodes: "0"}'
+	start_ctr
+	run hutch exec "$ID" procattr
+	check_status 0
+	[ "$(attr mempolicy)" = "1 1" ]
+}
+
+@test "memoryPolicy: a node the host lacks, a bad list or a mode without nodes names the field" {
+	local last
+	last=$(cat /sys/devices/system/node/possible)
+	[ "$last" = 0 ] || skip "needs a host with NUMA node 0 only"
+	update_config '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: "1"}'
+	refused "linux.memoryPolicy: set_mempolicy: Invalid argument"
+	update_config '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: "0-"}'
+	refused "linux.memoryPolicy.nodes: 0-: expected a node"
+	update_config '.linux.memoryPolicy = {mode: "MPOL_INTERLEAVE"}'
+	refused "linux.memoryPolicy.nodes: required by MPOL_INTERLEAVE"
+}
+

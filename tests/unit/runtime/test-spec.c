@@ -365,8 +365,33 @@ static const struct {
 	  "linux.personality.flags: UNAME26: not supported" },
 	{ WITH_LINUX("\"timeOffsets\":{\"monotonic\":{\"secs\":1}}"),
 	  "linux.timeOffsets: not supported" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"nodes\":\"0\"}"), "linux.memoryPolicy.mode: required" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_X\"}"),
+	  "linux.memoryPolicy.mode: unknown mode MPOL_X" },
 	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\"}"),
-	  "linux.memoryPolicy: not supported" },
+	  "linux.memoryPolicy.nodes: required by MPOL_BIND" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_LOCAL\",\"nodes\":\"0\"}"),
+	  "linux.memoryPolicy.nodes: MPOL_LOCAL takes no nodes" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0\","
+		     "\"flags\":[\"MPOL_F_STATIC_NODES\",\"MPOL_F_RELATIVE_NODES\"]}"),
+	  "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0\","
+		     "\"flags\":[\"MPOL_F_X\"]}"),
+	  "linux.memoryPolicy.flags: unknown flag MPOL_F_X" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"3-1\"}"),
+	  "linux.memoryPolicy.nodes: 3-1: a range must go upwards" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0,1024\"}"),
+	  "linux.memoryPolicy.nodes: 1024: node 1024 out of range (0 to 1023)" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0,,1\"}"),
+	  "linux.memoryPolicy.nodes: \"0,,1\": expected nodes" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"1,\"}"),
+	  "linux.memoryPolicy.nodes: \"1,\": ends with a comma" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"-1\"}"),
+	  "linux.memoryPolicy.nodes: -1: expected a node" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"2-x\"}"),
+	  "linux.memoryPolicy.nodes: 2-x: expected a node" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\" 1\"}"),
+	  "linux.memoryPolicy.nodes:  1: expected a node" },
 	{ WITH_LINUX("\"netDevices\":{\"eth0\":{}}"), "linux.netDevices: not supported" },
 	{ WITH_LINUX("\"resources\":[]"), "linux.resources: expected an object" },
 	{ SPEC("\"linux\":[]"), "linux: expected an object" },
@@ -599,6 +624,31 @@ static void test_sched(void)
 		       "\"hooks\":{\"startContainer\":[{\"path\":\"/bin/true\"}]}}",
 		  NULL, &err);
 	ok(s != NULL, "SCHED_DEADLINE reset on fork may fork startContainer hooks: %s", err.msg);
+	rt_spec_free(s);
+}
+
+static void test_mempolicy(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s = parse(WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_INTERLEAVE\","
+					     "\"nodes\":\"0-2,5,63-65,1023\","
+					     "\"flags\":[\"MPOL_F_STATIC_NODES\"]}"),
+				  NULL, &err);
+	ok(s != NULL, "memoryPolicy parses: %s", err.msg);
+	if (!s)
+		return;
+	const unsigned long *n = s->mempolicy.nodes;
+	bool rest_empty = true;
+	for (size_t i = 2; i < ARRAY_SIZE(s->mempolicy.nodes) - 1; i++)
+		rest_empty = rest_empty && !n[i];
+	ok(s->mempolicy.set && s->mempolicy.mode == (3 | 1 << 15) && n[0] == (0x27UL | 1UL << 63) &&
+		   n[1] == 0x3 && rest_empty && n[ARRAY_SIZE(s->mempolicy.nodes) - 1] == 1UL << 63,
+	   "memoryPolicy: mode with flags, nodes 0-2,5,63-65,1023 as a mask");
+	rt_spec_free(s);
+	s = parse(WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_PREFERRED\",\"nodes\":\"\"}"), NULL,
+		  &err);
+	ok(s && s->mempolicy.set && s->mempolicy.mode == 1 && !s->mempolicy.nodes[0],
+	   "MPOL_PREFERRED without nodes (local allocation): %s", err.msg);
 	rt_spec_free(s);
 }
 
@@ -892,6 +942,7 @@ int main(void)
 	test_personality();
 	test_ioprio();
 	test_sched();
+	test_mempolicy();
 	test_process_alone();
 	test_sandbox_args();
 	test_sandbox_check();
