@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kernel attributes a process keeps across execve, which OCI sets on the container's
- * processes (ns-proc.c). Part of ns.h.
+ * processes (ns-proc.c), and the clock offsets of a new time namespace (ns-time.c). Part of
+ * ns.h.
  */
 #ifndef HUTCH_NS_PROC_H
 #define HUTCH_NS_PROC_H
@@ -48,5 +49,15 @@ struct ns_mempolicy {
 /* A node list ("0-3,7"; "" is none) into mask, of NS_NUMA_NODES bits. */
 int ns_parse_nodes(const char *list, unsigned long *mask, struct hutch_err *err);
 int ns_set_mempolicy(const struct ns_mempolicy *m, struct hutch_err *err);
+
+/* A time namespace with clock offsets: unshared, offsets written, then entered, as offsets
+ * can only be written before any process is in it (so not through clone). offsets_fd is
+ * the process's /proc/PID/timens_offsets opened by its parent: a process that is not
+ * dumpable cannot open its own from inside a user namespace. */
+struct ns_time_offsets {
+	int64_t monotonic_secs, boottime_secs;
+	uint32_t monotonic_nsecs, boottime_nsecs;
+};
+int ns_enter_new_time(int offsets_fd, const struct ns_time_offsets *t, struct hutch_err *err);
 
 #endif

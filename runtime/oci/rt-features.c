@@ -85,6 +85,11 @@ static void gen_kernel_attrs(yajl_gen g)
 		  (const struct ns_name_value *const[]){ ns_sched_policies, ns_sched_flags }, 2);
 	gen_names(g, "ioPriority", (const char *const[]){ "classes" },
 		  (const struct ns_name_value *const[]){ ns_ioprio_classes }, 1);
+	static const char *const clocks[] = { "monotonic", "boottime" };
+	hutch_json_gen_str(g, "timeOffsets");
+	yajl_gen_map_open(g);
+	hutch_json_gen_strv(g, "clocks", clocks, ARRAY_SIZE(clocks));
+	yajl_gen_map_close(g);
 }
 
 static void gen_linux(yajl_gen g)

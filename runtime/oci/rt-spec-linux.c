@@ -325,8 +325,8 @@ static int parse_mount_label(yajl_val lx, struct rt_spec *spec, struct hutch_err
 
 int rt_spec_parse_linux(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	static const char *const refused[] = { "intelRdt", "timeOffsets", "netDevices", NULL };
-	/* namespaces first: id maps and sysctls are checked against them. */
+	static const char *const refused[] = { "intelRdt", "netDevices", NULL };
+	/* namespaces first: id maps, sysctls and time offsets are checked against them. */
 	static const linux_step steps[] = {
 		parse_namespaces,   parse_idmaps,  parse_sysctl,	 parse_devices,
 		parse_cgroups_path, parse_paths,   parse_propagation,	 parse_mount_label,

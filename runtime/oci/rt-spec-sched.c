@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The spec's kernel attributes of a process: linux.personality, process.ioPriority,
- * process.scheduler and linux.memoryPolicy. Names are checked against
+ * process.scheduler, linux.memoryPolicy and linux.timeOffsets. Names are checked against
  * namespaces/' tables and values against what the kernel would take, so that a mistake fails
  * naming its field before anything is created.
  */
 #include "rt-spec-internal.h"
+
+#include <sched.h>
+#include <string.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
 
 enum { POLICY_FIFO = 1, POLICY_RR = 2, POLICY_DEADLINE = 6 };
 #define SCHED_FLAG_RESET_ON_FORK_ 0x01
@@ -194,6 +201,58 @@ static int parse_mempolicy(yajl_val lx, struct rt_spec *spec, struct hutch_err *
 	return check_nodes(m, nodes && nodes[0], mode_name, err);
 }
 
+static int parse_clock(yajl_val offs, const char *clock, int64_t *secs, uint32_t *nsecs,
+		       struct hutch_err *err)
+{
+	char f[HUTCH_FIELD_MAX];
+	int64_t ns = 0;
+	yajl_val v;
+	hutch_json_field(f, "linux.timeOffsets.%s", clock);
+	int r = hutch_json_object(offs, clock, f, &v, err);
+	if (r < 0 || !v)
+		return r;
+	hutch_json_field(f, "linux.timeOffsets.%s.secs", clock);
+	r = hutch_json_int(v, "secs", f, INT64_MIN, INT64_MAX, NULL, secs, err);
+	if (r < 0)
+		return r;
+	hutch_json_field(f, "linux.timeOffsets.%s.nanosecs", clock);
+	r = hutch_json_int(v, "nanosecs", f, 0, 999999999, NULL, &ns, err);
+	*nsecs = (uint32_t)ns;
+	return r;
+}
+
+static int parse_time_offsets(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
+{
+	struct ns_time_offsets *t = &spec->time_offsets;
+	const struct rt_namespace *time = rt_spec_ns(spec, CLONE_NEWTIME);
+	yajl_val offs;
+	int r = hutch_json_object(lx, "timeOffsets", "linux.timeOffsets", &offs, err);
+	if (r < 0 || !offs || !offs->u.object.len)
+		return r;
+	for (size_t i = 0; i < offs->u.object.len; i++) {
+		const char *k = offs->u.object.keys[i];
+		if (strcmp(k, "monotonic") && strcmp(k, "boottime"))
+			return hutch_fail(err, EINVAL,
+					  "linux.timeOffsets.%s: unknown clock (monotonic or "
+					  "boottime)",
+					  k);
+	}
+	if ((r = parse_clock(offs, "monotonic", &t->monotonic_secs, &t->monotonic_nsecs, err)) <
+		    0 ||
+	    (r = parse_clock(offs, "boottime", &t->boottime_secs, &t->boottime_nsecs, err)) < 0)
+		return r;
+	if (!time)
+		return hutch_fail(err, EINVAL,
+				  "linux.timeOffsets: needs a time namespace in linux.namespaces");
+	if (time->path)
+		return hutch_fail(err, EOPNOTSUPP,
+				  "linux.timeOffsets: not supported when joining a time namespace "
+				  "(path %s)",
+				  time->path);
+	spec->has_time_offsets = true;
+	return 0;
+}
+
 int rt_spec_parse_sched(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
 	int r = parse_ioprio(proc, p, err);
@@ -203,7 +262,9 @@ int rt_spec_parse_sched(yajl_val proc, struct rt_process *p, struct hutch_err *e
 int rt_spec_parse_kernel(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
 	int r = parse_personality(lx, spec, err);
-	return r < 0 ? r : parse_mempolicy(lx, spec, err);
+	if (r >= 0)
+		r = parse_mempolicy(lx, spec, err);
+	return r < 0 ? r : parse_time_offsets(lx, spec, err);
 }
 
 int rt_spec_check_sched(const struct rt_spec *spec, struct hutch_err *err)

@@ -325,6 +325,8 @@ static int gen_linux(yajl_gen g, const struct rt_spec *s, struct hutch_err *err)
 static int check_kernel_attrs(const struct rt_spec *s, struct hutch_err *err)
 {
 	const char *f = NULL;
+	if (s->has_time_offsets)
+		f = "linux.timeOffsets";
 	if (s->mempolicy.set)
 		f = "linux.memoryPolicy";
 	if (s->process.sched.set)

@@ -85,6 +85,8 @@ struct rt_spec {
 	bool has_personality;
 	unsigned long personality; /* PER_LINUX or PER_LINUX32 */
 	struct ns_mempolicy mempolicy;
+	bool has_time_offsets;
+	struct ns_time_offsets time_offsets;
 
 	bool has_resources;
 	struct cg_resources resources;

@@ -47,4 +47,5 @@ setup() {
 	jq -e '.linux.scheduler.flags | contains(["SCHED_FLAG_RESET_ON_FORK"])' <<<"$output"
 	jq -e '.linux.scheduler.flags | index("SCHED_FLAG_UTIL_CLAMP_MIN") == null' <<<"$output"
 	jq -e '.linux.ioPriority.classes == ["IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE"]' <<<"$output"
+	jq -e '.linux.timeOffsets.clocks == ["monotonic", "boottime"]' <<<"$output"
 }

@@ -156,3 +156,39 @@ refused() {
 	refused "linux.memoryPolicy.nodes: required by MPOL_INTERLEAVE"
 }
 
+@test "timeOffsets: the container's clocks are offset, for the init and exec" {
+	update_config '.linux.namespaces += [{type: "time"}]
+		| .linux.timeOffsets = {boottime: {secs: 31536000}, monotonic: {secs: 1000, nanosecs: 5}}'
+	set_args sh -c 'cat /proc/self/timens_offsets; cut -d. -f1 /proc/uptime'
+	run_ok
+	[ "$(echo ${lines[0]})" = "monotonic 1000 5" ]
+	[ "$(echo ${lines[1]})" = "boottime 31536000 0" ]
+	local host_up
+	host_up=$(cut -d. -f1 /proc/uptime)
+	[ "${lines[2]}" -ge $((host_up + 31536000)) ]
+	start_ctr
+	run hutch exec "$ID" cat /proc/self/timens_offsets
+	check_status 0
+	[ "$(echo ${lines[1]})" = "boottime 31536000 0" ]
+	[ "$(readlink /proc/self/ns/time)" != "$(readlink "/proc/$(state_field "$ID" .pid)/ns/time")" ]
+}
+
+# The init is not dumpable, so in a user namespace its /proc/self files are the host root's and
+# closed to it: its timens_offsets comes from the parent.
+@test "timeOffsets: in a user namespace too" {
+	update_config '.linux.namespaces += [{type: "time"}, {type: "user"}]
+		| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.timeOffsets = {boottime: {secs: 86400}}'
+	set_args sh -c 'id -u; cat /proc/self/timens_offsets'
+	run_ok
+	[ "${lines[0]}" = 0 ]
+	[ "$(echo ${lines[2]})" = "boottime 86400 0" ]
+}
+
+@test "timeOffsets: refused without a new time namespace, or for an unknown clock" {
+	update_config '.linux.timeOffsets = {boottime: {secs: 10}}'
+	refused "linux.timeOffsets: needs a time namespace"
+	update_config '.linux.namespaces += [{type: "time"}] | .linux.timeOffsets = {realtime: {secs: 10}}'
+	refused "linux.timeOffsets.realtime: unknown clock"
+}

@@ -364,7 +364,19 @@ static const struct {
 	{ WITH_LINUX("\"personality\":{\"domain\":\"LINUX\",\"flags\":[\"UNAME26\"]}"),
 	  "linux.personality.flags: UNAME26: not supported" },
 	{ WITH_LINUX("\"timeOffsets\":{\"monotonic\":{\"secs\":1}}"),
-	  "linux.timeOffsets: not supported" },
+	  "linux.timeOffsets: needs a time namespace" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"time\",\"path\":\"/proc/1/ns/time\"}],"
+		     "\"timeOffsets\":{\"monotonic\":{\"secs\":1}}"),
+	  "linux.timeOffsets: not supported when joining a time namespace" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"time\"}],"
+		     "\"timeOffsets\":{\"realtime\":{\"secs\":1}}"),
+	  "linux.timeOffsets.realtime: unknown clock" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"time\"}],"
+		     "\"timeOffsets\":{\"boottime\":{\"nanosecs\":1000000000}}"),
+	  "linux.timeOffsets.boottime.nanosecs: 1000000000 out of range" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"time\"}],"
+		     "\"timeOffsets\":{\"boottime\":{\"secs\":\"1\"}}"),
+	  "linux.timeOffsets.boottime.secs: expected an integer" },
 	{ WITH_LINUX("\"memoryPolicy\":{\"nodes\":\"0\"}"), "linux.memoryPolicy.mode: required" },
 	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_X\"}"),
 	  "linux.memoryPolicy.mode: unknown mode MPOL_X" },
@@ -649,6 +661,23 @@ static void test_mempolicy(void)
 		  &err);
 	ok(s && s->mempolicy.set && s->mempolicy.mode == 1 && !s->mempolicy.nodes[0],
 	   "MPOL_PREFERRED without nodes (local allocation): %s", err.msg);
+	rt_spec_free(s);
+}
+
+static void test_time_offsets(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s = parse(WITH_LINUX("\"namespaces\":[{\"type\":\"time\"}],"
+					     "\"timeOffsets\":{\"monotonic\":{\"secs\":-5,"
+					     "\"nanosecs\":7},\"boottime\":{\"secs\":86400}}"),
+				  NULL, &err);
+	ok(s && s->has_time_offsets && s->time_offsets.monotonic_secs == -5 &&
+		   s->time_offsets.monotonic_nsecs == 7 && s->time_offsets.boottime_secs == 86400 &&
+		   s->time_offsets.boottime_nsecs == 0 && rt_spec_new_ns(s, CLONE_NEWTIME),
+	   "timeOffsets: both clocks, with a new time namespace: %s", err.msg);
+	rt_spec_free(s);
+	s = parse(WITH_LINUX("\"timeOffsets\":{}"), NULL, &err);
+	ok(s && !s->has_time_offsets, "{} offsets ask for nothing: %s", err.msg);
 	rt_spec_free(s);
 }
 
@@ -943,6 +972,7 @@ int main(void)
 	test_ioprio();
 	test_sched();
 	test_mempolicy();
+	test_time_offsets();
 	test_process_alone();
 	test_sandbox_args();
 	test_sandbox_check();
