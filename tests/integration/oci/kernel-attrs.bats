@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# The kernel attributes a container's processes inherit (linux.personality, process.ioPriority,
-# ...), read from inside by the process itself (procattr: the syscalls, as busybox has no
-# chrt), for the init and for exec'd processes; kernel refusals fail create naming the field.
+# The kernel attributes a container's processes inherit: linux.personality, process.ioPriority,
+# process.scheduler, linux.memoryPolicy and linux.timeOffsets (with a time namespace). Read
+# from inside by the process itself (procattr: the syscalls, as busybox has no chrt), for the
+# init and for exec'd processes; kernel refusals fail create naming the field.
 
 load ../helpers
 
