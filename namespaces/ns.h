@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "ns-mount.h" /* mounts: ns-mount*.c, ns-dev.c, ns-pivot.c, ns-mask.c */
+#include "ns-proc.h"  /* the kernel attributes a process keeps across execve */
 
 /* ---- identity (ns-user.c, ns-caps.c) ---- */
 

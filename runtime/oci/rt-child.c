@@ -63,6 +63,15 @@ static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
 	return 0;
 }
 
+/* The parent sends our timens_offsets (after the state), which we could not open. */
+static int enter_new_time(const struct rt_child *c, struct hutch_err *err)
+{
+	_cleanup_close_ int fd = ns_recv_fd(c->sync_fd, err);
+	if (fd < 0)
+		return fd;
+	return ns_enter_new_time(fd, &c->spec->time_offsets, err);
+}
+
 static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
 {
 	const struct rt_spec *s = c->spec;
@@ -240,6 +249,8 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n || c->spec->hooks[RT_HOOK_START_CONTAINER].n)
 		TRY(recv(c->sync_fd, state, 65536, 0) < 0 ? -errno : 0);
 	TRY(join_namespaces(c, err));
+	if (s->has_time_offsets) /* not through clone: see ns-time.c */
+		TRY(enter_new_time(c, err));
 	if (is_new(c, CLONE_NEWUTS))
 		TRY(ns_set_hostname(s->hostname, s->domainname, err));
 	if (is_new(c, CLONE_NEWNET))
@@ -254,6 +265,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(rt_setup_terminal(p, &term, err)); /* binds /dev/console */
 	TRY(ns_finish_rootfs(s->root_readonly, s->rootfs_propagation, err));
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* may need CAP_SYS_RESOURCE */
+	TRY(rt_set_kernel_attrs(s, p, err));		    /* some need capabilities */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
 	TRY(rt_become_user(p, !c->opts->no_new_keyring, err)); /* keeps capabilities */

@@ -313,6 +313,8 @@ static uint64_t clone_flags(struct create_ctx *x)
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		if (rt_spec_new_ns(x->spec, all[i]))
 			x->new_ns |= (uint32_t)all[i];
+	if (x->spec->has_time_offsets) /* the child makes it, to write them first */
+		x->new_ns &= ~(uint32_t)CLONE_NEWTIME;
 	const struct rt_namespace *u = rt_spec_ns(x->spec, CLONE_NEWUSER);
 	if (u && u->path)
 		return x->new_ns & CLONE_NEWPID;
@@ -402,6 +404,19 @@ static int send_filter(struct create_ctx *x, struct hutch_err *err)
 	return r;
 }
 
+/* The init's /proc/PID/timens_offsets, for it to write once it has made its time namespace
+ * (see ns-time.c). An init that has already failed cannot take it: its error counts. */
+static int send_timens_fd(struct create_ctx *x, struct hutch_err *err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", (int)x->pid);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "linux.timeOffsets: open %s", path);
+	int r = ns_send_fd(x->sync[0], fd, "timens_offsets", err);
+	return r == -EPIPE || r == -ECONNRESET ? 0 : r;
+}
+
 /* The parent's side of the conversation with the child, until it is ready to exec. */
 /* Id maps, the cgroup (where clone did not join it), the OOM score and the state: then GO. */
 static int configure(struct create_ctx *x, struct hutch_err *err)
@@ -426,6 +441,8 @@ static int configure(struct create_ctx *x, struct hutch_err *err)
 		if (send(x->sync[0], state, len + 1, MSG_NOSIGNAL) < 0)
 			return hutch_fail_errno(err, errno, "sync: send state");
 	}
+	if (s->has_time_offsets)
+		TRY(send_timens_fd(x, err));
 	if (x->filter_follows)
 		TRY(send_filter(x, err));
 	return 0;

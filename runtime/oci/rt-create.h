@@ -83,6 +83,9 @@ int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hu
 int rt_enter_cwd(const char *cwd, struct hutch_err *err);
 /* process.user, keeping capabilities; not dumpable; then a new session keyring (its). */
 int rt_become_user(const struct rt_process *p, bool new_keyring, struct hutch_err *err);
+/* The kernel attributes the spec gives the process, which execve keeps (rt-sched.c): set
+ * before the privileges are dropped. */
+int rt_set_kernel_attrs(const struct rt_spec *s, const struct rt_process *p, struct hutch_err *err);
 /* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)
  * or "permission denied" (126), the texts container clients map to exit codes. */
 int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err);

@@ -27,6 +27,7 @@
 /* What the child needs between clone and execve; all of it is the parent's memory. */
 struct exec_child {
 	const struct rt_process *p;
+	const struct rt_spec *spec; /* the container's */
 	const struct sc_filter *filter;
 	int init_pidfd;
 	int ns_flags; /* the init's namespaces that differ from ours, without pid */
@@ -147,6 +148,7 @@ static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, st
 	const struct rt_terminal term = { false, c->console_fd, c->sync_fd };
 	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err));   /* in the container's cgroup */
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* raising needs the host's caps */
+	TRY(rt_set_kernel_attrs(c->spec, p, err));	    /* the container's, and its own */
 	TRY(join_container(c, err));			    /* root and cwd: the container's */
 	TRY(rt_setup_terminal(p, &term, err));		    /* in the container's devpts */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
@@ -314,6 +316,7 @@ static int spawn(struct exec_ctx *x, struct hutch_err *err)
 		close(x->sync[0]);
 		const struct exec_child c = {
 			.p = x->p,
+			.spec = x->t->spec,
 			.filter = x->filter,
 			.init_pidfd = x->init_pidfd,
 			.ns_flags = x->ns_flags & ~CLONE_NEWPID,

@@ -55,6 +55,43 @@ static void gen_seccomp(yajl_gen g)
 	yajl_gen_map_close(g);
 }
 
+/* key: {sub: [names]}, one list per table, leaving out the names refused as unsupported. */
+static void gen_names(yajl_gen g, const char *key, const char *const *subs,
+		      const struct ns_name_value *const *tables, size_t n)
+{
+	int64_t v;
+	hutch_json_gen_str(g, key);
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < n; i++) {
+		hutch_json_gen_str(g, subs[i]);
+		yajl_gen_array_open(g);
+		for (const struct ns_name_value *t = tables[i]; t->name; t++)
+			if (ns_lookup(tables[i], t->name, &v) == 0)
+				hutch_json_gen_str(g, t->name);
+		yajl_gen_array_close(g);
+	}
+	yajl_gen_map_close(g);
+}
+
+/* The kernel attributes of rt-spec-sched.c under their config.json names, in the shape
+ * runtime-spec 1.3 gives memoryPolicy. */
+static void gen_kernel_attrs(yajl_gen g)
+{
+	gen_names(g, "memoryPolicy", (const char *const[]){ "modes", "flags" },
+		  (const struct ns_name_value *const[]){ ns_mpol_modes, ns_mpol_flags }, 2);
+	gen_names(g, "personality", (const char *const[]){ "domains" },
+		  (const struct ns_name_value *const[]){ ns_personality_domains }, 1);
+	gen_names(g, "scheduler", (const char *const[]){ "policies", "flags" },
+		  (const struct ns_name_value *const[]){ ns_sched_policies, ns_sched_flags }, 2);
+	gen_names(g, "ioPriority", (const char *const[]){ "classes" },
+		  (const struct ns_name_value *const[]){ ns_ioprio_classes }, 1);
+	static const char *const clocks[] = { "monotonic", "boottime" };
+	hutch_json_gen_str(g, "timeOffsets");
+	yajl_gen_map_open(g);
+	hutch_json_gen_strv(g, "clocks", clocks, ARRAY_SIZE(clocks));
+	yajl_gen_map_close(g);
+}
+
 static void gen_linux(yajl_gen g)
 {
 	static const char *const ns[] = { "cgroup", "ipc",  "mount", "network",
@@ -80,6 +117,7 @@ static void gen_linux(yajl_gen g)
 	yajl_gen_map_open(g);
 	gen_enabled(g, "idmap", true);
 	yajl_gen_map_close(g);
+	gen_kernel_attrs(g);
 	yajl_gen_map_close(g);
 }
 

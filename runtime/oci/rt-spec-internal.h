@@ -7,6 +7,13 @@
 #include "rt-spec.h"
 
 int rt_spec_parse_process(yajl_val process, struct rt_process *out, struct hutch_err *err);
+/* The kernel attributes in linux (rt-spec-sched.c: personality, ...), after its
+ * namespaces; */
+int rt_spec_parse_kernel(yajl_val linux_obj, struct rt_spec *spec, struct hutch_err *err);
+/* process.ioPriority and process.scheduler; */
+int rt_spec_parse_sched(yajl_val process, struct rt_process *out, struct hutch_err *err);
+/* and what they need of other sections (hooks). */
+int rt_spec_check_sched(const struct rt_spec *spec, struct hutch_err *err);
 int rt_spec_parse_mounts(yajl_val mounts, struct rt_spec *spec, struct hutch_err *err);
 /* obj[key] as a list of {containerID, hostID, size}; errors name prefix.key[i]. */
 int rt_spec_parse_idmaps(yajl_val obj, const char *key, const char *prefix, struct ns_idmap **out,

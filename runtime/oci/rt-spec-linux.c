@@ -2,7 +2,8 @@
 /*
  * The "linux" object of config.json: namespaces, id mappings, sysctls, devices, masked and
  * read-only paths, rootfs propagation. resources and seccomp have their own files. Fields
- * hutch does not implement (intelRdt, personality, ...) fail as "linux.X: not supported".
+ * hutch does not implement (intelRdt, ...) fail as "linux.X: not supported". The kernel
+ * attributes (personality, ...) are in rt-spec-sched.c.
  */
 #include "rt-spec-internal.h"
 
@@ -324,13 +325,12 @@ static int parse_mount_label(yajl_val lx, struct rt_spec *spec, struct hutch_err
 
 int rt_spec_parse_linux(yajl_val lx, struct rt_spec *spec, struct hutch_err *err)
 {
-	static const char *const refused[] = { "intelRdt",     "personality", "timeOffsets",
-					       "memoryPolicy", "netDevices",  NULL };
-	/* namespaces first: id maps and sysctls are checked against them. */
+	static const char *const refused[] = { "intelRdt", "netDevices", NULL };
+	/* namespaces first: id maps, sysctls and time offsets are checked against them. */
 	static const linux_step steps[] = {
-		parse_namespaces,   parse_idmaps,  parse_sysctl,      parse_devices,
-		parse_cgroups_path, parse_paths,   parse_propagation, parse_mount_label,
-		parse_resources,    parse_seccomp,
+		parse_namespaces,   parse_idmaps,  parse_sysctl,	 parse_devices,
+		parse_cgroups_path, parse_paths,   parse_propagation,	 parse_mount_label,
+		parse_resources,    parse_seccomp, rt_spec_parse_kernel,
 	};
 
 	if (!YAJL_IS_OBJECT(lx))

@@ -246,10 +246,10 @@ static int parse_security(yajl_val proc, struct rt_process *p, struct hutch_err 
 
 int rt_spec_parse_process(yajl_val proc, struct rt_process *p, struct hutch_err *err)
 {
-	static const char *const refused[] = { "ioPriority", "scheduler", "execCPUAffinity", NULL };
+	static const char *const refused[] = { "execCPUAffinity", NULL };
 	static const proc_step steps[] = {
 		parse_flags, parse_console, parse_user,	    parse_command,
-		parse_caps,  parse_rlimits, parse_security,
+		parse_caps,  parse_rlimits, parse_security, rt_spec_parse_sched,
 	};
 
 	if (!YAJL_IS_OBJECT(proc))

@@ -321,8 +321,28 @@ static int gen_linux(yajl_gen g, const struct rt_spec *s, struct hutch_err *err)
 	return 0;
 }
 
+/* The kernel attributes (rt-spec-sched.c), which no spec built in memory has yet. */
+static int check_kernel_attrs(const struct rt_spec *s, struct hutch_err *err)
+{
+	const char *f = NULL;
+	if (s->has_time_offsets)
+		f = "linux.timeOffsets";
+	if (s->mempolicy.set)
+		f = "linux.memoryPolicy";
+	if (s->process.sched.set)
+		f = "process.scheduler";
+	if (s->process.ioprio.set)
+		f = "process.ioPriority";
+	if (s->has_personality)
+		f = "linux.personality";
+	if (f)
+		return hutch_fail(err, EOPNOTSUPP, "spec writer: %s: not supported", f);
+	return 0;
+}
+
 int rt_spec_write(const struct rt_spec *s, char **out, struct hutch_err *err)
 {
+	TRY(check_kernel_attrs(s, err));
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);
 	hutch_json_gen_kv(g, "ociVersion", s->oci_version ? s->oci_version : "1.0.2-dev");

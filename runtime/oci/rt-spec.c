@@ -144,7 +144,8 @@ int rt_spec_check(struct rt_spec *spec, struct hutch_err *err)
 	if (spec->domainname && spec->domainname[0] && !rt_spec_ns(spec, CLONE_NEWUTS))
 		return hutch_fail(err, EINVAL,
 				  "domainname: needs a UTS namespace in linux.namespaces");
-	return rt_spec_check_idmapped_mounts(spec, err);
+	int r = rt_spec_check_sched(spec, err);
+	return r < 0 ? r : rt_spec_check_idmapped_mounts(spec, err);
 }
 
 static int parse_tree(yajl_val top, const char *bundle, struct rt_spec *spec, struct hutch_err *err)

@@ -54,6 +54,8 @@ struct rt_process {
 	bool no_new_privs;
 	bool has_oom_score_adj;
 	int oom_score_adj;
+	struct ns_ioprio ioprio; /* for exec'd processes too */
+	struct ns_sched sched;
 	char *apparmor_profile, *selinux_label;
 };
 
@@ -80,6 +82,11 @@ struct rt_spec {
 	size_t n_masked_paths, n_readonly_paths;
 	unsigned long rootfs_propagation;
 	char *cgroups_path;
+	bool has_personality;
+	unsigned long personality; /* PER_LINUX or PER_LINUX32 */
+	struct ns_mempolicy mempolicy;
+	bool has_time_offsets;
+	struct ns_time_offsets time_offsets;
 
 	bool has_resources;
 	struct cg_resources resources;

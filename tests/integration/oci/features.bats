@@ -33,3 +33,20 @@ setup() {
 	jq -e '.linux.seccomp.actions | contains(["SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL"])' <<<"$output"
 	jq -e '.linux.seccomp.operators | contains(["SCMP_CMP_EQ", "SCMP_CMP_MASKED_EQ"])' <<<"$output"
 }
+
+@test "features: the kernel attributes hutch sets, with the names it takes" {
+	run hutch features
+	check_status 0
+	jq -e '.linux.memoryPolicy.modes | contains(["MPOL_DEFAULT", "MPOL_BIND", "MPOL_INTERLEAVE",
+		"MPOL_PREFERRED", "MPOL_LOCAL", "MPOL_PREFERRED_MANY", "MPOL_WEIGHTED_INTERLEAVE"])' <<<"$output"
+	jq -e '.linux.memoryPolicy.flags | contains(["MPOL_F_STATIC_NODES", "MPOL_F_RELATIVE_NODES",
+		"MPOL_F_NUMA_BALANCING"])' <<<"$output"
+	jq -e '.linux.personality.domains == ["LINUX", "LINUX32"]' <<<"$output"
+	jq -e '.linux.scheduler.policies | contains(["SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",
+		"SCHED_BATCH", "SCHED_IDLE", "SCHED_DEADLINE"])' <<<"$output"
+	jq -e '.linux.scheduler.policies | index("SCHED_ISO") == null' <<<"$output" # no kernel has it
+	jq -e '.linux.scheduler.flags | contains(["SCHED_FLAG_RESET_ON_FORK"])' <<<"$output"
+	jq -e '.linux.scheduler.flags | index("SCHED_FLAG_UTIL_CLAMP_MIN") == null' <<<"$output"
+	jq -e '.linux.ioPriority.classes == ["IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE"]' <<<"$output"
+	jq -e '.linux.timeOffsets.clocks == ["monotonic", "boottime"]' <<<"$output"
+}

@@ -260,9 +260,44 @@ static const struct {
 	  "process.rlimits[1].type: duplicate RLIMIT_CORE" },
 	{ WITH_PROC("\"oomScoreAdj\":1001"), "process.oomScoreAdj: 1001 out of range" },
 	{ WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_IDLE\"}"),
-	  "process.ioPriority: not supported" },
+	  "process.ioPriority.priority: required" },
+	{ WITH_PROC("\"ioPriority\":{\"priority\":1}"), "process.ioPriority.class: required" },
+	{ WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_X\",\"priority\":1}"),
+	  "process.ioPriority.class: unknown class IOPRIO_CLASS_X" },
+	{ WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_RT\",\"priority\":8}"),
+	  "process.ioPriority.priority: 8 out of range" },
+	{ WITH_PROC("\"scheduler\":{\"nice\":1}"), "process.scheduler.policy: required" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_RT\"}"),
+	  "process.scheduler.policy: unknown policy SCHED_RT" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_ISO\"}"),
+	  "process.scheduler.policy: SCHED_ISO: not supported" },
 	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_FIFO\"}"),
-	  "process.scheduler: not supported" },
+	  "process.scheduler.priority: 0 out of range (1 to 99" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_RR\",\"priority\":100}"),
+	  "process.scheduler.priority: 100 out of range" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_OTHER\",\"priority\":1}"),
+	  "process.scheduler.priority: only SCHED_FIFO and SCHED_RR" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_OTHER\",\"nice\":20}"),
+	  "process.scheduler.nice: 20 out of range" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_OTHER\",\"flags\":[\"X\"]}"),
+	  "process.scheduler.flags: unknown flag X" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_OTHER\","
+		    "\"flags\":[\"SCHED_FLAG_UTIL_CLAMP_MAX\"]}"),
+	  "process.scheduler.flags: SCHED_FLAG_UTIL_CLAMP_MAX: not supported" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_BATCH\",\"runtime\":5000}"),
+	  "process.scheduler: runtime, deadline and period are for SCHED_DEADLINE only" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_DEADLINE\",\"runtime\":1000,"
+		    "\"deadline\":5000}"),
+	  "process.scheduler.runtime: SCHED_DEADLINE needs at least 1024 ns" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_DEADLINE\",\"runtime\":5000,"
+		    "\"deadline\":9000,\"period\":8000}"),
+	  "SCHED_DEADLINE needs runtime <= deadline <= period" },
+	{ WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_DEADLINE\",\"runtime\":5000}"),
+	  "SCHED_DEADLINE needs runtime <= deadline <= period" },
+	{ HEAD "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"scheduler\":{\"policy\":"
+	       "\"SCHED_DEADLINE\",\"runtime\":5000,\"deadline\":9000}},"
+	       "\"hooks\":{\"startContainer\":[{\"path\":\"/bin/true\"}]}}",
+	  "process.scheduler: SCHED_DEADLINE with startContainer hooks: not supported" },
 	{ WITH_PROC("\"execCPUAffinity\":{\"initial\":\"0\"}"),
 	  "process.execCPUAffinity: not supported" },
 	{ SPEC("\"mounts\":{}"), "mounts: expected an array" },
@@ -323,12 +358,52 @@ static const struct {
 	{ WITH_LINUX("\"mountLabel\":\"system_u:object_r:container_file_t:s0\""),
 	  "linux.mountLabel: not supported" },
 	{ WITH_LINUX("\"intelRdt\":{\"closID\":\"x\"}"), "linux.intelRdt: not supported" },
-	{ WITH_LINUX("\"personality\":{\"domain\":\"LINUX32\"}"),
-	  "linux.personality: not supported" },
+	{ WITH_LINUX("\"personality\":{}"), "linux.personality.domain: required" },
+	{ WITH_LINUX("\"personality\":{\"domain\":\"LINUX64\"}"),
+	  "linux.personality.domain: unknown domain LINUX64" },
+	{ WITH_LINUX("\"personality\":{\"domain\":\"LINUX\",\"flags\":[\"UNAME26\"]}"),
+	  "linux.personality.flags: UNAME26: not supported" },
 	{ WITH_LINUX("\"timeOffsets\":{\"monotonic\":{\"secs\":1}}"),
-	  "linux.timeOffsets: not supported" },
+	  "linux.timeOffsets: needs a time namespace" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"time\",\"path\":\"/proc/1/ns/time\"}],"
+		     "\"timeOffsets\":{\"monotonic\":{\"secs\":1}}"),
+	  "linux.timeOffsets: not supported when joining a time namespace" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"time\"}],"
+		     "\"timeOffsets\":{\"realtime\":{\"secs\":1}}"),
+	  "linux.timeOffsets.realtime: unknown clock" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"time\"}],"
+		     "\"timeOffsets\":{\"boottime\":{\"nanosecs\":1000000000}}"),
+	  "linux.timeOffsets.boottime.nanosecs: 1000000000 out of range" },
+	{ WITH_LINUX("\"namespaces\":[{\"type\":\"time\"}],"
+		     "\"timeOffsets\":{\"boottime\":{\"secs\":\"1\"}}"),
+	  "linux.timeOffsets.boottime.secs: expected an integer" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"nodes\":\"0\"}"), "linux.memoryPolicy.mode: required" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_X\"}"),
+	  "linux.memoryPolicy.mode: unknown mode MPOL_X" },
 	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\"}"),
-	  "linux.memoryPolicy: not supported" },
+	  "linux.memoryPolicy.nodes: required by MPOL_BIND" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_LOCAL\",\"nodes\":\"0\"}"),
+	  "linux.memoryPolicy.nodes: MPOL_LOCAL takes no nodes" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0\","
+		     "\"flags\":[\"MPOL_F_STATIC_NODES\",\"MPOL_F_RELATIVE_NODES\"]}"),
+	  "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0\","
+		     "\"flags\":[\"MPOL_F_X\"]}"),
+	  "linux.memoryPolicy.flags: unknown flag MPOL_F_X" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"3-1\"}"),
+	  "linux.memoryPolicy.nodes: 3-1: a range must go upwards" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0,1024\"}"),
+	  "linux.memoryPolicy.nodes: 1024: node 1024 out of range (0 to 1023)" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0,,1\"}"),
+	  "linux.memoryPolicy.nodes: \"0,,1\": expected nodes" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"1,\"}"),
+	  "linux.memoryPolicy.nodes: \"1,\": ends with a comma" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"-1\"}"),
+	  "linux.memoryPolicy.nodes: -1: expected a node" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"2-x\"}"),
+	  "linux.memoryPolicy.nodes: 2-x: expected a node" },
+	{ WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\" 1\"}"),
+	  "linux.memoryPolicy.nodes:  1: expected a node" },
 	{ WITH_LINUX("\"netDevices\":{\"eth0\":{}}"), "linux.netDevices: not supported" },
 	{ WITH_LINUX("\"resources\":[]"), "linux.resources: expected an object" },
 	{ SPEC("\"linux\":[]"), "linux: expected an object" },
@@ -497,6 +572,112 @@ static void test_values(void)
 		   strcmp(s->annotations[0].value, "v") == 0,
 	   "annotations");
 	is_str(s->domainname, "example", "domainname");
+	rt_spec_free(s);
+}
+
+/* The kernel attributes, parsed to the values the syscalls take. */
+static void test_personality(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s = parse(
+		WITH_LINUX("\"personality\":{\"domain\":\"LINUX32\",\"flags\":[]}"), NULL, &err);
+	ok(s && s->has_personality && s->personality == 0x0008,
+	   "personality LINUX32 (PER_LINUX32), no flags: %s", err.msg);
+	char *json = NULL;
+	ok(s && rt_spec_write(s, &json, &err) == -EOPNOTSUPP && !json &&
+		   strstr(err.msg, "spec writer: linux.personality: not supported"),
+	   "the spec writer refuses what it cannot write: %s", err.msg);
+	rt_spec_free(s);
+	s = parse(SPEC("\"linux\":{}"), NULL, &err);
+	ok(s && !s->has_personality, "no personality unless asked");
+	rt_spec_free(s);
+}
+
+static void test_ioprio(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s =
+		parse(WITH_PROC("\"ioPriority\":{\"class\":\"IOPRIO_CLASS_IDLE\",\"priority\":4}"),
+		      NULL, &err);
+	ok(s && s->process.ioprio.set && s->process.ioprio.class == 3 &&
+		   s->process.ioprio.level == 4,
+	   "ioPriority idle 4: %s", err.msg);
+	rt_spec_free(s);
+	struct rt_process p;
+	ok(rt_process_parse("{\"args\":[\"ls\"],\"cwd\":\"/\",\"ioPriority\":{\"class\":"
+			    "\"IOPRIO_CLASS_RT\",\"priority\":0}}",
+			    &p, &err) == 0 &&
+		   p.ioprio.set && p.ioprio.class == 1 && p.ioprio.level == 0,
+	   "exec --process: its own ioPriority");
+	rt_process_free(&p);
+}
+
+static void test_sched(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s =
+		parse(WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_DEADLINE\","
+				"\"runtime\":1024,\"deadline\":2048,\"flags\":["
+				"\"SCHED_FLAG_RESET_ON_FORK\",\"SCHED_FLAG_DL_OVERRUN\"]}"),
+		      NULL, &err);
+	const struct ns_sched *sc = s ? &s->process.sched : NULL;
+	ok(sc && sc->set && sc->policy == 6 && sc->runtime == 1024 && sc->deadline == 2048 &&
+		   sc->period == 0 && sc->flags == 0x05,
+	   "scheduler: deadline, its times, flags or'ed: %s", err.msg);
+	rt_spec_free(s);
+	s = parse(WITH_PROC("\"scheduler\":{\"policy\":\"SCHED_BATCH\",\"nice\":-20}"), NULL, &err);
+	sc = s ? &s->process.sched : NULL;
+	ok(sc && sc->set && sc->policy == 3 && sc->nice == -20 && sc->priority == 0,
+	   "scheduler: batch, nice -20: %s", err.msg);
+	rt_spec_free(s);
+	s = parse(HEAD "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"scheduler\":{\"policy\":"
+		       "\"SCHED_DEADLINE\",\"runtime\":5000,\"deadline\":9000,\"flags\":["
+		       "\"SCHED_FLAG_RESET_ON_FORK\"]}},"
+		       "\"hooks\":{\"startContainer\":[{\"path\":\"/bin/true\"}]}}",
+		  NULL, &err);
+	ok(s != NULL, "SCHED_DEADLINE reset on fork may fork startContainer hooks: %s", err.msg);
+	rt_spec_free(s);
+}
+
+static void test_mempolicy(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s = parse(WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_INTERLEAVE\","
+					     "\"nodes\":\"0-2,5,63-65,1023\","
+					     "\"flags\":[\"MPOL_F_STATIC_NODES\"]}"),
+				  NULL, &err);
+	ok(s != NULL, "memoryPolicy parses: %s", err.msg);
+	if (!s)
+		return;
+	const unsigned long *n = s->mempolicy.nodes;
+	bool rest_empty = true;
+	for (size_t i = 2; i < ARRAY_SIZE(s->mempolicy.nodes) - 1; i++)
+		rest_empty = rest_empty && !n[i];
+	ok(s->mempolicy.set && s->mempolicy.mode == (3 | 1 << 15) && n[0] == (0x27UL | 1UL << 63) &&
+		   n[1] == 0x3 && rest_empty && n[ARRAY_SIZE(s->mempolicy.nodes) - 1] == 1UL << 63,
+	   "memoryPolicy: mode with flags, nodes 0-2,5,63-65,1023 as a mask");
+	rt_spec_free(s);
+	s = parse(WITH_LINUX("\"memoryPolicy\":{\"mode\":\"MPOL_PREFERRED\",\"nodes\":\"\"}"), NULL,
+		  &err);
+	ok(s && s->mempolicy.set && s->mempolicy.mode == 1 && !s->mempolicy.nodes[0],
+	   "MPOL_PREFERRED without nodes (local allocation): %s", err.msg);
+	rt_spec_free(s);
+}
+
+static void test_time_offsets(void)
+{
+	struct hutch_err err;
+	struct rt_spec *s = parse(WITH_LINUX("\"namespaces\":[{\"type\":\"time\"}],"
+					     "\"timeOffsets\":{\"monotonic\":{\"secs\":-5,"
+					     "\"nanosecs\":7},\"boottime\":{\"secs\":86400}}"),
+				  NULL, &err);
+	ok(s && s->has_time_offsets && s->time_offsets.monotonic_secs == -5 &&
+		   s->time_offsets.monotonic_nsecs == 7 && s->time_offsets.boottime_secs == 86400 &&
+		   s->time_offsets.boottime_nsecs == 0 && rt_spec_new_ns(s, CLONE_NEWTIME),
+	   "timeOffsets: both clocks, with a new time namespace: %s", err.msg);
+	rt_spec_free(s);
+	s = parse(WITH_LINUX("\"timeOffsets\":{}"), NULL, &err);
+	ok(s && !s->has_time_offsets, "{} offsets ask for nothing: %s", err.msg);
 	rt_spec_free(s);
 }
 
@@ -787,6 +968,11 @@ int main(void)
 	test_load();
 	test_unknown_ignored();
 	test_values();
+	test_personality();
+	test_ioprio();
+	test_sched();
+	test_mempolicy();
+	test_time_offsets();
 	test_process_alone();
 	test_sandbox_args();
 	test_sandbox_check();
