@@ -818,8 +818,24 @@ static void test_complete_update(void)
 	rmdir(dir);
 }
 
+/* Rootless create's rule: a device list alone needs no cgroup; any limit does. */
+static void test_limits_set(void)
+{
+	static const struct cg_device_rule deny = { false, 'a', -1, -1, "rwm" };
+	struct cg_resources r = { 0 };
+	ok(!cg_limits_set(&r), "limits: none set");
+	r.devices = &deny;
+	r.n_devices = 1;
+	ok(!cg_limits_set(&r), "limits: a device list is no limit");
+	r.pids_limit = (struct cg_i64){ true, 10 };
+	ok(cg_limits_set(&r), "limits: pids is one");
+	r = (struct cg_resources){ .mem_limit = { true, 1 << 20 } };
+	ok(cg_limits_set(&r), "limits: memory is one");
+}
+
 int main(void)
 {
+	test_limits_set();
 	test_complete_update();
 	test_plan_v2();
 	test_plan_devices();

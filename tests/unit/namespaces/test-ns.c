@@ -898,8 +898,32 @@ static void test_format_options(void)
 	}
 }
 
+/* /etc/subuid lines: by name or by uid, comments and malformed lines skipped. */
+static void test_subids(void)
+{
+	const char *text = "# comment\nbob:1000:10\nalice:bad\nalice:100000:65536\n"
+			   "1001:200000:65536\nhuge:4294967290:100\n";
+	struct ns_idmap m = { 0 };
+	ok(ns_subid_find(text, "alice", 5000, &m) == 0 && m.container_id == 100000 &&
+		   m.host_id == 100000 && m.size == 65536,
+	   "subid: by name, skipping a malformed line, mapped onto itself");
+	ok(ns_subid_find(text, "nobody-here", 1001, &m) == 0 && m.host_id == 200000,
+	   "subid: by uid when the name has none");
+	ok(ns_subid_find(text, NULL, 1001, &m) == 0 && m.host_id == 200000,
+	   "subid: by uid without a name");
+	ok(ns_subid_find(text, "al", 7, &m) == -ENOENT, "subid: a name's prefix is not it");
+	ok(ns_subid_find(text, "huge", 7, &m) == -ENOENT, "subid: a range past 2^32 is refused");
+	ok(ns_subid_find("", "alice", 1, &m) == -ENOENT, "subid: an empty file has none");
+	ok(hutch_init_userns_map("         0          0 4294967295\n"),
+	   "userns: the initial namespace's map");
+	ok(!hutch_init_userns_map("         0       1001          1\n"),
+	   "userns: unshare -r's map is not");
+	ok(!hutch_init_userns_map(NULL) && !hutch_init_userns_map(""), "userns: no map is not");
+}
+
 int main(void)
 {
+	test_subids();
 	test_parse_options();
 	test_format_options();
 	test_split_path();
