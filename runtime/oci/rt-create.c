@@ -248,6 +248,11 @@ static int make_cgroup(struct create_ctx *x, struct hutch_err *err)
 	if (r < 0)
 		return r;
 	hutch_fault_point("create:cgroup-made");
+	/* Rootless, a device filter can be neither had (v2's is a BPF program, which needs
+	 * host capabilities) nor needed: without CAP_MKNOD in the host's namespace no device
+	 * node can be made, and the ones bound in keep their host permissions (as runc). */
+	if (hutch_rootless())
+		x->spec->resources.n_devices = 0;
 	if (x->spec->has_resources)
 		TRY(cg_apply(x->cg, &x->spec->resources, err));
 	return 0;

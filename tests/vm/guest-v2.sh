@@ -487,12 +487,81 @@ check_landlock() {
 	rm -f /etc/hutch-vm-ll
 }
 
+# Rootless on pure v2 (docs/rootless.md): uid 4242, to whom root delegates a cgroup as an admin
+# would (chowns it and its cgroup.procs, cgroup.subtree_control and cgroup.threads), gets the
+# sandbox's limits enforced: memory (an OOM kill), pids and the cpu quota, read from inside
+# and felt. hutch doctor agrees; uid 4243, delegated nothing, is refused, as doctor says.
+RL_CG=$CG/hutch-vm-rl
+as_uid() { # as_uid UID CGROUP CMD...: CMD as UID, moved into CGROUP first (as root)
+	local uid=$1 cg=$2
+	shift 2
+	(
+		[ -z "$cg" ] || echo $BASHPID >"$cg/cgroup.procs" || exit 99
+		exec setpriv --reuid "$uid" --regid "$uid" --clear-groups env -i PATH=/usr/bin:/bin \
+			HOME=/ XDG_RUNTIME_DIR="$WORK/xdg-$uid" timeout -k 5 60 "$@"
+	) </dev/null
+}
+check_rootless() {
+	local f out rc probe
+	if [ ! -x "$HUTCH" ] || ! command -v setpriv >/dev/null || [ ! -d "$WORK/rootfs" ]; then
+		skip "rootless: needs $HUTCH, setpriv and the busybox rootfs"
+		return
+	fi
+	mkdir -p "$RL_CG/shell" "$WORK/xdg-4242" "$WORK/xdg-4243" && chmod 755 "$WORK" &&
+		chown 4242:4242 "$WORK/xdg-4242" && chown 4243:4243 "$WORK/xdg-4243" || return
+	echo "+memory +pids +cpu" >"$RL_CG/cgroup.subtree_control"
+	for f in "" /cgroup.procs /cgroup.subtree_control /cgroup.threads /shell \
+		/shell/cgroup.procs /shell/cgroup.subtree_control /shell/cgroup.threads; do
+		chown 4242:4242 "$RL_CG$f"
+	done
+	rc=0
+	out=$(as_uid 4242 "$RL_CG/shell" "$HUTCH" doctor 2>&1) || rc=$?
+	check "rootless: doctor says a delegated uid's sandbox runs (status $rc)" [ $rc = 0 ]
+	[[ $out == *"ok    cgroups: cgroup v2; /hutch-vm-rl is delegated"* ]] ||
+		echo "$out" | sed 's/^/    [doctor] /'
+	# shellcheck disable=SC2016 # expanded in the sandbox
+	probe='read -r m </sys/fs/cgroup/memory.max; read -r p </sys/fs/cgroup/pids.max
+		read -r c </sys/fs/cgroup/cpu.max; echo "limits $m $p $c"
+		i=0; while [ $i -lt 12 ]; do sleep 2 & i=$((i + 1)); done 2>/dev/null
+		echo "forked $(jobs -p | wc -l)"'
+	rc=0
+	out=$(as_uid 4242 "$RL_CG/shell" "$HUTCH" sandbox --image "$WORK/rootfs" --memory 32m \
+		--pids 8 --cpus 0.5 -- sh -c "$probe" 2>&1) || rc=$?
+	echo "$out" | sed 's/^/    [rootless] /'
+	check "rootless: the sandbox runs in the delegated cgroup (status $rc)" [ $rc = 0 ]
+	check "rootless: memory.max, pids.max and cpu.max inside are the flags'" \
+		grep -qx "limits 33554432 8 50000 100000" <<<"$out"
+	[[ $out =~ forked\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -lt 12 ]
+	check "rootless: --pids 8 stops the forks (${BASH_REMATCH[1]:-?} of 12 started)" [ $? = 0 ]
+	rc=0
+	out=$(as_uid 4242 "$RL_CG/shell" "$HUTCH" sandbox --image "$WORK/rootfs" --memory 16m \
+		--report "$WORK/xdg-4242/oom.json" -- dd if=/dev/zero of=/tmp/x bs=1M count=48 2>&1) ||
+		rc=$?
+	check "rootless: a 48 MiB write to /tmp under --memory 16m is OOM-killed (status $rc)" \
+		[ "$(jq -r .oom_killed "$WORK/xdg-4242/oom.json" 2>/dev/null)" = true ]
+	shopt -s nullglob
+	local left=("$RL_CG"/hutch-*)
+	shopt -u nullglob
+	check "rootless: no sandbox cgroup is left (${left[*]:-none})" [ ${#left[@]} = 0 ]
+	rc=0
+	out=$(as_uid 4243 "" "$HUTCH" doctor 2>&1) || rc=$?
+	check "rootless: doctor says an undelegated uid's sandbox is refused (status $rc)" \
+		[ $rc = 1 ]
+	rc=0
+	out=$(as_uid 4243 "" "$HUTCH" sandbox --image "$WORK/rootfs" -- true 2>&1) || rc=$?
+	check "rootless: and it is: 125, naming the fix ($out)" \
+		[ $rc = 125 ] && [[ $out == *"systemd-run --user --scope"* ]]
+	echo $$ >"$CG/cgroup.procs" # the lane back in the root cgroup, then the delegation goes
+	rmdir "$RL_CG/shell" "$RL_CG" 2>/dev/null
+}
+
 main() {
 	mkdir -p "$WORK" || exit 1
 	check_pure_v2
 	run_unit_test
 	check_containers
 	check_landlock
+	check_rootless
 	echo "# guest-v2: $npass passed, $nfail failed, $nskip skipped"
 	[ $nfail = 0 ]
 }
