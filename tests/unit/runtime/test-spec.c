@@ -331,6 +331,8 @@ static const struct {
 	  "linux.memoryPolicy: not supported" },
 	{ WITH_LINUX("\"netDevices\":{\"eth0\":{}}"), "linux.netDevices: not supported" },
 	{ WITH_LINUX("\"resources\":[]"), "linux.resources: expected an object" },
+	{ WITH_LINUX("\"resources\":{\"memory\":{\"kernelTCP\":\"x\"}}"),
+	  "linux.resources.memory.kernelTCP: expected" },
 	{ SPEC("\"linux\":[]"), "linux: expected an object" },
 	{ SPEC("\"hooks\":{\"prestart\":[{\"args\":[\"x\"]}]}"),
 	  "hooks.prestart[0].path: required" },
