@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -292,6 +293,11 @@ enum rt_status rt_state_status(int dirfd, const struct rt_state *st)
 	return RT_RUNNING;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err)
 {
 	_cleanup_(hutch_closedirp) DIR *d = opendir(root);
@@ -307,5 +313,7 @@ int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err)
 		(*ids)[n++] = hutch_xstrdup(de->d_name);
 		(*ids)[n] = NULL;
 	}
+	/* by id, byte order, as runc (Go's ReadDir sorts): readdir's order is the hash's */
+	qsort(*ids, n, sizeof(char *), cmp_id);
 	return (int)n;
 }

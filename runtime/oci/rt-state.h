@@ -56,6 +56,7 @@ enum rt_status rt_state_status(int dirfd, const struct rt_state *st);
 bool rt_pid_alive(pid_t pid, uint64_t start_time);
 /* The OCI state document. */
 char *rt_state_json(const struct rt_state *st, enum rt_status status, size_t *len);
+/* The ids of the state dirs under root, sorted (strcmp); none when root is missing. */
 int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err);
 
 /* ---- hooks (rt-hooks.c) ---- */
