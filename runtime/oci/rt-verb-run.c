@@ -114,7 +114,7 @@ const struct rt_verb rt_create_verb = {
 	.name = "create",
 	.summary = "create a container from a bundle (it waits for start)",
 	.usage = "[OPTIONS] ID",
-	.flags = { run_flags, N_CREATE_FLAGS, 0 },
+	.flags = { run_flags, N_CREATE_FLAGS, RT_PARSE_ANYWHERE },
 	.flags_size = sizeof(struct run_flags),
 	.run = verb_create,
 };
@@ -154,7 +154,7 @@ const struct rt_verb rt_run_verb = {
 	.name = "run",
 	.summary = "create and start a container; wait for it unless --detach",
 	.usage = "[OPTIONS] ID",
-	.flags = RT_FLAGS(run_flags, 0),
+	.flags = RT_FLAGS(run_flags, RT_PARSE_ANYWHERE),
 	.flags_size = sizeof(struct run_flags),
 	.run = verb_run,
 };

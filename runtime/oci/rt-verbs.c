@@ -301,7 +301,7 @@ const struct rt_verb rt_kill_verb = {
 	.name = "kill",
 	.summary = "send a signal (default SIGTERM) to a container's init",
 	.usage = "[--all] ID [SIGNAL]",
-	.flags = RT_FLAGS(kill_flags, 0),
+	.flags = RT_FLAGS(kill_flags, RT_PARSE_ANYWHERE),
 	.flags_size = sizeof(struct kill_flags),
 	.run = verb_kill,
 };
@@ -309,7 +309,7 @@ const struct rt_verb rt_delete_verb = {
 	.name = "delete",
 	.summary = "delete a container and everything it holds",
 	.usage = "[--force] ID",
-	.flags = RT_FLAGS(delete_flags, 0),
+	.flags = RT_FLAGS(delete_flags, RT_PARSE_ANYWHERE),
 	.flags_size = sizeof(struct delete_flags),
 	.run = verb_delete,
 };

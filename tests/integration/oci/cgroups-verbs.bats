@@ -151,6 +151,30 @@ counter() {
 	hutch delete --force "$ID"
 }
 
+@test "update, events, kill, delete: flags after the id, as runc's parser reorders them" {
+	update_config '.linux.resources.pids = {limit: 100}'
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	run hutch update "$ID" --pids-limit 42
+	check_status 0
+	[ "$(cg_read pids pids.max pids.max)" = 42 ]
+	run hutch update "$ID" --cpu-period 100000 --pids-limit=43
+	check_status 0
+	[ "$(cg_read pids pids.max pids.max)" = 43 ]
+	[ "$(cg_read cpu cpu.cfs_period_us cpu.max | awk '{print $NF}')" = 100000 ]
+	run hutch events "$ID" --stats
+	check_status 0
+	jq -e '.type == "stats"' <<<"$output"
+	run hutch kill "$ID" KILL --all
+	check_status 0
+	wait_for_state "$ID" stopped
+	run hutch delete "$ID" --force
+	check_status 0
+	run hutch state "$ID"
+	[ "$status" -eq 1 ]
+}
+
 @test "update: refuses a stopped container, Intel RDT, and bad JSON" {
 	set_args sleep 100
 	run_bg run -d "$ID"

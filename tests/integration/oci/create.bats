@@ -125,6 +125,20 @@ load ../helpers
 	check_status 0
 }
 
+@test "create ID --bundle DIR and run ID -d: flags after the id, as runc's parser allows" {
+	make_bundle "$TEST_DIR/b2"
+	update_config_in "$TEST_DIR/b2" '.process.args = ["sleep", "100"]'
+	cd "$TEST_DIR"
+	run_bg create "$ID" --bundle "$TEST_DIR/b2" --pid-file "$TEST_DIR/pid"
+	check_status 0
+	[ "$(state_field "$ID" .bundle)" = "$TEST_DIR/b2" ]
+	[ "$(state_field "$ID" .pid)" = "$(cat "$TEST_DIR/pid")" ]
+	hutch delete -f "$ID"
+	run_bg run "$ID-2" -d -b "$TEST_DIR/b2"
+	check_status 0
+	[ "$(state_field "$ID-2" .status)" = running ]
+}
+
 @test "create --no-pivot: the process still sees only the rootfs" {
 	set_args sh -c 'ls /; cat /etc/passwd | head -n1'
 	run hutch run --no-pivot "$ID"
