@@ -145,7 +145,7 @@ static int parse_signal(const char *s, struct hutch_err *err)
 	};
 	int64_t n;
 	if (hutch_parse_i64(s, &n) == 0) {
-		if (n <= 0 || n >= NSIG)
+		if (n < 0 || n >= NSIG) /* 0: a check that it runs, as kill(2) and runc */
 			return hutch_fail(err, EINVAL, "invalid signal %s", s);
 		return (int)n;
 	}
