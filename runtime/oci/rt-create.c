@@ -25,6 +25,7 @@ struct create_ctx {
 	struct rt_global *g;
 	const struct rt_create_opts *o;
 	struct rt_spec *spec;
+	char *config_text; /* create --config: copied into the state dir for later verbs */
 	int dirfd;
 	struct rt_state st;
 	struct cg *cg;
@@ -186,6 +187,11 @@ static int make_state(struct create_ctx *x, struct hutch_err *err)
 	/* Borrowed from the spec for the state document; ctx_free gives them back. */
 	x->st.annotations = x->spec->annotations;
 	x->st.n_annotations = x->spec->n_annotations;
+	/* start's, exec's and delete's spec: the file may be gone or changed by then */
+	x->st.own_config = x->config_text != NULL;
+	if (x->config_text)
+		TRY(hutch_write_atomic_at(x->dirfd, "config.json", x->config_text,
+					  strlen(x->config_text), 0600, err));
 	return 0;
 }
 
@@ -437,6 +443,7 @@ static void ctx_free(struct create_ctx *x)
 	x->st.annotations = NULL; /* borrowed from the spec */
 	x->st.n_annotations = 0;
 	rt_state_clear(&x->st);
+	free(x->config_text);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
 	for (size_t i = 0; x->tree_fds && i < x->spec->n_mounts; i++)
@@ -489,7 +496,11 @@ int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, str
 				.tramp_fd = -1,
 				.pidfd = -1,
 				.pty_master = -1 };
-	int r = o->spec ? 0 : rt_spec_load(o->bundle, &x.spec, err);
+	int r = 0;
+	if (!o->spec && o->config) /* relative to the cwd, as crun; the root to the bundle */
+		r = rt_spec_load_at(AT_FDCWD, o->config, o->bundle, &x.config_text, &x.spec, err);
+	else if (!o->spec)
+		r = rt_spec_load(o->bundle, &x.spec, err);
 	if (r < 0)
 		return r;
 	if (o->spec)

@@ -17,6 +17,7 @@ struct rt_global;
 struct rt_create_opts {
 	const char *id;
 	const char *bundle;
+	const char *config; /* crun's --config: this file, not <bundle>/config.json */
 	const char *pid_file;
 	const char *console_socket;
 	int preserve_fds;

@@ -84,7 +84,7 @@ int rt_exec_target_open(struct rt_global *g, const char *id, bool ignore_paused,
 	if (r >= 0)
 		r = check_status(id, rt_state_status(dirfd, &st), ignore_paused, err);
 	if (r >= 0)
-		r = rt_spec_load(st.bundle, &t->spec, err);
+		r = rt_state_load_spec(dirfd, &st, &t->spec, err);
 	if (r >= 0) {
 		t->id = steal_ptr(st.id);
 		t->created = steal_ptr(st.created);

@@ -140,6 +140,8 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 		yajl_gen_bool(g, st->poststop);
 		hutch_json_gen_str(g, "hutch_creating");
 		yajl_gen_bool(g, st->creating);
+		hutch_json_gen_str(g, "hutch_own_config");
+		yajl_gen_bool(g, st->own_config);
 	}
 	yajl_gen_map_close(g);
 	return hutch_json_gen_finish(g, len);
@@ -203,7 +205,9 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	    (r = hutch_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) <
 		    0 ||
 	    (r = hutch_json_bool(doc, "hutch_creating", "hutch_creating", &st->creating, err)) <
-		    0) {
+		    0 ||
+	    (r = hutch_json_bool(doc, "hutch_own_config", "hutch_own_config", &st->own_config,
+				 err)) < 0) {
 		rt_state_clear(st);
 		return hutch_err_prefix(err, "state.json of %s: ", id);
 	}
@@ -225,6 +229,14 @@ void rt_state_clear(struct rt_state *st)
 	rt_kv_free(st->cgroup_paths, st->n_cgroup_paths);
 	rt_kv_free(st->annotations, st->n_annotations);
 	memset(st, 0, sizeof(*st));
+}
+
+int rt_state_load_spec(int dirfd, const struct rt_state *st, struct rt_spec **out,
+		       struct hutch_err *err)
+{
+	if (!st->own_config)
+		return rt_spec_load(st->bundle, out, err);
+	return rt_spec_load_at(dirfd, "config.json", st->bundle, NULL, out, err);
 }
 
 int rt_open_cgroup(const char *path, const struct cg_kv *paths, size_t n, struct cg **out,

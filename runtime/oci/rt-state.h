@@ -25,9 +25,10 @@ struct rt_state {
 	/* Where that put the cgroup in each hierarchy (cg_paths): what later verbs open. */
 	struct cg_kv *cgroup_paths;
 	size_t n_cgroup_paths;
-	bool poststart; /* the bundle has poststart hooks (start re-reads it only then) */
-	bool poststop;	/* the bundle has poststop hooks */
-	bool creating;	/* create has not finished */
+	bool poststart;	 /* the bundle has poststart hooks (start re-reads it only then) */
+	bool poststop;	 /* the bundle has poststop hooks */
+	bool creating;	 /* create has not finished */
+	bool own_config; /* create --config: the config is the copy in the state dir */
 	struct cg_kv *annotations;
 	size_t n_annotations;
 };
@@ -48,6 +49,9 @@ int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err
 int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err);
 int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err);
 void rt_state_clear(struct rt_state *st);
+/* The container's config: the state dir's copy (create --config) or the bundle's. */
+int rt_state_load_spec(int dirfd, const struct rt_state *st, struct rt_spec **out,
+		       struct hutch_err *err);
 /* Removes the state directory's content and the directory itself. */
 int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_err *err);
 /* Live status: pid liveness (start time guards pid reuse; zombies are stopped) and exec.fifo

@@ -76,7 +76,7 @@ static void poststart(struct locked *l)
 {
 	struct rt_spec *spec = NULL;
 	struct hutch_err e = { 0 };
-	if (!l->st.poststart || rt_spec_load(l->st.bundle, &spec, &e) < 0)
+	if (!l->st.poststart || rt_state_load_spec(l->dirfd, &l->st, &spec, &e) < 0)
 		return;
 	{
 		size_t len;
@@ -201,11 +201,11 @@ static RT_VERB_RUN(verb_kill)
 	return 0;
 }
 
-static void poststop(const struct rt_state *st)
+static void poststop(int dirfd, const struct rt_state *st)
 {
 	struct rt_spec *spec = NULL;
 	struct hutch_err e = { 0 };
-	if (!st->poststop || rt_spec_load(st->bundle, &spec, &e) < 0)
+	if (!st->poststop || rt_state_load_spec(dirfd, st, &spec, &e) < 0)
 		return;
 	size_t len;
 	_cleanup_free_ char *json = rt_state_json(st, RT_STOPPED, &len);
@@ -260,7 +260,7 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 	TRY(remove_cgroup(&l, err));
 	hutch_fault_point("delete:cgroup-removed");
 	waitpid(l.st.pid, NULL, WNOHANG); /* our own child (a foreground run): no zombie */
-	poststop(&l.st);
+	poststop(l.dirfd, &l.st);
 	return rt_state_remove(g->root, id, l.dirfd, err);
 }
 

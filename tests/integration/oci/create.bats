@@ -139,6 +139,35 @@ load ../helpers
 	[ "$(state_field "$ID-2" .status)" = running ]
 }
 
+@test "create --config FILE and run -f FILE: FILE relative to the cwd, the rootfs to the bundle" {
+	set_args sleep 100
+	mkdir "$TEST_DIR/elsewhere"
+	jq '.process.env += ["FROM=alt"]' "$BUNDLE/config.json" >"$TEST_DIR/elsewhere/alt.json"
+	jq '.process.args = ["echo", "from-alt"]' "$BUNDLE/config.json" >"$TEST_DIR/elsewhere/echo.json"
+	echo '{"not": "a config"}' >"$BUNDLE/config.json" # what a create that read it would refuse
+	cd "$TEST_DIR/elsewhere"
+	run_bg create --bundle "$BUNDLE" --config alt.json "$ID"
+	check_status 0
+	[ "$(state_field "$ID" .rootfs)" = "$BUNDLE/rootfs" ]
+	# exec, start and delete read the config as create did, even once the file is gone
+	rm alt.json
+	run hutch exec "$ID" sh -c 'echo "$FROM"'
+	check_status 0
+	[ "$output" = alt ]
+	run hutch start "$ID"
+	check_status 0
+	run hutch delete -f "$ID"
+	check_status 0
+	run hutch run -b "$BUNDLE" -f echo.json "$ID"
+	check_status 0
+	[ "$output" = from-alt ]
+	run hutch run -b "$BUNDLE" --config=no-such.json "$ID"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *no-such.json* ]]
+	assert_no_leftovers
+}
+
 @test "create --no-pivot: the process still sees only the rootfs" {
 	set_args sh -c 'ls /; cat /etc/passwd | head -n1'
 	run hutch run --no-pivot "$ID"
