@@ -244,6 +244,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* may need CAP_SYS_RESOURCE */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
+	c->env = rt_env_with_home(p->env, p->user.uid); /* the root's passwd, before the switch */
 	TRY(rt_become_user(p, !c->opts->no_new_keyring, err)); /* keeps capabilities */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); /* reset by the uid change (dead: READY fails) */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
@@ -273,7 +274,7 @@ void rt_child_main(struct rt_child *c)
 	if (c->opts->init_fd < 0)
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	/* Allocated while the filter, which may come next, is not loaded yet. */
-	char **env = rt_listen_env(c->spec->process.env, c->opts->preserve_fds);
+	char **env = rt_listen_env(c->env, c->opts->preserve_fds);
 	char **targv = rt_trampoline_argv(exe, c->spec->process.args);
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);

@@ -64,6 +64,7 @@ struct rt_child {
 	const struct ns_cgroup_dir *cgroup_dirs; /* v1: bound in place of cgroup mounts */
 	size_t n_cgroup_dirs;
 	const int *tree_fds; /* per spec mount: the parent's tree of its source, or -1 */
+	char **env;	     /* process.env, with HOME (rt_env_with_home) */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 
@@ -86,6 +87,13 @@ int rt_become_user(const struct rt_process *p, bool new_keyring, struct hutch_er
 /* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)
  * or "permission denied" (126), the texts container clients map to exit codes. */
 int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err);
+/* The home directory in a passwd line (name:pw:uid:gid:gecos:home:shell) when its uid is
+ * uid and its home is not empty. */
+bool rt_passwd_home(const char *line, uid_t uid, char *out, size_t len);
+/* env with HOME when it has none (or an empty one), as runc: uid's home in the container's
+ * /etc/passwd, else "/". Reads / as the process's root: after pivot or setns, before the
+ * user switch (the file may be root's only). env itself when it has HOME. */
+char **rt_env_with_home(char *const *env, uid_t uid);
 /* env with LISTEN_FDS and LISTEN_PID for preserved fds (env itself when there are none). */
 char **rt_listen_env(char *const *env, int preserve_fds);
 /* What a process gives up before execve, in the order rt_drop_privileges gives. */

@@ -139,7 +139,8 @@ static int close_fds(const struct exec_child *c, struct hutch_err *err)
 }
 
 /* Everything the exec'd process does between clone and execve. Keep it a list. */
-static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, struct hutch_err *err)
+static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, char ***env,
+		       struct hutch_err *err)
 {
 	const struct rt_process *p = c->p;
 	/* The container's /dev/console stays the init's: an exec must not stack mounts in the
@@ -151,6 +152,7 @@ static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, st
 	TRY(rt_setup_terminal(p, &term, err));		    /* in the container's devpts */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
+	*env = rt_env_with_home(p->env, p->user.uid);  /* the root's passwd, before the switch */
 	TRY(rt_become_user(p, true, err));	       /* keeps capabilities */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	return 0;
@@ -165,9 +167,10 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 	 * still hold host fds. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (child_setup(c, exe, sizeof(exe), &err) < 0)
+	char **env = NULL;
+	if (child_setup(c, exe, sizeof(exe), &env, &err) < 0)
 		goto fail;
-	char **env = rt_listen_env(c->p->env, c->preserve_fds);
+	env = rt_listen_env(env, c->preserve_fds);
 	char **targv = rt_trampoline_argv(exe, c->p->args);
 	struct sc_filter *patched = NULL; /* the trampoline's execveat let through */
 	if (rt_trampoline_filter(c->filter, c->tramp_fd, &patched, &err) < 0)

@@ -7,6 +7,7 @@
 #include "rt.h"
 #include "ll.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/keyctl.h>
 #include <signal.h>
@@ -120,6 +121,65 @@ int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct
 			   : hutch_fail(e, ENOENT, "exec %s: no such file or directory", name);
 	err->status = saw_eacces ? 126 : 127;
 	return r;
+}
+
+bool rt_passwd_home(const char *line, uid_t uid, char *out, size_t len)
+{
+	size_t end = strcspn(line, "\n"), n = 1;
+	const char *f[8] = { line }; /* where each field starts; f[n] ends the last at end */
+	for (size_t i = 0; i < end && n < 7; i++)
+		if (line[i] == ':')
+			f[n++] = line + i + 1;
+	if (n < 6)
+		return false;
+	f[n] = line + end + 1;
+	char num[24];
+	uint64_t u;
+	int w = snprintf(num, sizeof(num), "%.*s", (int)(f[3] - 1 - f[2]), f[2]);
+	if (w <= 0 || (size_t)w >= sizeof(num) || hutch_parse_u64(num, &u) < 0 || u != uid)
+		return false;
+	size_t l = (size_t)(f[6] - 1 - f[5]);
+	if (l == 0 || l >= len)
+		return false; /* no home: "/", as when there is no entry */
+	memcpy(out, f[5], l);
+	out[l] = '\0';
+	return true;
+}
+
+/* uid's home in the container's /etc/passwd, opened in the root (so that a symlink in the
+ * image cannot point it at a file outside), or "/". */
+static void passwd_home(uid_t uid, char *out, size_t len)
+{
+	struct hutch_err ignored = { 0 };
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+	if (root >= 0)
+		fd = hutch_open_in_root(root, "/etc/passwd", O_RDONLY, 0, &ignored);
+	_cleanup_fclose_ FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	if (f)
+		fd = -1; /* the FILE owns it */
+	while (f && getline(&line, &cap, f) >= 0)
+		if (rt_passwd_home(line, uid, out, len))
+			return;
+	snprintf(out, len, "/");
+}
+
+char **rt_env_with_home(char *const *env, uid_t uid)
+{
+	size_t n = 0, o = 0;
+	for (; env && env[n]; n++)
+		if (hutch_str_has_prefix(env[n], "HOME=") && env[n][5])
+			return (char **)env;
+	char home[PATH_MAX];
+	passwd_home(uid, home, sizeof(home));
+	char **out = hutch_xcalloc(n + 2, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		if (!hutch_str_has_prefix(env[i], "HOME=")) /* an empty one is replaced, as runc */
+			out[o++] = env[i];
+	out[o] = hutch_xasprintf("HOME=%s", home);
+	return out;
 }
 
 char **rt_listen_env(char *const *env, int preserve_fds)

@@ -777,6 +777,34 @@ static void test_sandbox_check(void)
 	rt_sb_opts_free(&o);
 }
 
+static void test_passwd_home(void)
+{
+	char h[64] = "";
+	ok(rt_passwd_home("root:x:0:0:root:/root:/bin/sh\n", 0, h, sizeof(h)) &&
+		   !strcmp(h, "/root"),
+	   "passwd: uid 0's home (%s)", h);
+	ok(!rt_passwd_home("root:x:0:0:root:/root:/bin/sh\n", 1000, h, sizeof(h)),
+	   "passwd: another uid does not match");
+	ok(!rt_passwd_home("u:x:10000:1:g:/h:/bin/sh", 1000, h, sizeof(h)) &&
+		   !rt_passwd_home("u:x:100:1:g:/h:/bin/sh", 1000, h, sizeof(h)),
+	   "passwd: the uid field is compared whole");
+	ok(rt_passwd_home("user:x:1000:1000::/home/user", 1000, h, sizeof(h)) &&
+		   !strcmp(h, "/home/user"),
+	   "passwd: six fields, no shell, no newline (%s)", h);
+	ok(!rt_passwd_home("user:x:1000:1000::", 1000, h, sizeof(h)) &&
+		   !rt_passwd_home("user:x:1000:1000:::/bin/sh", 1000, h, sizeof(h)),
+	   "passwd: an empty home is no home");
+	ok(!rt_passwd_home("user:x:1000:1000", 1000, h, sizeof(h)) &&
+		   !rt_passwd_home("user:x::1000::/h:/bin/sh", 0, h, sizeof(h)) &&
+		   !rt_passwd_home("# comment", 0, h, sizeof(h)) &&
+		   !rt_passwd_home("", 0, h, sizeof(h)),
+	   "passwd: short, uid-less, comment and empty lines match nothing");
+	ok(!rt_passwd_home(
+		   "u:x:5:5::/a/very/long/home/directory/that/does/not/fit/in/the/buffer/at/all:/s",
+		   5, h, 16),
+	   "passwd: a home longer than the buffer is refused, not cut");
+}
+
 int main(void)
 {
 	test_nul();
@@ -793,6 +821,7 @@ int main(void)
 	test_sandbox_args();
 	test_sandbox_check();
 	test_sandbox_spec_fields();
+	test_passwd_home();
 	remove_bundle();
 	return tap_done();
 }
