@@ -236,6 +236,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err)); /* still sees host paths */
 	TRY(parent_hooks(c, err));				   /* prestart, createRuntime */
 	TRY(ns_pivot_root(s->rootfs, c->opts->no_pivot, err));
+	TRY(rt_make_cwd(p->cwd, err)); /* before a read-only root is remounted so */
 	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err)); /* needs the new /proc */
 	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
 	TRY(ns_readonly_paths(s->readonly_paths, s->n_readonly_paths, err));

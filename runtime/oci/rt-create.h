@@ -82,6 +82,8 @@ int rt_setup_terminal(const struct rt_process *p, const struct rt_terminal *t,
 /* Closes every fd from 3 + preserve_fds on but keep (which must lie above the preserved). */
 int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hutch_err *err);
 int rt_enter_cwd(const char *cwd, struct hutch_err *err);
+/* A missing cwd is made (mkdir -p inside /, the root after pivot), as runc and crun do. */
+int rt_make_cwd(const char *cwd, struct hutch_err *err);
 /* process.user, keeping capabilities; not dumpable; then a new session keyring (its). */
 int rt_become_user(const struct rt_process *p, bool new_keyring, struct hutch_err *err);
 /* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)

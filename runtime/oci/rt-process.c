@@ -52,6 +52,20 @@ int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hu
 	return r < 0 ? hutch_fail_errno(err, r, "close inherited fds") : 0;
 }
 
+int rt_make_cwd(const char *cwd, struct hutch_err *err)
+{
+	struct hutch_err ignored = { 0 };
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return hutch_fail_errno(err, errno, "process.cwd %s: open /", cwd);
+	_cleanup_close_ int fd = hutch_open_in_root(root, cwd, O_PATH, 0, &ignored);
+	if (fd != -ENOENT)
+		return 0; /* there (or not reachable): rt_enter_cwd says what is wrong */
+	/* As runc: as the container's root, 0755, each component in the root. */
+	fd = hutch_mkdir_in_root(root, cwd, 0755, err);
+	return fd < 0 ? hutch_err_prefix(err, "process.cwd %s: ", cwd) : 0;
+}
+
 int rt_enter_cwd(const char *cwd, struct hutch_err *err)
 {
 	char buf[PATH_MAX];

@@ -119,6 +119,37 @@ load ../helpers
 	[ "$output" = /home/user ]
 }
 
+@test "process: a missing cwd is made, root's and 0755, even on a read-only root, as runc" {
+	update_config '.process.cwd = "/new/deeper/dir" | .process.user = {uid: 1000, gid: 1000}'
+	set_args sh -c 'pwd; stat -c "%u %a" /new /new/deeper /new/deeper/dir'
+	run_ok
+	[ "${lines[0]}" = /new/deeper/dir ]
+	[ "${lines[1]}" = "0 755" ] && [ "${lines[2]}" = "0 755" ] && [ "${lines[3]}" = "0 755" ]
+	rm -r "$BUNDLE/rootfs/new"
+	update_config '.root.readonly = true'
+	set_args pwd
+	run_ok
+	[ "$output" = /new/deeper/dir ]
+	[ -d "$BUNDLE/rootfs/new/deeper/dir" ]
+}
+
+@test "process: a missing cwd is made inside the root: a symlink to a host path stays in it" {
+	ln -s "$TEST_DIR/host-dir" "$BUNDLE/rootfs/lnk"
+	update_config '.process.cwd = "/lnk/sub"'
+	set_args pwd
+	run_ok
+	[ ! -e "$TEST_DIR/host-dir" ]
+	[ -d "$BUNDLE/rootfs$TEST_DIR/host-dir/sub" ]
+	# a missing one with .. in it is refused, naming process.cwd
+	update_config '.process.cwd = "/a/../b"'
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *process.cwd* ]]
+	[ ! -e "$BUNDLE/rootfs/b" ] && [ ! -e "$BUNDLE/rootfs/a" ]
+	assert_no_leftovers
+}
+
 @test "process: args are passed as they are, the command found in the container's PATH" {
 	set_args echo 'a  b' '' '$HOME' '*'
 	run_ok
