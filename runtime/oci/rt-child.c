@@ -73,7 +73,9 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
 }
 
 /* Runs hooks that execute inside the container's namespaces (createContainer before pivot,
- * startContainer after start); the parent sent the state document after GO. */
+ * startContainer after start); the parent sent the state document after GO. As runc's,
+ * they get the process's env unless they have their own, and createContainer runs in the
+ * rootfs (startContainer in process.cwd, entered by then). */
 static int child_hooks(const struct rt_child *c, enum rt_hook_kind kind, const char *state,
 		       struct hutch_err *err)
 {
@@ -81,9 +83,14 @@ static int child_hooks(const struct rt_child *c, enum rt_hook_kind kind, const c
 		[RT_HOOK_CREATE_CONTAINER] = "createContainer",
 		[RT_HOOK_START_CONTAINER] = "startContainer",
 	};
+	const struct rt_hook_where where = {
+		.cwd = kind == RT_HOOK_CREATE_CONTAINER ? c->spec->rootfs : NULL,
+		.env = c->spec->process.env,
+	};
 	if (c->spec->hooks[kind].n == 0)
 		return 0;
-	return rt_hooks_run(&c->spec->hooks[kind], names[kind], state ? state : "{}", err);
+	return rt_hooks_run_in(&c->spec->hooks[kind], &where, names[kind], state ? state : "{}",
+			       err);
 }
 
 static int parent_hooks(const struct rt_child *c, struct hutch_err *err)

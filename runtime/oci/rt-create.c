@@ -325,13 +325,17 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
-static int run_parent_hooks(struct create_ctx *x, enum rt_hook_kind a, enum rt_hook_kind b,
-			    struct hutch_err *err)
+/* prestart, then createRuntime. prestart's state says "created", as runtime-tools checks
+ * (prestart was once part of start); createRuntime's "creating", as the spec's lifecycle. */
+static int run_parent_hooks(struct create_ctx *x, struct hutch_err *err)
 {
 	size_t len;
-	_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
-	TRY(rt_hooks_run(&x->spec->hooks[a], hook_names[a], state, err));
-	return rt_hooks_run(&x->spec->hooks[b], hook_names[b], state, err);
+	_cleanup_free_ char *created = rt_state_json(&x->st, RT_CREATED, &len);
+	_cleanup_free_ char *creating = rt_state_json(&x->st, RT_CREATING, &len);
+	TRY(rt_hooks_run(&x->spec->hooks[RT_HOOK_PRESTART], hook_names[RT_HOOK_PRESTART], created,
+			 err));
+	return rt_hooks_run(&x->spec->hooks[RT_HOOK_CREATE_RUNTIME],
+			    hook_names[RT_HOOK_CREATE_RUNTIME], creating, err);
 }
 
 /* The seccomp notify fd goes to linux.seccomp.listenerPath with the container's state. */
@@ -394,7 +398,7 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 		TRY(rt_sync_recv(x->sync[0], &m, err));
 		switch (m.type) {
 		case RT_SYNC_HOOKS:
-			TRY(run_parent_hooks(x, RT_HOOK_PRESTART, RT_HOOK_CREATE_RUNTIME, err));
+			TRY(run_parent_hooks(x, err));
 			TRY(rt_sync_send(x->sync[0], RT_SYNC_HOOKS_DONE, NULL, err));
 			break;
 		case RT_SYNC_PTY:

@@ -65,7 +65,16 @@ int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err);
 
 /* ---- hooks (rt-hooks.c) ---- */
 
+/* Runtime-namespace hooks: in hutch's cwd, with hutch's environment unless they have env. */
 int rt_hooks_run(const struct rt_hooks *hooks, const char *name, const char *state_json,
 		 struct hutch_err *err);
+/* Container hooks: a hook without env gets env (runc gives them the process's), and runs in
+ * cwd (NULL: where we are). */
+struct rt_hook_where {
+	const char *cwd;
+	char *const *env;
+};
+int rt_hooks_run_in(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		    const char *name, const char *state_json, struct hutch_err *err);
 
 #endif
