@@ -271,13 +271,42 @@ static int pin_init(struct exec_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
+/* v1: every hierarchy's sub-cgroup that --cgroup names exists (v2: cg_open_paths said so). */
+static int check_sub_cgroups(struct cg *cg, struct hutch_err *err)
+{
+	const char *names[32], *dirs[32];
+	size_t n = cg_hierarchy_dirs(cg, names, dirs, ARRAY_SIZE(dirs));
+	for (size_t i = 0; i < n; i++)
+		if (access(dirs[i], F_OK) < 0)
+			return hutch_fail_errno(err, errno, "--cgroup: cgroup %s", dirs[i]);
+	return 0;
+}
+
+/* The container's cgroup, or the sub-cgroups that --cgroup names (which must exist). */
+static int open_cgroup(struct exec_ctx *x, struct hutch_err *err)
+{
+	const struct rt_exec_target *t = x->t;
+	struct cg_kv *paths = NULL;
+	if (!x->o->n_cgroups)
+		return rt_open_cgroup(t->cgroup_path, t->cgroup_paths, t->n_cgroup_paths, &x->cg,
+				      err);
+	int r = rt_exec_cgroup_paths(t->cgroup_paths, t->n_cgroup_paths, cg_is_v2(), x->o->cgroups,
+				     x->o->n_cgroups, &paths, err);
+	if (r >= 0) {
+		r = cg_open_paths(paths, t->n_cgroup_paths, &x->cg, err);
+		if (r < 0)
+			hutch_err_prefix(err, "--cgroup: ");
+		rt_kv_free(paths, t->n_cgroup_paths);
+	}
+	return r < 0 ? r : check_sub_cgroups(x->cg, err);
+}
+
 /* Cgroup, seccomp program, console and sync socket: everything made before clone. */
 static int prepare(struct exec_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
 	TRY(pin_init(x, err));
-	TRY(rt_open_cgroup(x->t->cgroup_path, x->t->cgroup_paths, x->t->n_cgroup_paths, &x->cg,
-			   err));
+	TRY(open_cgroup(x, err));
 	if (x->t->spec->has_seccomp) /* the container's filter applies to every process */
 		TRY(rt_spec_compile_seccomp(x->t->spec, &x->filter, err));
 	if (x->o->console_socket) {

@@ -175,6 +175,59 @@ counter() {
 	[ "$status" -eq 1 ]
 }
 
+@test "exec --cgroup: the process joins an existing sub-cgroup of the container's, as runc" {
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	local pids cpu
+	pids=$(ctr_cgroup pids)
+	mkdir "$pids/sub"
+	if is_v2; then
+		run hutch exec --cgroup sub "$ID" cat /proc/self/cgroup
+		check_status 0
+		[[ $output == *"/sub" ]]
+		run hutch exec --cgroup pids:sub "$ID" true
+		[ "$status" -ne 0 ]
+		[[ $output == *"--cgroup pids:sub"*"cgroup v1"* ]]
+	else
+		cpu=$(ctr_cgroup cpu)
+		mkdir "$cpu/sub"
+		# one controller, or several; a leading / is still inside the container's cgroup
+		run hutch exec --cgroup pids:sub "$ID" cat /proc/self/cgroup
+		check_status 0
+		grep -E "^[0-9]+:pids:.*/sub\$" <<<"$output"
+		! grep -E "^[0-9]+:cpu(,cpuacct)?:.*/sub\$" <<<"$output"
+		run hutch exec --cgroup pids,cpu:/sub "$ID" cat /proc/self/cgroup
+		check_status 0
+		grep -E "^[0-9]+:pids:.*/sub\$" <<<"$output"
+		grep -E "^[0-9]+:cpu(,cpuacct)?:.*/sub\$" <<<"$output"
+		run hutch exec --cgroup pids:sub --cgroup cpu:sub/../sub "$ID" cat /proc/self/cgroup
+		check_status 0
+		grep -E "^[0-9]+:cpu(,cpuacct)?:.*/sub\$" <<<"$output"
+		# without a controller: every hierarchy, where sub is missing here
+		run hutch exec --cgroup sub "$ID" true
+		[ "$status" -ne 0 ]
+		[[ $output == *"--cgroup"*"/sub"* ]]
+		run hutch exec --cgroup bogus:sub "$ID" true
+		[ "$status" -ne 0 ]
+		[[ $output == *"--cgroup bogus:sub"*bogus* ]]
+		rmdir "$cpu/sub"
+	fi
+	# it must exist, and be inside
+	run hutch exec --cgroup pids:nope "$ID" true
+	[ "$status" -ne 0 ]
+	[[ $output == *"--cgroup"*nope* ]]
+	run hutch exec --cgroup ../.. "$ID" true
+	[ "$status" -ne 0 ]
+	[[ $output == *"--cgroup ../.."*"not a sub-cgroup"* ]]
+	run hutch exec --cgroup pids:a/../../x "$ID" true
+	[ "$status" -ne 0 ]
+	[[ $output == *"not a sub-cgroup"* ]]
+	[ "$(wc -l <"$pids/sub/cgroup.procs")" -eq 0 ] # nothing left of the failed ones
+	rmdir "$pids/sub"
+	hutch delete --force "$ID"
+}
+
 @test "update: refuses a stopped container, Intel RDT, and bad JSON" {
 	set_args sleep 100
 	run_bg run -d "$ID"
