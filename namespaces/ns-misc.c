@@ -87,6 +87,11 @@ static const char *const ipc_sysctls[] = {
 int ns_check_sysctl(const char *key, bool new_net, bool new_ipc, bool new_uts,
 		    struct hutch_err *err)
 {
+	/* as runc: the spec's hostname field owns it, and a sysctl would race with it */
+	if (strcmp(key, "kernel.hostname") == 0)
+		return hutch_fail(
+			err, EINVAL,
+			"sysctl %s is not allowed: it conflicts with the OCI hostname field", key);
 	bool ipc = hutch_str_has_prefix(key, "fs.mqueue.");
 	for (size_t i = 0; i < ARRAY_SIZE(ipc_sysctls); i++)
 		ipc = ipc || strcmp(key, ipc_sysctls[i]) == 0;
@@ -100,7 +105,7 @@ int ns_check_sysctl(const char *key, bool new_net, bool new_ipc, bool new_uts,
 			return 0;
 		return hutch_fail(err, EINVAL, "sysctl %s needs a new network namespace", key);
 	}
-	if (strcmp(key, "kernel.hostname") == 0 || strcmp(key, "kernel.domainname") == 0) {
+	if (strcmp(key, "kernel.domainname") == 0) {
 		if (new_uts)
 			return 0;
 		return hutch_fail(err, EINVAL, "sysctl %s needs a new uts namespace", key);

@@ -43,6 +43,17 @@ static int parse_globals(int argc, char **argv, struct rt_global *g, int *verb_a
 				return hutch_fail(err, EINVAL,
 						  "--log-format: expected text or json, got %s", v);
 			g->log_json = strcmp(v, "json") == 0;
+		} else if ((v = global_value(argc, argv, &i, "cgroup-manager", &bad))) {
+			/* crun's and podman's spelling: cgroupfs is what hutch does anyway, and
+			 * systemd means --systemd-cgroup (refused in main, not ignored) */
+			if (strcmp(v, "cgroupfs") && strcmp(v, "systemd"))
+				return hutch_fail(
+					err, EINVAL,
+					"--cgroup-manager: expected cgroupfs or systemd, got %s",
+					v);
+			if (!strcmp(v, "systemd"))
+				g->systemd_cgroup =
+					true; /* cgroupfs never undoes --systemd-cgroup */
 		} else if ((v = global_value(argc, argv, &i, "criu", &bad)) ||
 			   (v = global_value(argc, argv, &i, "rootless", &bad)))
 			; /* accepted for runc compatibility; nothing of ours depends on them */

@@ -36,10 +36,12 @@ struct rt_flag {
 	int (*fn)(void *field, const char *v, struct hutch_err *err);
 };
 
-/* How arguments read: runc's grammar (flags end at the first positional, --help anywhere
- * among them) unless the mode says otherwise. */
+/* How arguments read: runc's grammar for exec and ps (flags end at the first positional,
+ * --help anywhere among them) unless the mode says otherwise. */
 enum {
-	RT_PARSE_ANYWHERE = 1 << 0, /* flags may follow positionals: image import FILE --name N */
+	/* flags may follow positionals: image import FILE --name N, and the runc verbs whose
+	 * parser reorders arguments (update ID --cpu-period N, kill ID KILL --all) */
+	RT_PARSE_ANYWHERE = 1 << 0,
 	/* `hutch sandbox`'s own conventions, which its callers and tests know: every argument
 	 * that starts with '-' is a flag ("-" too), --help is not one, an unknown flag is named
 	 * with its value, and a missing value reads "--f: requires a value". */

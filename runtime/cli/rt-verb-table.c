@@ -50,6 +50,7 @@ void rt_main_help(int fd)
 		    "  --log-format FORMAT   text or json (for --log)\n"
 		    "  --debug               log debug messages\n"
 		    "  --systemd-cgroup      not supported: use cgroupfs paths\n"
+		    "  --cgroup-manager M    cgroupfs (the default), or systemd (not supported)\n"
 		    "  --version             print the version\n"
 		    "  --help                show this help\n");
 }

@@ -93,7 +93,9 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
 }
 
 /* Runs hooks that execute inside the container's namespaces (createContainer before pivot,
- * startContainer after start); the parent sent the state document after GO. */
+ * startContainer after start); the parent sent the state document after GO. As runc's,
+ * they get the process's env unless they have their own, and createContainer runs in the
+ * rootfs (startContainer in process.cwd, entered by then). */
 static int child_hooks(const struct rt_child *c, enum rt_hook_kind kind, const char *state,
 		       struct hutch_err *err)
 {
@@ -101,9 +103,14 @@ static int child_hooks(const struct rt_child *c, enum rt_hook_kind kind, const c
 		[RT_HOOK_CREATE_CONTAINER] = "createContainer",
 		[RT_HOOK_START_CONTAINER] = "startContainer",
 	};
+	const struct rt_hook_where where = {
+		.cwd = kind == RT_HOOK_CREATE_CONTAINER ? c->spec->rootfs : NULL,
+		.env = c->spec->process.env,
+	};
 	if (c->spec->hooks[kind].n == 0)
 		return 0;
-	return rt_hooks_run(&c->spec->hooks[kind], names[kind], state ? state : "{}", err);
+	return rt_hooks_run_in(&c->spec->hooks[kind], &where, names[kind], state ? state : "{}",
+			       err);
 }
 
 static int parent_hooks(const struct rt_child *c, struct hutch_err *err)
@@ -259,6 +266,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err)); /* still sees host paths */
 	TRY(parent_hooks(c, err));				   /* prestart, createRuntime */
 	TRY(ns_pivot_root(s->rootfs, c->opts->no_pivot, err));
+	TRY(rt_make_cwd(p->cwd, err)); /* before a read-only root is remounted so */
 	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err)); /* needs the new /proc */
 	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
 	TRY(ns_readonly_paths(s->readonly_paths, s->n_readonly_paths, err));
@@ -268,6 +276,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(rt_set_kernel_attrs(s, p, err));		    /* some need capabilities */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
+	c->env = rt_env_with_home(p->env, p->user.uid); /* the root's passwd, before the switch */
 	TRY(rt_become_user(p, !c->opts->no_new_keyring, err)); /* keeps capabilities */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); /* reset by the uid change (dead: READY fails) */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
@@ -300,7 +309,7 @@ void rt_child_main(struct rt_child *c)
 	if (c->opts->init_fd < 0)
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	/* Allocated while the filter, which may come next, is not loaded yet. */
-	char **env = rt_listen_env(c->spec->process.env, c->opts->preserve_fds);
+	char **env = rt_listen_env(c->env, c->opts->preserve_fds);
 	char **targv = rt_trampoline_argv(exe, c->spec->process.args);
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);

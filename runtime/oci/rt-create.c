@@ -26,6 +26,7 @@ struct create_ctx {
 	struct rt_global *g;
 	const struct rt_create_opts *o;
 	struct rt_spec *spec;
+	char *config_text; /* create --config: copied into the state dir for later verbs */
 	int dirfd;
 	struct rt_state st;
 	struct cg *cg;
@@ -209,6 +210,11 @@ static int make_state(struct create_ctx *x, struct hutch_err *err)
 	/* Borrowed from the spec for the state document; ctx_free gives them back. */
 	x->st.annotations = x->spec->annotations;
 	x->st.n_annotations = x->spec->n_annotations;
+	/* start's, exec's and delete's spec: the file may be gone or changed by then */
+	x->st.own_config = x->config_text != NULL;
+	if (x->config_text)
+		TRY(hutch_write_atomic_at(x->dirfd, "config.json", x->config_text,
+					  strlen(x->config_text), 0600, err));
 	return 0;
 }
 
@@ -377,13 +383,17 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
-static int run_parent_hooks(struct create_ctx *x, enum rt_hook_kind a, enum rt_hook_kind b,
-			    struct hutch_err *err)
+/* prestart, then createRuntime. prestart's state says "created", as runtime-tools checks
+ * (prestart was once part of start); createRuntime's "creating", as the spec's lifecycle. */
+static int run_parent_hooks(struct create_ctx *x, struct hutch_err *err)
 {
 	size_t len;
-	_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
-	TRY(rt_hooks_run(&x->spec->hooks[a], hook_names[a], state, err));
-	return rt_hooks_run(&x->spec->hooks[b], hook_names[b], state, err);
+	_cleanup_free_ char *created = rt_state_json(&x->st, RT_CREATED, &len);
+	_cleanup_free_ char *creating = rt_state_json(&x->st, RT_CREATING, &len);
+	TRY(rt_hooks_run(&x->spec->hooks[RT_HOOK_PRESTART], hook_names[RT_HOOK_PRESTART], created,
+			 err));
+	return rt_hooks_run(&x->spec->hooks[RT_HOOK_CREATE_RUNTIME],
+			    hook_names[RT_HOOK_CREATE_RUNTIME], creating, err);
 }
 
 /* The seccomp notify fd goes to linux.seccomp.listenerPath with the container's state. */
@@ -461,7 +471,7 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 		TRY(rt_sync_recv(x->sync[0], &m, err));
 		switch (m.type) {
 		case RT_SYNC_HOOKS:
-			TRY(run_parent_hooks(x, RT_HOOK_PRESTART, RT_HOOK_CREATE_RUNTIME, err));
+			TRY(run_parent_hooks(x, err));
 			TRY(rt_sync_send(x->sync[0], RT_SYNC_HOOKS_DONE, NULL, err));
 			break;
 		case RT_SYNC_PTY:
@@ -510,6 +520,7 @@ static void ctx_free(struct create_ctx *x)
 	x->st.annotations = NULL; /* borrowed from the spec */
 	x->st.n_annotations = 0;
 	rt_state_clear(&x->st);
+	free(x->config_text);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
 	for (size_t i = 0; x->tree_fds && i < x->spec->n_mounts; i++)
@@ -562,7 +573,11 @@ int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, str
 				.tramp_fd = -1,
 				.pidfd = -1,
 				.pty_master = -1 };
-	int r = o->spec ? 0 : rt_spec_load(o->bundle, &x.spec, err);
+	int r = 0;
+	if (!o->spec && o->config) /* relative to the cwd, as crun; the root to the bundle */
+		r = rt_spec_load_at(AT_FDCWD, o->config, o->bundle, &x.config_text, &x.spec, err);
+	else if (!o->spec)
+		r = rt_spec_load(o->bundle, &x.spec, err);
 	if (r < 0)
 		return r;
 	if (o->spec)

@@ -17,6 +17,7 @@ struct rt_global;
 struct rt_create_opts {
 	const char *id;
 	const char *bundle;
+	const char *config; /* crun's --config: this file, not <bundle>/config.json */
 	const char *pid_file;
 	const char *console_socket;
 	int preserve_fds;
@@ -64,6 +65,7 @@ struct rt_child {
 	const struct ns_cgroup_dir *cgroup_dirs; /* v1: bound in place of cgroup mounts */
 	size_t n_cgroup_dirs;
 	const int *tree_fds; /* per spec mount: the parent's tree of its source, or -1 */
+	char **env;	     /* process.env, with HOME (rt_env_with_home) */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 
@@ -81,6 +83,8 @@ int rt_setup_terminal(const struct rt_process *p, const struct rt_terminal *t,
 /* Closes every fd from 3 + preserve_fds on but keep (which must lie above the preserved). */
 int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hutch_err *err);
 int rt_enter_cwd(const char *cwd, struct hutch_err *err);
+/* A missing cwd is made (mkdir -p inside /, the root after pivot), as runc and crun do. */
+int rt_make_cwd(const char *cwd, struct hutch_err *err);
 /* process.user, keeping capabilities; not dumpable; then a new session keyring (its). */
 int rt_become_user(const struct rt_process *p, bool new_keyring, struct hutch_err *err);
 /* The kernel attributes the spec gives the process, which execve keeps (rt-sched.c): set
@@ -89,6 +93,13 @@ int rt_set_kernel_attrs(const struct rt_spec *s, const struct rt_process *p, str
 /* Finds args[0] in the process's PATH; errors say "no such file or directory" (status 127)
  * or "permission denied" (126), the texts container clients map to exit codes. */
 int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err);
+/* The home directory in a passwd line (name:pw:uid:gid:gecos:home:shell) when its uid is
+ * uid and its home is not empty. */
+bool rt_passwd_home(const char *line, uid_t uid, char *out, size_t len);
+/* env with HOME when it has none (or an empty one), as runc: uid's home in the container's
+ * /etc/passwd, else "/". Reads / as the process's root: after pivot or setns, before the
+ * user switch (the file may be root's only). env itself when it has HOME. */
+char **rt_env_with_home(char *const *env, uid_t uid);
 /* env with LISTEN_FDS and LISTEN_PID for preserved fds (env itself when there are none). */
 char **rt_listen_env(char *const *env, int preserve_fds);
 /* What a process gives up before execve, in the order rt_drop_privileges gives. */

@@ -85,7 +85,7 @@ int rt_exec_target_open(struct rt_global *g, const char *id, bool ignore_paused,
 	if (r >= 0)
 		r = check_status(id, rt_state_status(dirfd, &st), ignore_paused, err);
 	if (r >= 0)
-		r = rt_spec_load(st.bundle, &t->spec, err);
+		r = rt_state_load_spec(dirfd, &st, &t->spec, err);
 	if (r >= 0) {
 		t->id = steal_ptr(st.id);
 		t->created = steal_ptr(st.created);
@@ -140,7 +140,8 @@ static int close_fds(const struct exec_child *c, struct hutch_err *err)
 }
 
 /* Everything the exec'd process does between clone and execve. Keep it a list. */
-static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, struct hutch_err *err)
+static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, char ***env,
+		       struct hutch_err *err)
 {
 	const struct rt_process *p = c->p;
 	/* The container's /dev/console stays the init's: an exec must not stack mounts in the
@@ -153,6 +154,7 @@ static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, st
 	TRY(rt_setup_terminal(p, &term, err));		    /* in the container's devpts */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
+	*env = rt_env_with_home(p->env, p->user.uid);  /* the root's passwd, before the switch */
 	TRY(rt_become_user(p, true, err));	       /* keeps capabilities */
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	return 0;
@@ -167,9 +169,10 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 	 * still hold host fds. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (child_setup(c, exe, sizeof(exe), &err) < 0)
+	char **env = NULL;
+	if (child_setup(c, exe, sizeof(exe), &env, &err) < 0)
 		goto fail;
-	char **env = rt_listen_env(c->p->env, c->preserve_fds);
+	env = rt_listen_env(env, c->preserve_fds);
 	char **targv = rt_trampoline_argv(exe, c->p->args);
 	struct sc_filter *patched = NULL; /* the trampoline's execveat let through */
 	if (rt_trampoline_filter(c->filter, c->tramp_fd, &patched, &err) < 0)
@@ -270,14 +273,46 @@ static int pin_init(struct exec_ctx *x, struct hutch_err *err)
 	return 0;
 }
 
+/* v1: every hierarchy's sub-cgroup that --cgroup names exists (v2: cg_open_paths said so). */
+static int check_sub_cgroups(struct cg *cg, struct hutch_err *err)
+{
+	const char *names[32], *dirs[32];
+	size_t n = cg_hierarchy_dirs(cg, names, dirs, ARRAY_SIZE(dirs));
+	for (size_t i = 0; i < n; i++)
+		if (access(dirs[i], F_OK) < 0)
+			return hutch_fail_errno(err, errno, "--cgroup: cgroup %s", dirs[i]);
+	return 0;
+}
+
+/* The container's cgroup, or the sub-cgroups that --cgroup names (which must exist). */
+static int open_cgroup(struct exec_ctx *x, struct hutch_err *err)
+{
+	const struct rt_exec_target *t = x->t;
+	struct cg_kv *paths = NULL;
+	if (!t->cgroup_path && !t->n_cgroup_paths) /* none: rootless, nothing delegated */
+		return x->o->n_cgroups ? hutch_fail(err, ENOENT, "--cgroup: the container has "
+								 "no cgroup")
+				       : 0;
+	if (!x->o->n_cgroups)
+		return rt_open_cgroup(t->cgroup_path, t->cgroup_paths, t->n_cgroup_paths, &x->cg,
+				      err);
+	int r = rt_exec_cgroup_paths(t->cgroup_paths, t->n_cgroup_paths, cg_is_v2(), x->o->cgroups,
+				     x->o->n_cgroups, &paths, err);
+	if (r >= 0) {
+		r = cg_open_paths(paths, t->n_cgroup_paths, &x->cg, err);
+		if (r < 0)
+			hutch_err_prefix(err, "--cgroup: ");
+		rt_kv_free(paths, t->n_cgroup_paths);
+	}
+	return r < 0 ? r : check_sub_cgroups(x->cg, err);
+}
+
 /* Cgroup, seccomp program, console and sync socket: everything made before clone. */
 static int prepare(struct exec_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
 	TRY(pin_init(x, err));
-	if (x->t->cgroup_path || x->t->n_cgroup_paths) /* none: rootless, nothing delegated */
-		TRY(rt_open_cgroup(x->t->cgroup_path, x->t->cgroup_paths, x->t->n_cgroup_paths,
-				   &x->cg, err));
+	TRY(open_cgroup(x, err));
 	if (x->t->spec->has_seccomp) /* the container's filter applies to every process */
 		TRY(rt_spec_compile_seccomp(x->t->spec, &x->filter, err));
 	if (x->o->console_socket) {

@@ -51,12 +51,20 @@ struct rt_exec_opts {
 	int preserve_fds;
 	bool detach;
 	bool die_with_parent; /* the process gets SIGKILL when this hutch dies (sandbox exec) */
+	char *const *cgroups; /* --cgroup values (rt_exec_cgroup_paths) */
+	size_t n_cgroups;
 };
 /* Runs p in the container t. Detached: returns 0 once p has exec'd, the pid file written.
  * Foreground: relays a terminal or forwards signals, and returns p's exit code (or
  * 128+signal). */
 int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 		const struct rt_exec_opts *o, struct hutch_err *err);
+/* Pure (rt-exec-cgroup.c): the cgroup paths (per hierarchy, as the state keeps them) that
+ * exec --cgroup values put the process in: "PATH" for every hierarchy (alone), or
+ * "CTRL[,CTRL...]:PATH" for those; PATH is relative to the container's cgroup and may not
+ * leave it. A controller prefix is refused on v2. *out has n entries, as paths. */
+int rt_exec_cgroup_paths(const struct cg_kv *paths, size_t n, bool v2, char *const *args,
+			 size_t n_args, struct cg_kv **out, struct hutch_err *err);
 /* Shared with create. */
 
 #endif

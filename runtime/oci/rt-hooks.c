@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * OCI hooks: each runs with the container state on stdin, its own args and env, and an
- * optional timeout after which it is killed. A failing hook fails the operation.
+ * optional timeout after which it is killed. A failing hook fails the operation. A hook
+ * without env gets the runtime's environment (runc's: Go's exec with a nil Env); an empty
+ * env list is an empty environment.
  */
 #include "rt.h"
 
@@ -12,9 +14,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
-static int spawn_hook(const struct rt_hook *h, int *stdin_w, int *pidfd, pid_t *pid,
-		      struct hutch_err *err)
+static int spawn_hook(const struct rt_hook *h, const struct rt_hook_where *w, int *stdin_w,
+		      int *pidfd, pid_t *pid, struct hutch_err *err)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -27,10 +30,12 @@ static int spawn_hook(const struct rt_hook *h, int *stdin_w, int *pidfd, pid_t *
 	}
 	if (child == 0) {
 		char *const def_args[] = { h->path, NULL };
-		char *const empty_env[] = { NULL };
+		char *const *env = h->env ? h->env : w && w->env ? w->env : environ;
 		dup2(p[0], 0);
 		hutch_close_fds_from(3, NULL, 0);
-		execve(h->path, h->args ? h->args : def_args, h->env ? h->env : empty_env);
+		if (w && w->cwd && chdir(w->cwd) < 0)
+			_exit(127);
+		execve(h->path, h->args ? h->args : def_args, env);
 		_exit(127);
 	}
 	close(p[0]);
@@ -72,12 +77,18 @@ static int wait_hook(const struct rt_hook *h, const char *name, int pidfd, pid_t
 int rt_hooks_run(const struct rt_hooks *hooks, const char *name, const char *state_json,
 		 struct hutch_err *err)
 {
+	return rt_hooks_run_in(hooks, NULL, name, state_json, err);
+}
+
+int rt_hooks_run_in(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		    const char *name, const char *state_json, struct hutch_err *err)
+{
 	for (size_t i = 0; i < hooks->n; i++) {
 		const struct rt_hook *h = &hooks->v[i];
 		_cleanup_close_ int pidfd = -1;
 		int w = -1;
 		pid_t pid = 0;
-		int r = spawn_hook(h, &w, &pidfd, &pid, err);
+		int r = spawn_hook(h, where, &w, &pidfd, &pid, err);
 		if (r < 0)
 			return r;
 		/* A hook need not read its stdin: ignore SIGPIPE only around this write, so no

@@ -7,6 +7,7 @@
 #include "rt.h"
 #include "ll.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/keyctl.h>
 #include <signal.h>
@@ -49,6 +50,20 @@ int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hu
 					  keep[i]);
 	int r = hutch_close_fds_from(from, keep, n_keep);
 	return r < 0 ? hutch_fail_errno(err, r, "close inherited fds") : 0;
+}
+
+int rt_make_cwd(const char *cwd, struct hutch_err *err)
+{
+	struct hutch_err ignored = { 0 };
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return hutch_fail_errno(err, errno, "process.cwd %s: open /", cwd);
+	_cleanup_close_ int fd = hutch_open_in_root(root, cwd, O_PATH, 0, &ignored);
+	if (fd != -ENOENT)
+		return 0; /* there (or not reachable): rt_enter_cwd says what is wrong */
+	/* As runc: as the container's root, 0755, each component in the root. */
+	fd = hutch_mkdir_in_root(root, cwd, 0755, err);
+	return fd < 0 ? hutch_err_prefix(err, "process.cwd %s: ", cwd) : 0;
 }
 
 int rt_enter_cwd(const char *cwd, struct hutch_err *err)
@@ -120,6 +135,65 @@ int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct
 			   : hutch_fail(e, ENOENT, "exec %s: no such file or directory", name);
 	err->status = saw_eacces ? 126 : 127;
 	return r;
+}
+
+bool rt_passwd_home(const char *line, uid_t uid, char *out, size_t len)
+{
+	size_t end = strcspn(line, "\n"), n = 1;
+	const char *f[8] = { line }; /* where each field starts; f[n] ends the last at end */
+	for (size_t i = 0; i < end && n < 7; i++)
+		if (line[i] == ':')
+			f[n++] = line + i + 1;
+	if (n < 6)
+		return false;
+	f[n] = line + end + 1;
+	char num[24];
+	uint64_t u;
+	int w = snprintf(num, sizeof(num), "%.*s", (int)(f[3] - 1 - f[2]), f[2]);
+	if (w <= 0 || (size_t)w >= sizeof(num) || hutch_parse_u64(num, &u) < 0 || u != uid)
+		return false;
+	size_t l = (size_t)(f[6] - 1 - f[5]);
+	if (l == 0 || l >= len)
+		return false; /* no home: "/", as when there is no entry */
+	memcpy(out, f[5], l);
+	out[l] = '\0';
+	return true;
+}
+
+/* uid's home in the container's /etc/passwd, opened in the root (so that a symlink in the
+ * image cannot point it at a file outside), or "/". */
+static void passwd_home(uid_t uid, char *out, size_t len)
+{
+	struct hutch_err ignored = { 0 };
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+	if (root >= 0)
+		fd = hutch_open_in_root(root, "/etc/passwd", O_RDONLY, 0, &ignored);
+	_cleanup_fclose_ FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	if (f)
+		fd = -1; /* the FILE owns it */
+	while (f && getline(&line, &cap, f) >= 0)
+		if (rt_passwd_home(line, uid, out, len))
+			return;
+	snprintf(out, len, "/");
+}
+
+char **rt_env_with_home(char *const *env, uid_t uid)
+{
+	size_t n = 0, o = 0;
+	for (; env && env[n]; n++)
+		if (hutch_str_has_prefix(env[n], "HOME=") && env[n][5])
+			return (char **)env;
+	char home[PATH_MAX];
+	passwd_home(uid, home, sizeof(home));
+	char **out = hutch_xcalloc(n + 2, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		if (!hutch_str_has_prefix(env[i], "HOME=")) /* an empty one is replaced, as runc */
+			out[o++] = env[i];
+	out[o] = hutch_xasprintf("HOME=%s", home);
+	return out;
 }
 
 char **rt_listen_env(char *const *env, int preserve_fds)

@@ -159,7 +159,6 @@ void rt_spec_set_devices(struct rt_spec *spec, const struct cg_device_rule *rule
 
 static int parse_memory(yajl_val res, struct cg_resources *out, struct hutch_err *err)
 {
-	static const char *const refused[] = { "kernelTCP", NULL };
 	yajl_val m;
 	int r = hutch_json_object(res, "memory", "linux.resources.memory", &m, err);
 	if (r < 0 || !m)
@@ -173,9 +172,17 @@ static int parse_memory(yajl_val res, struct cg_resources *out, struct hutch_err
 		r = hutch_json_bool(m, "checkBeforeUpdate",
 				    "linux.resources.memory.checkBeforeUpdate",
 				    &out->mem_check_before_update, err);
+	/* memory.kernel is deprecated and ignored by runc and the kernel (5.16+): so here.
+	 * kernelTCP still has a v1 file, but runc ignores it too (with a warning) and clients
+	 * still send it, so it is ignored with a warning rather than refused. */
+	bool tcp = false;
+	int64_t ignored;
 	if (r == 0)
-		r = hutch_json_refuse(m, refused, "linux.resources.memory", err);
-	/* memory.kernel is deprecated and ignored by runc and the kernel (5.16+): so here. */
+		r = hutch_json_int(m, "kernelTCP", "linux.resources.memory.kernelTCP", INT64_MIN,
+				   INT64_MAX, &tcp, &ignored, err);
+	if (r == 0 && tcp)
+		hutch_warn("linux.resources.memory.kernelTCP: kernel memory limits are obsolete, "
+			   "ignoring, as runc does");
 	if (out->mem_swappiness.set && out->mem_swappiness.v == -1)
 		out->mem_swappiness.set = false; /* runc's "unset" */
 	return r;

@@ -206,15 +206,24 @@ int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out, st
 	return parse_owned(hutch_xstrdup(json), bundle, out, err);
 }
 
+int rt_spec_load_at(int dirfd, const char *path, const char *bundle, char **ret_text,
+		    struct rt_spec **out, struct hutch_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = hutch_read_file_at(dirfd, path, CONFIG_MAX, &text, NULL, err);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *copy = ret_text ? hutch_xstrdup(text) : NULL;
+	r = parse_owned(steal_ptr(text), bundle, out, err);
+	if (r >= 0 && ret_text)
+		*ret_text = steal_ptr(copy);
+	return r;
+}
+
 int rt_spec_load(const char *bundle, struct rt_spec **out, struct hutch_err *err)
 {
 	_cleanup_free_ char *path = hutch_xasprintf("%s/config.json", bundle);
-	_cleanup_free_ char *text = NULL;
-
-	int r = hutch_read_file_at(AT_FDCWD, path, CONFIG_MAX, &text, NULL, err);
-	if (r < 0)
-		return r;
-	return parse_owned(steal_ptr(text), bundle, out, err);
+	return rt_spec_load_at(AT_FDCWD, path, bundle, NULL, out, err);
 }
 
 static void free_hooks(struct rt_hooks *hs)

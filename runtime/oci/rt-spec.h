@@ -110,6 +110,10 @@ struct rt_spec {
 
 /* Reads and validates <bundle>/config.json. Errors name the field ("process.args: ..."). */
 int rt_spec_load(const char *bundle, struct rt_spec **out, struct hutch_err *err);
+/* The same from path at dirfd (create --config FILE; the copy in a state dir), the root
+ * still relative to bundle; *ret_text (unless NULL) gets the text as read. */
+int rt_spec_load_at(int dirfd, const char *path, const char *bundle, char **ret_text,
+		    struct rt_spec **out, struct hutch_err *err);
 /* The same from a JSON text (for unit tests and `exec --process`). */
 int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out,
 		  struct hutch_err *err);

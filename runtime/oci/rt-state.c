@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -139,6 +140,8 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 		yajl_gen_bool(g, st->poststop);
 		hutch_json_gen_str(g, "hutch_creating");
 		yajl_gen_bool(g, st->creating);
+		hutch_json_gen_str(g, "hutch_own_config");
+		yajl_gen_bool(g, st->own_config);
 	}
 	yajl_gen_map_close(g);
 	return hutch_json_gen_finish(g, len);
@@ -202,7 +205,9 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	    (r = hutch_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) <
 		    0 ||
 	    (r = hutch_json_bool(doc, "hutch_creating", "hutch_creating", &st->creating, err)) <
-		    0) {
+		    0 ||
+	    (r = hutch_json_bool(doc, "hutch_own_config", "hutch_own_config", &st->own_config,
+				 err)) < 0) {
 		rt_state_clear(st);
 		return hutch_err_prefix(err, "state.json of %s: ", id);
 	}
@@ -224,6 +229,14 @@ void rt_state_clear(struct rt_state *st)
 	rt_kv_free(st->cgroup_paths, st->n_cgroup_paths);
 	rt_kv_free(st->annotations, st->n_annotations);
 	memset(st, 0, sizeof(*st));
+}
+
+int rt_state_load_spec(int dirfd, const struct rt_state *st, struct rt_spec **out,
+		       struct hutch_err *err)
+{
+	if (!st->own_config)
+		return rt_spec_load(st->bundle, out, err);
+	return rt_spec_load_at(dirfd, "config.json", st->bundle, NULL, out, err);
 }
 
 int rt_open_cgroup(const char *path, const struct cg_kv *paths, size_t n, struct cg **out,
@@ -292,6 +305,11 @@ enum rt_status rt_state_status(int dirfd, const struct rt_state *st)
 	return RT_RUNNING;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err)
 {
 	_cleanup_(hutch_closedirp) DIR *d = opendir(root);
@@ -307,5 +325,7 @@ int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err)
 		(*ids)[n++] = hutch_xstrdup(de->d_name);
 		(*ids)[n] = NULL;
 	}
+	/* by id, byte order, as runc (Go's ReadDir sorts): readdir's order is the hash's */
+	qsort(*ids, n, sizeof(char *), cmp_id);
 	return (int)n;
 }

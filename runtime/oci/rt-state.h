@@ -25,9 +25,10 @@ struct rt_state {
 	/* Where that put the cgroup in each hierarchy (cg_paths): what later verbs open. */
 	struct cg_kv *cgroup_paths;
 	size_t n_cgroup_paths;
-	bool poststart; /* the bundle has poststart hooks (start re-reads it only then) */
-	bool poststop;	/* the bundle has poststop hooks */
-	bool creating;	/* create has not finished */
+	bool poststart;	 /* the bundle has poststart hooks (start re-reads it only then) */
+	bool poststop;	 /* the bundle has poststop hooks */
+	bool creating;	 /* create has not finished */
+	bool own_config; /* create --config: the config is the copy in the state dir */
 	struct cg_kv *annotations;
 	size_t n_annotations;
 };
@@ -48,6 +49,9 @@ int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err
 int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err);
 int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err);
 void rt_state_clear(struct rt_state *st);
+/* The container's config: the state dir's copy (create --config) or the bundle's. */
+int rt_state_load_spec(int dirfd, const struct rt_state *st, struct rt_spec **out,
+		       struct hutch_err *err);
 /* Removes the state directory's content and the directory itself. */
 int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_err *err);
 /* Live status: pid liveness (start time guards pid reuse; zombies are stopped) and exec.fifo
@@ -56,11 +60,21 @@ enum rt_status rt_state_status(int dirfd, const struct rt_state *st);
 bool rt_pid_alive(pid_t pid, uint64_t start_time);
 /* The OCI state document. */
 char *rt_state_json(const struct rt_state *st, enum rt_status status, size_t *len);
+/* The ids of the state dirs under root, sorted (strcmp); none when root is missing. */
 int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err);
 
 /* ---- hooks (rt-hooks.c) ---- */
 
+/* Runtime-namespace hooks: in hutch's cwd, with hutch's environment unless they have env. */
 int rt_hooks_run(const struct rt_hooks *hooks, const char *name, const char *state_json,
 		 struct hutch_err *err);
+/* Container hooks: a hook without env gets env (runc gives them the process's), and runs in
+ * cwd (NULL: where we are). */
+struct rt_hook_where {
+	const char *cwd;
+	char *const *env;
+};
+int rt_hooks_run_in(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		    const char *name, const char *state_json, struct hutch_err *err);
 
 #endif

@@ -262,7 +262,7 @@ const struct rt_verb rt_events_verb = {
 	.name = "events",
 	.summary = "print a container's statistics and OOM events as JSON",
 	.usage = "[--stats] [--interval DURATION] ID",
-	.flags = RT_FLAGS(events_flags, 0),
+	.flags = RT_FLAGS(events_flags, RT_PARSE_ANYWHERE),
 	.flags_size = sizeof(struct events_flags),
 	.run = verb_events,
 };

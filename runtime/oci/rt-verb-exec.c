@@ -19,7 +19,7 @@
 struct exec_flags {
 	const char *process_file, *cwd, *user, *console_socket, *pid_file, *preserve_fds;
 	const char *apparmor, *process_label;
-	struct rt_strv env, gids, caps; /* repeatable flags, in order */
+	struct rt_strv env, gids, caps, cgroups; /* repeatable flags, in order */
 	bool no_new_privs, tty, detach, ignore_paused;
 };
 
@@ -45,6 +45,9 @@ static const struct rt_flag exec_flags[] = {
 	{ "process-label", 0, RT_FLAG_STR, "SELinux label (not supported)", FLAG(process_label) },
 	{ "ignore-paused", 0, RT_FLAG_BOOL, "allow exec in a paused container",
 	  FLAG(ignore_paused) },
+	{ "cgroup", 0, RT_FLAG_STRV,
+	  "join this existing sub-cgroup: [CONTROLLER[,CONTROLLER...]:]PATH (repeatable)",
+	  FLAG(cgroups) },
 };
 
 /* ID and the command (argv's tail, NULL-terminated), which --process excludes. */
@@ -228,7 +231,9 @@ static RT_VERB_RUN(verb_exec)
 	_cleanup_(rt_process_free) struct rt_process p = { 0 };
 	struct rt_exec_opts o = { .pid_file = f->pid_file,
 				  .console_socket = f->console_socket,
-				  .detach = f->detach };
+				  .detach = f->detach,
+				  .cgroups = f->cgroups.v,
+				  .n_cgroups = f->cgroups.n };
 	char **cmd = NULL;
 
 	TRY(check_args(argc, argv, first, f, &cmd, err));

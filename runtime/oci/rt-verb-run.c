@@ -62,9 +62,9 @@ const struct rt_verb rt_spec_verb = {
 	.run = verb_spec,
 };
 
-/* create's flags are run's first six: one struct and one table for both. */
+/* create's flags are run's first seven: one struct and one table for both. */
 struct run_flags {
-	const char *bundle, *pid_file, *console_socket, *preserve_fds;
+	const char *bundle, *config, *pid_file, *console_socket, *preserve_fds;
 	bool no_pivot, no_new_keyring;
 	bool detach, keep; /* run's own */
 };
@@ -73,6 +73,8 @@ struct run_flags {
 static const struct rt_flag run_flags[] = {
 	{ "bundle", 'b', RT_FLAG_STR, "path to the bundle directory (default: the current one)",
 	  RUN_FLAG(bundle) },
+	{ "config", 'f', RT_FLAG_STR, "this config file instead of the bundle's config.json",
+	  RUN_FLAG(config) },
 	{ "pid-file", 0, RT_FLAG_STR, "write the container's pid to this file",
 	  RUN_FLAG(pid_file) },
 	{ "console-socket", 0, RT_FLAG_STR, "unix socket that receives the pty master fd",
@@ -86,13 +88,14 @@ static const struct rt_flag run_flags[] = {
 	{ "detach", 'd', RT_FLAG_BOOL, "return once the container runs", RUN_FLAG(detach) },
 	{ "keep", 0, RT_FLAG_BOOL, "keep the container's state after it exits", RUN_FLAG(keep) },
 };
-#define N_CREATE_FLAGS 6
+#define N_CREATE_FLAGS 7
 
 static int fill_create_opts(int argc, char **argv, int first, const struct run_flags *f,
 			    struct rt_create_opts *o, struct hutch_err *err)
 {
 	TRY(rt_one_id(argc, argv, first, &o->id, err));
 	o->bundle = f->bundle ? f->bundle : ".";
+	o->config = f->config;
 	o->pid_file = f->pid_file;
 	o->console_socket = f->console_socket;
 	o->no_pivot = f->no_pivot;
@@ -114,7 +117,7 @@ const struct rt_verb rt_create_verb = {
 	.name = "create",
 	.summary = "create a container from a bundle (it waits for start)",
 	.usage = "[OPTIONS] ID",
-	.flags = { run_flags, N_CREATE_FLAGS, 0 },
+	.flags = { run_flags, N_CREATE_FLAGS, RT_PARSE_ANYWHERE },
 	.flags_size = sizeof(struct run_flags),
 	.run = verb_create,
 };
@@ -154,7 +157,7 @@ const struct rt_verb rt_run_verb = {
 	.name = "run",
 	.summary = "create and start a container; wait for it unless --detach",
 	.usage = "[OPTIONS] ID",
-	.flags = RT_FLAGS(run_flags, 0),
+	.flags = RT_FLAGS(run_flags, RT_PARSE_ANYWHERE),
 	.flags_size = sizeof(struct run_flags),
 	.run = verb_run,
 };

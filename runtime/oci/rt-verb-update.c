@@ -257,7 +257,7 @@ const struct rt_verb rt_update_verb = {
 	.name = "update",
 	.summary = "change a running container's resource limits",
 	.usage = "[OPTIONS] ID",
-	.flags = RT_FLAGS(update_flags, 0),
+	.flags = RT_FLAGS(update_flags, RT_PARSE_ANYWHERE),
 	.flags_size = sizeof(struct update_flags),
 	.run = verb_update,
 };

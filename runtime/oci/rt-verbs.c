@@ -76,7 +76,7 @@ static void poststart(struct locked *l)
 {
 	struct rt_spec *spec = NULL;
 	struct hutch_err e = { 0 };
-	if (!l->st.poststart || rt_spec_load(l->st.bundle, &spec, &e) < 0)
+	if (!l->st.poststart || rt_state_load_spec(l->dirfd, &l->st, &spec, &e) < 0)
 		return;
 	{
 		size_t len;
@@ -145,7 +145,7 @@ static int parse_signal(const char *s, struct hutch_err *err)
 	};
 	int64_t n;
 	if (hutch_parse_i64(s, &n) == 0) {
-		if (n <= 0 || n >= NSIG)
+		if (n < 0 || n >= NSIG) /* 0: a check that it runs, as kill(2) and runc */
 			return hutch_fail(err, EINVAL, "invalid signal %s", s);
 		return (int)n;
 	}
@@ -201,11 +201,11 @@ static RT_VERB_RUN(verb_kill)
 	return 0;
 }
 
-static void poststop(const struct rt_state *st)
+static void poststop(int dirfd, const struct rt_state *st)
 {
 	struct rt_spec *spec = NULL;
 	struct hutch_err e = { 0 };
-	if (!st->poststop || rt_spec_load(st->bundle, &spec, &e) < 0)
+	if (!st->poststop || rt_state_load_spec(dirfd, st, &spec, &e) < 0)
 		return;
 	size_t len;
 	_cleanup_free_ char *json = rt_state_json(st, RT_STOPPED, &len);
@@ -260,7 +260,7 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 	TRY(remove_cgroup(&l, err));
 	hutch_fault_point("delete:cgroup-removed");
 	waitpid(l.st.pid, NULL, WNOHANG); /* our own child (a foreground run): no zombie */
-	poststop(&l.st);
+	poststop(l.dirfd, &l.st);
 	return rt_state_remove(g->root, id, l.dirfd, err);
 }
 
@@ -301,7 +301,7 @@ const struct rt_verb rt_kill_verb = {
 	.name = "kill",
 	.summary = "send a signal (default SIGTERM) to a container's init",
 	.usage = "[--all] ID [SIGNAL]",
-	.flags = RT_FLAGS(kill_flags, 0),
+	.flags = RT_FLAGS(kill_flags, RT_PARSE_ANYWHERE),
 	.flags_size = sizeof(struct kill_flags),
 	.run = verb_kill,
 };
@@ -309,7 +309,7 @@ const struct rt_verb rt_delete_verb = {
 	.name = "delete",
 	.summary = "delete a container and everything it holds",
 	.usage = "[--force] ID",
-	.flags = RT_FLAGS(delete_flags, 0),
+	.flags = RT_FLAGS(delete_flags, RT_PARSE_ANYWHERE),
 	.flags_size = sizeof(struct delete_flags),
 	.run = verb_delete,
 };

@@ -132,6 +132,10 @@ teardown_file() {
 	expect_output /dev/pts/
 	run ctr task exec --exec-id e4 svc sh -c 'exit 5'
 	check_status 5
+	# the shim reports the runtime's message, not its exit status (runc's 255, hutch's 127)
+	run ctr task exec --exec-id e5 svc /nonexistent
+	[ "$status" -ne 0 ]
+	expect_output "no such file or directory"
 }
 
 @test "containerd: kill (SIGTERM), kill --all (SIGKILL)" {

@@ -90,6 +90,10 @@ teardown_file() {
 	[[ $output == /dev/pts/* ]]
 	run podman exec svc sh -c 'exit 5'
 	check_status 5
+	# podman maps the runtime's error text, not its exit status (runc's is 255, hutch's 127
+	# and 126): the same codes with either
+	run -127 podman exec svc /nonexistent
+	run -126 podman exec svc /etc/passwd
 }
 
 @test "podman: stop (SIGTERM) and kill (SIGKILL)" {

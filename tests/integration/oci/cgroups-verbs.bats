@@ -151,6 +151,83 @@ counter() {
 	hutch delete --force "$ID"
 }
 
+@test "update, events, kill, delete: flags after the id, as runc's parser reorders them" {
+	update_config '.linux.resources.pids = {limit: 100}'
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	run hutch update "$ID" --pids-limit 42
+	check_status 0
+	[ "$(cg_read pids pids.max pids.max)" = 42 ]
+	run hutch update "$ID" --cpu-period 100000 --pids-limit=43
+	check_status 0
+	[ "$(cg_read pids pids.max pids.max)" = 43 ]
+	[ "$(cg_read cpu cpu.cfs_period_us cpu.max | awk '{print $NF}')" = 100000 ]
+	run hutch events "$ID" --stats
+	check_status 0
+	jq -e '.type == "stats"' <<<"$output"
+	run hutch kill "$ID" KILL --all
+	check_status 0
+	wait_for_state "$ID" stopped
+	run hutch delete "$ID" --force
+	check_status 0
+	run hutch state "$ID"
+	[ "$status" -eq 1 ]
+}
+
+@test "exec --cgroup: the process joins an existing sub-cgroup of the container's, as runc" {
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	local pids cpu
+	pids=$(ctr_cgroup pids)
+	mkdir "$pids/sub"
+	if is_v2; then
+		run hutch exec --cgroup sub "$ID" cat /proc/self/cgroup
+		check_status 0
+		[[ $output == *"/sub" ]]
+		run hutch exec --cgroup pids:sub "$ID" true
+		[ "$status" -ne 0 ]
+		[[ $output == *"--cgroup pids:sub"*"cgroup v1"* ]]
+	else
+		cpu=$(ctr_cgroup cpu)
+		mkdir "$cpu/sub"
+		# one controller, or several; a leading / is still inside the container's cgroup
+		run hutch exec --cgroup pids:sub "$ID" cat /proc/self/cgroup
+		check_status 0
+		grep -E "^[0-9]+:pids:.*/sub\$" <<<"$output"
+		! grep -E "^[0-9]+:cpu(,cpuacct)?:.*/sub\$" <<<"$output"
+		run hutch exec --cgroup pids,cpu:/sub "$ID" cat /proc/self/cgroup
+		check_status 0
+		grep -E "^[0-9]+:pids:.*/sub\$" <<<"$output"
+		grep -E "^[0-9]+:cpu(,cpuacct)?:.*/sub\$" <<<"$output"
+		run hutch exec --cgroup pids:sub --cgroup cpu:sub/../sub "$ID" cat /proc/self/cgroup
+		check_status 0
+		grep -E "^[0-9]+:cpu(,cpuacct)?:.*/sub\$" <<<"$output"
+		# without a controller: every hierarchy, where sub is missing here
+		run hutch exec --cgroup sub "$ID" true
+		[ "$status" -ne 0 ]
+		[[ $output == *"--cgroup"*"/sub"* ]]
+		run hutch exec --cgroup bogus:sub "$ID" true
+		[ "$status" -ne 0 ]
+		[[ $output == *"--cgroup bogus:sub"*bogus* ]]
+		rmdir "$cpu/sub"
+	fi
+	# it must exist, and be inside
+	run hutch exec --cgroup pids:nope "$ID" true
+	[ "$status" -ne 0 ]
+	[[ $output == *"--cgroup"*nope* ]]
+	run hutch exec --cgroup ../.. "$ID" true
+	[ "$status" -ne 0 ]
+	[[ $output == *"--cgroup ../.."*"not a sub-cgroup"* ]]
+	run hutch exec --cgroup pids:a/../../x "$ID" true
+	[ "$status" -ne 0 ]
+	[[ $output == *"not a sub-cgroup"* ]]
+	[ "$(wc -l <"$pids/sub/cgroup.procs")" -eq 0 ] # nothing left of the failed ones
+	rmdir "$pids/sub"
+	hutch delete --force "$ID"
+}
+
 @test "update: refuses a stopped container, Intel RDT, and bad JSON" {
 	set_args sleep 100
 	run_bg run -d "$ID"

@@ -119,6 +119,20 @@ cgroup_paths() {
 	[ "$(cat "$cpu/$TAG/cpu.shares")" = 512 ]
 }
 
+@test "cgroups: memory.kernelTCP is ignored with a warning, as runc does" {
+	local mem tcp
+	mem=$(own_cgroup_dir memory)
+	[ -n "$mem" ] && [ -e "$mem/memory.kmem.tcp.limit_in_bytes" ] || skip "needs the v1 memory controller with kmem.tcp"
+	tcp=$(cat "$mem/memory.kmem.tcp.limit_in_bytes")
+	update_config '.linux.resources.memory = {limit: 67108864, kernelTCP: 16777216}'
+	set_args sleep 100
+	run_bg create "$ID"
+	check_status 0
+	[[ $output == *warning*linux.resources.memory.kernelTCP*ignoring* ]]
+	[ "$(cat "$mem/$TAG/memory.limit_in_bytes")" = 67108864 ]
+	[ "$(cat "$mem/$TAG/memory.kmem.tcp.limit_in_bytes")" = "$tcp" ]
+}
+
 @test "cgroups: the pids limit holds inside" {
 	[ -n "$(own_cgroup_dir pids)" ] || skip "needs the v1 pids controller"
 	update_config '.linux.resources.pids = {limit: 5}'

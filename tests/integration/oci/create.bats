@@ -125,6 +125,49 @@ load ../helpers
 	check_status 0
 }
 
+@test "create ID --bundle DIR and run ID -d: flags after the id, as runc's parser allows" {
+	make_bundle "$TEST_DIR/b2"
+	update_config_in "$TEST_DIR/b2" '.process.args = ["sleep", "100"]'
+	cd "$TEST_DIR"
+	run_bg create "$ID" --bundle "$TEST_DIR/b2" --pid-file "$TEST_DIR/pid"
+	check_status 0
+	[ "$(state_field "$ID" .bundle)" = "$TEST_DIR/b2" ]
+	[ "$(state_field "$ID" .pid)" = "$(cat "$TEST_DIR/pid")" ]
+	hutch delete -f "$ID"
+	run_bg run "$ID-2" -d -b "$TEST_DIR/b2"
+	check_status 0
+	[ "$(state_field "$ID-2" .status)" = running ]
+}
+
+@test "create --config FILE and run -f FILE: FILE relative to the cwd, the rootfs to the bundle" {
+	set_args sleep 100
+	mkdir "$TEST_DIR/elsewhere"
+	jq '.process.env += ["FROM=alt"]' "$BUNDLE/config.json" >"$TEST_DIR/elsewhere/alt.json"
+	jq '.process.args = ["echo", "from-alt"]' "$BUNDLE/config.json" >"$TEST_DIR/elsewhere/echo.json"
+	echo '{"not": "a config"}' >"$BUNDLE/config.json" # what a create that read it would refuse
+	cd "$TEST_DIR/elsewhere"
+	run_bg create --bundle "$BUNDLE" --config alt.json "$ID"
+	check_status 0
+	[ "$(state_field "$ID" .rootfs)" = "$BUNDLE/rootfs" ]
+	# exec, start and delete read the config as create did, even once the file is gone
+	rm alt.json
+	run hutch exec "$ID" sh -c 'echo "$FROM"'
+	check_status 0
+	[ "$output" = alt ]
+	run hutch start "$ID"
+	check_status 0
+	run hutch delete -f "$ID"
+	check_status 0
+	run hutch run -b "$BUNDLE" -f echo.json "$ID"
+	check_status 0
+	[ "$output" = from-alt ]
+	run hutch run -b "$BUNDLE" --config=no-such.json "$ID"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *no-such.json* ]]
+	assert_no_leftovers
+}
+
 @test "create --no-pivot: the process still sees only the rootfs" {
 	set_args sh -c 'ls /; cat /etc/passwd | head -n1'
 	run hutch run --no-pivot "$ID"

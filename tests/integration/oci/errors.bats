@@ -175,6 +175,27 @@ setup() {
 	assert_no_leftovers
 }
 
+@test "errors: --cgroup-manager: cgroupfs is accepted, systemd is not supported, others fail" {
+	run_bg --cgroup-manager cgroupfs create "$ID"
+	check_status 0
+	run hutch --cgroup-manager=cgroupfs delete "$ID"
+	[ "$status" -eq 0 ]
+	run_bg --cgroup-manager systemd create "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"not supported"* ]]
+	run_bg --cgroup-manager=systemd create "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"not supported"* ]]
+	run_bg --cgroup-manager bogus create "$ID"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *--cgroup-manager*bogus* ]]
+	run hutch --cgroup-manager
+	[ "$status" -eq 1 ]
+	[[ $output == *--cgroup-manager* ]]
+	assert_no_leftovers
+}
+
 @test "errors: checkpoint and restore are not supported" {
 	local v
 	for v in checkpoint restore; do

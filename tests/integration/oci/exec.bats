@@ -73,6 +73,11 @@ process_json() {
 	run_exec "$ID" /etc/passwd
 	check_status 126
 	[[ $output == *"permission denied"* ]]
+	# detached too (runc exits 255 for both; docs/clients.md says why hutch does not)
+	run_exec -d "$ID" /no/such/binary
+	check_status 127
+	run_exec -d "$ID" /etc/passwd
+	check_status 126
 }
 
 @test "exec: stdin, stdout and stderr are the caller's" {

@@ -149,3 +149,46 @@ check_hook() {
 	run hutch state "$ID"
 	[ "$status" -eq 1 ]
 }
+
+@test "hooks: prestart's state says created, createRuntime's creating (runtime-tools' hooks_stdin)" {
+	set_hook prestart "$(hook_json prestart)"
+	update_config '.hooks.createRuntime = [$h]' --argjson h "$(hook_json createRuntime)"
+	run_bg create "$ID"
+	check_status 0
+	[ "$(jq -r .status "$HOOKS/prestart.json")" = created ]
+	[ "$(jq -r .status "$HOOKS/createRuntime.json")" = creating ]
+}
+
+@test "hooks: without env a host hook gets hutch's environment, with env [] none, as runc" {
+	cat >"$TEST_DIR/env-hook.sh" <<-EOF
+		#!/bin/sh
+		env > "$HOOKS/\$1.envdump"
+	EOF
+	chmod 755 "$TEST_DIR/env-hook.sh"
+	update_config '.hooks.prestart = [{path: $p, args: ["h", "noenv"]}]
+		| .hooks.poststart = [{path: $p, args: ["h", "poststart"]}]
+		| .hooks.createRuntime = [{path: $p, args: ["h", "emptyenv"], env: []}]' \
+		--arg p "$TEST_DIR/env-hook.sh"
+	export HUTCH_IT_RUNTIME_VAR=from-hutch
+	run hutch run "$ID"
+	check_status 0
+	grep -qx HUTCH_IT_RUNTIME_VAR=from-hutch "$HOOKS/noenv.envdump"
+	grep -qx HUTCH_IT_RUNTIME_VAR=from-hutch "$HOOKS/poststart.envdump"
+	! grep -q HUTCH_IT_RUNTIME_VAR "$HOOKS/emptyenv.envdump"
+}
+
+@test "hooks: createContainer runs in the rootfs and startContainer in process.cwd, both with the process's env" {
+	local dump='{ pwd; env; } > /hooks/$0.out 2>/dev/null || { pwd; env; } > '"$HOOKS"'/$0.out'
+	update_config '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c", $d, "cc"]}]
+		| .hooks.startContainer = [{path: "/bin/sh", args: ["sh", "-c", $d, "sc"]}]
+		| .process.cwd = "/tmp" | .process.env += ["FROM_PROCESS=1"]' --arg d "$dump"
+	export HUTCH_IT_RUNTIME_VAR=from-hutch
+	run hutch run "$ID"
+	check_status 0
+	cat "$HOOKS/cc.out" "$HOOKS/sc.out"
+	[ "$(head -1 "$HOOKS/cc.out")" = "$BUNDLE/rootfs" ]
+	[ "$(head -1 "$HOOKS/sc.out")" = /tmp ]
+	grep -qx FROM_PROCESS=1 "$HOOKS/cc.out"
+	grep -qx FROM_PROCESS=1 "$HOOKS/sc.out"
+	! grep -q HUTCH_IT_RUNTIME_VAR "$HOOKS/cc.out" "$HOOKS/sc.out"
+}

@@ -59,3 +59,19 @@ load ../helpers
 	[[ $output == *net.ipv4.ip_forward* ]]
 	assert_no_leftovers
 }
+
+@test "sysctl: kernel.hostname is refused (the hostname field owns it, as runc says)" {
+	update_config '.linux.sysctl = {"kernel.hostname": "viasysctl"}'
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *kernel.hostname*"hostname field"* ]]
+	assert_no_leftovers
+}
+
+@test "sysctl: kernel.domainname is written in the new uts namespace" {
+	update_config '.linux.sysctl = {"kernel.domainname": "viasysctl"}'
+	set_args cat /proc/sys/kernel/domainname
+	run_ok
+	[ "$output" = viasysctl ]
+}

@@ -90,6 +90,31 @@ start_trapper() {
 	wait_for_state "$ID" stopped
 }
 
+@test "kill 0 and kill -a ID 0: check that the container runs, signalling nothing" {
+	remove_ns pid
+	set_args sh -c 'trap "echo got-term" TERM; sleep 100 & echo started; wait; wait'
+	run_bg run -d "$ID"
+	check_status 0
+	wait_for_output "$ID" started
+	run hutch kill -a "$ID" 0
+	check_status 0
+	run hutch kill --all "$ID" 0
+	check_status 0
+	run hutch kill "$ID" 0
+	check_status 0
+	[ "$(state_field "$ID" .status)" = running ]
+	[[ $(ctr_output "$ID") != *got-term* ]]
+	run hutch kill -a "$ID" KILL
+	check_status 0
+	wait_for_state "$ID" stopped
+	# as runc: the init alone is "not running"; --all has no process left to check, and is fine
+	run hutch kill "$ID" 0
+	[ "$status" -eq 1 ]
+	[[ $output == *"not running"* ]]
+	run hutch kill -a "$ID" 0
+	check_status 0
+}
+
 @test "kill: a missing container fails" {
 	run hutch kill nonexistent KILL
 	[ "$status" -eq 1 ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hutch list: table, -q and json formats.
+# hutch list: table, -q and json formats, sorted by id.
 
 load ../helpers
 
@@ -59,4 +59,24 @@ load ../helpers
 	run hutch list --format yaml
 	[ "$status" -eq 1 ]
 	[[ $output == *yaml* ]]
+}
+
+@test "list: sorted by id in every format, as runc" {
+	local ids=(m z a 0 B y-1 y) id
+	for id in "${ids[@]}"; do
+		make_bundle "$TEST_DIR/b-$id"
+		run_bg create --bundle "$TEST_DIR/b-$id" "$ID-$id"
+		check_status 0
+	done
+	local want
+	want=$(printf "$ID-%s\n" "${ids[@]}" | LC_ALL=C sort)
+	run hutch list -q
+	check_status 0
+	[ "$output" = "$want" ]
+	run hutch list
+	check_status 0
+	[ "$(tail -n +2 <<<"$output" | awk '{print $1}')" = "$want" ]
+	run hutch list --format json
+	check_status 0
+	[ "$(jq -r '.[].id' <<<"$output")" = "$want" ]
 }

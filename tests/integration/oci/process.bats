@@ -55,7 +55,7 @@ load ../helpers
 	[[ $(grep "Max core file size" <<<"$output") =~ Max\ core\ file\ size\ +0\ +0\ + ]]
 }
 
-@test "process: env is exactly the configured one" {
+@test "process: env is exactly the configured one, HOME aside" {
 	update_config '.process.env = ["PATH=/bin:/usr/bin", "FOO=bar baz", "EMPTY=", "HUTCH_IT_TAG=" + $t]' \
 		--arg t "$TAG"
 	export HOST_ONLY_VARIABLE=1
@@ -68,11 +68,86 @@ load ../helpers
 	! grep -q '^HUTCH=' <<<"$output"
 }
 
+@test "process: HOME from the container's /etc/passwd for process.user.uid when env has none, as runc" {
+	set_args sh -c 'echo "$HOME"; env | grep -c ^HOME='
+	run_ok
+	[ "${lines[0]}" = /root ]
+	[ "${lines[1]}" = 1 ]
+	update_config '.process.user = {uid: 1000, gid: 1000}'
+	run_ok
+	[ "${lines[0]}" = /home/user ]
+	# no entry for the uid: "/"; an empty HOME= counts as none, as runc
+	update_config '.process.user = {uid: 4242, gid: 4242} | .process.env += ["HOME="]'
+	run_ok
+	[ "${lines[0]}" = / ]
+	[ "${lines[1]}" = 1 ]
+	# one that the config sets is kept
+	update_config '.process.env += ["HOME=/mine"]'
+	run_ok
+	[ "${lines[0]}" = /mine ]
+	# exec: the same rule, for its own user
+	update_config '.process.env |= map(select(startswith("HOME=") | not)) | .process.user = {uid: 0, gid: 0}'
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	run hutch exec -u 1000 "$ID" sh -c 'echo "$HOME"'
+	check_status 0
+	[ "$output" = /home/user ]
+	run hutch exec -e HOME=/x "$ID" sh -c 'echo "$HOME"'
+	check_status 0
+	[ "$output" = /x ]
+}
+
+@test "process: HOME: /etc/passwd is read inside the root, a symlink to a host file is not followed out" {
+	echo "root:x:0:0:root:/host-home:/bin/sh" >"$TEST_DIR/host-passwd"
+	rm "$BUNDLE/rootfs/etc/passwd"
+	ln -s "$TEST_DIR/host-passwd" "$BUNDLE/rootfs/etc/passwd"
+	set_args sh -c 'echo "$HOME"'
+	run_ok
+	[ "$output" = / ]
+	# a symlink inside the root is followed there
+	mkdir -p "$BUNDLE/rootfs$TEST_DIR"
+	echo "root:x:0:0:root:/in-root:/bin/sh" >"$BUNDLE/rootfs$TEST_DIR/host-passwd"
+	run_ok
+	[ "$output" = /in-root ]
+}
+
 @test "process: cwd" {
 	update_config '.process.cwd = "/home/user"'
 	set_args pwd
 	run_ok
 	[ "$output" = /home/user ]
+}
+
+@test "process: a missing cwd is made, root's and 0755, even on a read-only root, as runc" {
+	update_config '.process.cwd = "/new/deeper/dir" | .process.user = {uid: 1000, gid: 1000}'
+	set_args sh -c 'pwd; stat -c "%u %a" /new /new/deeper /new/deeper/dir'
+	run_ok
+	[ "${lines[0]}" = /new/deeper/dir ]
+	[ "${lines[1]}" = "0 755" ] && [ "${lines[2]}" = "0 755" ] && [ "${lines[3]}" = "0 755" ]
+	rm -r "$BUNDLE/rootfs/new"
+	update_config '.root.readonly = true'
+	set_args pwd
+	run_ok
+	[ "$output" = /new/deeper/dir ]
+	[ -d "$BUNDLE/rootfs/new/deeper/dir" ]
+}
+
+@test "process: a missing cwd is made inside the root: a symlink to a host path stays in it" {
+	ln -s "$TEST_DIR/host-dir" "$BUNDLE/rootfs/lnk"
+	update_config '.process.cwd = "/lnk/sub"'
+	set_args pwd
+	run_ok
+	[ ! -e "$TEST_DIR/host-dir" ]
+	[ -d "$BUNDLE/rootfs$TEST_DIR/host-dir/sub" ]
+	# a missing one with .. in it is refused, naming process.cwd
+	update_config '.process.cwd = "/a/../b"'
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *process.cwd* ]]
+	[ ! -e "$BUNDLE/rootfs/b" ] && [ ! -e "$BUNDLE/rootfs/a" ]
+	assert_no_leftovers
 }
 
 @test "process: args are passed as they are, the command found in the container's PATH" {

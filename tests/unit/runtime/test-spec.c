@@ -406,6 +406,8 @@ static const struct {
 	  "linux.memoryPolicy.nodes:  1: expected a node" },
 	{ WITH_LINUX("\"netDevices\":{\"eth0\":{}}"), "linux.netDevices: not supported" },
 	{ WITH_LINUX("\"resources\":[]"), "linux.resources: expected an object" },
+	{ WITH_LINUX("\"resources\":{\"memory\":{\"kernelTCP\":\"x\"}}"),
+	  "linux.resources.memory.kernelTCP: expected" },
 	{ SPEC("\"linux\":[]"), "linux: expected an object" },
 	{ SPEC("\"hooks\":{\"prestart\":[{\"args\":[\"x\"]}]}"),
 	  "hooks.prestart[0].path: required" },
@@ -956,6 +958,107 @@ static void test_sandbox_check(void)
 	rt_sb_opts_free(&o);
 }
 
+static void test_passwd_home(void)
+{
+	char h[64] = "";
+	ok(rt_passwd_home("root:x:0:0:root:/root:/bin/sh\n", 0, h, sizeof(h)) &&
+		   !strcmp(h, "/root"),
+	   "passwd: uid 0's home (%s)", h);
+	ok(!rt_passwd_home("root:x:0:0:root:/root:/bin/sh\n", 1000, h, sizeof(h)),
+	   "passwd: another uid does not match");
+	ok(!rt_passwd_home("u:x:10000:1:g:/h:/bin/sh", 1000, h, sizeof(h)) &&
+		   !rt_passwd_home("u:x:100:1:g:/h:/bin/sh", 1000, h, sizeof(h)),
+	   "passwd: the uid field is compared whole");
+	ok(rt_passwd_home("user:x:1000:1000::/home/user", 1000, h, sizeof(h)) &&
+		   !strcmp(h, "/home/user"),
+	   "passwd: six fields, no shell, no newline (%s)", h);
+	ok(!rt_passwd_home("user:x:1000:1000::", 1000, h, sizeof(h)) &&
+		   !rt_passwd_home("user:x:1000:1000:::/bin/sh", 1000, h, sizeof(h)),
+	   "passwd: an empty home is no home");
+	ok(!rt_passwd_home("user:x:1000:1000", 1000, h, sizeof(h)) &&
+		   !rt_passwd_home("user:x::1000::/h:/bin/sh", 0, h, sizeof(h)) &&
+		   !rt_passwd_home("# comment", 0, h, sizeof(h)) &&
+		   !rt_passwd_home("", 0, h, sizeof(h)),
+	   "passwd: short, uid-less, comment and empty lines match nothing");
+	ok(!rt_passwd_home(
+		   "u:x:5:5::/a/very/long/home/directory/that/does/not/fit/in/the/buffer/at/all:/s",
+		   5, h, 16),
+	   "passwd: a home longer than the buffer is refused, not cut");
+}
+
+/* The first value of out whose key is k. */
+static const char *kv(const struct cg_kv *v, size_t n, const char *k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].key, k))
+			return v[i].value;
+	return NULL;
+}
+
+static void test_exec_cgroup(void)
+{
+	struct hutch_err err = { 0 };
+	const struct cg_kv v1[] = { { "cpu,cpuacct", "/c" },
+				    { "pids", "/c" },
+				    { "name=systemd", "/" } };
+	const struct cg_kv v2[] = { { "", "/a/c" } };
+	struct cg_kv *out = NULL;
+	char *a1[] = { "pids:x/y" }, *a2[] = { "cpuacct,pids:/x/./z/" }, *a3[] = { "x" };
+	char *a4[] = { "pids:x", "cpu:w" }, *a5[] = { "x", "pids:y" }, *a6[] = { "../x" };
+	char *a7[] = { "pids:a/../../x" }, *a8[] = { "bogus:x" }, *a9[] = { "pids,:x" };
+	char *a10[] = { "cpu:a", "cpuacct:b" }, *a11[] = { "pids:a:b" }, *a12[] = { "pids:a/.." };
+	ok(rt_exec_cgroup_paths(v1, 3, false, a1, 1, &out, &err) == 0 &&
+		   !strcmp(kv(out, 3, "pids"), "/c/x/y") &&
+		   !strcmp(kv(out, 3, "cpu,cpuacct"), "/c"),
+	   "exec --cgroup: one controller's sub-cgroup, the others unchanged");
+	rt_kv_free(out, 3);
+	ok(rt_exec_cgroup_paths(v1, 3, false, a2, 1, &out, &err) == 0 &&
+		   !strcmp(kv(out, 3, "pids"), "/c/x/z") &&
+		   !strcmp(kv(out, 3, "cpu,cpuacct"), "/c/x/z") &&
+		   !strcmp(kv(out, 3, "name=systemd"), "/"),
+	   "exec --cgroup: co-mounted controllers, a clean relative path");
+	rt_kv_free(out, 3);
+	ok(rt_exec_cgroup_paths(v1, 3, false, a3, 1, &out, &err) == 0 &&
+		   !strcmp(kv(out, 3, "pids"), "/c/x") && !strcmp(kv(out, 3, "name=systemd"), "/x"),
+	   "exec --cgroup: no controller is every hierarchy");
+	rt_kv_free(out, 3);
+	ok(rt_exec_cgroup_paths(v1, 3, false, a4, 2, &out, &err) == 0 &&
+		   !strcmp(kv(out, 3, "pids"), "/c/x") &&
+		   !strcmp(kv(out, 3, "cpu,cpuacct"), "/c/w"),
+	   "exec --cgroup: repeated, one per controller");
+	rt_kv_free(out, 3);
+	ok(rt_exec_cgroup_paths(v1, 3, false, a12, 1, &out, &err) == 0 &&
+		   !strcmp(kv(out, 3, "pids"), "/c"),
+	   "exec --cgroup: a/.. is the container's own cgroup");
+	rt_kv_free(out, 3);
+	ok(rt_exec_cgroup_paths(v2, 1, true, a3, 1, &out, &err) == 0 &&
+		   !strcmp(out[0].value, "/a/c/x"),
+	   "exec --cgroup: v2");
+	rt_kv_free(out, 1);
+	out = NULL;
+	ok(rt_exec_cgroup_paths(v1, 3, false, a5, 2, &out, &err) < 0 && strstr(err.msg, "only") &&
+		   !out,
+	   "exec --cgroup: PATH for all is alone (%s)", err.msg);
+	ok(rt_exec_cgroup_paths(v1, 3, false, a6, 1, &out, &err) < 0 &&
+		   strstr(err.msg, "not a sub-cgroup") &&
+		   rt_exec_cgroup_paths(v1, 3, false, a7, 1, &out, &err) < 0 &&
+		   strstr(err.msg, "not a sub-cgroup"),
+	   "exec --cgroup: .. out of the container's cgroup is refused (%s)", err.msg);
+	ok(rt_exec_cgroup_paths(v1, 3, false, a8, 1, &out, &err) < 0 && strstr(err.msg, "bogus") &&
+		   rt_exec_cgroup_paths(v1, 3, false, a9, 1, &out, &err) < 0 &&
+		   strstr(err.msg, "empty controller") &&
+		   rt_exec_cgroup_paths(v1, 3, false, a11, 1, &out, &err) < 0,
+	   "exec --cgroup: unknown, empty controllers and two colons are refused (%s)", err.msg);
+	ok(rt_exec_cgroup_paths(v1, 3, false, a10, 2, &out, &err) < 0 &&
+		   strstr(err.msg, "cpu,cpuacct"),
+	   "exec --cgroup: one hierarchy, two sub-cgroups is refused (%s)", err.msg);
+	ok(rt_exec_cgroup_paths(v2, 1, true, a1, 1, &out, &err) == -ENOTSUP &&
+		   strstr(err.msg, "cgroup v1"),
+	   "exec --cgroup: a controller prefix on v2 is not supported (%s)", err.msg);
+	ok(rt_exec_cgroup_paths(v1, 0, false, a3, 1, &out, &err) < 0,
+	   "exec --cgroup: no known cgroup is refused");
+}
+
 int main(void)
 {
 	test_nul();
@@ -977,6 +1080,8 @@ int main(void)
 	test_sandbox_args();
 	test_sandbox_check();
 	test_sandbox_spec_fields();
+	test_passwd_home();
+	test_exec_cgroup();
 	remove_bundle();
 	return tap_done();
 }
