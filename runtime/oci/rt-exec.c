@@ -290,8 +290,9 @@ static int open_cgroup(struct exec_ctx *x, struct hutch_err *err)
 	const struct rt_exec_target *t = x->t;
 	struct cg_kv *paths = NULL;
 	if (!t->cgroup_path && !t->n_cgroup_paths) /* none: rootless, nothing delegated */
-		return x->o->n_cgroups ? hutch_fail(err, ENOENT, "--cgroup: the container has "
-								 "no cgroup")
+		return x->o->n_cgroups ? hutch_fail(err, ENOENT,
+						    "--cgroup: the container has "
+						    "no cgroup")
 				       : 0;
 	if (!x->o->n_cgroups)
 		return rt_open_cgroup(t->cgroup_path, t->cgroup_paths, t->n_cgroup_paths, &x->cg,
