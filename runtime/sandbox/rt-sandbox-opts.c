@@ -579,7 +579,8 @@ static const struct rt_flag options[] = {
 	{ "allow-network", 0, RT_FLAG_FN_BOOL, NULL, 0,
 	  set_allow_network }, /* the profile's allow_network */
 	{ "best-effort", 0, RT_FLAG_FN_BOOL,
-	  "host mode: run without what can't be enforced, and report it", 0, set_best_effort },
+	  "run without what can't be enforced (host mode; rootless limits), and report it", 0,
+	  set_best_effort },
 	{ "lock", 0, RT_FLAG_FN, "NAME: one sandbox per name at a time", 0, set_lock },
 	{ "no-wait", 0, RT_FLAG_FN_BOOL, "fail at once when the lock is held", 0, set_no_wait },
 	{ "lock-timeout", 0, RT_FLAG_FN, "seconds to wait for the lock", 0, set_lock_timeout },
