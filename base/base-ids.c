@@ -10,6 +10,8 @@
 #include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -63,4 +65,31 @@ bool hutch_may_mount(void)
 	if (mnt >= 0)
 		close(mnt);
 	return ours && hutch_has_cap(CAP_SYS_ADMIN);
+}
+
+const char *hutch_rootless_dir(const char *xdg_var, const char *home_sub, const char *leaf)
+{
+	const char *xdg = getenv(xdg_var), *home = getenv("HOME");
+	if (xdg && xdg[0] == '/')
+		return hutch_xasprintf("%s/%s", xdg, leaf);
+	if (home && home[0] == '/')
+		return hutch_xasprintf("%s/%s/%s", home, home_sub, leaf);
+	return NULL;
+}
+
+char *hutch_user_name(uid_t uid)
+{
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	if (hutch_read_file_at(AT_FDCWD, "/etc/passwd", 4 << 20, &text, NULL, &e) < 0)
+		return NULL;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (c2 && strtoul(c2 + 1, NULL, 10) == uid && c2[1] >= '0' && c2[1] <= '9') {
+			*c1 = '\0';
+			return hutch_xstrdup(l);
+		}
+	}
+	return NULL;
 }

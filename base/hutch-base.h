@@ -125,6 +125,12 @@ const char *hutch_cap_name(int cap);
 
 /* Rootless: not host root (an ordinary user, or root only inside a user namespace). */
 bool hutch_rootless(void);
+/* A rootless caller's own place for leaf, by the XDG base directory rules: $xdg_var/leaf,
+ * else $HOME/home_sub/leaf (allocated, kept by the caller); NULL without either. */
+const char *hutch_rootless_dir(const char *xdg_var, const char *home_sub, const char *leaf);
+/* uid's login name from /etc/passwd, allocated (NSS would need shared libraries); NULL when
+ * it has none. */
+char *hutch_user_name(uid_t uid);
 /* cap (CAP_*) is in the effective set. */
 bool hutch_has_cap(int cap);
 /* The caller may mount in its mount namespace: host root, or rootless with CAP_SYS_ADMIN in

@@ -15,10 +15,18 @@
 
 const char *img_store_default(const char *flag)
 {
+	static const char *own;
 	const char *env = getenv("HUTCH_STORE");
 	if (flag && *flag)
 		return flag;
-	return env && *env ? env : IMG_STORE_DEFAULT;
+	if (env && *env)
+		return env;
+	if (!hutch_rootless())
+		return IMG_STORE_DEFAULT;
+	/* A rootless caller's own store (root's is not writable, and its lock is shared). */
+	if (!own)
+		own = hutch_rootless_dir("XDG_DATA_HOME", ".local/share", "hutch");
+	return own ? own : IMG_STORE_DEFAULT;
 }
 
 static int mkdirs(const char *path, mode_t mode)

@@ -17,7 +17,8 @@
 #define IMG_DIGEST_MAX 72 /* "sha256:" + 64 hex + NUL */
 
 struct img_store;
-/* --store, else $HUTCH_STORE, else IMG_STORE_DEFAULT. */
+/* --store, else $HUTCH_STORE, else IMG_STORE_DEFAULT (a rootless caller's: $XDG_DATA_HOME/hutch,
+ * else ~/.local/share/hutch). */
 const char *img_store_default(const char *flag);
 /* Opens (create: makes) the store and takes its lock: shared, or exclusive for prune. */
 int img_store_open(const char *path, bool create, bool exclusive, struct img_store **out,

@@ -42,24 +42,6 @@ int ns_subid_find(const char *text, const char *name, uid_t id, struct ns_idmap 
 	return -ENOENT;
 }
 
-/* The caller's login name from /etc/passwd (NSS would need shared libraries). */
-static char *user_name(uid_t uid)
-{
-	_cleanup_free_ char *text = NULL;
-	struct hutch_err e = { 0 };
-	if (hutch_read_file_at(AT_FDCWD, "/etc/passwd", 4 << 20, &text, NULL, &e) < 0)
-		return NULL;
-	char *save = NULL;
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (c2 && strtoul(c2 + 1, NULL, 10) == uid && c2[1] >= '0' && c2[1] <= '9') {
-			*c1 = '\0';
-			return hutch_xstrdup(l);
-		}
-	}
-	return NULL;
-}
-
 static const char *find_helper(const char *name)
 {
 	static const char *const dirs[] = { "/usr/bin", "/bin", "/usr/sbin", "/usr/local/bin" };
@@ -92,7 +74,7 @@ int ns_idmap_helper(const char *name, char *why, size_t len)
 int ns_rootless_plan(struct ns_rootless *r)
 {
 	*r = (struct ns_rootless){ .uid = geteuid(), .gid = getegid() };
-	_cleanup_free_ char *name = user_name(r->uid), *su = NULL, *sg = NULL;
+	_cleanup_free_ char *name = hutch_user_name(r->uid), *su = NULL, *sg = NULL;
 	struct hutch_err e = { 0 };
 	if (hutch_read_file_at(AT_FDCWD, "/etc/subuid", 4 << 20, &su, NULL, &e) < 0 ||
 	    ns_subid_find(su, name, r->uid, &r->sub_uid) < 0) {

@@ -33,7 +33,13 @@ struct header {
 
 const char *sc_cache_dir(void)
 {
+	static const char *own;
 	const char *d = getenv("HUTCH_SECCOMP_CACHE");
+	if (!d && hutch_rootless()) { /* the caller's own: root's is not theirs to trust */
+		if (!own)
+			own = hutch_rootless_dir("XDG_CACHE_HOME", ".cache", "hutch/seccomp");
+		return own;
+	}
 	if (!d)
 		return DEFAULT_DIR;
 	if (!*d || strcmp(d, "off") == 0)

@@ -203,7 +203,11 @@ static int make_state(struct create_ctx *x, struct hutch_err *err)
 	x->st.bundle = hutch_xstrdup(x->spec->bundle);
 	x->st.rootfs = hutch_xstrdup(x->spec->rootfs);
 	x->st.created = now_rfc3339();
-	x->st.owner = hutch_xstrdup("");
+	/* list's OWNER, as runc's: the user the state belongs to ("" is root). */
+	x->st.owner = hutch_rootless() ? hutch_user_name(geteuid()) : NULL;
+	if (!x->st.owner)
+		x->st.owner = hutch_rootless() ? hutch_xasprintf("%u", (unsigned)geteuid())
+					       : hutch_xstrdup("");
 	x->st.creating = true;
 	x->st.poststart = x->spec->hooks[RT_HOOK_POSTSTART].n > 0;
 	x->st.poststop = x->spec->hooks[RT_HOOK_POSTSTOP].n > 0;

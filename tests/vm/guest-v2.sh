@@ -522,6 +522,9 @@ check_rootless() {
 	# shellcheck disable=SC2016 # expanded in the sandbox
 	probe='read -r m </sys/fs/cgroup/memory.max; read -r p </sys/fs/cgroup/pids.max
 		read -r c </sys/fs/cgroup/cpu.max; echo "limits $m $p $c"
+		i=0; while [ $i -lt 30000 ]; do i=$((i + 1)); done
+		while read -r k v; do [ "$k" = nr_throttled ] && echo "throttled $v"; done \
+			</sys/fs/cgroup/cpu.stat
 		sh -c '"'"'i=0; while [ $i -lt 12 ]; do sleep 3 & i=$((i + 1)); done'"'"' 2>/dev/null
 		read -r e </sys/fs/cgroup/pids.events; echo "pids.events $e"'
 	rc=0
@@ -531,6 +534,9 @@ check_rootless() {
 	check "rootless: the sandbox runs in the delegated cgroup (status $rc)" [ $rc = 0 ]
 	check "rootless: memory.max, pids.max and cpu.max inside are the flags'" \
 		grep -qx "limits 33554432 8 50000 100000" <<<"$out"
+	[[ $out =~ throttled\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]
+	check "rootless: --cpus 0.5 throttles a busy loop (nr_throttled ${BASH_REMATCH[1]:-?})" \
+		[ $? = 0 ]
 	# Builtins only after the storm: the sleeps hold every pid a fork would take.
 	[[ $out =~ pids.events\ max\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]
 	check "rootless: --pids 8 stops the forks (pids.events max ${BASH_REMATCH[1]:-?})" [ $? = 0 ]

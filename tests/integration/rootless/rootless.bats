@@ -44,8 +44,9 @@ setup() {
 	setup_tmp
 	local who
 	for who in $RL_USERS; do
-		mkdir -m 700 "$TEST_DIR/xdg-$who" "$TEST_DIR/ws-$who"
-		[ "$who" = self ] || chown "hutch-it-$who:" "$TEST_DIR/xdg-$who" "$TEST_DIR/ws-$who"
+		mkdir -m 700 "$TEST_DIR/xdg-$who" "$TEST_DIR/ws-$who" "$TEST_DIR/home-$who"
+		[ "$who" = self ] || chown "hutch-it-$who:" "$TEST_DIR/xdg-$who" "$TEST_DIR/ws-$who" \
+			"$TEST_DIR/home-$who"
 	done
 }
 
@@ -73,11 +74,12 @@ as() {
 	local who=$1
 	shift
 	if [ "$who" = self ]; then
-		XDG_RUNTIME_DIR=$TEST_DIR/xdg-self timeout -k 5 "$HUTCH_CMD_TIMEOUT" "$@"
+		HOME=$TEST_DIR/home-self XDG_RUNTIME_DIR=$TEST_DIR/xdg-self \
+			timeout -k 5 "$HUTCH_CMD_TIMEOUT" "$@"
 		return
 	fi
 	timeout -k 5 "$HUTCH_CMD_TIMEOUT" setpriv --reuid "hutch-it-$who" --regid "hutch-it-$who" \
-		--init-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/nonexistent \
+		--init-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$TEST_DIR/home-$who" \
 		XDG_RUNTIME_DIR="$TEST_DIR/xdg-$who" "$@"
 }
 
@@ -197,6 +199,20 @@ delegated() {
 		[ "$status" -eq 125 ]
 		[[ $output == *"not supported rootless"* ]]
 		rl "$who" sandbox stop n1
+	done
+}
+
+@test "rootless: the image store and the seccomp cache are the caller's own" {
+	local who
+	for who in $RL_USERS; do
+		run rl "$who" image ls
+		check_status 0
+		[ -d "$TEST_DIR/home-$who/.local/share/hutch" ]
+		rlsb "$who" --best-effort -- true 2>/dev/null
+		[ -n "$(ls "$TEST_DIR/home-$who/.cache/hutch/seccomp")" ]
+		# XDG's variables win over HOME's defaults.
+		as "$who" env XDG_DATA_HOME="$TEST_DIR/home-$who/data" "$RL_DIR/hutch" image ls
+		[ -d "$TEST_DIR/home-$who/data/hutch" ]
 	done
 }
 
