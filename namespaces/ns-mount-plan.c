@@ -163,7 +163,9 @@ static void mount_fs(struct planner *pl, const struct ns_mount *m)
 }
 
 /* cgroup2 at dest; without a cgroup namespace of our own the kernel refuses (EPERM in a user
- * namespace, EBUSY otherwise) and we bind the host's mount instead, as runc does. */
+ * namespace, EBUSY otherwise) and we bind the host's mount instead, as runc does. The cgroup
+ * binds are recursive: in a user namespace every host mount beneath is locked, and a plain
+ * bind of a tree with locked submounts is EINVAL. */
 static void mount_cgroup2(struct planner *pl, const char *dest, const char *host,
 			  unsigned long flags)
 {
@@ -172,7 +174,7 @@ static void mount_cgroup2(struct planner *pl, const char *dest, const char *host
 	op->label = "mount cgroup2";
 	op->fallback = NS_FALLBACK_EPERM | NS_FALLBACK_EBUSY;
 	pl->branch = NS_BRANCH_FELL_BACK;
-	bind_host(pl, host, -1, dest, false, flags, 0);
+	bind_host(pl, host, -1, dest, true, flags, 0);
 	pl->branch = NS_BRANCH_ALWAYS;
 }
 
@@ -196,14 +198,14 @@ static bool mount_hierarchy(struct planner *pl, const char *dest, const char *ct
 	add(pl, NS_OP_MKDIR, sub);
 	const char *own_host = own_dir(pl->cfg, ctrls);
 	if (own_host) {
-		bind_host(pl, own_host, -1, sub, false, flags, 0);
+		bind_host(pl, own_host, -1, sub, true, flags, 0);
 	} else {
 		struct ns_mount_op *op =
 			mount_op(pl, sub, "cgroup", "cgroup", flags, own(pl, hutch_xstrdup(ctrls)));
 		op->label = own(pl, hutch_xasprintf("mount cgroup %s", ctrls));
 		op->fallback = NS_FALLBACK_EPERM | NS_FALLBACK_EBUSY;
 		pl->branch = NS_BRANCH_FELL_BACK;
-		bind_host(pl, own(pl, hutch_xasprintf("/sys/fs/cgroup/%s", dir)), -1, sub, false,
+		bind_host(pl, own(pl, hutch_xasprintf("/sys/fs/cgroup/%s", dir)), -1, sub, true,
 			  flags, 0);
 		pl->branch = NS_BRANCH_ALWAYS;
 	}
