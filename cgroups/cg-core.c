@@ -359,8 +359,7 @@ size_t cg_paths(const struct cg *cg, struct cg_kv **out)
 	return cg->n;
 }
 
-/* One saved path, as strict as a cgroupsPath (absolute, no ".."), at its place in h. */
-static int saved_dir(struct cg_hier *h, const char *path, struct hutch_err *err)
+int cg_saved_dir(const struct cg_hier *h, const char *path, char **out, struct hutch_err *err)
 {
 	_cleanup_free_ char *norm = NULL;
 	if (*path != '/')
@@ -368,7 +367,7 @@ static int saved_dir(struct cg_hier *h, const char *path, struct hutch_err *err)
 	int r = cg_resolve_path(path, NULL, &norm, err);
 	if (r < 0)
 		return hutch_err_prefix(err, "saved cgroup path %s: ", path);
-	return cg_hier_dir(h, norm, &h->dir, err);
+	return cg_hier_dir(h, norm, out, err);
 }
 
 /* The hierarchies mounted now that paths names, each at its saved path; the rest dropped. */
@@ -381,7 +380,7 @@ int cg_open_paths(const struct cg_kv *paths, size_t n, struct cg **out, struct h
 	for (; r == 0 && i < cg->n; i++) {
 		for (size_t k = 0; k < n; k++)
 			if (strcmp(paths[k].key, cg->h[i].name) == 0) {
-				r = saved_dir(&cg->h[i], paths[k].value, err);
+				r = cg_saved_dir(&cg->h[i], paths[k].value, &cg->h[i].dir, err);
 				break;
 			}
 		if (r == 0 && cg->h[i].dir)
@@ -594,6 +593,9 @@ int cg_remove_unused(struct cg *cg, struct hutch_err *err)
 		h->fd = -1;
 		/* EBUSY (processes) or ENOTEMPTY (sub-cgroups): in use, so not what we recorded. */
 		(void)rmdir(h->dir);
+		for (size_t j = h->n_created; j-- > 0;)
+			if (strcmp(h->created[j], h->dir) != 0)
+				(void)rmdir(h->created[j]);
 	}
 	return 0;
 }

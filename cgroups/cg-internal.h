@@ -41,6 +41,9 @@ char *cg_hier_cgroup_path(const struct cg_hier *h);
 /* Pure: the container directory for the normalized path (cg_resolve_path) in h. */
 int cg_hier_dir(const struct cg_hier *h, const char *path, char **out, struct hutch_err *err);
 void cg_hier_free(struct cg_hier *h, size_t n);
+/* A saved cgroup path (cg_paths), as strict as a cgroupsPath (absolute, no ".."): its
+ * directory in h. */
+int cg_saved_dir(const struct cg_hier *h, const char *path, char **out, struct hutch_err *err);
 /* The hierarchy whose controller list holds controller, or NULL. */
 struct cg_hier *cg_find_hier(struct cg *cg, const char *controller);
 

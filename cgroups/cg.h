@@ -48,6 +48,13 @@ int cg_open(const char *path, struct cg **out, struct hutch_err *err);
 size_t cg_paths(const struct cg *cg, struct cg_kv **out);
 /* Re-opens what cg_paths gave (hierarchies no longer mounted are left out). */
 int cg_open_paths(const struct cg_kv *paths, size_t n, struct cg **out, struct hutch_err *err);
+/* The outermost cgroup that cg_make made above the container's in each hierarchy (as cg_paths
+ * shows paths; hierarchies where it made no parent are left out): what the state keeps, so
+ * that delete removes the parents a create made, as they are empty, and no others. */
+size_t cg_made_parents(const struct cg *cg, struct cg_kv **out);
+/* Gives a re-opened cg (cg_open_paths) those parents back, for cg_destroy to remove. Each
+ * must be an ancestor of the container's cgroup in its hierarchy. */
+int cg_adopt_parents(struct cg *cg, const struct cg_kv *tops, size_t n, struct hutch_err *err);
 void cg_free(struct cg *cg);
 /* v2 only: an O_DIRECTORY fd of the cgroup for clone3(CLONE_INTO_CGROUP); -1 on v1. */
 int cg_dirfd(const struct cg *cg);

@@ -200,6 +200,9 @@ static int make_cgroup(struct create_ctx *x, struct hutch_err *err)
 	hutch_fault_point("create:cgroup-recorded");
 	TRY(cg_make(x->cg, err));
 	hutch_fault_point("create:cgroup-made");
+	x->st.n_cgroup_made = cg_made_parents(x->cg, &x->st.cgroup_made);
+	if (x->st.n_cgroup_made) /* so that delete removes them too */
+		TRY(rt_state_save(x->dirfd, &x->st, err));
 	if (x->spec->has_resources)
 		TRY(cg_apply(x->cg, &x->spec->resources, err));
 	return 0;

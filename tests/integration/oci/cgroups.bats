@@ -137,3 +137,32 @@ cgroup_paths() {
 	[ "${lines[0]}" = 42 ]
 	[ "${lines[1]}" = 67108864 ]
 }
+
+@test "cgroups: new parent levels get the cpuset's cpus and mems first, and go at delete" {
+	local cs d
+	cs=$(own_cgroup_dir cpuset)
+	[ -n "$cs" ] || skip "needs the v1 cpuset controller"
+	update_config '.linux.cgroupsPath = $p' --arg p "$TAG/a/b"
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	grep -qx "$(state_field "$ID" .pid)" "$cs/$TAG/a/b/cgroup.procs"
+	for d in "$cs/$TAG" "$cs/$TAG/a" "$cs/$TAG/a/b"; do
+		[ -n "$(cat "$d/cpuset.cpus")" ]
+		[ "$(cat "$d/cpuset.cpus")" = "$(cat "${d%/*}/cpuset.cpus")" ]
+		[ "$(cat "$d/cpuset.mems")" = "$(cat "${d%/*}/cpuset.mems")" ]
+	done
+	# delete removes the parents that create made (teardown finds any left), in every
+	# hierarchy, and none that was there before: here $TAG in the cpuset one.
+	hutch delete --force "$ID"
+	[ ! -e "$cs/$TAG" ]
+	mkdir "$cs/$TAG"
+	cat "$cs/cpuset.cpus" >"$cs/$TAG/cpuset.cpus"
+	cat "$cs/cpuset.mems" >"$cs/$TAG/cpuset.mems"
+	run_bg run -d "$ID"
+	check_status 0
+	[ -n "$(cat "$cs/$TAG/a/cpuset.cpus")" ]
+	hutch delete --force "$ID"
+	[ -d "$cs/$TAG" ] && [ ! -e "$cs/$TAG/a" ]
+	rmdir "$cs/$TAG"
+}
