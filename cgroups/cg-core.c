@@ -213,35 +213,10 @@ static void add_child(struct cg_child **v, size_t *n, const char *name, time_t m
 	(*v)[(*n)++] = (struct cg_child){ hutch_xstrdup(name), made };
 }
 
-/*
- * load(), and on a hybrid host also the cgroup2 mount beside the v1 ones, which hutch itself
- * never uses but runc and crun do: a sandbox run through them that was killed leaves its
- * parent cgroup there too.
- */
-static int load_all(const char *path, struct cg **out, struct hutch_err *err)
-{
-	struct cg *cg = NULL;
-	TRY(load(path, &cg, err));
-	struct cg_hier *u = NULL;
-	size_t nu = 0;
-	struct hutch_err e = { 0 };
-	if (!cg->v2 && cg_read_hierarchies(true, &u, &nu, &e) == 0) {
-		for (size_t i = 0; i < nu; i++)
-			if (cg_hier_dir(&u[i], path, &u[i].dir, &e) == 0) {
-				cg->h = hutch_xrealloc(cg->h, (cg->n + 1) * sizeof(*cg->h));
-				cg->h[cg->n++] = u[i];
-				u[i] = (struct cg_hier){ .fd = -1 }; /* moved */
-			}
-		cg_hier_free(u, nu);
-	}
-	*out = cg;
-	return 0;
-}
-
 int cg_purge(const char *path, struct hutch_err *err)
 {
 	struct cg *cg = NULL;
-	TRY(load_all(path, &cg, err));
+	TRY(load(path, &cg, err));
 	for (size_t i = 0; i < cg->n; i++)
 		cg->h[i].fd = open(cg->h[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r = cg_destroy(cg, err);
@@ -254,7 +229,7 @@ int cg_list_children(const char *path, struct cg_child **out, size_t *n, struct 
 	struct cg *cg = NULL;
 	*out = NULL;
 	*n = 0;
-	TRY(load_all(path, &cg, err));
+	TRY(load(path, &cg, err));
 	for (size_t i = 0; i < cg->n; i++) {
 		_cleanup_(hutch_closedirp) DIR *d = opendir(cg->h[i].dir);
 		struct dirent *de;

@@ -33,7 +33,8 @@ struct cg {
  * left unset. */
 int cg_parse_hierarchies(const char *proc_cgroup, const char *mountinfo, bool v2,
 			 struct cg_hier **out, size_t *n, struct hutch_err *err);
-/* The same from this process's own /proc files. */
+/* The same from this process's own /proc files; with v2=false, on a hybrid host, also the
+ * cgroup2 hierarchy (name "") last. */
 int cg_read_hierarchies(bool v2, struct cg_hier **out, size_t *n, struct hutch_err *err);
 void cg_hier_clear(struct cg_hier *h);
 /* The cgroup path of h->dir as /proc/PID/cgroup would show it (malloc'd). */

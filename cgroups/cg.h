@@ -36,8 +36,9 @@ struct cg_child {
 };
 int cg_list_children(const char *path, struct cg_child **out, size_t *n, struct hutch_err *err);
 void cg_children_free(struct cg_child *v, size_t n);
-/* cg_destroy of path wherever it exists, a hybrid host's cgroup2 mount included (where other
- * runtimes make cgroups too): for what a killed process left. */
+/* cg_destroy of path wherever it exists: for what a killed process left. On a hybrid host
+ * every function here takes the cgroup2 mount beside the v1 ones as one more hierarchy (named
+ * ""): the container has its cgroup there too, as under runc and crun. */
 int cg_purge(const char *path, struct hutch_err *err);
 /* Re-opens an existing container cgroup (for kill, delete, pause, stats). */
 int cg_open(const char *path, struct cg **out, struct hutch_err *err);

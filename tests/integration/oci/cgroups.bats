@@ -166,3 +166,21 @@ cgroup_paths() {
 	[ -d "$cs/$TAG" ] && [ ! -e "$cs/$TAG/a" ]
 	rmdir "$cs/$TAG"
 }
+
+@test "cgroups: on a hybrid host the init and exec'd processes share the container's cgroup2 cgroup" {
+	[ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] ||
+		skip "no hybrid cgroup2 at /sys/fs/cgroup/unified"
+	remove_ns cgroup # the paths as the host sees them
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	local init mine
+	init=$(grep '^0::' "/proc/$(state_field "$ID" .pid)/cgroup")
+	mine=$(grep '^0::' /proc/self/cgroup)
+	[ "$init" = "${mine%/}/$TAG" ]
+	run hutch exec "$ID" cat /proc/self/cgroup
+	check_status 0
+	[ "$(grep '^0::' <<<"$output")" = "$init" ]
+	hutch delete --force "$ID"
+	[ ! -e "$(own_cgroup_dir unified)/$TAG" ]
+}
