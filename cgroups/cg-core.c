@@ -163,19 +163,49 @@ static int check_unused(struct cg_hier *h, struct hutch_err *err)
 	return 0;
 }
 
-/* rmdir, retried for up to ~1 s on EBUSY: a v1 cgroup stays busy for a moment after its last
- * task is gone (the kernel offlines it asynchronously). */
-static int rmdir_busy(const char *dir)
+/* rmdir of name in parent, retried for up to ~1 s on EBUSY when busy_wait: a v1 cgroup stays
+ * busy for a moment after its last task is gone (the kernel offlines it asynchronously). */
+static int rmdir_at(int parent, const char *name, bool busy_wait)
 {
 	for (int i = 0; i < 100; i++) {
-		if (rmdir(dir) == 0 || errno == ENOENT)
+		if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 			return 0;
-		if (errno != EBUSY)
+		if (errno != EBUSY || !busy_wait)
 			return -errno;
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
 	return -EBUSY;
+}
+
+/* The leaf (after its sub-cgroups), then each parent we created above it, walking up from
+ * the leaf's fd with "..": a path may by now name something else (a delegate runtime that
+ * unmounts a hybrid host's cgroup2 mount where we can see it). */
+static int remove_hier(struct cg_hier *h, struct hutch_err *err)
+{
+	_cleanup_close_ int cur = h->fd;
+	h->fd = -1;
+	int r = cg_rmdir_children(cur, err);
+	if (r < 0)
+		return r;
+	/* created[k] is the level being removed: the leaf when we made it, then its parents. */
+	size_t k = we_created(h, h->dir) ? h->n_created - 1 : 0;
+	const char *path = h->dir;
+	for (bool leaf = true;; leaf = false) {
+		_cleanup_close_ int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0) /* already gone: by path, as a last resort */
+			return leaf && rmdir(path) < 0 && errno != ENOENT
+				       ? hutch_fail_errno(err, errno, "rmdir %s", path)
+				       : 0;
+		r = rmdir_at(up, strrchr(path, '/') + 1, leaf);
+		if (r < 0) /* a parent still holding someone else's cgroup stays */
+			return leaf ? hutch_fail_errno(err, r, "rmdir %s", path) : 0;
+		if (!we_created(h, h->dir) || k == 0)
+			return 0;
+		path = h->created[--k];
+		close(cur);
+		cur = steal_fd(up);
+	}
 }
 
 /* Removes the leaf (after its sub-cgroups) and the parents we created, deepest first. */
@@ -185,15 +215,12 @@ static int remove_dirs(struct cg *cg, struct hutch_err *err)
 	for (size_t i = 0; i < cg->n; i++) {
 		struct cg_hier *h = &cg->h[i];
 		if (h->fd >= 0) {
-			int r = cg_rmdir_children(h->fd, err);
-			close(h->fd);
-			h->fd = -1;
-			if (r == 0 && (r = rmdir_busy(h->dir)) < 0)
-				r = hutch_fail_errno(err, r, "rmdir %s", h->dir);
+			int r = remove_hier(h, err);
 			if (r < 0 && ret == 0)
 				ret = r;
+			continue;
 		}
-		/* A parent still holding someone else's cgroup stays: ENOTEMPTY is fine. */
+		/* No leaf (a failed cg_make): the parents it made, by path. */
 		for (size_t j = h->n_created; j-- > 0;)
 			if (strcmp(h->created[j], h->dir) != 0)
 				(void)rmdir(h->created[j]);
