@@ -136,8 +136,8 @@ static void mount_fs(struct planner *pl, const struct ns_mount *m)
 	if (m->tmpcopyup) /* keep a handle on the image's directory before hiding it */
 		add(pl, NS_OP_HOLD, dest);
 	unsigned long flags = m->flags;
-	if (m->tmpcopyup)
-		flags &= ~MS_RDONLY; /* made read-only after the copy */
+	if (m->tmpcopyup || ns_mount_deferred(m))
+		flags &= ~MS_RDONLY; /* made read-only after the copy, or at the end */
 	struct ns_mount_op *op =
 		mount_op(pl, dest, m->source ? m->source : m->type, m->type, flags, m->data);
 	op->label = own(pl, hutch_xasprintf("mount %s", m->type));
@@ -306,6 +306,16 @@ static void plan_one(struct planner *pl, const struct ns_mount *m, int tree)
 	mount_fs(pl, m);
 }
 
+/* "rro", "rnosuid", ...: on the mount just made and everything beneath it. */
+static void rec_attrs(struct planner *pl, const struct ns_mount *m)
+{
+	pl->branch = NS_BRANCH_ALWAYS;
+	struct ns_mount_op *op = add(pl, NS_OP_SETATTR, m->destination);
+	op->flags = m->rec_set;
+	op->clear = m->rec_clear;
+	op->label = "mount_setattr";
+}
+
 void ns_mount_plan_rootfs(const struct ns_rootfs *cfg, const struct ns_mount_facts *f,
 			  struct ns_mount_plan *p)
 {
@@ -314,8 +324,28 @@ void ns_mount_plan_rootfs(const struct ns_rootfs *cfg, const struct ns_mount_fac
 		const struct ns_mount *m = &cfg->mounts[i];
 		pl.spec = m->destination ? m->destination : "(null)";
 		plan_one(&pl, m, cfg->tree_fds ? cfg->tree_fds[i] : -1);
+		if ((m->rec_set || m->rec_clear) && !ns_mount_deferred(m))
+			rec_attrs(&pl, m);
 		/* As runc: /dev is populated unless the spec bind-mounts one in whole. */
 		if (is_bind(m) && m->destination && ns_path_is(m->destination, "dev"))
 			p->dev_bound = true;
+	}
+}
+
+void ns_mount_plan_finish(const struct ns_mount *mounts, size_t n, struct ns_mount_plan *p)
+{
+	struct planner pl = { .p = p };
+	for (size_t i = 0; i < n; i++) {
+		const struct ns_mount *m = &mounts[i];
+		if (!ns_mount_deferred(m))
+			continue;
+		pl.spec = m->destination;
+		if (m->flags & MS_RDONLY) {
+			struct ns_mount_op *op = add(&pl, NS_OP_REMOUNT_BIND, m->destination);
+			op->flags = MS_RDONLY;
+			op->label = "remount read-only";
+		}
+		if (m->rec_set || m->rec_clear)
+			rec_attrs(&pl, m);
 	}
 }

@@ -102,3 +102,10 @@ int ns_mount_rootfs(const struct ns_rootfs *cfg, struct hutch_err *err)
 		return 0;
 	return ns_setup_dev(rootfd, cfg, err);
 }
+
+int ns_finish_mounts(const struct ns_mount *mounts, size_t n, struct hutch_err *err)
+{
+	_cleanup_(plan_freep) struct ns_mount_plan plan = { 0 };
+	ns_mount_plan_finish(mounts, n, &plan);
+	return plan.n ? ns_mount_apply_host(plan.ops, plan.n, err) : 0;
+}

@@ -25,6 +25,9 @@ struct ns_mount {
 	bool bind;	/* MS_BIND */
 	bool recursive; /* rbind */
 	bool tmpcopyup; /* copy the image's directory content into a new tmpfs */
+	/* "rro", "rnosuid", ...: MOUNT_ATTR_* set and cleared on the mount and every submount
+	 * (mount_setattr AT_RECURSIVE), once it is made. */
+	uint64_t rec_set, rec_clear;
 	/* An idmapped bind ("idmap", "ridmap": its submounts too): on-disk container_id is seen
 	 * as host_id (OCI mounts[].uidMappings/gidMappings). The tree is made by the parent. */
 	bool idmap, idmap_recursive;
@@ -39,6 +42,10 @@ int ns_mount_parse_options(struct ns_mount *m, char *const *options, size_t n,
 /* The inverse, for writing a spec out: options that parse back into m's flags, propagation,
  * bind, idmap and data (NULL-terminated, malloc'd; n of them). Pure. */
 char **ns_mount_format_options(const struct ns_mount *m, size_t *n);
+/* A read-only tmpfs, or /dev: mounted read-write so that what goes beneath can be made (the
+ * /dev nodes, a later mount's mount point), and made read-only (with its recursive options)
+ * by ns_finish_mounts once all is in place, as runc does. Pure. */
+bool ns_mount_deferred(const struct ns_mount *m);
 
 struct ns_device {
 	char *path; /* absolute, inside the rootfs */
@@ -83,6 +90,8 @@ int ns_pivot_root(const char *rootfs, bool no_pivot, struct hutch_err *err);
 int ns_mask_paths(char *const *paths, size_t n, struct hutch_err *err);
 int ns_readonly_paths(char *const *paths, size_t n, struct hutch_err *err);
 int ns_finish_rootfs(bool readonly, unsigned long propagation, struct hutch_err *err);
+/* After pivot and the console: what ns_mount_deferred put off (a read-only /dev or tmpfs). */
+int ns_finish_mounts(const struct ns_mount *mounts, size_t n, struct hutch_err *err);
 
 #include "ns-mount-plan.h"
 

@@ -239,7 +239,8 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err)); /* needs the new /proc */
 	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
 	TRY(ns_readonly_paths(s->readonly_paths, s->n_readonly_paths, err));
-	TRY(rt_setup_terminal(p, &term, err)); /* binds /dev/console */
+	TRY(rt_setup_terminal(p, &term, err));		    /* binds /dev/console */
+	TRY(ns_finish_mounts(s->mounts, s->n_mounts, err)); /* ro /dev: after its last node */
 	TRY(ns_finish_rootfs(s->root_readonly, s->rootfs_propagation, err));
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* may need CAP_SYS_RESOURCE */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
