@@ -522,7 +522,7 @@ static void check_mask_and_readonly(void)
 static void check_pty(void)
 {
 	struct hutch_err err = { 0 };
-	int master = ns_setup_pty(24, 80, true, &err);
+	int master = ns_setup_pty(24, 80, true, 1234, &err);
 	check(master >= 0, "ns_setup_pty: %s", err.msg);
 	if (master < 0)
 		return;
@@ -530,6 +530,8 @@ static void check_pty(void)
 	check(ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row == 24 && ws.ws_col == 80,
 	      "pty window size is 24x80");
 	check(isatty(1) && isatty(2), "stdout and stderr are the pty");
+	struct stat pt;
+	check(fstat(0, &pt) == 0 && pt.st_uid == 1234, "the pty belongs to the process's user");
 	check(!(fcntl(0, F_GETFD) & FD_CLOEXEC) && (fcntl(master, F_GETFD) & FD_CLOEXEC),
 	      "stdio inherits, master is cloexec");
 	struct stat st;
