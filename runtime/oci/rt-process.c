@@ -31,7 +31,8 @@ int rt_setup_terminal(const struct rt_process *p, const struct rt_terminal *t,
 	/* An exec relayed from our terminal: its size, set before the process can ask. */
 	if (!t->console && t->console_fd < 0 && !ws.ws_row && !ws.ws_col)
 		ioctl(0, TIOCGWINSZ, &ws);
-	_cleanup_close_ int master = ns_setup_pty(ws.ws_row, ws.ws_col, t->console, p->user.uid, err);
+	_cleanup_close_ int master =
+		ns_setup_pty(ws.ws_row, ws.ws_col, t->console, p->user.uid, err);
 	if (master < 0)
 		return master;
 	if (t->console_fd >= 0) /* --console-socket */
