@@ -76,7 +76,7 @@ struct ns_rootfs {
 	bool in_userns; /* device nodes can't be made: bind them from the host instead */
 	const struct ns_cgroup_dir *cgroup_dirs; /* v1 hosts; none: fresh cgroup mounts */
 	size_t n_cgroup_dirs;
-	bool new_mount_ns;
+	bool new_mount_ns;   /* false: the caller's, a private bind of rootfs in it (as runc) */
 	const int *tree_fds; /* per mount: a tree of its source made by the parent, or -1 */
 };
 
@@ -85,6 +85,16 @@ struct ns_rootfs {
 int ns_mount_rootfs(const struct ns_rootfs *cfg, struct hutch_err *err);
 /* pivot_root into cfg->rootfs (or MS_MOVE + chroot when no_pivot) and chdir("/"). */
 int ns_pivot_root(const char *rootfs, bool no_pivot, struct hutch_err *err);
+/* Without a mount namespace of its own: chroot into rootfs, as runc (a pivot_root would
+ * move the root of everything in the host's namespace). */
+int ns_chroot_root(const char *rootfs, struct hutch_err *err);
+/* Whether path (/proc/PID/ns/mnt) names the mount namespace we are in. */
+bool ns_mount_ns_is_ours(const char *path);
+/* The mount id of the mount at path (statx STATX_MNT_ID); 0 when unknown. */
+uint64_t ns_mount_id(const char *path);
+/* A container without a mount namespace: detaches the bind of rootfs (and all mounts on it)
+ * that ns_mount_rootfs made in ours, if the mount there is no longer the one of id before. */
+int ns_undo_host_rootfs(const char *rootfs, uint64_t before, struct hutch_err *err);
 /* After pivot: masks (bind the verified /dev/null or an empty ro tmpfs) and read-only paths,
  * then remounts / read-only when asked. Requires /proc to be a real procfs. */
 int ns_mask_paths(char *const *paths, size_t n, struct hutch_err *err);

@@ -24,6 +24,13 @@ static bool is_new(const struct rt_child *c, int flag)
 	return (c->new_ns & (uint32_t)flag) != 0;
 }
 
+/* A mount namespace of the container's own: made, or joined by path. Without one, its
+ * mounts go on a private bind of the rootfs in ours, and it is chrooted, as under runc. */
+static bool own_mount_ns(const struct rt_child *c)
+{
+	return is_new(c, CLONE_NEWNS) || rt_spec_ns(c->spec, CLONE_NEWNS);
+}
+
 /* Namespaces given by path: user first (it owns the others), then the rest; namespaces to
  * create that clone could not (because the user namespace was joined) are unshared after. */
 static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
@@ -66,7 +73,7 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
 		.in_userns = rt_spec_ns(s, CLONE_NEWUSER) != NULL,
 		.cgroup_dirs = c->cgroup_dirs,
 		.n_cgroup_dirs = c->n_cgroup_dirs,
-		.new_mount_ns = is_new(c, CLONE_NEWNS),
+		.new_mount_ns = own_mount_ns(c),
 		.tree_fds = c->tree_fds,
 	};
 	return ns_mount_rootfs(&cfg, err);
@@ -235,7 +242,8 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(setup_rootfs(c, err));				   /* host paths: before pivot */
 	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err)); /* still sees host paths */
 	TRY(parent_hooks(c, err));				   /* prestart, createRuntime */
-	TRY(ns_pivot_root(s->rootfs, c->opts->no_pivot, err));
+	TRY(own_mount_ns(c) ? ns_pivot_root(s->rootfs, c->opts->no_pivot, err)
+			    : ns_chroot_root(s->rootfs, err));
 	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err)); /* needs the new /proc */
 	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
 	TRY(ns_readonly_paths(s->readonly_paths, s->n_readonly_paths, err));

@@ -138,6 +138,8 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 		for (size_t i = 0; i < st->n_cgroup_made; i++)
 			hutch_json_gen_kv(g, st->cgroup_made[i].key, st->cgroup_made[i].value);
 		yajl_gen_map_close(g);
+		hutch_json_gen_str(g, "hutch_rootfs_mnt_id");
+		yajl_gen_integer(g, (long long)st->rootfs_mnt_id);
 		hutch_json_gen_str(g, "hutch_poststart");
 		yajl_gen_bool(g, st->poststart);
 		hutch_json_gen_str(g, "hutch_poststop");
@@ -202,6 +204,8 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	    (r = hutch_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, err)) < 0 ||
 	    (r = hutch_json_uint64(doc, "hutch_start_time", "hutch_start_time", UINT64_MAX, NULL,
 				   &start, err)) < 0 ||
+	    (r = hutch_json_uint64(doc, "hutch_rootfs_mnt_id", "hutch_rootfs_mnt_id", UINT64_MAX,
+				   NULL, &st->rootfs_mnt_id, err)) < 0 ||
 	    (r = hutch_json_bool(doc, "hutch_poststart", "hutch_poststart", &st->poststart, err)) <
 		    0 ||
 	    (r = hutch_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) <

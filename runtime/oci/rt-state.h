@@ -27,6 +27,9 @@ struct rt_state {
 	size_t n_cgroup_paths;
 	struct cg_kv *cgroup_made; /* the parents create made (cg_made_parents), for delete */
 	size_t n_cgroup_made;
+	/* No mount namespace of its own: the rootfs's mount id before create bound it in ours
+	 * (ns_undo_host_rootfs at delete); 0 otherwise. */
+	uint64_t rootfs_mnt_id;
 	bool poststart; /* the bundle has poststart hooks (start re-reads it only then) */
 	bool poststop;	/* the bundle has poststop hooks */
 	bool creating;	/* create has not finished */
