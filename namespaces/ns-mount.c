@@ -65,8 +65,7 @@ static void facts_freep(struct ns_mount_facts *f)
 	ns_mount_facts_free(f);
 }
 
-/* The mount that path is on, as /proc/self/mountinfo has it ("shared:N" and all), in line. */
-static bool on_shared_mount(const char *path, char *text)
+bool ns_on_shared_mount(const char *path, char *text)
 {
 	size_t best = 0;
 	bool shared = false;
@@ -99,7 +98,7 @@ static int bind_rootfs_here(const char *rootfs, struct hutch_err *err)
 {
 	_cleanup_free_ char *text = NULL;
 	TRY(hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &text, NULL, err));
-	if (on_shared_mount(rootfs, text))
+	if (ns_on_shared_mount(rootfs, text))
 		return hutch_fail(err, ENOTSUP,
 				  "linux.namespaces: without a mount namespace the rootfs %s must "
 				  "not be on a shared mount (the container's mounts would "

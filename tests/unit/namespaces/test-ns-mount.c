@@ -269,6 +269,23 @@ static void test_plan_dev(void)
 	ns_mount_plan_free(&p);
 }
 
+static void test_shared_mount(void)
+{
+	static const char mi[] = "27 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+				 "40 27 0:40 / /srv rw,relatime - tmpfs tmpfs rw\n"
+				 "41 40 0:41 / /srv/sh rw shared:7 master:2 - tmpfs tmpfs rw\n"
+				 "42 27 0:42 / /srvx rw - tmpfs tmpfs rw,shared:9\n";
+	char *t;
+	ok(ns_on_shared_mount("/home/x", t = strdup(mi)), "shared: under a shared /");
+	free(t);
+	ok(!ns_on_shared_mount("/srv/a/rootfs", t = strdup(mi)), "shared: a private mount below");
+	free(t);
+	ok(ns_on_shared_mount("/srv/sh/rootfs", t = strdup(mi)), "shared: the deepest one counts");
+	free(t);
+	ok(!ns_on_shared_mount("/srvx/r", t = strdup(mi)), "shared: not from the fs options");
+	free(t);
+}
+
 static char *o_ro[] = { "nosuid", "ro" };
 static char *o_rro[] = { "rro", "rnosuid" };
 
@@ -693,6 +710,7 @@ int main(void)
 	test_plan_cgroups();
 	test_plan_dev();
 	test_plan_deferred();
+	test_shared_mount();
 	test_plan_view();
 
 	recorder = hutch_sys_real;
