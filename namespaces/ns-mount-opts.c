@@ -199,7 +199,8 @@ bool ns_mount_deferred(const struct ns_mount *m)
 {
 	bool bind = m->bind || (m->type && strcmp(m->type, "bind") == 0);
 	bool tmpfs = m->type && strcmp(m->type, "tmpfs") == 0;
-	return !bind && !m->tmpcopyup && (tmpfs || ns_path_is(m->destination, "dev")) &&
+	bool dev = m->destination && ns_path_is(m->destination, "dev");
+	return !bind && !m->tmpcopyup && (tmpfs || dev) &&
 	       ((m->flags & MS_RDONLY) || m->rec_set || m->rec_clear);
 }
 
