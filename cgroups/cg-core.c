@@ -163,19 +163,49 @@ static int check_unused(struct cg_hier *h, struct hutch_err *err)
 	return 0;
 }
 
-/* rmdir, retried for up to ~1 s on EBUSY: a v1 cgroup stays busy for a moment after its last
- * task is gone (the kernel offlines it asynchronously). */
-static int rmdir_busy(const char *dir)
+/* rmdir of name in parent, retried for up to ~1 s on EBUSY when busy_wait: a v1 cgroup stays
+ * busy for a moment after its last task is gone (the kernel offlines it asynchronously). */
+static int rmdir_at(int parent, const char *name, bool busy_wait)
 {
 	for (int i = 0; i < 100; i++) {
-		if (rmdir(dir) == 0 || errno == ENOENT)
+		if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 			return 0;
-		if (errno != EBUSY)
+		if (errno != EBUSY || !busy_wait)
 			return -errno;
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
 	return -EBUSY;
+}
+
+/* The leaf (after its sub-cgroups), then each parent we created above it, walking up from
+ * the leaf's fd with "..": a path may by now name something else (a delegate runtime that
+ * unmounts a hybrid host's cgroup2 mount where we can see it). */
+static int remove_hier(struct cg_hier *h, struct hutch_err *err)
+{
+	_cleanup_close_ int cur = h->fd;
+	h->fd = -1;
+	int r = cg_rmdir_children(cur, err);
+	if (r < 0)
+		return r;
+	/* created[k] is the level being removed: the leaf when we made it, then its parents. */
+	size_t k = we_created(h, h->dir) ? h->n_created - 1 : 0;
+	const char *path = h->dir;
+	for (bool leaf = true;; leaf = false) {
+		_cleanup_close_ int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0) /* already gone: by path, as a last resort */
+			return leaf && rmdir(path) < 0 && errno != ENOENT
+				       ? hutch_fail_errno(err, errno, "rmdir %s", path)
+				       : 0;
+		r = rmdir_at(up, strrchr(path, '/') + 1, leaf);
+		if (r < 0) /* a parent still holding someone else's cgroup stays */
+			return leaf ? hutch_fail_errno(err, r, "rmdir %s", path) : 0;
+		if (!we_created(h, h->dir) || k == 0)
+			return 0;
+		path = h->created[--k];
+		close(cur);
+		cur = steal_fd(up);
+	}
 }
 
 /* Removes the leaf (after its sub-cgroups) and the parents we created, deepest first. */
@@ -185,15 +215,12 @@ static int remove_dirs(struct cg *cg, struct hutch_err *err)
 	for (size_t i = 0; i < cg->n; i++) {
 		struct cg_hier *h = &cg->h[i];
 		if (h->fd >= 0) {
-			int r = cg_rmdir_children(h->fd, err);
-			close(h->fd);
-			h->fd = -1;
-			if (r == 0 && (r = rmdir_busy(h->dir)) < 0)
-				r = hutch_fail_errno(err, r, "rmdir %s", h->dir);
+			int r = remove_hier(h, err);
 			if (r < 0 && ret == 0)
 				ret = r;
+			continue;
 		}
-		/* A parent still holding someone else's cgroup stays: ENOTEMPTY is fine. */
+		/* No leaf (a failed cg_make): the parents it made, by path. */
 		for (size_t j = h->n_created; j-- > 0;)
 			if (strcmp(h->created[j], h->dir) != 0)
 				(void)rmdir(h->created[j]);
@@ -213,35 +240,10 @@ static void add_child(struct cg_child **v, size_t *n, const char *name, time_t m
 	(*v)[(*n)++] = (struct cg_child){ hutch_xstrdup(name), made };
 }
 
-/*
- * load(), and on a hybrid host also the cgroup2 mount beside the v1 ones, which hutch itself
- * never uses but runc and crun do: a sandbox run through them that was killed leaves its
- * parent cgroup there too.
- */
-static int load_all(const char *path, struct cg **out, struct hutch_err *err)
-{
-	struct cg *cg = NULL;
-	TRY(load(path, &cg, err));
-	struct cg_hier *u = NULL;
-	size_t nu = 0;
-	struct hutch_err e = { 0 };
-	if (!cg->v2 && cg_read_hierarchies(true, &u, &nu, &e) == 0) {
-		for (size_t i = 0; i < nu; i++)
-			if (cg_hier_dir(&u[i], path, &u[i].dir, &e) == 0) {
-				cg->h = hutch_xrealloc(cg->h, (cg->n + 1) * sizeof(*cg->h));
-				cg->h[cg->n++] = u[i];
-				u[i] = (struct cg_hier){ .fd = -1 }; /* moved */
-			}
-		cg_hier_free(u, nu);
-	}
-	*out = cg;
-	return 0;
-}
-
 int cg_purge(const char *path, struct hutch_err *err)
 {
 	struct cg *cg = NULL;
-	TRY(load_all(path, &cg, err));
+	TRY(load(path, &cg, err));
 	for (size_t i = 0; i < cg->n; i++)
 		cg->h[i].fd = open(cg->h[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r = cg_destroy(cg, err);
@@ -254,7 +256,7 @@ int cg_list_children(const char *path, struct cg_child **out, size_t *n, struct 
 	struct cg *cg = NULL;
 	*out = NULL;
 	*n = 0;
-	TRY(load_all(path, &cg, err));
+	TRY(load(path, &cg, err));
 	for (size_t i = 0; i < cg->n; i++) {
 		_cleanup_(hutch_closedirp) DIR *d = opendir(cg->h[i].dir);
 		struct dirent *de;
@@ -359,8 +361,7 @@ size_t cg_paths(const struct cg *cg, struct cg_kv **out)
 	return cg->n;
 }
 
-/* One saved path, as strict as a cgroupsPath (absolute, no ".."), at its place in h. */
-static int saved_dir(struct cg_hier *h, const char *path, struct hutch_err *err)
+int cg_saved_dir(const struct cg_hier *h, const char *path, char **out, struct hutch_err *err)
 {
 	_cleanup_free_ char *norm = NULL;
 	if (*path != '/')
@@ -368,7 +369,7 @@ static int saved_dir(struct cg_hier *h, const char *path, struct hutch_err *err)
 	int r = cg_resolve_path(path, NULL, &norm, err);
 	if (r < 0)
 		return hutch_err_prefix(err, "saved cgroup path %s: ", path);
-	return cg_hier_dir(h, norm, &h->dir, err);
+	return cg_hier_dir(h, norm, out, err);
 }
 
 /* The hierarchies mounted now that paths names, each at its saved path; the rest dropped. */
@@ -381,7 +382,7 @@ int cg_open_paths(const struct cg_kv *paths, size_t n, struct cg **out, struct h
 	for (; r == 0 && i < cg->n; i++) {
 		for (size_t k = 0; k < n; k++)
 			if (strcmp(paths[k].key, cg->h[i].name) == 0) {
-				r = saved_dir(&cg->h[i], paths[k].value, err);
+				r = cg_saved_dir(&cg->h[i], paths[k].value, &cg->h[i].dir, err);
 				break;
 			}
 		if (r == 0 && cg->h[i].dir)
@@ -594,6 +595,9 @@ int cg_remove_unused(struct cg *cg, struct hutch_err *err)
 		h->fd = -1;
 		/* EBUSY (processes) or ENOTEMPTY (sub-cgroups): in use, so not what we recorded. */
 		(void)rmdir(h->dir);
+		for (size_t j = h->n_created; j-- > 0;)
+			if (strcmp(h->created[j], h->dir) != 0)
+				(void)rmdir(h->created[j]);
 	}
 	return 0;
 }

@@ -33,7 +33,8 @@ struct cg {
  * left unset. */
 int cg_parse_hierarchies(const char *proc_cgroup, const char *mountinfo, bool v2,
 			 struct cg_hier **out, size_t *n, struct hutch_err *err);
-/* The same from this process's own /proc files. */
+/* The same from this process's own /proc files; with v2=false, on a hybrid host, also the
+ * cgroup2 hierarchy (name "") last. */
 int cg_read_hierarchies(bool v2, struct cg_hier **out, size_t *n, struct hutch_err *err);
 void cg_hier_clear(struct cg_hier *h);
 /* The cgroup path of h->dir as /proc/PID/cgroup would show it (malloc'd). */
@@ -41,6 +42,9 @@ char *cg_hier_cgroup_path(const struct cg_hier *h);
 /* Pure: the container directory for the normalized path (cg_resolve_path) in h. */
 int cg_hier_dir(const struct cg_hier *h, const char *path, char **out, struct hutch_err *err);
 void cg_hier_free(struct cg_hier *h, size_t n);
+/* A saved cgroup path (cg_paths), as strict as a cgroupsPath (absolute, no ".."): its
+ * directory in h. */
+int cg_saved_dir(const struct cg_hier *h, const char *path, char **out, struct hutch_err *err);
 /* The hierarchy whose controller list holds controller, or NULL. */
 struct cg_hier *cg_find_hier(struct cg *cg, const char *controller);
 

@@ -56,7 +56,7 @@ int cg_read_key_at(int dirfd, const char *file, const char *key, uint64_t *out)
 	return -ENOENT;
 }
 
-/* Reads both /proc files and locates the container's directory in every hierarchy. */
+/* Reads both /proc files and locates our own cgroup in every hierarchy. */
 int cg_read_hierarchies(bool v2, struct cg_hier **out, size_t *n, struct hutch_err *err)
 {
 	_cleanup_free_ char *pc = NULL, *mi = NULL;
@@ -65,5 +65,19 @@ int cg_read_hierarchies(bool v2, struct cg_hier **out, size_t *n, struct hutch_e
 		r = hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &mi, NULL, err);
 	if (r < 0)
 		return r;
-	return cg_parse_hierarchies(pc, mi, v2, out, n, err);
+	r = cg_parse_hierarchies(pc, mi, v2, out, n, err);
+	if (r < 0 || v2)
+		return r;
+	/* A hybrid host's cgroup2 mount beside: a container joins it too, as under runc and
+	 * crun (its "0::" line is the container's own). None mounted is no error. */
+	struct cg_hier *u = NULL;
+	size_t nu = 0;
+	struct hutch_err e = { 0 };
+	if (cg_parse_hierarchies(pc, mi, true, &u, &nu, &e) < 0)
+		return 0;
+	*out = hutch_xrealloc(*out, (*n + nu) * sizeof(**out));
+	memcpy(*out + *n, u, nu * sizeof(*u));
+	*n += nu;
+	free(u);
+	return 0;
 }

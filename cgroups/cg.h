@@ -36,8 +36,9 @@ struct cg_child {
 };
 int cg_list_children(const char *path, struct cg_child **out, size_t *n, struct hutch_err *err);
 void cg_children_free(struct cg_child *v, size_t n);
-/* cg_destroy of path wherever it exists, a hybrid host's cgroup2 mount included (where other
- * runtimes make cgroups too): for what a killed process left. */
+/* cg_destroy of path wherever it exists: for what a killed process left. On a hybrid host
+ * every function here takes the cgroup2 mount beside the v1 ones as one more hierarchy (named
+ * ""): the container has its cgroup there too, as under runc and crun. */
 int cg_purge(const char *path, struct hutch_err *err);
 /* Re-opens an existing container cgroup (for kill, delete, pause, stats). */
 int cg_open(const char *path, struct cg **out, struct hutch_err *err);
@@ -48,6 +49,13 @@ int cg_open(const char *path, struct cg **out, struct hutch_err *err);
 size_t cg_paths(const struct cg *cg, struct cg_kv **out);
 /* Re-opens what cg_paths gave (hierarchies no longer mounted are left out). */
 int cg_open_paths(const struct cg_kv *paths, size_t n, struct cg **out, struct hutch_err *err);
+/* The outermost cgroup that cg_make made above the container's in each hierarchy (as cg_paths
+ * shows paths; hierarchies where it made no parent are left out): what the state keeps, so
+ * that delete removes the parents a create made, as they are empty, and no others. */
+size_t cg_made_parents(const struct cg *cg, struct cg_kv **out);
+/* Gives a re-opened cg (cg_open_paths) those parents back, for cg_destroy to remove. Each
+ * must be an ancestor of the container's cgroup in its hierarchy. */
+int cg_adopt_parents(struct cg *cg, const struct cg_kv *tops, size_t n, struct hutch_err *err);
 void cg_free(struct cg *cg);
 /* v2 only: an O_DIRECTORY fd of the cgroup for clone3(CLONE_INTO_CGROUP); -1 on v1. */
 int cg_dirfd(const struct cg *cg);

@@ -23,6 +23,9 @@ int ns_check_procfs(int fd, const char *path, struct hutch_err *err);
 
 /* ns-dev.c: creates /dev content inside rootfd: standard nodes, fd links, ptmx, then cfg->devices. */
 int ns_setup_dev(int rootfd, const struct ns_rootfs *cfg, struct hutch_err *err);
+/* Pure: whether the mount that path is on (the deepest mount point above it in the text of
+ * a /proc/PID/mountinfo, which is cut up) is shared. */
+bool ns_on_shared_mount(const char *path, char *text);
 
 /* "/a/b/c" -> dir "/a/b", base "c". Fails for "/", "", ".." and over-long paths. */
 int ns_split_path(const char *path, char dir[PATH_MAX], char base[NAME_MAX + 1],

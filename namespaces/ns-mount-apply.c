@@ -189,6 +189,13 @@ static int on_top(struct applier *a, const struct ns_mount_op *op, struct hutch_
 	switch (op->kind) {
 	case NS_OP_REMOUNT_BIND:
 		return ns_remount_bind(hutch_fd_path(top, p), op->flags, op->clear, err);
+	case NS_OP_SETATTR: {
+		struct mount_attr attr = { .attr_set = op->flags, .attr_clr = op->clear };
+		if (hutch_sys->mount_setattr(top, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+					     sizeof(attr)) < 0)
+			return hutch_fail_errno(err, errno, "%s", op->label);
+		return 0;
+	}
 	case NS_OP_REMOUNT:
 		if (hutch_sys->mount(NULL, hutch_fd_path(top, p), NULL, MS_REMOUNT | op->flags,
 				     op->data) < 0)

@@ -19,7 +19,9 @@ enum opt_kind {
 	OPT_IDMAP,
 	OPT_RIDMAP,
 	OPT_IGNORE,
-	OPT_UNSUPPORTED
+	OPT_REC_SET,
+	OPT_REC_CLEAR,
+	OPT_REC_ATIME,
 };
 
 struct mount_opt {
@@ -67,25 +69,29 @@ static const struct mount_opt mount_opts[] = {
 	{ "defaults", OPT_IGNORE, 0 },
 	{ "idmap", OPT_IDMAP, 0 },
 	{ "ridmap", OPT_RIDMAP, 0 },
-	/* Would need mount_setattr(2): refuse rather than hand them to the fs as data. */
-	{ "rro", OPT_UNSUPPORTED, 0 },
-	{ "rrw", OPT_UNSUPPORTED, 0 },
-	{ "rnosuid", OPT_UNSUPPORTED, 0 },
-	{ "rsuid", OPT_UNSUPPORTED, 0 },
-	{ "rnodev", OPT_UNSUPPORTED, 0 },
-	{ "rdev", OPT_UNSUPPORTED, 0 },
-	{ "rnoexec", OPT_UNSUPPORTED, 0 },
-	{ "rexec", OPT_UNSUPPORTED, 0 },
-	{ "rnoatime", OPT_UNSUPPORTED, 0 },
-	{ "ratime", OPT_UNSUPPORTED, 0 },
-	{ "rnodiratime", OPT_UNSUPPORTED, 0 },
-	{ "rdiratime", OPT_UNSUPPORTED, 0 },
-	{ "rrelatime", OPT_UNSUPPORTED, 0 },
-	{ "rnorelatime", OPT_UNSUPPORTED, 0 },
-	{ "rstrictatime", OPT_UNSUPPORTED, 0 },
-	{ "rnostrictatime", OPT_UNSUPPORTED, 0 },
-	{ "rnosymfollow", OPT_UNSUPPORTED, 0 },
-	{ "rsymfollow", OPT_UNSUPPORTED, 0 },
+	/* Recursive (mount_setattr AT_RECURSIVE): the mount and all its submounts. */
+	{ "rro", OPT_REC_SET, MOUNT_ATTR_RDONLY },
+	{ "rrw", OPT_REC_CLEAR, MOUNT_ATTR_RDONLY },
+	{ "rnosuid", OPT_REC_SET, MOUNT_ATTR_NOSUID },
+	{ "rsuid", OPT_REC_CLEAR, MOUNT_ATTR_NOSUID },
+	{ "rnodev", OPT_REC_SET, MOUNT_ATTR_NODEV },
+	{ "rdev", OPT_REC_CLEAR, MOUNT_ATTR_NODEV },
+	{ "rnoexec", OPT_REC_SET, MOUNT_ATTR_NOEXEC },
+	{ "rexec", OPT_REC_CLEAR, MOUNT_ATTR_NOEXEC },
+	{ "rnodiratime", OPT_REC_SET, MOUNT_ATTR_NODIRATIME },
+	{ "rdiratime", OPT_REC_CLEAR, MOUNT_ATTR_NODIRATIME },
+	{ "rnosymfollow", OPT_REC_SET, MOUNT_ATTR_NOSYMFOLLOW },
+	{ "rsymfollow", OPT_REC_CLEAR, MOUNT_ATTR_NOSYMFOLLOW },
+	/* The access-time mode is one value, not bits (the kernel wants all of
+	 * MOUNT_ATTR__ATIME cleared with it): "ratime" and "rnostrictatime" mean the kernel's
+	 * default, relatime, as "atime" and "nostrictatime" do for mount(8); "rnorelatime"
+	 * means strictatime. */
+	{ "rrelatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME },
+	{ "rnoatime", OPT_REC_ATIME, MOUNT_ATTR_NOATIME },
+	{ "rstrictatime", OPT_REC_ATIME, MOUNT_ATTR_STRICTATIME },
+	{ "ratime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME },
+	{ "rnostrictatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME },
+	{ "rnorelatime", OPT_REC_ATIME, MOUNT_ATTR_STRICTATIME },
 };
 
 static const struct mount_opt *find_opt(const char *name)
@@ -106,6 +112,7 @@ static void append_data(struct ns_mount *m, const char *opt)
 int ns_mount_parse_options(struct ns_mount *m, char *const *options, size_t n,
 			   struct hutch_err *err)
 {
+	(void)err; /* every option is known or the filesystem's own: none fails today */
 	for (size_t i = 0; i < n; i++) {
 		const char *o = options[i];
 		if (!o || !*o)
@@ -144,8 +151,18 @@ int ns_mount_parse_options(struct ns_mount *m, char *const *options, size_t n,
 			break;
 		case OPT_IGNORE:
 			break;
-		case OPT_UNSUPPORTED:
-			return hutch_fail(err, EOPNOTSUPP, "mount option %s is not supported", o);
+		case OPT_REC_SET: /* the last of "rro" / "rrw" wins */
+			m->rec_set |= d->flag;
+			m->rec_clear &= ~d->flag;
+			break;
+		case OPT_REC_CLEAR:
+			m->rec_set &= ~d->flag;
+			m->rec_clear |= d->flag;
+			break;
+		case OPT_REC_ATIME:
+			m->rec_set = (m->rec_set & ~(uint64_t)MOUNT_ATTR__ATIME) | d->flag;
+			m->rec_clear |= MOUNT_ATTR__ATIME;
+			break;
 		}
 	}
 	return 0;
@@ -159,6 +176,34 @@ static void push_flags(char ***v, size_t *n, unsigned long flags, enum opt_kind 
 			hutch_strv_push(v, n, mount_opts[i].name);
 }
 
+/* The recursive options that give m's rec_set and rec_clear, the atime mode as one. */
+static void push_rec(char ***v, size_t *n, const struct ns_mount *m)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(mount_opts); i++) {
+		const struct mount_opt *o = &mount_opts[i];
+		if ((o->kind == OPT_REC_SET && (m->rec_set & o->flag)) ||
+		    (o->kind == OPT_REC_CLEAR && (m->rec_clear & o->flag)))
+			hutch_strv_push(v, n, o->name);
+	}
+	if (!(m->rec_clear & MOUNT_ATTR__ATIME))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(mount_opts); i++)
+		if (mount_opts[i].kind == OPT_REC_ATIME &&
+		    mount_opts[i].flag == (m->rec_set & MOUNT_ATTR__ATIME)) {
+			hutch_strv_push(v, n, mount_opts[i].name);
+			return;
+		}
+}
+
+bool ns_mount_deferred(const struct ns_mount *m)
+{
+	bool bind = m->bind || (m->type && strcmp(m->type, "bind") == 0);
+	bool tmpfs = m->type && strcmp(m->type, "tmpfs") == 0;
+	bool dev = m->destination && ns_path_is(m->destination, "dev");
+	return !bind && !m->tmpcopyup && (tmpfs || dev) &&
+	       ((m->flags & MS_RDONLY) || m->rec_set || m->rec_clear);
+}
+
 char **ns_mount_format_options(const struct ns_mount *m, size_t *n)
 {
 	char **v = hutch_xcalloc(1, sizeof(char *));
@@ -170,6 +215,7 @@ char **ns_mount_format_options(const struct ns_mount *m, size_t *n)
 	for (size_t i = 0; m->propagation && i < ARRAY_SIZE(mount_opts); i++)
 		if (mount_opts[i].kind == OPT_PROPAGATION && mount_opts[i].flag == m->propagation)
 			hutch_strv_push(&v, n, mount_opts[i].name);
+	push_rec(&v, n, m);
 	if (m->tmpcopyup)
 		hutch_strv_push(&v, n, "tmpcopyup");
 	if (m->idmap)

@@ -136,8 +136,8 @@ static void mount_fs(struct planner *pl, const struct ns_mount *m)
 	if (m->tmpcopyup) /* keep a handle on the image's directory before hiding it */
 		add(pl, NS_OP_HOLD, dest);
 	unsigned long flags = m->flags;
-	if (m->tmpcopyup)
-		flags &= ~MS_RDONLY; /* made read-only after the copy */
+	if (m->tmpcopyup || ns_mount_deferred(m))
+		flags &= ~MS_RDONLY; /* made read-only after the copy, or at the end */
 	struct ns_mount_op *op =
 		mount_op(pl, dest, m->source ? m->source : m->type, m->type, flags, m->data);
 	op->label = own(pl, hutch_xasprintf("mount %s", m->type));
@@ -163,7 +163,9 @@ static void mount_fs(struct planner *pl, const struct ns_mount *m)
 }
 
 /* cgroup2 at dest; without a cgroup namespace of our own the kernel refuses (EPERM in a user
- * namespace, EBUSY otherwise) and we bind the host's mount instead, as runc does. */
+ * namespace, EBUSY otherwise) and we bind the host's mount instead, as runc does. The cgroup
+ * binds are recursive: in a user namespace every host mount beneath is locked, and a plain
+ * bind of a tree with locked submounts is EINVAL. */
 static void mount_cgroup2(struct planner *pl, const char *dest, const char *host,
 			  unsigned long flags)
 {
@@ -172,7 +174,7 @@ static void mount_cgroup2(struct planner *pl, const char *dest, const char *host
 	op->label = "mount cgroup2";
 	op->fallback = NS_FALLBACK_EPERM | NS_FALLBACK_EBUSY;
 	pl->branch = NS_BRANCH_FELL_BACK;
-	bind_host(pl, host, -1, dest, false, flags, 0);
+	bind_host(pl, host, -1, dest, true, flags, 0);
 	pl->branch = NS_BRANCH_ALWAYS;
 }
 
@@ -196,14 +198,14 @@ static bool mount_hierarchy(struct planner *pl, const char *dest, const char *ct
 	add(pl, NS_OP_MKDIR, sub);
 	const char *own_host = own_dir(pl->cfg, ctrls);
 	if (own_host) {
-		bind_host(pl, own_host, -1, sub, false, flags, 0);
+		bind_host(pl, own_host, -1, sub, true, flags, 0);
 	} else {
 		struct ns_mount_op *op =
 			mount_op(pl, sub, "cgroup", "cgroup", flags, own(pl, hutch_xstrdup(ctrls)));
 		op->label = own(pl, hutch_xasprintf("mount cgroup %s", ctrls));
 		op->fallback = NS_FALLBACK_EPERM | NS_FALLBACK_EBUSY;
 		pl->branch = NS_BRANCH_FELL_BACK;
-		bind_host(pl, own(pl, hutch_xasprintf("/sys/fs/cgroup/%s", dir)), -1, sub, false,
+		bind_host(pl, own(pl, hutch_xasprintf("/sys/fs/cgroup/%s", dir)), -1, sub, true,
 			  flags, 0);
 		pl->branch = NS_BRANCH_ALWAYS;
 	}
@@ -304,6 +306,16 @@ static void plan_one(struct planner *pl, const struct ns_mount *m, int tree)
 	mount_fs(pl, m);
 }
 
+/* "rro", "rnosuid", ...: on the mount just made and everything beneath it. */
+static void rec_attrs(struct planner *pl, const struct ns_mount *m)
+{
+	pl->branch = NS_BRANCH_ALWAYS;
+	struct ns_mount_op *op = add(pl, NS_OP_SETATTR, m->destination);
+	op->flags = m->rec_set;
+	op->clear = m->rec_clear;
+	op->label = "mount_setattr";
+}
+
 void ns_mount_plan_rootfs(const struct ns_rootfs *cfg, const struct ns_mount_facts *f,
 			  struct ns_mount_plan *p)
 {
@@ -312,8 +324,28 @@ void ns_mount_plan_rootfs(const struct ns_rootfs *cfg, const struct ns_mount_fac
 		const struct ns_mount *m = &cfg->mounts[i];
 		pl.spec = m->destination ? m->destination : "(null)";
 		plan_one(&pl, m, cfg->tree_fds ? cfg->tree_fds[i] : -1);
+		if ((m->rec_set || m->rec_clear) && !ns_mount_deferred(m))
+			rec_attrs(&pl, m);
 		/* As runc: /dev is populated unless the spec bind-mounts one in whole. */
 		if (is_bind(m) && m->destination && ns_path_is(m->destination, "dev"))
 			p->dev_bound = true;
+	}
+}
+
+void ns_mount_plan_finish(const struct ns_mount *mounts, size_t n, struct ns_mount_plan *p)
+{
+	struct planner pl = { .p = p };
+	for (size_t i = 0; i < n; i++) {
+		const struct ns_mount *m = &mounts[i];
+		if (!ns_mount_deferred(m))
+			continue;
+		pl.spec = m->destination;
+		if (m->flags & MS_RDONLY) {
+			struct ns_mount_op *op = add(&pl, NS_OP_REMOUNT_BIND, m->destination);
+			op->flags = MS_RDONLY;
+			op->label = "remount read-only";
+		}
+		if (m->rec_set || m->rec_clear)
+			rec_attrs(&pl, m);
 	}
 }

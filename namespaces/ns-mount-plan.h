@@ -23,6 +23,8 @@ enum ns_mount_op_kind {
 	NS_OP_CHECK_PROCFS,    /* the mount at target must be a real procfs */
 	NS_OP_COPYUP,	       /* copy the held directory's content into the mount at target */
 	NS_OP_SYMLINK,	       /* symlink target -> source, an existing one kept */
+	NS_OP_SETATTR,	       /* MOUNT_ATTR_* flags set, clear cleared: the mount at target and
+				* all beneath it (mount_setattr AT_RECURSIVE) */
 	NS_OP_FAIL,	       /* fail with error and label: a problem found while planning */
 	/* Host mode's view (ns-mount-view.c): plain paths relative to the root fd, and fds in
 	 * numbered slots, held from one op to a later one. */
@@ -123,6 +125,9 @@ void ns_mount_plan_view(const struct ns_view *v, const struct ns_mount_facts *f,
 /* Pure: the ops that make cfg's mounts in its rootfs (not the rootfs bind, not /dev). */
 void ns_mount_plan_rootfs(const struct ns_rootfs *cfg, const struct ns_mount_facts *f,
 			  struct ns_mount_plan *p);
+/* Pure: after pivot_root (and the console), the ops that finish what ns_mount_deferred put
+ * off: each such mount at its destination made read-only, then its recursive options. */
+void ns_mount_plan_finish(const struct ns_mount *mounts, size_t n, struct ns_mount_plan *p);
 /* Performs ops in order, each target resolved inside rootfd, never following a symlink out. */
 int ns_mount_apply(int rootfd, const struct ns_mount_op *ops, size_t n, struct hutch_err *err);
 /* The same with the root fd "/": host paths (host mode's view, sandbox mode's own mounts). */

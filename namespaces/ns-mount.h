@@ -25,6 +25,9 @@ struct ns_mount {
 	bool bind;	/* MS_BIND */
 	bool recursive; /* rbind */
 	bool tmpcopyup; /* copy the image's directory content into a new tmpfs */
+	/* "rro", "rnosuid", ...: MOUNT_ATTR_* set and cleared on the mount and every submount
+	 * (mount_setattr AT_RECURSIVE), once it is made. */
+	uint64_t rec_set, rec_clear;
 	/* An idmapped bind ("idmap", "ridmap": its submounts too): on-disk container_id is seen
 	 * as host_id (OCI mounts[].uidMappings/gidMappings). The tree is made by the parent. */
 	bool idmap, idmap_recursive;
@@ -39,6 +42,10 @@ int ns_mount_parse_options(struct ns_mount *m, char *const *options, size_t n,
 /* The inverse, for writing a spec out: options that parse back into m's flags, propagation,
  * bind, idmap and data (NULL-terminated, malloc'd; n of them). Pure. */
 char **ns_mount_format_options(const struct ns_mount *m, size_t *n);
+/* A read-only tmpfs, or /dev: mounted read-write so that what goes beneath can be made (the
+ * /dev nodes, a later mount's mount point), and made read-only (with its recursive options)
+ * by ns_finish_mounts once all is in place, as runc does. Pure. */
+bool ns_mount_deferred(const struct ns_mount *m);
 
 struct ns_device {
 	char *path; /* absolute, inside the rootfs */
@@ -69,7 +76,7 @@ struct ns_rootfs {
 	bool in_userns; /* device nodes can't be made: bind them from the host instead */
 	const struct ns_cgroup_dir *cgroup_dirs; /* v1 hosts; none: fresh cgroup mounts */
 	size_t n_cgroup_dirs;
-	bool new_mount_ns;
+	bool new_mount_ns;   /* false: the caller's, a private bind of rootfs in it (as runc) */
 	const int *tree_fds; /* per mount: a tree of its source made by the parent, or -1 */
 };
 
@@ -78,11 +85,23 @@ struct ns_rootfs {
 int ns_mount_rootfs(const struct ns_rootfs *cfg, struct hutch_err *err);
 /* pivot_root into cfg->rootfs (or MS_MOVE + chroot when no_pivot) and chdir("/"). */
 int ns_pivot_root(const char *rootfs, bool no_pivot, struct hutch_err *err);
+/* Without a mount namespace of its own: chroot into rootfs, as runc (a pivot_root would
+ * move the root of everything in the host's namespace). */
+int ns_chroot_root(const char *rootfs, struct hutch_err *err);
+/* Whether path (/proc/PID/ns/mnt) names the mount namespace we are in. */
+bool ns_mount_ns_is_ours(const char *path);
+/* The mount id of the mount at path (statx STATX_MNT_ID); 0 when unknown. */
+uint64_t ns_mount_id(const char *path);
+/* A container without a mount namespace: detaches the bind of rootfs (and all mounts on it)
+ * that ns_mount_rootfs made in ours, if the mount there is no longer the one of id before. */
+int ns_undo_host_rootfs(const char *rootfs, uint64_t before, struct hutch_err *err);
 /* After pivot: masks (bind the verified /dev/null or an empty ro tmpfs) and read-only paths,
  * then remounts / read-only when asked. Requires /proc to be a real procfs. */
 int ns_mask_paths(char *const *paths, size_t n, struct hutch_err *err);
 int ns_readonly_paths(char *const *paths, size_t n, struct hutch_err *err);
 int ns_finish_rootfs(bool readonly, unsigned long propagation, struct hutch_err *err);
+/* After pivot and the console: what ns_mount_deferred put off (a read-only /dev or tmpfs). */
+int ns_finish_mounts(const struct ns_mount *mounts, size_t n, struct hutch_err *err);
 
 #include "ns-mount-plan.h"
 

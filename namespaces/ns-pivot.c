@@ -125,3 +125,14 @@ int ns_pivot_root(const char *rootfs, bool no_pivot, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "chdir /");
 	return 0;
 }
+
+int ns_chroot_root(const char *rootfs, struct hutch_err *err)
+{
+	if (chdir(rootfs) < 0)
+		return hutch_fail_errno(err, errno, "chdir %s", rootfs);
+	if (chroot(".") < 0)
+		return hutch_fail_errno(err, errno, "chroot");
+	if (chdir("/") < 0)
+		return hutch_fail_errno(err, errno, "chdir /");
+	return 0;
+}

@@ -122,7 +122,8 @@ int ns_open_ptmx(struct hutch_err *err)
 	return steal_fd(fd);
 }
 
-int ns_setup_pty(unsigned short rows, unsigned short cols, bool console, struct hutch_err *err)
+int ns_setup_pty(unsigned short rows, unsigned short cols, bool console, uid_t owner,
+		 struct hutch_err *err)
 {
 	_cleanup_close_ int master = ns_open_ptmx(err);
 	if (master < 0)
@@ -132,6 +133,12 @@ int ns_setup_pty(unsigned short rows, unsigned short cols, bool console, struct 
 	_cleanup_close_ int slave = open_slave(master, console, err);
 	if (slave < 0)
 		return slave;
+	/* Else a non-root user could not reopen its own terminal (/dev/tty, $(tty)). EINVAL:
+	 * owner is not mapped in our user namespace; EPERM/EROFS: a devpts we may not change.
+	 * Then the terminal stays root's, as under runc. */
+	if (fchown(slave, owner, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM &&
+	    errno != EROFS)
+		return hutch_fail_errno(err, errno, "chown the pty to uid %u", (unsigned)owner);
 	int r = console ? bind_console(slave, err) : 0;
 	if (r < 0)
 		return r;

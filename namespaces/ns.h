@@ -128,8 +128,11 @@ int ns_open_ptmx(struct hutch_err *err);
 /* Opens a new pty from the current root's /dev/pts/ptmx (after pivot), makes the slave the
  * controlling terminal and stdio, and returns the master fd. console (the init's): the slave
  * is also bound over /dev/console, and may be found by its path on kernels without
- * TIOCGPTPEER; an exec's leaves /dev/console its init's and never looks up a path. */
-int ns_setup_pty(unsigned short rows, unsigned short cols, bool console, struct hutch_err *err);
+ * TIOCGPTPEER; an exec's leaves /dev/console its init's and never looks up a path. The slave
+ * belongs to owner (the process's user), its group left as devpts made it (gid=, the tty
+ * group), as runc does. */
+int ns_setup_pty(unsigned short rows, unsigned short cols, bool console, uid_t owner,
+		 struct hutch_err *err);
 /* Sends fd over a unix socket as exactly one SCM_RIGHTS message (the console-socket protocol). */
 int ns_send_fd(int sock, int fd, const char *name, struct hutch_err *err);
 int ns_recv_fd(int sock, struct hutch_err *err);

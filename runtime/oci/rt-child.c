@@ -34,6 +34,13 @@ static bool maps_root(const struct rt_spec *s)
 	return uid && gid;
 }
 
+/* A mount namespace of the container's own: made, or joined by path. Without one, its
+ * mounts go on a private bind of the rootfs in ours, and it is chrooted, as under runc. */
+static bool own_mount_ns(const struct rt_child *c)
+{
+	return is_new(c, CLONE_NEWNS) || rt_spec_ns(c->spec, CLONE_NEWNS);
+}
+
 /* Namespaces given by path: user first (it owns the others), then the rest; namespaces to
  * create that clone could not (because the user namespace was joined) are unshared after. */
 static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
@@ -86,7 +93,7 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
 		.in_userns = rt_spec_ns(s, CLONE_NEWUSER) != NULL,
 		.cgroup_dirs = c->cgroup_dirs,
 		.n_cgroup_dirs = c->n_cgroup_dirs,
-		.new_mount_ns = is_new(c, CLONE_NEWNS),
+		.new_mount_ns = own_mount_ns(c),
 		.tree_fds = c->tree_fds,
 	};
 	return ns_mount_rootfs(&cfg, err);
@@ -265,12 +272,14 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(setup_rootfs(c, err));				   /* host paths: before pivot */
 	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err)); /* still sees host paths */
 	TRY(parent_hooks(c, err));				   /* prestart, createRuntime */
-	TRY(ns_pivot_root(s->rootfs, c->opts->no_pivot, err));
+	TRY(own_mount_ns(c) ? ns_pivot_root(s->rootfs, c->opts->no_pivot, err)
+			    : ns_chroot_root(s->rootfs, err));
 	TRY(rt_make_cwd(p->cwd, err)); /* before a read-only root is remounted so */
 	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err)); /* needs the new /proc */
 	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
 	TRY(ns_readonly_paths(s->readonly_paths, s->n_readonly_paths, err));
-	TRY(rt_setup_terminal(p, &term, err)); /* binds /dev/console */
+	TRY(rt_setup_terminal(p, &term, err));		    /* binds /dev/console */
+	TRY(ns_finish_mounts(s->mounts, s->n_mounts, err)); /* ro /dev: after its last node */
 	TRY(ns_finish_rootfs(s->root_readonly, s->rootfs_propagation, err));
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* may need CAP_SYS_RESOURCE */
 	TRY(rt_set_kernel_attrs(s, p, err));		    /* some need capabilities */

@@ -64,8 +64,12 @@ static int check_options(const struct create_ctx *x, struct hutch_err *err)
 	const struct rt_spec *s = x->spec;
 	if (!s->process.args)
 		return hutch_fail(err, EINVAL, "process: required to create a container");
-	if (!rt_spec_new_ns(s, CLONE_NEWNS) && !rt_spec_ns(s, CLONE_NEWNS))
-		return hutch_fail(err, EINVAL, "linux.namespaces: a mount namespace is required");
+	const struct rt_namespace *mnt = rt_spec_ns(s, CLONE_NEWNS);
+	if (mnt && mnt->path && ns_mount_ns_is_ours(mnt->path))
+		return hutch_fail(err, EINVAL,
+				  "linux.namespaces: mount %s is hutch's own: leave the mount "
+				  "namespace out to share it",
+				  mnt->path);
 	if (s->process.terminal && !x->o->console_socket && !x->o->foreground)
 		return hutch_fail(err, EINVAL,
 				  "process.terminal: a detached container needs --console-socket");
@@ -211,6 +215,8 @@ static int make_state(struct create_ctx *x, struct hutch_err *err)
 	x->st.creating = true;
 	x->st.poststart = x->spec->hooks[RT_HOOK_POSTSTART].n > 0;
 	x->st.poststop = x->spec->hooks[RT_HOOK_POSTSTOP].n > 0;
+	if (!rt_spec_ns(x->spec, CLONE_NEWNS)) /* its mounts will be made in ours */
+		x->st.rootfs_mnt_id = ns_mount_id(x->spec->rootfs);
 	/* Borrowed from the spec for the state document; ctx_free gives them back. */
 	x->st.annotations = x->spec->annotations;
 	x->st.n_annotations = x->spec->n_annotations;
@@ -258,6 +264,9 @@ static int make_cgroup(struct create_ctx *x, struct hutch_err *err)
 	if (r < 0)
 		return r;
 	hutch_fault_point("create:cgroup-made");
+	x->st.n_cgroup_made = cg_made_parents(x->cg, &x->st.cgroup_made);
+	if (x->st.n_cgroup_made) /* so that delete removes them too */
+		TRY(rt_state_save(x->dirfd, &x->st, err));
 	/* Rootless, a device filter can be neither had (v2's is a BPF program, which needs
 	 * host capabilities) nor needed: without CAP_MKNOD in the host's namespace no device
 	 * node can be made, and the ones bound in keep their host permissions (as runc). */
@@ -515,6 +524,7 @@ static void rollback(struct create_ctx *x)
 	}
 	if (x->cg)
 		cg_destroy(x->cg, &ignored);
+	ns_undo_host_rootfs(x->spec->rootfs, x->st.rootfs_mnt_id, &ignored);
 	if (x->dirfd >= 0)
 		rt_state_remove(x->g->root, x->o->id, x->dirfd, &ignored);
 }

@@ -31,6 +31,7 @@ struct exec_child {
 	const struct sc_filter *filter;
 	int init_pidfd;
 	int ns_flags; /* the init's namespaces that differ from ours, without pid */
+	int root_fd;  /* the init's root, when we share its mount namespace: chrooted into */
 	int sync_fd;
 	int console_fd;
 	int tramp_fd;
@@ -46,6 +47,7 @@ struct exec_ctx {
 	struct cg *cg;
 	int init_pidfd;
 	int ns_flags; /* including CLONE_NEWPID, which only the parent can use */
+	int root_fd;  /* see exec_child */
 	int sync[2];
 	int console_fd;
 	int tramp_fd;
@@ -128,6 +130,11 @@ static int join_container(const struct exec_child *c, struct hutch_err *err)
 {
 	if (c->ns_flags && setns(c->init_pidfd, c->ns_flags) < 0)
 		return hutch_fail_errno(err, errno, "join the container's namespaces");
+	/* A container without a mount namespace of its own is chrooted: so are we. */
+	if (c->root_fd >= 0 && (fchdir(c->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0))
+		return hutch_fail_errno(err, errno, "enter the container's root");
+	if (c->root_fd >= 0)
+		close(c->root_fd);
 	/* A credential change resets dumpable to the suid_dumpable sysctl. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	return 0;
@@ -267,6 +274,11 @@ static int pin_init(struct exec_ctx *x, struct hutch_err *err)
 		if (!same)
 			x->ns_flags |= ns_files[i].flag;
 	}
+	char root[64];
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	if (!(x->ns_flags & CLONE_NEWNS) &&
+	    (x->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return hutch_fail_errno(err, errno, "open %s", root);
 	if (init_exited(x->init_pidfd))
 		return hutch_fail(err, ESRCH, "cannot exec in container %s: container not running",
 				  x->t->id);
@@ -356,6 +368,7 @@ static int spawn(struct exec_ctx *x, struct hutch_err *err)
 			.filter = x->filter,
 			.init_pidfd = x->init_pidfd,
 			.ns_flags = x->ns_flags & ~CLONE_NEWPID,
+			.root_fd = x->root_fd,
 			.sync_fd = x->sync[1],
 			.console_fd = x->console_fd,
 			.tramp_fd = x->tramp_fd,
@@ -438,7 +451,9 @@ static void ctx_free(struct exec_ctx *x)
 {
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
-	int fds[] = { x->init_pidfd, x->sync[0], x->sync[1], x->console_fd, x->tramp_fd };
+	int fds[] = {
+		x->init_pidfd, x->root_fd, x->sync[0], x->sync[1], x->console_fd, x->tramp_fd
+	};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -476,6 +491,7 @@ int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 			      .p = p,
 			      .o = o,
 			      .init_pidfd = -1,
+			      .root_fd = -1,
 			      .sync = { -1, -1 },
 			      .console_fd = -1,
 			      .tramp_fd = -1,

@@ -7,6 +7,7 @@
 #include "rt-json.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static void gen_enabled(yajl_gen g, const char *key, bool on)
@@ -135,6 +136,17 @@ static RT_VERB_RUN(verb_features)
 		"suid",		 "sync",       "tmpcopyup", "unbindable", "idmap",
 		"ridmap",
 	};
+	/* Recursive: mount_setattr(AT_RECURSIVE) on the mount and all its submounts. */
+	static const char *const rec_opts[] = {
+		"rro",		"rrw",	      "rnosuid",      "rsuid",
+		"rnodev",	"rdev",	      "rnoexec",      "rexec",
+		"rnodiratime",	"rdiratime",  "rrelatime",    "rnorelatime",
+		"rnoatime",	"ratime",     "rstrictatime", "rnostrictatime",
+		"rnosymfollow", "rsymfollow",
+	};
+	const char *all_opts[ARRAY_SIZE(mount_opts) + ARRAY_SIZE(rec_opts)];
+	memcpy(all_opts, mount_opts, sizeof(mount_opts));
+	memcpy(all_opts + ARRAY_SIZE(mount_opts), rec_opts, sizeof(rec_opts));
 	(void)g, (void)argv, (void)flags;
 	if (argc - first != 0)
 		return hutch_fail(err, EINVAL, "features: takes no arguments");
@@ -144,7 +156,7 @@ static RT_VERB_RUN(verb_features)
 	hutch_json_gen_kv(j, "ociVersionMin", "1.0.0");
 	hutch_json_gen_kv(j, "ociVersionMax", "1.2.0");
 	hutch_json_gen_strv(j, "hooks", hooks, ARRAY_SIZE(hooks));
-	hutch_json_gen_strv(j, "mountOptions", mount_opts, ARRAY_SIZE(mount_opts));
+	hutch_json_gen_strv(j, "mountOptions", all_opts, ARRAY_SIZE(all_opts));
 	gen_linux(j);
 	yajl_gen_map_close(j);
 	size_t len;

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/keyctl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,7 +33,8 @@ int rt_setup_terminal(const struct rt_process *p, const struct rt_terminal *t,
 	/* An exec relayed from our terminal: its size, set before the process can ask. */
 	if (!t->console && t->console_fd < 0 && !ws.ws_row && !ws.ws_col)
 		ioctl(0, TIOCGWINSZ, &ws);
-	_cleanup_close_ int master = ns_setup_pty(ws.ws_row, ws.ws_col, t->console, err);
+	_cleanup_close_ int master =
+		ns_setup_pty(ws.ws_row, ws.ws_col, t->console, p->user.uid, err);
 	if (master < 0)
 		return master;
 	if (t->console_fd >= 0) /* --console-socket */
@@ -102,38 +104,63 @@ static const char *env_path(char *const *env)
 	return DEFAULT_PATH;
 }
 
-/* Finds args[0] as execve will: the error texts are the ones podman and containerd map to
- * exit codes 127 and 126, so a bad binary fails at create, not at start. */
+/*
+ * Whether execve of path will pass its permission check: access(2) as the final user. A
+ * file that passes only through CAP_DAC_OVERRIDE (any x bit will do for the kernel then)
+ * would pass under runc, which execs the program with the process's effective set; hutch
+ * execs it from its trampoline, which a non-root user enters without capabilities, so that
+ * is refused up front rather than left to fail at start.
+ */
+static int check_exec(const struct rt_process *p, const char *path, const struct stat *st,
+		      struct hutch_err *err)
+{
+	if (access(path, X_OK) == 0)
+		return 0;
+	bool dac = p->has_caps && (p->caps.effective & (1ULL << CAP_DAC_OVERRIDE));
+	if (dac && S_ISREG(st->st_mode) && (st->st_mode & 0111))
+		return hutch_fail(err, ENOTSUP,
+				  "process.args[0] %s: not executable by uid %u but through "
+				  "CAP_DAC_OVERRIDE, which hutch's exec trampoline does not carry "
+				  "to a non-root user: not supported",
+				  path, (unsigned)p->user.uid);
+	return hutch_fail(err, EACCES, "exec %s: permission denied", p->args[0]);
+}
+
+/*
+ * Finds args[0] as runc does, so a bad binary fails at create, not at start, with the error
+ * texts that podman and containerd map to exit codes 127 and 126. A bare name is the first
+ * PATH entry that is a file with an x bit (as Go's exec.LookPath: one without is skipped);
+ * then it must be executable by the process.
+ */
 int rt_find_executable(const struct rt_process *p, char *out, size_t len, struct hutch_err *err)
 {
 	const char *name = p->args[0];
-	int saw_eacces = 0;
+	bool found = false;
+	struct stat st;
 	if (strchr(name, '/')) {
-		struct stat st;
 		snprintf(out, len, "%s", name);
-		if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) /* execve says EACCES too */
-			saw_eacces = 1;
-		else if (access(out, X_OK) == 0)
-			return 0;
-		else
-			saw_eacces = errno == EACCES;
+		found = stat(out, &st) == 0;
 	} else {
 		_cleanup_free_ char *path = hutch_xstrdup(env_path(p->env));
 		char *save = NULL;
-		for (char *d = strtok_r(path, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-			struct stat st;
+		for (char *d = strtok_r(path, ":", &save); d && !found;
+		     d = strtok_r(NULL, ":", &save)) {
 			int w = snprintf(out, len, "%s/%s", *d ? d : ".", name);
-			if (w < 0 || (size_t)w >= len || stat(out, &st) < 0 || S_ISDIR(st.st_mode))
-				continue;
-			if (access(out, X_OK) == 0)
-				return 0;
-			saw_eacces = 1;
+			found = w >= 0 && (size_t)w < len && stat(out, &st) == 0 &&
+				!S_ISDIR(st.st_mode) && (st.st_mode & 0111);
 		}
 	}
-	struct hutch_err *e = err;
-	int r = saw_eacces ? hutch_fail(e, EACCES, "exec %s: permission denied", name)
-			   : hutch_fail(e, ENOENT, "exec %s: no such file or directory", name);
-	err->status = saw_eacces ? 126 : 127;
+	int r;
+	if (found && S_ISDIR(st.st_mode)) /* execve says EACCES too */
+		r = hutch_fail(err, EACCES, "exec %s: permission denied", name);
+	else if (found)
+		r = check_exec(p, out, &st, err);
+	else if (strchr(name, '/') && errno == EACCES) /* a directory on the way */
+		r = hutch_fail(err, EACCES, "exec %s: permission denied", name);
+	else
+		r = hutch_fail(err, ENOENT, "exec %s: no such file or directory", name);
+	if (r < 0)
+		err->status = r == -ENOENT ? 127 : 126;
 	return r;
 }
 

@@ -134,6 +134,13 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 		for (size_t i = 0; i < st->n_cgroup_paths; i++)
 			hutch_json_gen_kv(g, st->cgroup_paths[i].key, st->cgroup_paths[i].value);
 		yajl_gen_map_close(g);
+		hutch_json_gen_str(g, "hutch_cgroup_made");
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < st->n_cgroup_made; i++)
+			hutch_json_gen_kv(g, st->cgroup_made[i].key, st->cgroup_made[i].value);
+		yajl_gen_map_close(g);
+		hutch_json_gen_str(g, "hutch_rootfs_mnt_id");
+		yajl_gen_integer(g, (long long)st->rootfs_mnt_id);
 		hutch_json_gen_str(g, "hutch_poststart");
 		yajl_gen_bool(g, st->poststart);
 		hutch_json_gen_str(g, "hutch_poststop");
@@ -200,6 +207,8 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	    (r = hutch_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, err)) < 0 ||
 	    (r = hutch_json_uint64(doc, "hutch_start_time", "hutch_start_time", UINT64_MAX, NULL,
 				   &start, err)) < 0 ||
+	    (r = hutch_json_uint64(doc, "hutch_rootfs_mnt_id", "hutch_rootfs_mnt_id", UINT64_MAX,
+				   NULL, &st->rootfs_mnt_id, err)) < 0 ||
 	    (r = hutch_json_bool(doc, "hutch_poststart", "hutch_poststart", &st->poststart, err)) <
 		    0 ||
 	    (r = hutch_json_bool(doc, "hutch_poststop", "hutch_poststop", &st->poststop, err)) <
@@ -215,6 +224,7 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	st->start_time = start;
 	load_map(doc, "annotations", &st->annotations, &st->n_annotations);
 	load_map(doc, "hutch_cgroup_paths", &st->cgroup_paths, &st->n_cgroup_paths);
+	load_map(doc, "hutch_cgroup_made", &st->cgroup_made, &st->n_cgroup_made);
 	return 0;
 }
 
@@ -227,6 +237,7 @@ void rt_state_clear(struct rt_state *st)
 	free(st->owner);
 	free(st->cgroup_path);
 	rt_kv_free(st->cgroup_paths, st->n_cgroup_paths);
+	rt_kv_free(st->cgroup_made, st->n_cgroup_made);
 	rt_kv_free(st->annotations, st->n_annotations);
 	memset(st, 0, sizeof(*st));
 }
@@ -247,6 +258,20 @@ int rt_open_cgroup(const char *path, const struct cg_kv *paths, size_t n, struct
 	if (path)
 		return cg_open(path, out, err);
 	return hutch_fail(err, ENOENT, "no cgroup");
+}
+
+int rt_state_cgroup(const struct rt_state *st, struct cg **out, struct hutch_err *err)
+{
+	int r = rt_open_cgroup(st->cgroup_path, st->cgroup_paths, st->n_cgroup_paths, out, err);
+	if (r < 0 || !st->n_cgroup_made)
+		return r;
+	r = cg_adopt_parents(*out, st->cgroup_made, st->n_cgroup_made, err);
+	if (r < 0) {
+		cg_free(*out);
+		*out = NULL;
+		return hutch_err_prefix(err, "state.json: ");
+	}
+	return 0;
 }
 
 int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_err *err)

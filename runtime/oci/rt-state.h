@@ -25,9 +25,14 @@ struct rt_state {
 	/* Where that put the cgroup in each hierarchy (cg_paths): what later verbs open. */
 	struct cg_kv *cgroup_paths;
 	size_t n_cgroup_paths;
-	bool poststart;	 /* the bundle has poststart hooks (start re-reads it only then) */
-	bool poststop;	 /* the bundle has poststop hooks */
-	bool creating;	 /* create has not finished */
+	struct cg_kv *cgroup_made; /* the parents create made (cg_made_parents), for delete */
+	size_t n_cgroup_made;
+	/* No mount namespace of its own: the rootfs's mount id before create bound it in ours
+	 * (ns_undo_host_rootfs at delete); 0 otherwise. */
+	uint64_t rootfs_mnt_id;
+	bool poststart; /* the bundle has poststart hooks (start re-reads it only then) */
+	bool poststop;	/* the bundle has poststop hooks */
+	bool creating;	/* create has not finished */
 	bool own_config; /* create --config: the config is the copy in the state dir */
 	struct cg_kv *annotations;
 	size_t n_annotations;
@@ -36,10 +41,8 @@ struct rt_state {
 /* The container's cgroup: at its saved paths, or (a state from before those) at path. */
 int rt_open_cgroup(const char *path, const struct cg_kv *paths, size_t n, struct cg **out,
 		   struct hutch_err *err);
-static inline int rt_state_cgroup(const struct rt_state *st, struct cg **out, struct hutch_err *err)
-{
-	return rt_open_cgroup(st->cgroup_path, st->cgroup_paths, st->n_cgroup_paths, out, err);
-}
+/* The same for a state, with the parents its create made (removed with it by cg_destroy). */
+int rt_state_cgroup(const struct rt_state *st, struct cg **out, struct hutch_err *err);
 
 int rt_validate_id(const char *id, struct hutch_err *err);
 /* Creates <root>/<id> (EEXIST: "container ID already exists") and returns it locked. */

@@ -259,6 +259,7 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 	hutch_fault_point("delete:killed");
 	TRY(remove_cgroup(&l, err));
 	hutch_fault_point("delete:cgroup-removed");
+	TRY(ns_undo_host_rootfs(l.st.rootfs, l.st.rootfs_mnt_id, err)); /* no mount ns */
 	waitpid(l.st.pid, NULL, WNOHANG); /* our own child (a foreground run): no zombie */
 	poststop(l.dirfd, &l.st);
 	return rt_state_remove(g->root, id, l.dirfd, err);

@@ -151,3 +151,50 @@ cgroup_paths() {
 	[ "${lines[0]}" = 42 ]
 	[ "${lines[1]}" = 67108864 ]
 }
+
+@test "cgroups: new parent levels get the cpuset's cpus and mems first, and go at delete" {
+	local cs d
+	cs=$(own_cgroup_dir cpuset)
+	[ -n "$cs" ] || skip "needs the v1 cpuset controller"
+	update_config '.linux.cgroupsPath = $p' --arg p "$TAG/a/b"
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	grep -qx "$(state_field "$ID" .pid)" "$cs/$TAG/a/b/cgroup.procs"
+	for d in "$cs/$TAG" "$cs/$TAG/a" "$cs/$TAG/a/b"; do
+		[ -n "$(cat "$d/cpuset.cpus")" ]
+		[ "$(cat "$d/cpuset.cpus")" = "$(cat "${d%/*}/cpuset.cpus")" ]
+		[ "$(cat "$d/cpuset.mems")" = "$(cat "${d%/*}/cpuset.mems")" ]
+	done
+	# delete removes the parents that create made (teardown finds any left), in every
+	# hierarchy, and none that was there before: here $TAG in the cpuset one.
+	hutch delete --force "$ID"
+	[ ! -e "$cs/$TAG" ]
+	mkdir "$cs/$TAG"
+	cat "$cs/cpuset.cpus" >"$cs/$TAG/cpuset.cpus"
+	cat "$cs/cpuset.mems" >"$cs/$TAG/cpuset.mems"
+	run_bg run -d "$ID"
+	check_status 0
+	[ -n "$(cat "$cs/$TAG/a/cpuset.cpus")" ]
+	hutch delete --force "$ID"
+	[ -d "$cs/$TAG" ] && [ ! -e "$cs/$TAG/a" ]
+	rmdir "$cs/$TAG"
+}
+
+@test "cgroups: on a hybrid host the init and exec'd processes share the container's cgroup2 cgroup" {
+	[ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] ||
+		skip "no hybrid cgroup2 at /sys/fs/cgroup/unified"
+	remove_ns cgroup # the paths as the host sees them
+	set_args sleep 100
+	run_bg run -d "$ID"
+	check_status 0
+	local init mine
+	init=$(grep '^0::' "/proc/$(state_field "$ID" .pid)/cgroup")
+	mine=$(grep '^0::' /proc/self/cgroup)
+	[ "$init" = "${mine%/}/$TAG" ]
+	run hutch exec "$ID" cat /proc/self/cgroup
+	check_status 0
+	[ "$(grep '^0::' <<<"$output")" = "$init" ]
+	hutch delete --force "$ID"
+	[ ! -e "$(own_cgroup_dir unified)/$TAG" ]
+}

@@ -218,3 +218,40 @@ setup() {
 		[ "$status" -eq 0 ] || [[ $output == *"not supported"* ]]
 	done
 }
+
+@test "errors: exec bits: root runs a file with any x bit; CAP_DAC_OVERRIDE for another user is not supported" {
+	printf '#!/bin/sh\necho ran\n' >"$BUNDLE/rootfs/bin/ownerx"
+	chmod 704 "$BUNDLE/rootfs/bin/ownerx" # root's x bit only
+	cp "$BUNDLE/rootfs/bin/ownerx" "$BUNDLE/rootfs/bin/nox"
+	chmod 644 "$BUNDLE/rootfs/bin/nox"
+	chown 1000:1000 "$BUNDLE/rootfs/bin/ownerx" "$BUNDLE/rootfs/bin/nox"
+	# Root, with CAP_DAC_OVERRIDE: the owner's x bit is enough, as for runc.
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_DAC_OVERRIDE"])'
+	local a
+	for a in /bin/ownerx ownerx; do
+		set_args "$a"
+		run hutch run "$ID"
+		check_status 0
+		[ "${lines[-1]}" = ran ]
+	done
+	# No x bit at all: the kernel refuses even then; a PATH lookup skips such a file.
+	set_args /bin/nox
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[[ ${output,,} == *"permission denied"* ]]
+	set_args nox
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[[ ${output,,} == *"no such file or directory"* ]]
+	# Another user: permission denied, or with CAP_DAC_OVERRIDE a clear "not supported".
+	update_config '.process.user = {uid: 2000, gid: 2000}'
+	set_args /bin/ownerx
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"process.args[0] /bin/ownerx: "*"CAP_DAC_OVERRIDE"*"not supported"* ]]
+	update_config '.process.capabilities |= with_entries(.value -= ["CAP_DAC_OVERRIDE"])'
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[[ ${output,,} == *"permission denied"* ]]
+	assert_no_leftovers
+}

@@ -19,6 +19,9 @@ setup() {
 		"poststart", "poststop"])' <<<"$f"
 	jq -e '.mountOptions | contains(["ro", "rw", "bind", "rbind", "nosuid", "nodev", "noexec",
 		"rprivate", "rslave"])' <<<"$f"
+	jq -e '.mountOptions | contains(["rro", "rrw", "rnosuid", "rsuid", "rnodev", "rdev",
+		"rnoexec", "rexec", "rnodiratime", "rdiratime", "rrelatime", "rnorelatime", "rnoatime",
+		"ratime", "rstrictatime", "rnostrictatime", "rnosymfollow", "rsymfollow"])' <<<"$f"
 	jq -e '.linux.namespaces | contains(["cgroup", "ipc", "mount", "network", "pid", "user",
 		"uts"])' <<<"$f"
 	jq -e '.linux.capabilities | contains(["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_BIND_SERVICE"])' <<<"$f"

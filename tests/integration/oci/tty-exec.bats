@@ -168,3 +168,12 @@ wait_for_text() {
 	check_status 0
 	[ "$output" = "TIOCSTI: EPERM" ]
 }
+
+@test "exec -t: the terminal belongs to the exec's user" {
+	start_ctr
+	start_recvtty
+	run_bg exec -t -d --user 1000:1000 --console-socket "$SOCK" "$ID" sh -c 'stat -c "%u %g" $(tty)'
+	check_status 0
+	finish_recvtty
+	[ "${lines[0]}" = "1000 5" ]
+}

@@ -87,3 +87,26 @@ setup() {
 	[[ $output == *nobody.sock* ]]
 	assert_no_leftovers
 }
+
+@test "tty: the terminal belongs to the process's user (group: devpts's tty group), in a user namespace too" {
+	update_config '.process.user = {uid: 1000, gid: 1000}'
+	set_args sh -c 'stat -c "%u %g" $(tty); echo reopened > $(tty)'
+	start_recvtty
+	run_bg run -d --console-socket "$SOCK" "$ID"
+	check_status 0
+	wait_for_state "$ID" stopped
+	finish_recvtty
+	[ "${lines[0]}" = "1000 5" ]
+	[ "${lines[1]}" = reopened ]
+	hutch delete "$ID"
+	update_config '.linux.namespaces += [{type: "user"}]
+		| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
+	rm "$SOCK" # the first recvtty's
+	start_recvtty
+	run_bg run -d --console-socket "$SOCK" "$ID"
+	check_status 0
+	wait_for_state "$ID" stopped
+	finish_recvtty
+	[ "${lines[0]}" = "1000 5" ]
+}

@@ -123,3 +123,19 @@ use_userns() {
 	run_ok
 	[ "$output" = secret-ok ]
 }
+
+@test "userns: the cgroup mount binds the host's hierarchies with their submounts" {
+	[ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] ||
+		skip "no hybrid cgroup2 at /sys/fs/cgroup/unified"
+	use_userns
+	remove_ns cgroup # no cgroup namespace: cgroup2 can't be mounted, the host's is bound
+	# In a mount namespace of our own, a mount beneath the host's unified hierarchy: in the
+	# container's user namespace it is locked, and a bind without MS_REC is EINVAL.
+	echo covered >"$TEST_DIR/stat"
+	set_args sh -c 'cat /sys/fs/cgroup/unified/cgroup.stat; cat /sys/fs/cgroup/unified/cgroup.controllers >/dev/null && echo unified-ok'
+	run unshare -m --propagation private sh -c 'mount --bind "$1/stat" /sys/fs/cgroup/unified/cgroup.stat &&
+		exec timeout -k 5 30 "$2" --root "$3" run "$4"' sh "$TEST_DIR" "$HUTCH" "$HUTCH_ROOT" "$ID"
+	check_status 0
+	[ "${lines[0]}" = covered ]
+	[ "${lines[1]}" = unified-ok ]
+}

@@ -833,9 +833,53 @@ static void test_limits_set(void)
 	ok(cg_limits_set(&r), "limits: memory is one");
 }
 
+/* What a create made is saved as its outermost level and rebuilt as the same chain. */
+static void test_made_parents(void)
+{
+	struct hutch_err err = { 0 };
+	struct cg_hier *h = NULL;
+	size_t n = 0;
+	ok(cg_parse_hierarchies(hybrid_cgroup, hybrid_mi, false, &h, &n, &err) == 0, "parse");
+	struct cg cg = { false, h, n };
+	struct cg_hier *mem = cg_find_hier(&cg, "memory"), *pids = cg_find_hier(&cg, "pids");
+	mem->dir = hutch_xstrdup("/sys/fs/cgroup/memory/process_api/abc/a/b/c");
+	pids->dir = hutch_xstrdup("/sys/fs/cgroup/pids/a/b/c");
+	mem->created = hutch_xcalloc(4, sizeof(char *));
+	mem->created[0] = hutch_xstrdup("/sys/fs/cgroup/memory/process_api/abc/a/b");
+	mem->created[1] = hutch_xstrdup(mem->dir);
+	mem->n_created = 2;
+	pids->created = hutch_xcalloc(2, sizeof(char *));
+	pids->created[0] = hutch_xstrdup(pids->dir); /* the leaf alone: no parent */
+	pids->n_created = 1;
+	struct cg_kv *tops = NULL;
+	size_t nt = cg_made_parents(&cg, &tops);
+	ok(nt == 1 && !strcmp(tops[0].key, "memory") &&
+		   !strcmp(tops[0].value, "/process_api/abc/a/b"),
+	   "the memory hierarchy's outermost made level (%zu) %s", nt, nt ? tops[0].value : "");
+	hutch_strv_free(mem->created);
+	mem->created = NULL;
+	mem->n_created = 0;
+	ok(cg_adopt_parents(&cg, tops, nt, &err) == 0 && mem->n_created == 2 &&
+		   !strcmp(mem->created[0], "/sys/fs/cgroup/memory/process_api/abc/a/b") &&
+		   !strcmp(mem->created[1], mem->dir),
+	   "adopted: the same chain %s", err.msg);
+	free(tops[0].value);
+	tops[0].value = hutch_xstrdup("/process_api/abc/a/bc");
+	ok(cg_adopt_parents(&cg, tops, nt, &err) == -EINVAL, "a saved parent not above: %s",
+	   err.msg);
+	free(tops[0].value);
+	tops[0].value = hutch_xstrdup("/process_api/abc/../x");
+	ok(cg_adopt_parents(&cg, tops, nt, &err) == -EINVAL, "'..' refused: %s", err.msg);
+	free(tops[0].key);
+	free(tops[0].value);
+	free(tops);
+	cg_hier_free(h, n);
+}
+
 int main(void)
 {
 	test_limits_set();
+	test_made_parents();
 	test_complete_update();
 	test_plan_v2();
 	test_plan_devices();

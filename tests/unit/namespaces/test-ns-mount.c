@@ -33,6 +33,7 @@ static const char *const kind_names[] = {
 	[NS_OP_CHECK_PROCFS] = "procfs",
 	[NS_OP_COPYUP] = "copyup",
 	[NS_OP_SYMLINK] = "symlink",
+	[NS_OP_SETATTR] = "setattr",
 	[NS_OP_FAIL] = "fail",
 	[NS_OP_OPEN] = "open",
 	[NS_OP_OPEN_AT] = "open-at",
@@ -88,6 +89,9 @@ static const char *render(const struct ns_mount_plan *p)
 		case NS_OP_REMOUNT_BIND:
 		case NS_OP_PROPAGATION:
 			append(buf, sizeof(buf), " %#lx", op->flags);
+			break;
+		case NS_OP_SETATTR:
+			append(buf, sizeof(buf), " +%#lx-%#lx", op->flags, op->clear);
 			break;
 		default:
 			break;
@@ -262,6 +266,54 @@ static void test_plan_dev(void)
 	ok(p.ops[0].spec && !strcmp(p.ops[0].spec, "/dev") &&
 		   !strcmp(p.ops[p.n - 1].spec, "/dev//"),
 	   "plan: each op names its spec mount");
+	ns_mount_plan_free(&p);
+}
+
+static void test_shared_mount(void)
+{
+	static const char mi[] = "27 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+				 "40 27 0:40 / /srv rw,relatime - tmpfs tmpfs rw\n"
+				 "41 40 0:41 / /srv/sh rw shared:7 master:2 - tmpfs tmpfs rw\n"
+				 "42 27 0:42 / /srvx rw - tmpfs tmpfs rw,shared:9\n";
+	char *t;
+	ok(ns_on_shared_mount("/home/x", t = strdup(mi)), "shared: under a shared /");
+	free(t);
+	ok(!ns_on_shared_mount("/srv/a/rootfs", t = strdup(mi)), "shared: a private mount below");
+	free(t);
+	ok(ns_on_shared_mount("/srv/sh/rootfs", t = strdup(mi)), "shared: the deepest one counts");
+	free(t);
+	ok(!ns_on_shared_mount("/srvx/r", t = strdup(mi)), "shared: not from the fs options");
+	free(t);
+}
+
+static char *o_ro[] = { "nosuid", "ro" };
+static char *o_rro[] = { "rro", "rnosuid" };
+
+/* A read-only /dev or tmpfs is mounted rw, and made ro at the end; recursive options follow
+ * their mount, or wait with it. */
+static void test_plan_deferred(void)
+{
+	struct ns_mount ms[] = { mnt("/dev", "tmpfs", "tmpfs", o_ro, 2),
+				 mnt("/data", "bind", "/src", o_rro, 2),
+				 mnt("/t", "tmpfs", "tmpfs", o_rro, 2),
+				 mnt("/sys", "sysfs", "sysfs", o_ro_sys, 4) };
+	expect_plan(ms[0], &facts_v2, "nosymlinks /dev; mkdir /dev; check /dev; mount tmpfs /dev",
+		    "a ro /dev: mounted as is");
+	struct ns_mount_plan p;
+	plan1(&ms[0], &facts_v2, &p);
+	ok(p.n == 4 && p.ops[3].flags == MS_NOSUID, "plan: a ro /dev is mounted rw (%#lx)",
+	   p.n == 4 ? p.ops[3].flags : 0);
+	ns_mount_plan_free(&p);
+	expect_plan(ms[1], &facts_v2,
+		    "mkdir /data; check /data; bind /src /data; setattr +0x3-0 /data",
+		    "rro, rnosuid: mount_setattr of the bind, at once");
+	expect_plan(ms[2], &facts_v2, "mkdir /t; check /t; mount tmpfs /t",
+		    "a tmpfs's recursive options wait");
+	p = (struct ns_mount_plan){ 0 };
+	ns_mount_plan_finish(ms, ARRAY_SIZE(ms), &p);
+	const char *got = render(&p);
+	ok(!strcmp(got, "remount-bind 0x1 /dev; setattr +0x3-0 /t"),
+	   "plan: the end makes /dev ro and the tmpfs's options (%s)", got);
 	ns_mount_plan_free(&p);
 }
 
@@ -657,6 +709,8 @@ int main(void)
 	test_plan_kernel_fs();
 	test_plan_cgroups();
 	test_plan_dev();
+	test_plan_deferred();
+	test_shared_mount();
 	test_plan_view();
 
 	recorder = hutch_sys_real;

@@ -172,9 +172,45 @@ static void test_parse_options(void)
 	struct ns_mount m5 = { 0 };
 	r = ns_mount_parse_options(&m5, ridm, 1, &err);
 	ok(r == 0 && m5.idmap && m5.idmap_recursive, "parse: ridmap is a recursive idmap");
-	char *bad[] = { "rro" };
-	ok(ns_mount_parse_options(&m4, bad, 1, &err) == -EOPNOTSUPP, "parse: rro is refused");
 	free(m4.data);
+
+	/* The recursive options: MOUNT_ATTR_* bits, the last of a pair winning, the atime mode
+	 * as one value with all of MOUNT_ATTR__ATIME cleared; formatted back the same. */
+	char *rec[] = { "rro",	   "rnosuid", "rrw",	  "rro",
+			"rnoexec", "rexec",   "rnoatime", "rnosymfollow" };
+	struct ns_mount m6 = { 0 };
+	r = ns_mount_parse_options(&m6, rec, ARRAY_SIZE(rec), &err);
+	ok(r == 0 && !m6.data && !m6.flags &&
+		   m6.rec_set == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOATIME |
+				  MOUNT_ATTR_NOSYMFOLLOW) &&
+		   m6.rec_clear == (MOUNT_ATTR_NOEXEC | MOUNT_ATTR__ATIME),
+	   "parse: recursive options (set %#llx clear %#llx)", (unsigned long long)m6.rec_set,
+	   (unsigned long long)m6.rec_clear);
+	size_t nf = 0;
+	char **f = ns_mount_format_options(&m6, &nf);
+	struct ns_mount m7 = { 0 };
+	r = ns_mount_parse_options(&m7, f, nf, &err);
+	ok(r == 0 && m7.rec_set == m6.rec_set && m7.rec_clear == m6.rec_clear,
+	   "format: the recursive options parse back the same");
+	hutch_strv_free(f);
+	char *at[] = { "rnoatime", "ratime" }, *strict[] = { "rnorelatime" };
+	struct ns_mount m8 = { 0 }, m9 = { 0 };
+	ok(ns_mount_parse_options(&m8, at, 2, &err) == 0 &&
+		   (m8.rec_set & MOUNT_ATTR__ATIME) == MOUNT_ATTR_RELATIME &&
+		   ns_mount_parse_options(&m9, strict, 1, &err) == 0 &&
+		   (m9.rec_set & MOUNT_ATTR__ATIME) == MOUNT_ATTR_STRICTATIME &&
+		   m9.rec_clear == MOUNT_ATTR__ATIME,
+	   "parse: ratime is relatime, rnorelatime strictatime");
+	/* What waits for the end: a read-only tmpfs or /dev, not a bind, nor a rw one. */
+	struct ns_mount dev = { .destination = "/dev", .type = "tmpfs", .flags = MS_RDONLY },
+			tmp = { .destination = "/t",
+				.type = "tmpfs",
+				.rec_set = MOUNT_ATTR_NOEXEC },
+			rw = { .destination = "/dev", .type = "tmpfs" },
+			bind = { .destination = "/dev", .type = "bind", .flags = MS_RDONLY };
+	ok(ns_mount_deferred(&dev) && ns_mount_deferred(&tmp) && !ns_mount_deferred(&rw) &&
+		   !ns_mount_deferred(&bind),
+	   "deferred: a ro or recursive-option tmpfs or /dev, not a bind");
 }
 
 static void test_split_path(void)
@@ -489,7 +525,7 @@ static void check_mask_and_readonly(void)
 static void check_pty(void)
 {
 	struct hutch_err err = { 0 };
-	int master = ns_setup_pty(24, 80, true, &err);
+	int master = ns_setup_pty(24, 80, true, 1234, &err);
 	check(master >= 0, "ns_setup_pty: %s", err.msg);
 	if (master < 0)
 		return;
@@ -497,6 +533,8 @@ static void check_pty(void)
 	check(ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row == 24 && ws.ws_col == 80,
 	      "pty window size is 24x80");
 	check(isatty(1) && isatty(2), "stdout and stderr are the pty");
+	struct stat pt;
+	check(fstat(0, &pt) == 0 && pt.st_uid == 1234, "the pty belongs to the process's user");
 	check(!(fcntl(0, F_GETFD) & FD_CLOEXEC) && (fcntl(master, F_GETFD) & FD_CLOEXEC),
 	      "stdio inherits, master is cloexec");
 	struct stat st;
