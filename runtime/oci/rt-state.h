@@ -30,9 +30,9 @@ struct rt_state {
 	/* No mount namespace of its own: the rootfs's mount id before create bound it in ours
 	 * (ns_undo_host_rootfs at delete); 0 otherwise. */
 	uint64_t rootfs_mnt_id;
-	bool poststart; /* the bundle has poststart hooks (start re-reads it only then) */
-	bool poststop;	/* the bundle has poststop hooks */
-	bool creating;	/* create has not finished */
+	bool poststart;	 /* the bundle has poststart hooks (start re-reads it only then) */
+	bool poststop;	 /* the bundle has poststop hooks */
+	bool creating;	 /* create has not finished */
 	bool own_config; /* create --config: the config is the copy in the state dir */
 	struct cg_kv *annotations;
 	size_t n_annotations;
