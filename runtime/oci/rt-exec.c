@@ -339,25 +339,63 @@ static int prepare(struct exec_ctx *x, struct hutch_err *err)
 	return x->tramp_fd < 0 ? x->tramp_fd : 0;
 }
 
-/* Rootless, joining the pid namespace needs capabilities in the user namespace that owns
- * it: hutch joins that first itself (as runc's nsexec does), and the child inherits it. */
-static int join_userns_first(struct exec_ctx *x, struct hutch_err *err)
+/* Rootless, joining the pid namespace needs capabilities in the user namespace that owns it.
+ * A short-lived middle process joins that one (as runc's nsexec does) and clones the exec'd
+ * process as hutch's own child (CLONE_PARENT), sends back its pid and pidfd, and exits. So
+ * hutch stays in its own namespaces, and what it forks later (a sanitizer's tracer at exit)
+ * lands in its own pid namespace, not the container's. 0 in the exec'd process. */
+static pid_t clone_rootless(struct exec_ctx *x, struct hutch_err *err)
 {
-	if (!hutch_rootless() || !(x->ns_flags & CLONE_NEWUSER))
-		return 0;
-	if (setns(x->init_pidfd, CLONE_NEWUSER) < 0)
-		return hutch_fail_errno(err, errno, "exec in container %s: join its user namespace",
-					x->t->id);
-	x->ns_flags &= ~CLONE_NEWUSER;
-	return 0;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return hutch_fail_errno(err, errno, "exec: socketpair");
+	x->ns_flags &= ~CLONE_NEWUSER; /* the middle joins it; the process inherits it */
+	pid_t mid = fork();
+	if (mid < 0) {
+		close(sp[0]), close(sp[1]);
+		return hutch_fail_errno(err, errno, "exec: fork");
+	}
+	if (mid == 0) {
+		struct hutch_err e = { 0 };
+		int pidfd = -1;
+		pid_t pid = -1;
+		close(sp[0]);
+		if (setns(x->init_pidfd, CLONE_NEWUSER) == 0)
+			pid = rt_clone(CLONE_PARENT, cg_dirfd(x->cg),
+				       (x->ns_flags & CLONE_NEWPID) ? x->init_pidfd : -1, &pidfd,
+				       &e);
+		if (pid == 0) {
+			close(sp[1]);
+			return 0;
+		}
+		_exit(pid > 0 && write(sp[1], &pid, sizeof(pid)) == (ssize_t)sizeof(pid) &&
+				      ns_send_fd(sp[1], pidfd, "pidfd", &e) >= 0
+			      ? 0
+			      : 1);
+	}
+	close(sp[1]);
+	pid_t pid = -1;
+	int fd = read(sp[0], &pid, sizeof(pid)) == (ssize_t)sizeof(pid) ? ns_recv_fd(sp[0], err)
+									: -EPERM;
+	close(sp[0]);
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		return hutch_fail(err, -fd,
+				  "exec in container %s: join its user and pid namespaces",
+				  x->t->id);
+	x->pidfd = fd;
+	return pid;
 }
 
 static int spawn(struct exec_ctx *x, struct hutch_err *err)
 {
-	TRY(join_userns_first(x, err));
 	/* Straight into the init's pid namespace and, on cgroup v2, its cgroup. */
-	pid_t pid = rt_clone(0, cg_dirfd(x->cg), (x->ns_flags & CLONE_NEWPID) ? x->init_pidfd : -1,
-			     &x->pidfd, err);
+	pid_t pid = hutch_rootless() && (x->ns_flags & CLONE_NEWUSER)
+			    ? clone_rootless(x, err)
+			    : rt_clone(0, cg_dirfd(x->cg),
+				       (x->ns_flags & CLONE_NEWPID) ? x->init_pidfd : -1, &x->pidfd,
+				       err);
 	if (pid < 0)
 		return hutch_err_prefix(err, "exec in container %s: ", x->t->id);
 	if (pid == 0) {

@@ -113,7 +113,8 @@ pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_
 	struct clone_args args = {
 		.flags = flags | CLONE_PIDFD,
 		.pidfd = (uint64_t)(uintptr_t)pidfd,
-		.exit_signal = SIGCHLD,
+		/* CLONE_PARENT takes the caller's own exit signal (clone3 insists on 0 then). */
+		.exit_signal = (flags & CLONE_PARENT) ? 0 : SIGCHLD,
 	};
 	if (cgfd >= 0) {
 		args.flags |= CLONE_INTO_CGROUP;
@@ -131,8 +132,8 @@ pid_t rt_clone(uint64_t flags, int cgfd, int pidns_fd, int *pidfd, struct hutch_
 	}
 	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 	int e = errno;
-	/* Rootless, from inside the container's user namespace (exec) there is no way back:
-	 * exec forks nothing more, so its later children are none. */
+	/* Rootless, from inside the container's user namespace there is no way back: that is
+	 * exec's middle process (clone_rootless), which exits once the process is cloned. */
 	if (pid != 0 && own >= 0 && setns(own, CLONE_NEWPID) < 0 &&
 	    !(errno == EPERM && hutch_rootless())) {
 		/* Our later children (hooks) would land in the container: stop here. */
