@@ -217,7 +217,13 @@ t_moving() {
 	local pid=$!
 	for _ in $(seq 100); do [ -e "$TEST_DIR/ws/step1" ] && break; sleep 0.1; done
 	dns moving.test 203.0.113.7
-	sleep 0.3 # dnsmasq rereads its hosts file
+	# dnsmasq rereads its hosts file on SIGHUP, when it gets to it (a loaded CI machine once
+	# took over 0.3 s): wait until it answers the new address.
+	for _ in $(seq 50); do
+		ip netns exec "$OUTNS" "$BUSYBOX" nslookup moving.test 192.0.2.53 2>/dev/null |
+			grep -q 203.0.113.7 && break
+		sleep 0.1
+	done
 	touch "$TEST_DIR/ws/step2"
 	wait "$pid" || { cat "$TEST_DIR/out"; false; }
 	cat "$TEST_DIR/out"
