@@ -47,6 +47,8 @@ int cg_own_common(char **out, struct hutch_err *err)
 static bool has_controller(const struct cg_hier *h, const char *controller)
 {
 	size_t n = strlen(controller);
+	if (!n) /* "": a hybrid host's cgroup2 hierarchy */
+		return !*h->name;
 	for (const char *p = h->name; (p = strstr(p, controller)); p += n)
 		if ((p == h->name || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
 			return true;

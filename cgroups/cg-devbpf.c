@@ -8,7 +8,6 @@
 #include "cg-internal.h"
 
 #include <string.h>
-#include <sys/syscall.h>
 
 /* Registers after the prologue. */
 enum { R_TMP = 1, R_TYPE = 2, R_ACCESS = 3, R_MAJOR = 4, R_MINOR = 5 };
@@ -119,35 +118,6 @@ int cg_devbpf_build(const struct cg_device_rule *rules, size_t n, struct bpf_ins
 	return 0;
 }
 
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	long r = syscall(SYS_bpf, cmd, attr, sizeof(*attr));
-	return r < 0 ? -errno : (int)r;
-}
-
-static int load(const struct bpf_insn *insns, size_t n, struct hutch_err *err)
-{
-	static char log[8192];
-	union bpf_attr a;
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = (uint32_t)n;
-	a.license = (uint64_t)(uintptr_t) "Apache-2.0";
-	int fd = sys_bpf(BPF_PROG_LOAD, &a);
-	if (fd >= 0 || fd == -EPERM)
-		return fd < 0 ? hutch_fail_errno(err, fd, "load device BPF program") : fd;
-	/* Load again with the verifier log, only to explain the failure. */
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
-	log[0] = '\0';
-	int r = sys_bpf(BPF_PROG_LOAD, &a);
-	if (r >= 0)
-		return r;
-	return hutch_fail_errno(err, fd, "load device BPF program (%.200s)", log);
-}
-
 /* Ids of the device programs attached to this very cgroup (not inherited ones). */
 static int query(int cgfd, uint32_t *ids, uint32_t *n)
 {
@@ -157,7 +127,7 @@ static int query(int cgfd, uint32_t *ids, uint32_t *n)
 	a.query.attach_type = BPF_CGROUP_DEVICE;
 	a.query.prog_ids = (uint64_t)(uintptr_t)ids;
 	a.query.prog_cnt = *n;
-	int r = sys_bpf(BPF_PROG_QUERY, &a);
+	int r = cg_sys_bpf(BPF_PROG_QUERY, &a);
 	*n = r < 0 ? 0 : a.query.prog_cnt;
 	return r;
 }
@@ -167,7 +137,7 @@ static int detach(int cgfd, uint32_t id, struct hutch_err *err)
 	union bpf_attr a;
 	memset(&a, 0, sizeof(a));
 	a.prog_id = id;
-	_cleanup_close_ int fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+	_cleanup_close_ int fd = cg_sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
 	if (fd == -ENOENT) /* gone already */
 		return 0;
 	if (fd < 0)
@@ -176,7 +146,7 @@ static int detach(int cgfd, uint32_t id, struct hutch_err *err)
 	a.target_fd = (uint32_t)cgfd;
 	a.attach_bpf_fd = (uint32_t)fd;
 	a.attach_type = BPF_CGROUP_DEVICE;
-	int r = sys_bpf(BPF_PROG_DETACH, &a);
+	int r = cg_sys_bpf(BPF_PROG_DETACH, &a);
 	if (r < 0 && r != -ENOENT)
 		return hutch_fail_errno(err, r, "detach old device BPF program %u", id);
 	return 0;
@@ -194,18 +164,13 @@ int cg_devbpf_apply(int cgroup_fd, const struct cg_device_rule *rules, size_t n,
 	r = query(cgroup_fd, old, &n_old);
 	if (r < 0 && r != -ENOSPC)
 		return hutch_fail_errno(err, r, "query device BPF programs");
-	_cleanup_close_ int prog = load(insns, ni, err);
+	_cleanup_close_ int prog =
+		cg_bpf_load(BPF_PROG_TYPE_CGROUP_DEVICE, 0, insns, ni, "device BPF program", err);
 	if (prog < 0)
 		return prog;
-	union bpf_attr a;
-	memset(&a, 0, sizeof(a));
-	a.target_fd = (uint32_t)cgroup_fd;
-	a.attach_bpf_fd = (uint32_t)prog;
-	a.attach_type = BPF_CGROUP_DEVICE;
-	a.attach_flags = BPF_F_ALLOW_MULTI;
-	r = sys_bpf(BPF_PROG_ATTACH, &a);
+	r = cg_bpf_attach(cgroup_fd, prog, BPF_CGROUP_DEVICE, "device BPF program", err);
 	if (r < 0)
-		return hutch_fail_errno(err, r, "attach device BPF program");
+		return r;
 	/* The new program is in force before the old ones go: no unfiltered window. With
 	 * ALLOW_MULTI every attached program must allow, so leaving old ones would narrow the
 	 * set to their intersection (`update` could never widen it). */

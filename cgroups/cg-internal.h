@@ -95,4 +95,15 @@ int cg_devbpf_build(const struct cg_device_rule *rules, size_t n, struct bpf_ins
 int cg_devbpf_apply(int cgroup_fd, const struct cg_device_rule *rules, size_t n,
 		    struct hutch_err *err);
 
+/* cg-bpf.c: bpf(2) (-errno), a program loaded (its fd; what names it in errors, with the
+ * verifier's log), attached to a cgroup2 directory with BPF_F_ALLOW_MULTI. */
+int cg_sys_bpf(int cmd, union bpf_attr *attr);
+int cg_bpf_load(uint32_t type, uint32_t attach_type, const struct bpf_insn *insns, size_t n,
+		const char *what, struct hutch_err *err);
+int cg_bpf_attach(int cgroup_fd, int prog, uint32_t attach_type, const char *what,
+		  struct hutch_err *err);
+/* Pure: the connect and UDP send filter of cg_deny_loopback for AF_INET or (v6) AF_INET6,
+ * written into out (at most max instructions); returns how many it takes. */
+int cg_sockbpf_build(bool v6, struct bpf_insn *out, size_t max);
+
 #endif

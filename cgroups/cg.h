@@ -94,7 +94,8 @@ int cg_delegated_base(char **out, struct hutch_err *err);
 /* v1: joins every hierarchy but the one holding controller (all of them on v2). */
 int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hutch_err *err);
 /* An O_WRONLY fd of cgroup.procs in controller's hierarchy (v2: the one), for a process to
- * join it itself later ("0" = the writer); -ENOENT when that controller is not mounted. */
+ * join it itself later ("0" = the writer); -ENOENT when that controller is not mounted.
+ * controller "" is a hybrid host's cgroup2 hierarchy. */
 int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err);
 /* v2: the cgroup's own memory.max in bytes; UINT64_MAX for "max", when unreadable, and on v1
  * (where the memory cgroup is always joined late). */
@@ -108,6 +109,12 @@ size_t cg_hierarchy_dirs(const struct cg *cg, const char **names, const char **d
  * cg_oom_fired reads it without blocking. */
 int cg_oom_watch(struct cg *cg, struct hutch_err *err);
 bool cg_oom_fired(int efd);
+
+/* Refuses TCP connects and UDP sends from the cgroup's processes to the host's loopback
+ * (127.0.0.0/8, 0.0.0.0/8, ::, ::1 and their v4-mapped forms) with EPERM: BPF programs on
+ * its cgroup2 directory (on a hybrid host, the one beside the v1 ones). -ENOTSUP without a
+ * cgroup2 directory; -EPERM without CAP_BPF/CAP_NET_ADMIN. */
+int cg_deny_loopback(struct cg *cg, struct hutch_err *err);
 
 /* True on a pure cgroup v2 host (cgroup2 mounted at /sys/fs/cgroup). */
 bool cg_is_v2(void);

@@ -260,6 +260,24 @@ static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 			      (unsigned)geteuid(), e.msg);
 }
 
+/* Before the child joins the cgroup: its first socket is filtered. Rootless there is no
+ * filter (rt_sb_check refuses it unless --best-effort). */
+static int deny_loopback(struct rt_host *hs, struct hutch_err *err)
+{
+	struct hutch_err e = { 0 };
+	int r = hs->cg ? cg_deny_loopback(hs->cg, &e)
+		       : hutch_fail(&e, ENOTSUP, "--deny-host-loopback: the command has no cgroup");
+	if (r >= 0)
+		return 0;
+	if (!hutch_rootless()) {
+		*err = e;
+		return r;
+	}
+	return rt_host_weaken(hs, err,
+			      "--deny-host-loopback: the host's loopback stays "
+			      "reachable (its filter needs root)");
+}
+
 static int compile_seccomp(struct rt_host *hs, struct hutch_err *err)
 {
 	/* The command holds no capability; files it makes are on the host: no setuid bits. */
@@ -275,7 +293,8 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 	open_registry(hs); /* first: it reclaims what killed runs left */
 	if (o->isolation == RT_SB_ISO_NONE) {
 		hutch_warn("--isolation none: the command runs on the host unrestricted");
-		return make_cgroup(hs, err);
+		TRY(make_cgroup(hs, err));
+		return o->deny_host_loopback ? deny_loopback(hs, err) : 0;
 	}
 	h->ll.abi = ll_abi(&h->ll.kernel_abi);
 	if (h->ll.abi < 1)
@@ -293,11 +312,9 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 		hs->resolv = realpath("/etc/resolv.conf", NULL); /* may live in /run */
 	TRY(resolve_denied(hs, err));
 	TRY(compile_seccomp(hs, err));
-	if (o->deny_host_loopback) /* --best-effort: rt_sb_check refuses it otherwise */
-		TRY(rt_host_weaken(hs, err,
-				   "--deny-host-loopback: the host's loopback stays "
-				   "reachable (Landlock matches ports, not addresses)"));
 	TRY(make_cgroup(hs, err));
+	if (o->deny_host_loopback)
+		TRY(deny_loopback(hs, err));
 	return rt_host_net_prepare(hs, err); /* last: its helpers are forked now */
 }
 

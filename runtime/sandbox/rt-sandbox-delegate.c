@@ -138,6 +138,11 @@ static void exec_runtime(const struct sandbox_delegate_in *in, const struct dele
 	argv[n++] = d->bundle;
 	argv[n++] = in->id;
 	argv[n] = NULL;
+	if (in->cgroup2_procs >= 0 && write(in->cgroup2_procs, "0", 1) != 1) {
+		dprintf(2, "hutch: error: join the sandbox's cgroup2 cgroup: %s\n",
+			strerror(errno));
+		_exit(RT_SB_EXIT_FAIL);
+	}
 	hide_unified(d);
 	if (d->runsc_hostinet && setns(in->netns_fd, CLONE_NEWNET) < 0) {
 		dprintf(2, "hutch: error: enter the sandbox's network namespace: %s\n",

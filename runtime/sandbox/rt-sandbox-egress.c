@@ -90,9 +90,9 @@ int rt_sb_set_publish(void *p, const char *v, struct hutch_err *err)
 	return 0;
 }
 
-/* Landlock's network rules (ABI 4+) match TCP ports, not addresses: they cannot refuse the
- * host's loopback and leave the rest of the host's network. Only host mode's --best-effort
- * runs without it (and reports that); everywhere else it is a clear refusal. */
+/* The host's loopback is refused by a cgroup BPF program (cg_deny_loopback: Landlock's
+ * network rules match TCP ports, not addresses), which only host root may attach. Rootless,
+ * only host mode's --best-effort runs without it (and reports that). */
 static int check_deny_loopback(const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	bool host_mode = o->isolation != RT_SB_ISO_NAMESPACES;
@@ -102,13 +102,12 @@ static int check_deny_loopback(const struct rt_sb_opts *o, struct hutch_err *err
 			err, EINVAL,
 			"--deny-host-loopback needs --network host (none and bridge never "
 			"reach the host's loopback)");
-	if (host_mode && o->best_effort)
+	if (!hutch_rootless() || (host_mode && o->best_effort))
 		return 0;
 	return hutch_fail(err, ENOTSUP,
-			  "--deny-host-loopback: not supported: Landlock's network rules match "
-			  "TCP ports, not addresses, so the host's loopback cannot be refused "
-			  "while the rest of the host's network stays reachable; --network bridge "
-			  "is a network without it");
+			  "--deny-host-loopback: not supported rootless: its connect filter is "
+			  "a cgroup BPF program, which needs CAP_NET_ADMIN on the host "
+			  "(--network none never reaches the host's loopback)");
 }
 
 int rt_sb_check_egress(const struct rt_sb_opts *o, struct hutch_err *err)

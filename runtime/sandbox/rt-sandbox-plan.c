@@ -143,7 +143,7 @@ static int plan_mounts(struct rt_spec *s, const struct rt_sb_opts *o, const stru
 	for (size_t i = 0; i < ARRAY_SIZE(kernel_mounts); i++) {
 		bool bind_sys = p->sysfs && !strcmp(kernel_mounts[i].dst, "/sys");
 		const char *opts =
-			bind_sys ? "bind,nosuid,noexec,nodev,ro" : kernel_mounts[i].options;
+			bind_sys ? "rbind,nosuid,noexec,nodev,ro" : kernel_mounts[i].options;
 		/* One id mapped: no tty group (gid 5) to give ptys, as runc's rootless spec. */
 		if (p->single_id && !strcmp(kernel_mounts[i].type, "devpts"))
 			opts = "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620";

@@ -232,6 +232,8 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	sb->init_pid = c.pid;
 	if (sb->plan.cgroup)
 		TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
+	if (sb->o->deny_host_loopback) /* before start: the command's first socket is filtered */
+		TRY(cg_deny_loopback(sb->cg, err));
 	if (sb->o->network == RT_SB_NET_BRIDGE) /* init's netns exists; the command has not run */
 		TRY(rt_sb_net_attach(sb->o, &sb->net, c.pid, err));
 	TRY(rt_container_start(&sb->g, sb->id, err));
@@ -286,6 +288,11 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 		sb->plan.netns_path = SB_SCRATCH_ROOT "/netns";
 		sb->plan.sysfs = SB_SCRATCH_ROOT "/sys";
 		TRY(rt_sb_net_attach_fd(sb->o, &sb->net, ns, err));
+	} else if (sb->o->network == RT_SB_NET_HOST) {
+		/* A user namespace may not mount the sysfs of a network namespace it does not
+		 * own (runc fails there, crun binds instead): the host's, bound, as runc's own
+		 * rootless spec has it. */
+		sb->plan.sysfs = "/sys";
 	}
 	struct rt_spec *spec = NULL;
 	TRY(rt_sb_spec(sb->o, &sb->plan, SB_SCRATCH, &spec, err));
@@ -295,6 +302,12 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 		return r;
 	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
 	hutch_fault_point("sandbox:delegate-cgroup");
+	_cleanup_close_ int cgroup2_procs = -1;
+	if (sb->o->deny_host_loopback) { /* inherited by the runtime's cgroup beneath ours */
+		TRY(cg_deny_loopback(sb->cg, err));
+		if (!cg_is_v2() && (cgroup2_procs = cg_open_procs(sb->cg, "", err)) < 0)
+			return cgroup2_procs;
+	}
 	/* The runtime removes its own cgroup, and with it the OOM count, before it returns. One
 	 * page less on ours makes ours the cgroup that runs out, whose OOM hutch can see; the
 	 * container still sees the limit it was given. */
@@ -315,7 +328,8 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 					  .parent_cgroup = sb->plan.cgroup,
 					  .network_none = sb->o->network == RT_SB_NET_NONE,
 					  .network_bridge = sb->o->network == RT_SB_NET_BRIDGE,
-					  .netns_fd = ns };
+					  .netns_fd = ns,
+					  .cgroup2_procs = cgroup2_procs };
 	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o->timeout * 1000),
 			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,

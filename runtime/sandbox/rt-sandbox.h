@@ -210,7 +210,12 @@ struct sandbox_delegate_in {
 	bool network_none;
 	bool network_bridge; /* the spec joins the namespace hutch wired (runsc: its netstack) */
 	int netns_fd;	     /* that namespace (bridge), or -1 */
-	bool has_stats;	     /* out: the container cgroup's figures, read before delete */
+	/* Hybrid host, --deny-host-loopback: cgroup.procs of parent_cgroup in the cgroup2
+	 * hierarchy, which the runtime joins before it runs, else -1. crun (cgroup2 hidden)
+	 * and runsc leave the container in their own cgroup2 cgroup there, where the filter
+	 * on ours would not reach it. */
+	int cgroup2_procs;
+	bool has_stats; /* out: the container cgroup's figures, read before delete */
 	struct cg_stats stats;
 };
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);

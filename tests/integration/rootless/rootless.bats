@@ -220,7 +220,8 @@ delegated() {
 	local who flag
 	for who in $RL_USERS; do
 		for flag in "--network bridge" "--runtime runc" "--as-root" "--host-root" \
-			"--workspace $TEST_DIR/ws-$who --workspace-owner 1:1"; do
+			"--workspace $TEST_DIR/ws-$who --workspace-owner 1:1" \
+			"--deny-host-loopback --network host"; do
 			# shellcheck disable=SC2086 # the flag and its value
 			run --separate-stderr rlsb "$who" --best-effort $flag -- true
 			[ "$status" -eq 125 ]
@@ -231,6 +232,10 @@ delegated() {
 		run --separate-stderr rlsb "$who" --best-effort --workspace /usr -- true
 		[ "$status" -eq 125 ]
 		[[ $stderr == *"--workspace /usr is not yours"* ]]
+		# Host mode's --best-effort runs without the filter, and says so.
+		run -0 rl "$who" sandbox --isolation landlock --best-effort --deny-host-loopback \
+			--report "$TEST_DIR/ws-$who/r.json" -- true
+		[[ "$(jq -c .isolation.weakened "$TEST_DIR/ws-$who/r.json")" == *"--deny-host-loopback: the host's loopback stays reachable"* ]]
 	done
 }
 

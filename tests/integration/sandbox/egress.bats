@@ -411,15 +411,74 @@ t_publish() {
 	nothing_left
 }
 
-@test "egress: --deny-host-loopback is refused with the reason, or weakened and reported with --best-effort" {
-	local h=(timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox)
-	run -125 "${h[@]}" --image "$IMAGE" --network host --deny-host-loopback -- true
-	[[ "$output" == *"--deny-host-loopback: not supported: Landlock's network rules match TCP ports"* ]]
-	run -125 "${h[@]}" --isolation landlock --deny-host-loopback -- true
-	[[ "$output" == *"not supported"* ]]
-	run -0 "${h[@]}" --isolation landlock --best-effort --deny-host-loopback \
-		--report "$TEST_DIR/r.json" -- true
-	[[ "$(jq -c .isolation.weakened "$TEST_DIR/r.json")" == *"--deny-host-loopback: the host's loopback stays reachable"* ]]
+# --network host with --deny-host-loopback: the host's loopback (127/8, 0.0.0.0, ::1, v4-mapped)
+# refused by the kernel (EPERM), the host's other addresses and the internet reachable.
+LOOP_URLS=(http://127.0.0.1:8081/ http://127.0.0.2:8081/ http://0.0.0.0:8081/
+	'http://[::1]:8082/' 'http://[::ffff:127.0.0.1]:8082/')
+LOOP_NC='nc -w 1 127.0.0.1 8081 </dev/null; true' # busybox's nc has no UDP: host mode sends it
+
+# loopback_run WGET ARGS...: hutch sandbox ARGS in the test's "host", fetching every URL
+# with WGET; LOOPBACK_NC=1 also connects with nc, to see the errno.
+loopback_run() {
+	local wget=$1
+	shift
+	run -0 timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" "$HUTCH" \
+		sandbox "$@" -- sh -c "${FETCH//wget/$wget}; ${LOOPBACK_NC:+$LOOP_NC}" _ \
+		"${LOOP_URLS[@]}" http://198.51.100.1:8080/ http://192.0.2.10/
+	echo "$output"
+}
+
+loopback_setup() {
+	NS=host serve "[::]:8082" # both families: ::1 and 127.0.0.1
+	wait_listen "$HOSTNS" "[::]:8082"
+}
+
+# loopback_refused: what loopback_run printed with the filter.
+loopback_refused() {
+	local u
+	for u in "${LOOP_URLS[@]}"; do
+		[[ "$output" == *"REFUSED $u"* ]]
+	done
+	[[ "$output" == *"ok 198.51.100.1"* ]] # the host's own address, not its loopback
+	[[ "$output" == *"ok 192.0.2.10"* ]]   # the internet
+	if [ -n "${LOOPBACK_NC:-}" ]; then
+		[ "$(grep -c "Operation not permitted" <<<"$output")" -eq 1 ] # EPERM
+	fi
+}
+
+@test "egress: --network host --deny-host-loopback: the host's loopback is refused (EPERM), its other addresses and the internet are not" {
+	loopback_setup
+	LOOPBACK_NC=1 loopback_run wget --image "$IMAGE" --network host
+	[[ "$output" == *"ok 0.0.0.0"* ]] # without it, the loopback listeners answer
+	[[ "$output" == *"ok [::]"* ]]
+	[ "$(grep -c "Operation not permitted" <<<"$output")" -eq 0 ]
+	LOOPBACK_NC=1 loopback_run wget --image "$IMAGE" --network host --deny-host-loopback
+	loopback_refused
+	# Root in the sandbox's user namespace cannot detach it.
+	LOOPBACK_NC=1 loopback_run wget --image "$IMAGE" --as-root --network host \
+		--deny-host-loopback
+	loopback_refused
+}
+
+@test "egress: host mode's --deny-host-loopback refuses the host's loopback, TCP and UDP sends too" {
+	loopback_setup
+	loopback_run "$BUSYBOX wget" --isolation landlock --deny-host-loopback
+	loopback_refused
+	loopback_run "$BUSYBOX wget" --isolation none --deny-host-loopback
+	loopback_refused
+	# An unconnected UDP send (sendto with an address) is refused too; a peer's is not.
+	local py='import socket
+for a, f in (("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6), ("198.51.100.2", socket.AF_INET)):
+    try:
+        socket.socket(f, socket.SOCK_DGRAM).sendto(b"x", (a, 8083)); print("SENT", a)
+    except OSError as e:
+        print("REFUSED", a, e.strerror)'
+	run -0 timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" "$HUTCH" \
+		sandbox --isolation landlock --deny-host-loopback -- python3 -c "$py"
+	echo "$output"
+	[[ "$output" == *"REFUSED 127.0.0.1 Operation not permitted"* ]]
+	[[ "$output" == *"REFUSED ::1 Operation not permitted"* ]]
+	[[ "$output" == *"SENT 198.51.100.2"* ]]
 }
 
 # Under another runtime: the namespace is wired before the bundle is handed over.
@@ -450,6 +509,10 @@ delegated() {
 # the host's, whichever runtime runs the sandbox.
 under() {
 	delegated "$1"
+	loopback_setup
+	echo "== --network host --deny-host-loopback under $1"
+	loopback_run wget --image "$IMAGE" --runtime "$1" --network host --deny-host-loopback
+	loopback_refused
 	local t
 	for t in t_allow_cidr t_moving t_udp t_as_root t_publish; do
 		echo "== $t under $1"

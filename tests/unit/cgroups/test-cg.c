@@ -7,6 +7,7 @@
 #include "cg-internal.h"
 #include "tap.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -323,6 +324,85 @@ static void test_devbpf(void)
 	ok(cg_devbpf_build(NULL, 0, &p, &n, &err) == 0 && run_prog(p, n, C, R, 1, 3) == 0,
 	   "no rules: default deny");
 	free(p);
+}
+
+/* An interpreter for the instructions cg-sockbpf.c emits, on a struct bpf_sock_addr. */
+static int run_sock(const struct bpf_insn *p, size_t n, const struct bpf_sock_addr *ctx)
+{
+	uint64_t r[11] = { 0 };
+	for (size_t pc = 0; pc < n; pc++) {
+		const struct bpf_insn *i = &p[pc];
+		uint8_t cls = BPF_CLASS(i->code), op = BPF_OP(i->code);
+		uint64_t s = BPF_SRC(i->code) == BPF_X ? r[i->src_reg] : (uint64_t)(uint32_t)i->imm;
+		uint64_t *d = &r[i->dst_reg];
+		uint32_t w;
+		if (cls == BPF_LDX) {
+			memcpy(&w, (const char *)ctx + i->off, 4);
+			*d = w;
+		} else if (cls == BPF_ALU && op == BPF_END) {
+			*d = ntohl((uint32_t)*d);
+		} else if (cls == BPF_ALU || cls == BPF_ALU64) {
+			uint64_t v = op == BPF_OR ? (*d | s) : op == BPF_RSH ? (*d >> s) : s;
+			*d = cls == BPF_ALU ? (uint32_t)v : v;
+		} else if (cls == BPF_JMP && op == BPF_EXIT) {
+			return (int)r[0];
+		} else if (cls == BPF_JMP || cls == BPF_JMP32) {
+			uint64_t a = cls == BPF_JMP32 ? (uint32_t)*d : *d;
+			if (op == BPF_JA || (op == BPF_JEQ && a == s) || (op == BPF_JNE && a != s))
+				pc += (size_t)i->off;
+		} else {
+			return -1;
+		}
+	}
+	return -1;
+}
+
+static int sock_allows(const char *addr)
+{
+	struct bpf_sock_addr ctx = { 0 };
+	struct bpf_insn p[32];
+	bool v6 = strchr(addr, ':');
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, v6 ? (void *)ctx.user_ip6 : &ctx.user_ip4) !=
+	    1)
+		return -2;
+	int n = cg_sockbpf_build(v6, p, 32);
+	return n > 0 && n <= 32 ? run_sock(p, (size_t)n, &ctx) : -3;
+}
+
+static void test_sockbpf(void)
+{
+	static const char *const denied[] = { "127.0.0.1",
+					      "127.255.255.254",
+					      "127.1.2.3",
+					      "0.0.0.0",
+					      "0.1.2.3",
+					      "::1",
+					      "::",
+					      "::ffff:127.0.0.1",
+					      "::ffff:0.0.0.0",
+					      "::ffff:127.9.9.9" };
+	static const char *const allowed[] = { "128.0.0.1",
+					       "126.255.255.255",
+					       "1.0.0.0",
+					       "192.0.2.1",
+					       "10.0.0.1",
+					       "169.254.169.254",
+					       "::2",
+					       "::1:0:0:1",
+					       "0:1::1",
+					       "1::1",
+					       "2001:db8::1",
+					       "fe80::1",
+					       "::ffff:192.0.2.1",
+					       "::fffe:127.0.0.1",
+					       "::ffff:1:7f00:1",
+					       "::127.0.0.1" };
+	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
+		ok(sock_allows(denied[i]) == 0, "connect filter denies %s", denied[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
+		ok(sock_allows(allowed[i]) == 1, "connect filter allows %s", allowed[i]);
+	struct bpf_insn small[4];
+	ok(cg_sockbpf_build(true, small, 4) == 20, "the builder counts past a short buffer");
 }
 
 /* ---- as root, against the real kernel ---- */
@@ -889,6 +969,7 @@ int main(void)
 	test_resolve();
 	test_hierarchies();
 	test_devbpf();
+	test_sockbpf();
 	if (geteuid() != 0) {
 		printf("ok %d - # SKIP not root: no real cgroups\n", ++tap_n);
 		return tap_done();
