@@ -9,6 +9,7 @@
 
 #include "rt.h"
 #include "ll.h"
+#include "net-egress.h"
 
 #define RT_SB_EXIT_FAIL 125    /* hutch could not start the sandbox */
 #define RT_SB_EXIT_TIMEOUT 124 /* as timeout(1) */
