@@ -9,6 +9,7 @@
 #include "rt.h"
 #include "rt-image.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "img.h"
 
 #include <fcntl.h>

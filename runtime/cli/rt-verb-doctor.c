@@ -7,6 +7,7 @@
  */
 #include "rt.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "cg.h"
 #include "hutch-json.h"
 #include "ll.h"

@@ -12,6 +12,7 @@
  * ends.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-net.h"
 
 #include <fcntl.h>
 #include <net/if.h>

@@ -7,6 +7,7 @@
  */
 #include "fuzz.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "rt-spec.h"
 
 #include <string.h>

@@ -8,6 +8,7 @@
 #include "tap.h"
 #include "rt-json.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "rt-spec.h"
 
 #include <fcntl.h>
