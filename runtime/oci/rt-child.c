@@ -6,6 +6,7 @@
  * until `hutch start`.
  */
 #include "rt.h"
+#include "rt-process.h"
 #include "net.h"
 
 #include <fcntl.h>

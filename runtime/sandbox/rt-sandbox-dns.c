@@ -12,6 +12,7 @@
  * ends.
  */
 #include "rt-sandbox.h"
+#include "rt-process.h"
 #include "rt-sandbox-net.h"
 
 #include <fcntl.h>
