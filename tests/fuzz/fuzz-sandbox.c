@@ -9,6 +9,7 @@
 #include "rt-sandbox.h"
 #include "rt-sandbox-plan.h"
 #include "rt-spec.h"
+#include "rt-spec-build.h"
 
 #include <string.h>
 #include <sys/mman.h>

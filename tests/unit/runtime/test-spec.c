@@ -10,6 +10,7 @@
 #include "rt-sandbox.h"
 #include "rt-sandbox-plan.h"
 #include "rt-spec.h"
+#include "rt-spec-build.h"
 #include "rt-process.h"
 
 #include <fcntl.h>
