@@ -6,6 +6,7 @@
  * until `hutch start`.
  */
 #include "rt.h"
+#include "hutch-ids.h"
 #include "rt-process.h"
 #include "net.h"
 

@@ -7,6 +7,7 @@
  * socket.
  */
 #include "rt.h"
+#include "hutch-ids.h"
 #include "rt-process.h"
 #include "rt-json.h"
 

@@ -7,6 +7,7 @@
  * (its supervisor), which removes everything and writes the report as it ends.
  */
 #include "rt-sandbox.h"
+#include "hutch-ids.h"
 #include "rt-sandbox-named.h"
 #include "rt-json.h"
 

@@ -7,6 +7,7 @@
  * a killed hutch leaves is removed by the next invocation.
  */
 #include "rt-sandbox.h"
+#include "hutch-ids.h"
 #include "rt-spec-build.h"
 #include "rt-sandbox-plan.h"
 #include "rt-sandbox-named.h"
