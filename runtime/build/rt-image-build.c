@@ -11,6 +11,7 @@
 #include "rt-sandbox.h"
 #include "rt-sandbox-plan.h"
 #include "img.h"
+#include "img-build.h"
 
 #include <fcntl.h>
 #include <sched.h>
