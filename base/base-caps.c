@@ -4,6 +4,7 @@
  * profile's capability conditions), so there is one table of them.
  */
 #include "hutch-base.h"
+#include "hutch-ids.h"
 
 #include <strings.h>
 

@@ -5,6 +5,7 @@
  * makes its own user namespace, and which cgroups it may write.
  */
 #include "hutch-base.h"
+#include "hutch-ids.h"
 
 #include <fcntl.h>
 #include <linux/capability.h>

@@ -7,6 +7,7 @@
 #define HUTCH_IMG_INTERNAL_H
 
 #include "img.h"
+#include "img-build.h"
 #include "hutch-json.h"
 
 #include <openssl/sha.h>

@@ -5,6 +5,7 @@
  * hutch (or a crash) never sees half an image; prune takes the lock exclusively.
  */
 #include "img-internal.h"
+#include "hutch-ids.h"
 
 #include <fcntl.h>
 #include <inttypes.h>

@@ -5,6 +5,7 @@
  * ambient set, and no_new_privs.
  */
 #include "ns-internal.h"
+#include "hutch-ids.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -7,6 +7,7 @@
  * Without them only the caller's own id is mapped. hutch itself is never setuid.
  */
 #include "ns-internal.h"
+#include "hutch-ids.h"
 
 #include <fcntl.h>
 #include <grp.h>

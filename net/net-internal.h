@@ -4,6 +4,7 @@
 #define HUTCH_NET_INTERNAL_H
 
 #include "net.h"
+#include "net-egress.h"
 
 /* Waits on a NETLINK_ROUTE socket for the ack of request seq: 0, or the kernel's -errno with
  * err naming what. Other messages are skipped. */

@@ -7,6 +7,7 @@
  * miss, and the caller compiles and rewrites the entry.
  */
 #include "sc-internal.h"
+#include "hutch-ids.h"
 
 /* The low-level SHA-256 (deprecated in OpenSSL 3 but kept): the EVP interface loads the
  * provider machinery on first use, 1.5 ms here, five times the start-up budget for seccomp. */

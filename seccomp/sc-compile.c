@@ -6,6 +6,7 @@
  * libseccomp state), so the child's only seccomp work is one seccomp(2) call.
  */
 #include "sc-internal.h"
+#include "sc-bpf.h"
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>

@@ -6,6 +6,7 @@
  * JSON path in front ("linux.seccomp.syscalls[3]: ...").
  */
 #include "sc-internal.h"
+#include "sc-bpf.h"
 
 #include <linux/seccomp.h>
 #include <seccomp.h>

@@ -5,6 +5,7 @@
  * is compiled, so a typo fails `create` with the field name instead of a libseccomp errno.
  */
 #include "sc.h"
+#include "hutch-ids.h"
 
 #include <linux/capability.h>
 #include <seccomp.h>

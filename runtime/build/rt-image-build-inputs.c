@@ -7,6 +7,7 @@
 #include "rt.h"
 #include "rt-image.h"
 #include "img.h"
+#include "img-build.h"
 #include "hutch-json.h"
 
 #include <fcntl.h>

@@ -9,7 +9,9 @@
 #include "rt.h"
 #include "rt-image.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "img.h"
+#include "img-build.h"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -8,6 +8,7 @@
 #include "rt.h"
 #include "rt-json.h"
 #include "rt-spec.h"
+#include "rt-spec-build.h"
 #include "img.h"
 
 #include <dirent.h>

@@ -6,6 +6,7 @@
  * made 0700 and refused when someone else owns it.
  */
 #include "rt.h"
+#include "hutch-ids.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -6,7 +6,9 @@
  * runs with its defaults; human output, or --format json.
  */
 #include "rt.h"
+#include "hutch-ids.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "cg.h"
 #include "hutch-json.h"
 #include "ll.h"

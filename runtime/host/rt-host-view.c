@@ -6,6 +6,7 @@
  * and xattrs alone, so read-only is a mount flag too. Landlock is the coarse second layer.
  */
 #include "rt-host.h"
+#include "rt-process.h"
 #include "net.h"
 
 #include <fcntl.h>

@@ -6,6 +6,8 @@
  * isolation object. The child's recipe is in rt-sandbox-view.c.
  */
 #include "rt-host.h"
+#include "hutch-ids.h"
+#include "rt-process.h"
 #include "rt-json.h"
 
 #include <dirent.h>

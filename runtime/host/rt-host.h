@@ -8,6 +8,7 @@
 #define HUTCH_RT_HOST_H
 
 #include "rt-sandbox.h"
+#include "rt-sandbox-net.h"
 
 struct rt_host_paths {
 	char **v; /* NULL-terminated, resolved (realpath) */

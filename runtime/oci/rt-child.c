@@ -6,6 +6,8 @@
  * until `hutch start`.
  */
 #include "rt.h"
+#include "hutch-ids.h"
+#include "rt-process.h"
 #include "net.h"
 
 #include <fcntl.h>

@@ -5,6 +5,8 @@
  * everything before it: no state dir, cgroup, mount or process is left behind.
  */
 #include "rt.h"
+#include "hutch-ids.h"
+#include "rt-process.h"
 #include "rt-json.h"
 #include "img.h"
 

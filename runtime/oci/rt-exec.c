@@ -7,6 +7,8 @@
  * socket.
  */
 #include "rt.h"
+#include "hutch-ids.h"
+#include "rt-process.h"
 #include "rt-json.h"
 
 #include <fcntl.h>

@@ -65,6 +65,13 @@ int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
  * leave it. A controller prefix is refused on v2. *out has n entries, as paths. */
 int rt_exec_cgroup_paths(const struct cg_kv *paths, size_t n, bool v2, char *const *args,
 			 size_t n_args, struct cg_kv **out, struct hutch_err *err);
-/* Shared with create. */
+/* rt-verb-exec.c: the container's process (taken over from spec, which keeps none) running
+ * cmd instead, with a terminal only when tty asks, cwd (absolute; NULL: the spec's) and each
+ * KEY=VALUE of env replacing KEY's value, else appended: what `exec` and `sandbox exec`
+ * share. */
+struct rt_strv;
+int rt_exec_process_from_spec(struct rt_spec *spec, char *const *cmd, bool tty, const char *cwd,
+			      const struct rt_strv *env, struct rt_process *p,
+			      struct hutch_err *err);
 
 #endif

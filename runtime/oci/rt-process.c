@@ -5,6 +5,7 @@
  * mode (rt-host-view.c) use.
  */
 #include "rt.h"
+#include "rt-process.h"
 #include "ll.h"
 
 #include <fcntl.h>

@@ -5,6 +5,7 @@
  * in ns-proc.c.
  */
 #include "rt.h"
+#include "rt-process.h"
 
 int rt_set_kernel_attrs(const struct rt_spec *s, const struct rt_process *p, struct hutch_err *err)
 {

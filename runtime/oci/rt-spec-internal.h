@@ -5,6 +5,7 @@
 
 #include "rt-json.h"
 #include "rt-spec.h"
+#include "rt-spec-build.h"
 
 int rt_spec_parse_process(yajl_val process, struct rt_process *out, struct hutch_err *err);
 /* The kernel attributes in linux (rt-spec-sched.c: personality, ...), after its

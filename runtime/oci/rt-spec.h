@@ -2,7 +2,8 @@
 /*
  * The OCI runtime spec (config.json) as hutch uses it. rt-spec*.c parse it from JSON with
  * tables, validate it, and fill the modules' plain structs directly, so the recipe passes
- * pieces of it to namespaces/, cgroups/ and seccomp/ without translation.
+ * pieces of it to namespaces/, cgroups/ and seccomp/ without translation. A spec built in
+ * memory, the writer and `hutch spec`'s default are in rt-spec-build.h.
  */
 #ifndef HUTCH_RT_SPEC_H
 #define HUTCH_RT_SPEC_H
@@ -119,18 +120,6 @@ int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out,
 		  struct hutch_err *err);
 void rt_spec_free(struct rt_spec *spec);
 
-/* A spec built in memory (the sandbox's) goes through what a parsed one does: */
-/* a mount as config.json's mounts[] has it (options comma-separated), relative to bundle; */
-int rt_spec_add_mount(struct rt_spec *spec, const char *destination, const char *type,
-		      const char *source, const char *options, struct hutch_err *err);
-/* linux.resources.devices, with the devices every container may use after them; */
-struct cg_device_rule;
-void rt_spec_set_devices(struct rt_spec *spec, const struct cg_device_rule *rules, size_t n);
-/* the checks across sections (hostname needs a UTS namespace, idmapped mounts, ...). */
-int rt_spec_check(struct rt_spec *spec, struct hutch_err *err);
-/* And back to config.json (rt-spec-write.c), for another runtime: what it cannot write
- * fails with "spec writer: <field>: not supported". */
-int rt_spec_write(const struct rt_spec *spec, char **out, struct hutch_err *err);
 /* Parses a process object alone (exec --process FILE). */
 int rt_process_parse(const char *json, struct rt_process *out, struct hutch_err *err);
 void rt_process_free(struct rt_process *p);
@@ -143,16 +132,7 @@ int rt_process_skip_ambient(struct rt_process *p);
 bool rt_spec_new_ns(const struct rt_spec *spec, int clone_flag);
 const struct rt_namespace *rt_spec_ns(const struct rt_spec *spec, int clone_flag);
 
-/* `hutch spec`: runc's default config.json (rootless variant with rootless=true). */
-/* runc's default maskedPaths and readonlyPaths, NULL-terminated. */
-extern const char *const rt_default_masked[];
-extern const char *const rt_default_readonly[];
-
 /* The seccomp program of a spec with has_seccomp (see struct rt_spec). */
 int rt_spec_compile_seccomp(struct rt_spec *spec, struct sc_filter **out, struct hutch_err *err);
-
-/* seccomp (a parsed linux.seccomp, or NULL) is written as given. */
-typedef struct yajl_val_s *yajl_val;
-char *rt_spec_default_json(bool rootless, yajl_val seccomp);
 
 #endif

@@ -5,6 +5,7 @@
  * clone itself, shared by create and exec.
  */
 #include "rt.h"
+#include "hutch-ids.h"
 
 #include <fcntl.h>
 #include <linux/sched.h>

@@ -7,6 +7,7 @@
  * not the host's hutch binary (CVE-2019-5736 through exec, create, run and the sandbox).
  */
 #include "rt.h"
+#include "rt-process.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -177,9 +177,9 @@ static int apply_caps(struct rt_process *p, const struct rt_strv *cv, struct hut
 	return 0;
 }
 
-/* The bundle's process, taken over from the spec, with the command line's changes. */
-static int process_from_spec(struct rt_spec *spec, const struct exec_flags *f, char **cmd,
-			     struct rt_process *p, struct hutch_err *err)
+int rt_exec_process_from_spec(struct rt_spec *spec, char *const *cmd, bool tty, const char *cwd,
+			      const struct rt_strv *env, struct rt_process *p,
+			      struct hutch_err *err)
 {
 	*p = spec->process;
 	spec->process = (struct rt_process){ 0 };
@@ -190,17 +190,23 @@ static int process_from_spec(struct rt_spec *spec, const struct exec_flags *f, c
 	p->args = hutch_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		p->args[i] = hutch_xstrdup(cmd[i]);
-	p->terminal = f->tty; /* as runc: no terminal unless asked for */
-	if (f->cwd) {
-		if (f->cwd[0] != '/')
-			return hutch_fail(err, EINVAL, "--cwd %s: must be an absolute path",
-					  f->cwd);
+	p->terminal = tty; /* as runc: no terminal unless asked for */
+	if (cwd) {
+		if (cwd[0] != '/')
+			return hutch_fail(err, EINVAL, "--cwd %s: must be an absolute path", cwd);
 		free(p->cwd);
-		p->cwd = hutch_xstrdup(f->cwd);
+		p->cwd = hutch_xstrdup(cwd);
 	}
-	if (f->no_new_privs)
+	return apply_env(p, env, err);
+}
+
+/* The bundle's process, taken over from the spec, with the command line's changes. */
+static int process_from_spec(struct rt_spec *spec, const struct exec_flags *f, char **cmd,
+			     struct rt_process *p, struct hutch_err *err)
+{
+	int r = rt_exec_process_from_spec(spec, cmd, f->tty, f->cwd, &f->env, p, err);
+	if (r >= 0 && f->no_new_privs)
 		p->no_new_privs = true;
-	int r = apply_env(p, &f->env, err);
 	if (r >= 0 && f->user)
 		r = apply_user(p, f->user, err);
 	if (r >= 0)

@@ -5,6 +5,7 @@
  * console socket we relay between our own terminal and the container's pty.
  */
 #include "rt.h"
+#include "rt-spec-build.h"
 #include "rt-json.h"
 
 #include <fcntl.h>

@@ -5,6 +5,8 @@
  * sets that cannot run, once flags and profile are all in.
  */
 #include "rt-sandbox.h"
+#include "hutch-ids.h"
+#include "rt-sandbox-plan.h"
 #include "hutch-json.h"
 
 #include <ctype.h>

@@ -7,6 +7,8 @@
  * (its supervisor), which removes everything and writes the report as it ends.
  */
 #include "rt-sandbox.h"
+#include "hutch-ids.h"
+#include "rt-sandbox-named.h"
 #include "rt-json.h"
 
 #include <poll.h>
@@ -64,52 +66,11 @@ static const struct rt_flag exec_table[] = {
 };
 static const struct rt_flags exec_def = RT_FLAGS(exec_table, 0);
 
-/* KEY=VALUE replaces the sandbox's value of KEY, else is appended. */
-static int apply_env(struct rt_process *p, const struct rt_strv *env, struct hutch_err *err)
-{
-	size_t n = 0;
-	while (p->env && p->env[n])
-		n++;
-	for (size_t k = 0; k < env->n; k++) {
-		const char *kv = env->v[k], *eq = strchr(kv, '=');
-		if (!eq || eq == kv)
-			return hutch_fail(err, EINVAL, "--env %s: expected KEY=VALUE", kv);
-		size_t klen = (size_t)(eq - kv) + 1, i;
-		for (i = 0; i < n && strncmp(p->env[i], kv, klen); i++)
-			;
-		if (i == n) {
-			p->env = hutch_xrealloc(p->env, (n + 2) * sizeof(char *));
-			p->env[++n] = NULL;
-		} else {
-			free(p->env[i]);
-		}
-		p->env[i] = hutch_xstrdup(kv);
-	}
-	return 0;
-}
-
 /* The sandbox's own process (user, capabilities, rlimits, env), running cmd instead. */
 static int exec_process(struct named *n, const struct exec_flags *f, char **cmd,
 			struct rt_process *p, struct hutch_err *err)
 {
-	*p = n->t.spec->process;
-	n->t.spec->process = (struct rt_process){ 0 };
-	hutch_strv_free(p->args);
-	size_t k = 0;
-	while (cmd[k])
-		k++;
-	p->args = hutch_xcalloc(k + 1, sizeof(char *));
-	for (size_t i = 0; i < k; i++)
-		p->args[i] = hutch_xstrdup(cmd[i]);
-	p->terminal = f->tty;
-	if (f->cwd) {
-		if (f->cwd[0] != '/')
-			return hutch_fail(err, EINVAL, "--cwd %s: must be an absolute path",
-					  f->cwd);
-		free(p->cwd);
-		p->cwd = hutch_xstrdup(f->cwd);
-	}
-	TRY(apply_env(p, &f->env, err));
+	TRY(rt_exec_process_from_spec(n->t.spec, cmd, f->tty, f->cwd, &f->env, p, err));
 	rt_process_skip_ambient(p);
 	return 0;
 }

@@ -7,6 +7,7 @@
  * the same figures as a native run.
  */
 #include "rt-sandbox.h"
+#include "rt-process.h"
 #include "rt-json.h"
 
 #include <fcntl.h>

@@ -12,6 +12,8 @@
  * ends.
  */
 #include "rt-sandbox.h"
+#include "rt-process.h"
+#include "rt-sandbox-net.h"
 
 #include <fcntl.h>
 #include <net/if.h>

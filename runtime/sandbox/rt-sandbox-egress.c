@@ -5,6 +5,8 @@
  * (net_egress) and the DNS forwarder's (patterns). docs/networking.md has the policy.
  */
 #include "rt-sandbox.h"
+#include "hutch-ids.h"
+#include "rt-sandbox-net.h"
 #include "hutch-json.h"
 
 #include <netinet/in.h>

@@ -8,6 +8,7 @@
  * are created as that owner. See docs/sandbox-ids.md.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 
 #include <fcntl.h>
 #include <linux/mount.h>

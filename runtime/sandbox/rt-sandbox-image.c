@@ -7,6 +7,7 @@
  * (--as-root), and an image saying "root", or nothing, gets the non-root default.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "img.h"
 #include "img-rootfs.h"
 

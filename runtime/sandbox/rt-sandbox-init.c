@@ -6,6 +6,7 @@
  * left in the pid namespace). If hutch dies, the pipe to it breaks and init kills everything.
  */
 #include "rt-sandbox.h"
+#include "rt-process.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -7,6 +7,9 @@
  * it over a pipe whether the command started or why it could not.
  */
 #include "rt-sandbox.h"
+#include "rt-spec-build.h"
+#include "rt-process.h"
+#include "rt-sandbox-named.h"
 #include "rt-json.h"
 
 #include <dirent.h>

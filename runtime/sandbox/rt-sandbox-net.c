@@ -7,6 +7,7 @@
  * does it). The DNS forwarder is in rt-sandbox-dns.c.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-net.h"
 
 #include <fcntl.h>
 #include <stdio.h>

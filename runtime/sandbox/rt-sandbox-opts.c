@@ -6,6 +6,7 @@
  * flag or key.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-named.h"
 #include "rt-json.h"
 
 #include <fcntl.h>

@@ -6,6 +6,8 @@
  * hardening, and rt_spec_check holds it to the checks a parsed config passes.
  */
 #include "rt-sandbox.h"
+#include "rt-spec-build.h"
+#include "rt-sandbox-plan.h"
 
 #include <sched.h>
 #include <stdio.h>

@@ -7,6 +7,8 @@
  * replaced whole (a temp file renamed over it), and an earlier run's is removed at the start.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-net.h"
+#include "rt-sandbox-plan.h"
 #include "rt-json.h"
 
 #include <fcntl.h>

@@ -8,6 +8,7 @@
  * the image's root owns and a package manager can work in the throw-away layer.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "rt-image.h"
 #include "img.h"
 #include "img-rootfs.h"

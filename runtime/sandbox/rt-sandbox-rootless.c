@@ -7,6 +7,7 @@
  * one the sandbox is refused, or (--best-effort) runs without them and says so.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -7,6 +7,11 @@
  * a killed hutch leaves is removed by the next invocation.
  */
 #include "rt-sandbox.h"
+#include "hutch-ids.h"
+#include "rt-spec-build.h"
+#include "rt-sandbox-plan.h"
+#include "rt-sandbox-named.h"
+#include "rt-sandbox-net.h"
 #include "rt-image.h"
 
 #include <fcntl.h>

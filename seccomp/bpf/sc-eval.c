@@ -5,6 +5,7 @@
  * through before it loads the filter ahead of them (rt-child.c).
  */
 #include "sc-internal.h"
+#include "sc-bpf.h"
 
 #include <linux/seccomp.h>
 #include <seccomp.h>

@@ -6,6 +6,7 @@
  * JEQ, AND and returns in the number trees, which the kernel's action cache can evaluate.
  */
 #include "sc-internal.h"
+#include "sc-bpf.h"
 
 #include <linux/seccomp.h>
 #include <stddef.h>

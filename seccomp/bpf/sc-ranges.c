@@ -17,6 +17,7 @@
  * sc-ranges-emit.c writes the program, sc-tree.c shapes its trees.
  */
 #include "sc-internal.h"
+#include "sc-bpf.h"
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>

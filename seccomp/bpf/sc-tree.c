@@ -16,6 +16,7 @@
  * the cache's emulator evaluates them all.
  */
 #include "sc-internal.h"
+#include "sc-bpf.h"
 
 #include <stdlib.h>
 

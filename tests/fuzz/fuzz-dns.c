@@ -6,7 +6,7 @@
  * in the normal form the policy matches; and the input as text is a user's name pattern.
  */
 #include "fuzz.h"
-#include "net.h"
+#include "net-egress.h"
 
 static void check_name(const char *name)
 {

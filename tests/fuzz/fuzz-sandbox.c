@@ -7,7 +7,9 @@
  */
 #include "fuzz.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "rt-spec.h"
+#include "rt-spec-build.h"
 
 #include <string.h>
 #include <sys/mman.h>

@@ -7,6 +7,7 @@
  */
 #include "fuzz.h"
 #include "sc-internal.h"
+#include "sc-bpf.h"
 
 #include <linux/audit.h>
 #include <seccomp.h>

@@ -5,6 +5,7 @@
  * loopback and pty code, checking the result from inside and reporting over a pipe.
  */
 #include "tap.h"
+#include "hutch-ids.h"
 #include "net.h"
 
 #include "ns-internal.h"

@@ -6,7 +6,7 @@
  * processes. No root and no network are needed.
  */
 #include "tap.h"
-#include "net.h"
+#include "net-egress.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

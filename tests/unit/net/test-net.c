@@ -6,6 +6,7 @@
  */
 #include "tap.h"
 #include "net.h"
+#include "net-egress.h"
 
 #include "ns.h"
 

@@ -5,6 +5,7 @@
  */
 #include "tap.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "img-rootfs.h"
 
 #include <sched.h>

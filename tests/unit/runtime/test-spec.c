@@ -8,7 +8,10 @@
 #include "tap.h"
 #include "rt-json.h"
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "rt-spec.h"
+#include "rt-spec-build.h"
+#include "rt-process.h"
 
 #include <fcntl.h>
 #include <limits.h>

@@ -6,6 +6,7 @@
  * from the profile's own conditions, and the two must answer alike. No kernel needed.
  */
 #include "sc-internal.h"
+#include "sc-bpf.h"
 #include "tap.h"
 
 #include <linux/audit.h>
