@@ -487,6 +487,37 @@ check_landlock() {
 	rm -f /etc/hutch-vm-ll
 }
 
+# --deny-host-loopback on pure v2: the connect filter on the sandbox's own cgroup (the only
+# hierarchy) refuses the guest's 127.0.0.1 and ::1 (EPERM); without it they answer.
+check_deny_loopback() {
+	local out pid a
+	if [ ! -x "$HUTCH" ] || [ ! -x /bin/busybox ] || [ ! -d "$WORK/rootfs/bin" ]; then
+		skip "deny-host-loopback: needs $HUTCH, /bin/busybox and the rootfs"
+		return
+	fi
+	for a in wget nc grep; do
+		[ -e "$WORK/rootfs/bin/$a" ] || ln -s busybox "$WORK/rootfs/bin/$a"
+	done
+	/bin/busybox ip link set lo up
+	mkdir -p "$WORK/www" && echo ok >"$WORK/www/index.html"
+	/bin/busybox httpd -f -p '[::]:8099' -h "$WORK/www" &
+	pid=$!
+	sleep 0.3
+	# shellcheck disable=SC2016 # expanded in the sandbox
+	local cmd='for u in http://127.0.0.1:8099/ "http://[::1]:8099/"; do
+		wget -q -O - "$u" 2>/dev/null || echo REFUSED; done; nc -w 1 127.0.0.1 8099 </dev/null; true'
+	out=$(timeout -k 5 30 "$HUTCH" sandbox --image "$WORK/rootfs" --network host -- sh -c "$cmd" 2>&1)
+	check "deny-host-loopback: without it the loopback answers ($out)" \
+		[ "$(grep -c '^ok' <<<"$out")" = 2 ]
+	out=$(timeout -k 5 30 "$HUTCH" sandbox --image "$WORK/rootfs" --network host \
+		--deny-host-loopback -- sh -c "$cmd" 2>&1)
+	check "deny-host-loopback: 127.0.0.1 and ::1 are refused ($out)" \
+		[ "$(grep -c '^REFUSED' <<<"$out")" = 2 ]
+	check "deny-host-loopback: by EPERM" grep -q "Operation not permitted" <<<"$out"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
 # Rootless on pure v2 (docs/rootless.md): uid 4242, to whom root delegates a cgroup as an admin
 # would (chowns it and its cgroup.procs, cgroup.subtree_control and cgroup.threads), gets the
 # sandbox's limits enforced: memory (an OOM kill), pids and the cpu quota, read from inside
@@ -568,6 +599,7 @@ main() {
 	run_unit_test
 	check_containers
 	check_landlock
+	check_deny_loopback
 	check_rootless
 	echo "# guest-v2: $npass passed, $nfail failed, $nskip skipped"
 	[ $nfail = 0 ]
