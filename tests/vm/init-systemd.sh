@@ -22,6 +22,20 @@ S=/run/systemd
 export SYSTEMD_UNIT_PATH=$S/system.control:$S/transient:$S/generator.early:$S/system:\
 $S/system.attached:$S/generator:$S/generator.late
 cp /systemd-cmd $R/.hutch/ || fail "cannot install the command script"
+# The control dir and the working dir, as init-stage2.sh shares them, but here: busybox's
+# mount is an exec of a static binary, the host's in the command's unit costs ~10 times more
+# under TCG, and these mounts would wait for the bus. The mounts move with the root.
+C=/.hutch/ctl
+mkdir -p $R$C
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=none ctl $R$C ||
+	fail "mount of the control dir failed"
+W=
+[ -f $R$C/cwd ] && IFS= read -r W <$R$C/cwd
+if [ -n "$W" ]; then
+	mkdir -p "$R$W"
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=mmap work "$R$W" ||
+		fail "mount of the working dir $W failed"
+fi
 # Generators would read the host's fstab, crypttab and SysV scripts, one exec each; an empty
 # file in /etc masks the generator of that name.
 mkdir -p $R/etc/systemd/system-generators
