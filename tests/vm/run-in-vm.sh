@@ -4,7 +4,9 @@
 # Runs CMD as root in a throw-away qemu microvm: Debian's stock 6.1 kernel, pure cgroup v2 with
 # every controller enabled, the host's / read-only under a tmpfs overlay, and $PWD shared
 # read-write at the same path (init-stage1.sh, init-stage2.sh). --disk gives the guest an empty
-# virtio-blk scratch disk of SIZE (a sparse raw file, /dev/vda there). CMD's stdout and stderr come back
+# virtio-blk scratch disk of SIZE (a sparse raw file, /dev/vda there). --systemd boots systemd
+# as PID 1 instead, with the D-Bus system bus, and runs CMD in a unit (init-systemd.sh,
+# systemd/hutch-vm-cmd.service); the contract is the same. CMD's stdout and stderr come back
 # on ours; its stdin is /dev/null. Exit status: CMD's, or 125 when the VM failed (its console log
 # is printed then). Environment: HUTCH_VM_CACHE (setup.sh's cache, default /var/cache/hutch-vm),
 # HUTCH_VM_APPEND (more kernel arguments), HUTCH_VM_KEEP=1 (keep the control dir and console log).

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Prepares the VM lane (see run-in-vm.sh): qemu, Debian's stock 6.1 kernel as an uncompressed
 # vmlinux (qemu boots it through PVH, skipping the slow bzImage decompressor under TCG) and a
-# busybox initramfs holding the 11 modules 9p, overlayfs and virtio-blk need. The kernel package is fetched
-# with `apt-get download` and unpacked into the cache, never installed. Everything lives in
-# $HUTCH_VM_CACHE (default /var/cache/hutch-vm); a warm run only checks it. Idempotent.
+# busybox initramfs holding the 11 modules 9p, overlayfs and virtio-blk need, and the stage
+# scripts and units of both guests (busybox's stage 2; systemd's init-systemd*.sh, systemd/).
+# The kernel package is fetched with `apt-get download` and unpacked into the cache, never
+# installed. Everything lives in $HUTCH_VM_CACHE (default /var/cache/hutch-vm); a warm run only
+# checks it. Idempotent.
+# `setup.sh --stages-sum` only prints the checksum that names the initramfs.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
