@@ -87,6 +87,23 @@ check_system_running() {
 	fi
 }
 
+is_machine_id() { [[ $1 =~ ^[0-9a-f]{32}$ ]]; }
+# What init-systemd.sh and systemd set up for the guest.
+check_basics() {
+	local host id flags mnt type tmp=''
+	read_into host /proc/sys/kernel/hostname
+	read_into id /etc/machine-id
+	read_into flags /sys/class/net/lo/flags
+	while read -r _ mnt type _; do
+		[ "$mnt" = /tmp ] && tmp=$type
+	done </proc/mounts
+	check "the hostname is hutch-vm ($host)" [ "$host" = hutch-vm ]
+	check "the guest has a machine-id ($id)" is_machine_id "$id"
+	# IFF_UP is 0x1.
+	check "lo is up (flags $flags)" [ $((flags & 1)) = 1 ]
+	check "/tmp is a tmpfs (${tmp:-not a mount point})" [ "$tmp" = tmpfs ]
+}
+
 check_pure_v2() {
 	local mnt type v2=() v1=() ctrls sub own
 	while read -r _ mnt type _; do
@@ -189,6 +206,7 @@ main() {
 	local checks=(
 		check_pid1
 		check_system_running
+		check_basics
 		check_pure_v2
 		check_bus
 		check_scope
