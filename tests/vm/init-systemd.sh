@@ -52,8 +52,8 @@ IFS=- read -r a b c d e </proc/sys/kernel/random/uuid
 echo "$a$b$c$d$e" >$R/etc/machine-id
 echo hutch-vm >$R/etc/hostname
 # The guest has no journald (Debian's sysinit.target is left out): what services print goes to
-# the console log, which run-in-vm.sh shows when the VM fails. A process that ignores SIGTERM
-# at the end must not hold the VM for the default 90 s.
+# the console log, which run-in-vm.sh shows when the VM fails. A unit stopped in the guest
+# whose processes ignore SIGTERM gets SIGKILL after 5 s, not the default 90 s.
 mkdir -p $R/etc/systemd/system.conf.d
 printf '%s\n' '[Manager]' DefaultStandardOutput=tty DefaultStandardError=inherit \
 	DefaultTimeoutStopSec=5s >$R/etc/systemd/system.conf.d/hutch-vm.conf
