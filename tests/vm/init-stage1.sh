@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Stage 1 of the VM lane's guest: /init of the initramfs that setup.sh builds (busybox only).
 # Loads the virtio, 9p, overlayfs and virtio-blk modules, makes the root (the host's / read-only over 9p
-# under a tmpfs upper layer) and switch_roots into it: containers need a real root, because
-# pivot_root refuses the initramfs. Any failure powers off; the runner prints the console log.
+# under a tmpfs upper layer) and switch_roots into it, running stage 2 or, with hutch.systemd=1,
+# systemd (init-systemd.sh): containers need a real root, because pivot_root refuses the
+# initramfs. Any failure powers off; the runner prints the console log.
 # shellcheck shell=dash
 B=/bin/busybox
 $B mount -t devtmpfs dev /dev
@@ -28,8 +29,16 @@ mkdir -p /upper/u /upper/w
 mount -t overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w root /newroot ||
 	fail "overlay root failed"
 
-# Stage 2 and its busybox must survive switch_root, which frees the initramfs.
 mkdir -p /newroot/.hutch
+# hutch.systemd=1 (run-in-vm.sh --systemd): systemd is PID 1 instead of stage 2.
+read -r cmdline </proc/cmdline
+case " $cmdline " in
+*" hutch.systemd=1 "*)
+	# shellcheck source-path=SCRIPTDIR source=init-systemd.sh
+	. /init-systemd # does not return
+	;;
+esac
+# Stage 2 and its busybox must survive switch_root, which frees the initramfs.
 cp /bin/busybox /stage2 /newroot/.hutch/ || fail "cannot populate /.hutch"
 # Bare applet names need /proc/self/exe: full paths from here.
 $B umount /proc

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [-e VAR=VAL]... -- CMD ARGS...
+# run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [--systemd] [-e VAR=VAL]... -- CMD ARGS...
 # Runs CMD as root in a throw-away qemu microvm: Debian's stock 6.1 kernel, pure cgroup v2 with
 # every controller enabled, the host's / read-only under a tmpfs overlay, and $PWD shared
 # read-write at the same path (init-stage1.sh, init-stage2.sh). --disk gives the guest an empty
-# virtio-blk scratch disk of SIZE (a sparse raw file, /dev/vda there). CMD's stdout and stderr come back
+# virtio-blk scratch disk of SIZE (a sparse raw file, /dev/vda there). --systemd boots systemd
+# as PID 1 instead, with the D-Bus system bus, and runs CMD in a unit (init-systemd.sh,
+# systemd/hutch-vm-cmd.service); the contract is the same. CMD's stdout and stderr come back
 # on ours; its stdin is /dev/null. Exit status: CMD's, or 125 when the VM failed (its console log
 # is printed then). Environment: HUTCH_VM_CACHE (setup.sh's cache, default /var/cache/hutch-vm),
 # HUTCH_VM_APPEND (more kernel arguments), HUTCH_VM_KEEP=1 (keep the control dir and console log).
@@ -12,13 +14,13 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${HUTCH_VM_CACHE:-/var/cache/hutch-vm}
-MEM=1G SMP=2 TIMEOUT=0 DISK='' ENVS=() CMD=() CTL='' QPID='' R1='' R2=''
+MEM=1G SMP=2 TIMEOUT=0 DISK='' SYSTEMD='' ENVS=() CMD=() CTL='' QPID='' R1='' R2=''
 
 die() {
 	echo "run-in-vm: $*" >&2
 	exit 125
 }
-usage() { die "usage: run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [-e VAR=VAL]... -- CMD ARGS..."; }
+usage() { die "usage: run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [--systemd] [-e VAR=VAL]... -- CMD ARGS..."; }
 
 parse_args() {
 	while [ $# -gt 0 ]; do
@@ -28,6 +30,7 @@ parse_args() {
 		--smp) SMP=$2 ;;
 		--timeout) TIMEOUT=$2 ;;
 		--disk) DISK=$2 ;;
+		--systemd) SYSTEMD=1 && shift && continue ;;
 		-e) [[ $2 == [A-Za-z_]*=* ]] || die "-e wants VAR=VALUE, not '$2'"
 		    ENVS+=("$2") ;;
 		--) shift; break ;;
@@ -42,7 +45,7 @@ parse_args() {
 # The cache setup.sh made; it is (re)made when missing or when the stage scripts changed.
 load_cache() {
 	local sum
-	sum=$(cat "$here/init-stage1.sh" "$here/init-stage2.sh" | md5sum | cut -c1-12)
+	sum=$("$here/setup.sh" --stages-sum)
 	if ! grep -qsx "HUTCH_VM_STAGES_SUM=$sum" "$CACHE/vm.env"; then
 		"$here/setup.sh" >&2 || die "setup.sh failed"
 	fi
@@ -95,7 +98,16 @@ cleanup() {
 run_qemu() {
 	local sm=passthrough fs=() to=() blk=() append
 	append="console=ttyS0 quiet loglevel=1 panic=-1 mitigations=off audit=0 nowatchdog"
-	append+=" cryptomgr.notests no_timer_check $(tsc_args) ${HUTCH_VM_APPEND:-}"
+	append+=" cryptomgr.notests no_timer_check $(tsc_args)"
+	# Read by init-systemd.sh and systemd: a minimal target of our own, pure cgroup v2, only
+	# failures on the console, and systemd's own complaints there too (not only in the kmsg
+	# buffer, which loglevel=1 keeps off the console).
+	if [ -n "$SYSTEMD" ]; then
+		append+=" hutch.systemd=1 systemd.unit=hutch-vm.target"
+		append+=" systemd.unified_cgroup_hierarchy=1 systemd.show_status=error"
+		append+=" systemd.log_target=console systemd.log_level=notice"
+	fi
+	append+=" ${HUTCH_VM_APPEND:-}"
 	# passthrough keeps the host's owners and modes, but needs root on the host.
 	[ "$(id -u)" = 0 ] || sm=none
 	[ "$PWD" = / ] || fs=(-fsdev "local,id=wk,path=$PWD,security_model=$sm,multidevs=remap"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/vm/run.sh BUILD_DIR: the VM lane. Prepares the VM (setup.sh), then boots ONE guest that
-# runs guest-v2.sh against BUILD_DIR: the guest is pure cgroup v2, the cgroups unit test runs
-# there as root, and so do real containers when hutch is built. Prints PASS/FAIL/SKIP lines and
-# exits non-zero when a check or the VM failed. Needs root (apt-get, 9p passthrough).
+# tests/vm/run.sh BUILD_DIR: the VM lane. Prepares the VM (setup.sh), then boots two guests,
+# one after the other, both always: the busybox guest runs guest-v2.sh against BUILD_DIR (pure
+# cgroup v2, the cgroups unit test as root, real containers when hutch is built), the systemd
+# guest (systemd as PID 1 with the D-Bus system bus) runs guest-systemd.sh. Prints PASS/FAIL/SKIP
+# lines and each guest's time, and exits non-zero when a check or a VM failed. Needs root
+# (apt-get, 9p passthrough).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,20 +16,34 @@ if [ $# != 1 ] || [ ! -d "$1" ]; then
 fi
 BUILD=$(cd "$1" && pwd)
 start=$SECONDS
+failed=()
 
 "$here/setup.sh"
 
-# The guest mounts a fresh /tmp, so a host path below /tmp is visible there only through the
-# shared working directory: share BUILD_DIR, and hand the guest script over as text.
+# guest NAME SCRIPT [run-in-vm.sh options]: boots one guest that runs SCRIPT against BUILD_DIR.
+guest() {
+	local name=$1 script=$2 t0=$SECONDS rc=0
+	shift 2
+	# The guest mounts a fresh /tmp, so a host path below /tmp is visible there only through
+	# the shared working directory: share BUILD_DIR, and hand the guest script over as text.
+	"$here/run-in-vm.sh" --timeout "${HUTCH_VM_TIMEOUT:-120}" "$@" -- \
+		bash -c "$(<"$here/$script")" "$script" "$BUILD" || rc=$?
+	case $rc in
+	0) echo "vm lane: $name guest: PASS ($((SECONDS - t0))s)" ;;
+	125) echo "vm lane: $name guest: FAIL: the VM itself failed, see above ($((SECONDS - t0))s)" ;;
+	*) echo "vm lane: $name guest: FAIL: $script exited with $rc ($((SECONDS - t0))s)" ;;
+	esac
+	[ $rc = 0 ] || failed+=("$name")
+}
+
 cd "$BUILD"
-rc=0
-"$here/run-in-vm.sh" --timeout "${HUTCH_VM_TIMEOUT:-120}" --disk 16M -- \
-	bash -c "$(<"$here/guest-v2.sh")" guest-v2.sh "$BUILD" || rc=$?
+guest busybox guest-v2.sh --disk 16M
+guest systemd guest-systemd.sh --systemd
 
 took=$((SECONDS - start))
-case $rc in
-0) echo "vm lane: PASS (${took}s)" ;;
-125) echo "vm lane: FAIL: the VM itself failed, see above (${took}s)" ;;
-*) echo "vm lane: FAIL: guest-v2.sh exited with $rc (${took}s)" ;;
-esac
-[ $rc = 0 ]
+if [ ${#failed[@]} = 0 ]; then
+	echo "vm lane: PASS (${took}s)"
+else
+	echo "vm lane: FAIL: the ${failed[*]} guest(s) failed (${took}s)"
+	exit 1
+fi

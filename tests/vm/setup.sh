@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Prepares the VM lane (see run-in-vm.sh): qemu, Debian's stock 6.1 kernel as an uncompressed
 # vmlinux (qemu boots it through PVH, skipping the slow bzImage decompressor under TCG) and a
-# busybox initramfs holding the 11 modules 9p, overlayfs and virtio-blk need. The kernel package is fetched
-# with `apt-get download` and unpacked into the cache, never installed. Everything lives in
-# $HUTCH_VM_CACHE (default /var/cache/hutch-vm); a warm run only checks it. Idempotent.
+# busybox initramfs holding the 11 modules 9p, overlayfs and virtio-blk need, and the stage
+# scripts and units of both guests (busybox's stage 2; systemd's init-systemd*.sh, systemd/).
+# The kernel package is fetched with `apt-get download` and unpacked into the cache, never
+# installed. Everything lives in $HUTCH_VM_CACHE (default /var/cache/hutch-vm); a warm run only
+# checks it. Idempotent.
+# `setup.sh --stages-sum` only prints the checksum that names the initramfs.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -144,8 +147,15 @@ ensure_kernel() {
 	echo "$kver"
 }
 
-# The stage scripts' checksum names the initramfs, so editing them rebuilds it.
-stages_sum() { cat "$here/init-stage1.sh" "$here/init-stage2.sh" | md5sum | cut -c1-12; }
+# The checksum of everything that goes into the initramfs from here (names and contents) names
+# it, so editing any of it rebuilds it. run-in-vm.sh asks for it with --stages-sum.
+stages_sum() {
+	local f
+	f=$(cd "$here" && find init-stage1.sh init-stage2.sh init-systemd.sh init-systemd-cmd.sh \
+		systemd -type f | LC_ALL=C sort)
+	# shellcheck disable=SC2086 # one name a line, none with blanks
+	(cd "$here" && echo "$f" && cat $f) | md5sum | cut -c1-12
+}
 
 build_initramfs() {
 	local kver=$1 out=$2 t
@@ -158,6 +168,11 @@ build_initramfs() {
 	/bin/busybox depmod -b "$t" "$kver" # for the guest's single modprobe
 	install -m 755 "$here/init-stage1.sh" "$t/init"
 	install -m 644 "$here/init-stage2.sh" "$t/stage2"
+	# The systemd guest's (run-in-vm.sh --systemd): stage 1's other half, the units, the
+	# command service's script.
+	install -m 644 "$here/init-systemd.sh" "$t/init-systemd"
+	install -m 644 "$here/init-systemd-cmd.sh" "$t/systemd-cmd"
+	cp -r "$here/systemd" "$t/systemd"
 	# Uncompressed (3 MB): nothing to inflate at boot.
 	(cd "$t" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) >"$out.tmp"
 	rm -rf "$t"
@@ -174,6 +189,10 @@ cache_ready() {
 
 main() {
 	local kver sum initrd
+	if [ "${1:-}" = --stages-sum ]; then
+		stages_sum
+		return
+	fi
 	install_packages
 	[[ $(ldd /bin/busybox 2>&1) == *"not a dynamic"* ]] ||
 		die "/bin/busybox is not static: apt-get install busybox-static"
