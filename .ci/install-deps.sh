@@ -6,6 +6,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(
 	build-essential meson ninja-build pkg-config clang-format
 	libseccomp-dev libcap-dev libyajl-dev libnftables-dev nftables
+	libsystemd-dev # --systemd-cgroup: sd-bus's header (the library is dlopen()ed)
 	bats busybox-static jq util-linux iproute2 procps psmisc
 	crun runc libssl-dev util-linux
 	libarchive-dev libzstd-dev liblz4-dev libacl1-dev nettle-dev liblzma-dev libbz2-dev

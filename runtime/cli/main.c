@@ -44,8 +44,7 @@ static int parse_globals(int argc, char **argv, struct rt_global *g, int *verb_a
 						  "--log-format: expected text or json, got %s", v);
 			g->log_json = strcmp(v, "json") == 0;
 		} else if ((v = global_value(argc, argv, &i, "cgroup-manager", &bad))) {
-			/* crun's and podman's spelling: cgroupfs is what hutch does anyway, and
-			 * systemd means --systemd-cgroup (refused in main, not ignored) */
+			/* crun's and podman's spelling: systemd means --systemd-cgroup */
 			if (strcmp(v, "cgroupfs") && strcmp(v, "systemd"))
 				return hutch_fail(
 					err, EINVAL,
@@ -102,11 +101,6 @@ int main(int argc, char **argv)
 	    !strcmp(argv[at], "version")) {
 		print_version();
 		return 0;
-	}
-	if (g.systemd_cgroup) {
-		r = hutch_fail(&err, ENOTSUP,
-			       "--systemd-cgroup: not supported (use cgroupfs paths)");
-		goto fail;
 	}
 	const struct rt_verb *v = rt_verb_find(argv[at]);
 	if (!v) {

@@ -49,7 +49,8 @@ void rt_main_help(int fd)
 		    "  --log FILE            also log to FILE\n"
 		    "  --log-format FORMAT   text or json (for --log)\n"
 		    "  --debug               log debug messages\n"
-		    "  --systemd-cgroup      not supported: use cgroupfs paths\n"
+		    "  --systemd-cgroup      cgroups as systemd scopes (cgroupsPath "
+		    "slice:prefix:name)\n"
 		    "  --cgroup-manager M    cgroupfs (the default), or systemd (not supported)\n"
 		    "  --version             print the version\n"
 		    "  --help                show this help\n");

@@ -9,6 +9,7 @@
 #include "rt-process.h"
 #include "rt-json.h"
 #include "img.h"
+#include "cg-systemd.h"
 
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -32,6 +33,7 @@ struct create_ctx {
 	int dirfd;
 	struct rt_state st;
 	struct cg *cg;
+	char *scope_slice; /* --systemd-cgroup: the scope's slice (the unit is in st) */
 	struct sc_filter *filter;
 	bool filter_follows; /* compiled in converse, while the init sets up */
 	int sync[2];
@@ -249,10 +251,50 @@ static int rootless_cgroup(struct create_ctx *x, int r, struct hutch_err *err)
 	return rt_state_save(x->dirfd, &x->st, err);
 }
 
+/* --systemd-cgroup: the scope's name and cgroup, recorded before systemd makes it (in
+ * configure, when the init exists to be put in it): delete stops a unit a killed create
+ * left. */
+static int locate_scope(struct create_ctx *x, struct hutch_err *err)
+{
+	struct cg_sd_unit u;
+	TRY(cg_sd_parse(x->spec->cgroups_path, x->o->id, &u, err));
+	int r = !cg_is_v2() ? hutch_fail(err, ENOTSUP,
+					 "--systemd-cgroup: not supported on a v1 or hybrid "
+					 "cgroup host (only on cgroup v2)")
+		: hutch_rootless()
+			? hutch_fail(err, ENOTSUP, "--systemd-cgroup: not supported rootless")
+			: 0;
+	if (r < 0) {
+		cg_sd_unit_clear(&u);
+		return r;
+	}
+	x->st.systemd_unit = steal_ptr(u.unit);
+	x->scope_slice = steal_ptr(u.slice);
+	x->st.cgroup_path = steal_ptr(u.path);
+	TRY(cg_locate(x->st.cgroup_path, &x->cg, err));
+	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
+	return rt_state_save(x->dirfd, &x->st, err);
+}
+
+/* The scope with the init in it, then what systemd has no property for in its files
+ * (Delegate=yes makes them ours), as runc does. */
+static int start_scope(struct create_ctx *x, struct hutch_err *err)
+{
+	const struct rt_spec *s = x->spec;
+	struct cg_sd_unit u = { x->st.systemd_unit, x->scope_slice, x->st.cgroup_path };
+	TRY(cg_sd_start(&u, x->pid, s->has_resources ? &s->resources : NULL, err));
+	hutch_fault_point("create:scope-started");
+	cg_free(steal_ptr(x->cg));
+	TRY(cg_open(x->st.cgroup_path, &x->cg, err));
+	return s->has_resources ? cg_apply(x->cg, &s->resources, err) : 0;
+}
+
 static int make_cgroup(struct create_ctx *x, struct hutch_err *err)
 {
 	if (x->o->no_cgroup)
 		return 0;
+	if (x->g->systemd_cgroup)
+		return locate_scope(x, err);
 	TRY(cg_resolve_path(x->spec->cgroups_path, x->o->id, &x->st.cgroup_path, err));
 	TRY(cg_locate(x->st.cgroup_path, &x->cg, err));
 	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
@@ -455,7 +497,9 @@ static int configure(struct create_ctx *x, struct hutch_err *err)
 	if (x->new_ns & CLONE_NEWUSER)
 		TRY(ns_write_idmaps(x->pid, s->uid_mappings, s->n_uid_mappings, s->gid_mappings,
 				    s->n_gid_mappings, err));
-	if (x->cg && cg_dirfd(x->cg) < 0)
+	if (x->st.systemd_unit)
+		TRY(start_scope(x, err));
+	else if (x->cg && cg_dirfd(x->cg) < 0)
 		TRY(x->memcg_fd >= 0 ? cg_enter_except(x->cg, x->pid, "memory", err)
 				     : cg_enter(x->cg, x->pid, err));
 	if (s->process.has_oom_score_adj)
@@ -526,6 +570,8 @@ static void rollback(struct create_ctx *x)
 	}
 	if (x->cg)
 		cg_destroy(x->cg, &ignored);
+	if (x->st.systemd_unit)
+		cg_sd_stop(x->st.systemd_unit, &ignored);
 	ns_undo_host_rootfs(x->spec->rootfs, x->st.rootfs_mnt_id, &ignored);
 	if (x->dirfd >= 0)
 		rt_state_remove(x->g->root, x->o->id, x->dirfd, &ignored);
@@ -537,6 +583,7 @@ static void ctx_free(struct create_ctx *x)
 	x->st.n_annotations = 0;
 	rt_state_clear(&x->st);
 	free(x->config_text);
+	free(x->scope_slice);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
 	for (size_t i = 0; x->tree_fds && i < x->spec->n_mounts; i++)

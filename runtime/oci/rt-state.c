@@ -139,6 +139,8 @@ static char *gen_state(const struct rt_state *st, const char *status, bool priv,
 		for (size_t i = 0; i < st->n_cgroup_made; i++)
 			hutch_json_gen_kv(g, st->cgroup_made[i].key, st->cgroup_made[i].value);
 		yajl_gen_map_close(g);
+		if (st->systemd_unit)
+			hutch_json_gen_kv(g, "hutch_systemd_unit", st->systemd_unit);
 		hutch_json_gen_str(g, "hutch_rootfs_mnt_id");
 		yajl_gen_integer(g, (long long)st->rootfs_mnt_id);
 		hutch_json_gen_str(g, "hutch_poststart");
@@ -204,6 +206,8 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	    (r = hutch_json_string(doc, "owner", "owner", false, &st->owner, err)) < 0 ||
 	    (r = hutch_json_string(doc, "hutch_cgroup_path", "hutch_cgroup_path", false,
 				   &st->cgroup_path, err)) < 0 ||
+	    (r = hutch_json_string(doc, "hutch_systemd_unit", "hutch_systemd_unit", false,
+				   &st->systemd_unit, err)) < 0 ||
 	    (r = hutch_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, err)) < 0 ||
 	    (r = hutch_json_uint64(doc, "hutch_start_time", "hutch_start_time", UINT64_MAX, NULL,
 				   &start, err)) < 0 ||
@@ -236,6 +240,7 @@ void rt_state_clear(struct rt_state *st)
 	free(st->created);
 	free(st->owner);
 	free(st->cgroup_path);
+	free(st->systemd_unit);
 	rt_kv_free(st->cgroup_paths, st->n_cgroup_paths);
 	rt_kv_free(st->cgroup_made, st->n_cgroup_made);
 	rt_kv_free(st->annotations, st->n_annotations);

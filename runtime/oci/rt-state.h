@@ -27,6 +27,7 @@ struct rt_state {
 	size_t n_cgroup_paths;
 	struct cg_kv *cgroup_made; /* the parents create made (cg_made_parents), for delete */
 	size_t n_cgroup_made;
+	char *systemd_unit; /* --systemd-cgroup: the scope (delete stops it, update sets it) */
 	/* No mount namespace of its own: the rootfs's mount id before create bound it in ours
 	 * (ns_undo_host_rootfs at delete); 0 otherwise. */
 	uint64_t rootfs_mnt_id;

@@ -6,6 +6,7 @@
  */
 #include "rt.h"
 #include "rt-spec-internal.h"
+#include "cg-systemd.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -247,6 +248,9 @@ static RT_VERB_RUN(verb_update)
 		r = hutch_fail(err, ENOENT, "update %s: its cgroup does not exist", id);
 	if (r == 0)
 		r = cg_complete_update(c.cg, &spec.resources, err);
+	/* systemd's view first, so that it never re-applies an older value over the files. */
+	if (r == 0 && c.st.systemd_unit)
+		r = cg_sd_set(c.st.systemd_unit, &spec.resources, err);
 	if (r == 0)
 		r = cg_apply(c.cg, &spec.resources, err);
 	rt_spec_free_resources(&spec);

@@ -4,6 +4,7 @@
  * messages and exit codes, which podman, containerd's shim and Docker depend on.
  */
 #include "rt.h"
+#include "cg-systemd.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -225,18 +226,23 @@ static int check_deletable(const struct locked *l, bool force, struct hutch_err 
 	return 0;
 }
 
-/* Destroying the cgroup kills whatever is still in it (what the init forked, exec's). */
+/* Destroying the cgroup kills whatever is still in it (what the init forked, exec's). A
+ * systemd scope is stopped once it is empty (systemd may have collected it already). */
 static int remove_cgroup(const struct locked *l, struct hutch_err *err)
 {
 	if (!l->st.cgroup_path && !l->st.n_cgroup_paths)
 		return 0;
 	struct cg *cg = NULL;
-	if (rt_state_cgroup(&l->st, &cg, err) < 0)
-		return 0; /* already gone */
-	/* No init was ever cloned into it: remove it only where it is empty. */
-	bool never_used = l->st.creating && l->st.pid <= 0;
-	int r = never_used ? cg_remove_unused(cg, err) : cg_destroy(cg, err);
-	cg_free(cg);
+	int r = 0;
+	if (rt_state_cgroup(&l->st, &cg, err) >= 0) { /* else already gone */
+		/* No init was ever cloned into it: remove it only where it is empty. */
+		bool never_used = l->st.creating && l->st.pid <= 0;
+		r = never_used ? cg_remove_unused(cg, err) : cg_destroy(cg, err);
+		cg_free(cg);
+	}
+	*err = r < 0 ? *err : (struct hutch_err){ 0 };
+	if (r >= 0 && l->st.systemd_unit)
+		r = cg_sd_stop(l->st.systemd_unit, err);
 	return r;
 }
 

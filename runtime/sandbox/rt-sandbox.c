@@ -579,6 +579,10 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	int fd = -1;
+	if (g->systemd_cgroup) /* its cgroup is hutch's own, beneath the caller's */
+		return hutch_fail(err, ENOTSUP,
+				  "--systemd-cgroup: not supported by hutch sandbox (an OCI "
+				  "runtime option)");
 	if (!o->detach || rt_sb_check(o, err) < 0)
 		return run(g, o, &fd, err);
 	pid_t pid = rt_sb_detach(o, g, &fd, err);

@@ -168,14 +168,23 @@ setup() {
 	[[ $output == *yaml* ]]
 }
 
-@test "errors: --systemd-cgroup is not supported" {
+# The systemd driver itself is tested in the VM lane's systemd guest (tests/vm/guest-systemd.sh).
+@test "errors: --systemd-cgroup: a cgroupsPath not slice:prefix:name is refused naming it; a v1 or hybrid host is refused" {
+	[ ! -f /sys/fs/cgroup/cgroup.controllers ] || skip "pure v2: the systemd guest tests it"
 	run_bg --systemd-cgroup create "$ID"
 	[ "$status" -eq 1 ]
-	[[ $output == *"not supported"* ]]
+	[[ $output == *"--systemd-cgroup: not supported on a v1 or hybrid cgroup host"* ]]
+	assert_no_leftovers
+	jq '.linux.cgroupsPath = "/a/b"' "$BUNDLE/config.json" >"$TEST_DIR/c" &&
+		mv "$TEST_DIR/c" "$BUNDLE/config.json"
+	run_bg --systemd-cgroup create "$ID"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"linux.cgroupsPath: with --systemd-cgroup it is slice:prefix:name, not /a/b"* ]]
 	assert_no_leftovers
 }
 
-@test "errors: --cgroup-manager: cgroupfs is accepted, systemd is not supported, others fail" {
+@test "errors: --cgroup-manager: cgroupfs is accepted, systemd is --systemd-cgroup, others fail" {
 	run_bg --cgroup-manager cgroupfs create "$ID"
 	check_status 0
 	run hutch --cgroup-manager=cgroupfs delete "$ID"

@@ -5,6 +5,7 @@
  * the kernel's verifier and hook as root), and, as root, a real cgroup beneath our own one.
  */
 #include "cg-internal.h"
+#include "cg-systemd.h"
 #include "tap.h"
 
 #include <arpa/inet.h>
@@ -403,6 +404,57 @@ static void test_sockbpf(void)
 		ok(sock_allows(allowed[i]) == 1, "connect filter allows %s", allowed[i]);
 	struct bpf_insn small[4];
 	ok(cg_sockbpf_build(true, small, 4) == 20, "the builder counts past a short buffer");
+}
+
+static void sd_case(const char *in, const char *unit, const char *slice, const char *path)
+{
+	struct hutch_err err = { 0 };
+	struct cg_sd_unit u;
+	int r = cg_sd_parse(in, "ID", &u, &err);
+	ok(r == 0 && !strcmp(u.unit, unit) && !strcmp(u.slice, slice) && !strcmp(u.path, path),
+	   "systemd cgroupsPath '%s' -> %s in %s at %s (%s)", in, unit, slice, path,
+	   r == 0 ? u.path : err.msg);
+	if (r == 0)
+		cg_sd_unit_clear(&u);
+}
+
+static void sd_bad(const char *in, int code, const char *says)
+{
+	struct hutch_err err = { 0 };
+	struct cg_sd_unit u;
+	int r = cg_sd_parse(in, "ID", &u, &err);
+	ok(r == -code && strstr(err.msg, "linux.cgroupsPath") && strstr(err.msg, says),
+	   "systemd cgroupsPath '%s' refused: %s", in, err.msg);
+}
+
+static void test_sd_path(void)
+{
+	sd_case("", "hutch-ID.scope", "system.slice", "/system.slice/hutch-ID.scope");
+	sd_case("system.slice:cri-containerd:abc", "cri-containerd-abc.scope", "system.slice",
+		"/system.slice/cri-containerd-abc.scope");
+	sd_case("kubepods-besteffort-pod123.slice:cri-containerd:abc", "cri-containerd-abc.scope",
+		"kubepods-besteffort-pod123.slice",
+		"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod123.slice/"
+		"cri-containerd-abc.scope");
+	sd_case(":crio:x", "crio-x.scope", "system.slice", "/system.slice/crio-x.scope");
+	sd_case("machine.slice::n", "n.scope", "machine.slice", "/machine.slice/n.scope");
+	sd_case("-.slice:p:n", "p-n.scope", "-.slice", "/p-n.scope");
+	sd_bad("/a/b", EINVAL, "slice:prefix:name");
+	sd_bad("a.slice:b", EINVAL, "slice:prefix:name");
+	sd_bad("a.slice:b:c:d", EINVAL, "slice:prefix:name");
+	sd_bad("bad--x.slice:p:n", EINVAL, "not a slice name");
+	sd_bad("-a.slice:p:n", EINVAL, "not a slice name");
+	sd_bad("a-.slice:p:n", EINVAL, "not a slice name");
+	sd_bad("system:p:n", EINVAL, "not a slice name");
+	sd_bad("system.slice:p:", EINVAL, "not empty");
+	sd_bad("system.slice:p:n/x", EINVAL, "unit name characters");
+	sd_bad("system.slice:p:pod.slice", ENOTSUP, "not supported");
+	char *dir = NULL;
+	struct hutch_err err = { 0 };
+	ok(cg_sd_slice_path("a-b-c-d.slice", &dir, &err) == 0 &&
+		   !strcmp(dir, "/a.slice/a-b.slice/a-b-c.slice/a-b-c-d.slice"),
+	   "slices nest at each dash: %s", dir);
+	free(dir);
 }
 
 /* ---- as root, against the real kernel ---- */
@@ -970,6 +1022,7 @@ int main(void)
 	test_hierarchies();
 	test_devbpf();
 	test_sockbpf();
+	test_sd_path();
 	if (geteuid() != 0) {
 		printf("ok %d - # SKIP not root: no real cgroups\n", ++tap_n);
 		return tap_done();
