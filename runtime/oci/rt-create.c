@@ -33,7 +33,7 @@ struct create_ctx {
 	int dirfd;
 	struct rt_state st;
 	struct cg *cg;
-	char *scope_slice; /* --systemd-cgroup: the scope's slice (the unit is in st) */
+	struct cg_sd_unit scope; /* --systemd-cgroup: the scope to start (st names it once made) */
 	struct sc_filter *filter;
 	bool filter_follows; /* compiled in converse, while the init sets up */
 	int sync[2];
@@ -251,29 +251,22 @@ static int rootless_cgroup(struct create_ctx *x, int r, struct hutch_err *err)
 	return rt_state_save(x->dirfd, &x->st, err);
 }
 
-/* --systemd-cgroup: the scope's name and cgroup, recorded before systemd makes it (in
- * configure, when the init exists to be put in it): delete stops a unit a killed create
- * left. */
+/* --systemd-cgroup: the scope's name and cgroup. systemd makes it in configure, once the init
+ * exists to be put in it, and only then does the state name it: a unit of that name that
+ * another container holds (systemd refuses to make it again) is never this one's to stop.
+ * A create killed before the state names it leaves an init that exits when its sync socket
+ * closes, and systemd collects the emptied scope. */
 static int locate_scope(struct create_ctx *x, struct hutch_err *err)
 {
-	struct cg_sd_unit u;
-	TRY(cg_sd_parse(x->spec->cgroups_path, x->o->id, &u, err));
+	struct cg_sd_unit *u = &x->scope;
+	TRY(cg_sd_parse(x->spec->cgroups_path, x->o->id, u, err));
 	int r = !cg_is_v2() ? hutch_fail(err, ENOTSUP,
 					 "--systemd-cgroup: not supported on a v1 or hybrid "
 					 "cgroup host (only on cgroup v2)")
 		: hutch_rootless()
 			? hutch_fail(err, ENOTSUP, "--systemd-cgroup: not supported rootless")
 			: 0;
-	if (r < 0) {
-		cg_sd_unit_clear(&u);
-		return r;
-	}
-	x->st.systemd_unit = steal_ptr(u.unit);
-	x->scope_slice = steal_ptr(u.slice);
-	x->st.cgroup_path = steal_ptr(u.path);
-	TRY(cg_locate(x->st.cgroup_path, &x->cg, err));
-	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
-	return rt_state_save(x->dirfd, &x->st, err);
+	return r;
 }
 
 /* The scope with the init in it, then what systemd has no property for in its files
@@ -281,11 +274,13 @@ static int locate_scope(struct create_ctx *x, struct hutch_err *err)
 static int start_scope(struct create_ctx *x, struct hutch_err *err)
 {
 	const struct rt_spec *s = x->spec;
-	struct cg_sd_unit u = { x->st.systemd_unit, x->scope_slice, x->st.cgroup_path };
-	TRY(cg_sd_start(&u, x->pid, s->has_resources ? &s->resources : NULL, err));
+	TRY(cg_sd_start(&x->scope, x->pid, s->has_resources ? &s->resources : NULL, err));
+	x->st.systemd_unit = hutch_xstrdup(x->scope.unit); /* ours from here: rollback stops it */
+	x->st.cgroup_path = hutch_xstrdup(x->scope.path);
 	hutch_fault_point("create:scope-started");
-	cg_free(steal_ptr(x->cg));
 	TRY(cg_open(x->st.cgroup_path, &x->cg, err));
+	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
+	TRY(rt_state_save(x->dirfd, &x->st, err));
 	return s->has_resources ? cg_apply(x->cg, &s->resources, err) : 0;
 }
 
@@ -497,7 +492,7 @@ static int configure(struct create_ctx *x, struct hutch_err *err)
 	if (x->new_ns & CLONE_NEWUSER)
 		TRY(ns_write_idmaps(x->pid, s->uid_mappings, s->n_uid_mappings, s->gid_mappings,
 				    s->n_gid_mappings, err));
-	if (x->st.systemd_unit)
+	if (x->scope.unit)
 		TRY(start_scope(x, err));
 	else if (x->cg && cg_dirfd(x->cg) < 0)
 		TRY(x->memcg_fd >= 0 ? cg_enter_except(x->cg, x->pid, "memory", err)
@@ -583,7 +578,7 @@ static void ctx_free(struct create_ctx *x)
 	x->st.n_annotations = 0;
 	rt_state_clear(&x->st);
 	free(x->config_text);
-	free(x->scope_slice);
+	cg_sd_unit_clear(&x->scope);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
 	for (size_t i = 0; x->tree_fds && i < x->spec->n_mounts; i++)

@@ -198,6 +198,125 @@ check_scope() {
 	check "and so is the unit (systemctl status: $rc)" [ $rc = 4 ]
 }
 
+# ---- hutch's systemd cgroup driver (--systemd-cgroup): scopes made over D-Bus ----
+HUTCH=$BUILD/runtime/hutch
+SD_STATE=/run/hutch-vm-sd
+
+# sd_bundle NAME CGROUPSPATH CMD RESOURCES: a busybox bundle in $WORK/NAME running CMD (sh -c),
+# with RESOURCES (JSON) as linux.resources.
+sd_bundle() {
+	local b=$WORK/$1 a
+	mkdir -p "$b/rootfs/bin" "$b/rootfs/proc" "$b/rootfs/dev" "$b/rootfs/sys" || return 1
+	cp /bin/busybox "$b/rootfs/bin/" || return 1
+	for a in sh sleep cat dd seq true; do ln -sf busybox "$b/rootfs/bin/$a"; done
+	(cd "$b" && "$HUTCH" spec) || return 1
+	jq --arg cmd "$3" --arg cg "$2" --argjson res "$4" '.process.terminal = false
+		| .process.args = ["/bin/sh", "-c", $cmd] | .linux.cgroupsPath = $cg
+		| .linux.resources = $res' "$b/config.json" >"$b/c.json" && mv "$b/c.json" "$b/config.json"
+}
+
+# sdh ARGS...: hutch --systemd-cgroup, its state in $SD_STATE; out and rc are set. Through a
+# file, not a pipe: a created container's init keeps hutch's stdout open.
+sdh() {
+	rc=0
+	timeout -k 5 60 "$HUTCH" --systemd-cgroup --root $SD_STATE "$@" >"$WORK/sdh.out" 2>&1 \
+		</dev/null || rc=$?
+	out=$(<"$WORK/sdh.out")
+}
+
+# prop UNIT PROPERTY: systemd's value.
+prop() { systemctl show "$1" -p "$2" --value 2>/dev/null; }
+unit_gone() { [ "$(prop "$1" LoadState)" = not-found ]; }
+
+# create, start, the scope as systemd and the kernel see it, the limits enforced, update in
+# both views, a second container on the same unit refused with systemd's D-Bus error name,
+# and delete: no unit and no cgroup left.
+check_driver() {
+	local scope=hutch-vm-c1.scope dir=$CG/system.slice/hutch-vm-c1.scope pid v ev
+	if [ ! -x "$HUTCH" ]; then
+		skip "driver: $HUTCH is not built"
+		return
+	fi
+	sd_bundle c1 system.slice:hutch-vm:c1 'sleep 300' \
+		'{"memory": {"limit": 33554432}, "pids": {"limit": 32},
+		  "cpu": {"quota": 50000, "period": 100000, "shares": 2048}}' ||
+		{ fail "driver: cannot make the bundle"; return; }
+	sdh create --bundle "$WORK/c1" c1
+	check "driver: create in system.slice:hutch-vm:c1 (status $rc${out:+: $out})" [ $rc = 0 ]
+	sdh start c1
+	check "driver: start (status $rc${out:+: $out})" [ $rc = 0 ]
+	check "driver: the scope is active" [ "$(prop $scope ActiveState)" = active ]
+	check "driver: the scope is delegated ($(prop $scope Delegate))" [ "$(prop $scope Delegate)" = yes ]
+	check "driver: systemd's MemoryMax ($(prop $scope MemoryMax))" [ "$(prop $scope MemoryMax)" = 33554432 ]
+	check "driver: systemd's TasksMax ($(prop $scope TasksMax))" [ "$(prop $scope TasksMax)" = 32 ]
+	check "driver: systemd's CPUQuotaPerSecUSec ($(prop $scope CPUQuotaPerSecUSec))" \
+		[ "$(prop $scope CPUQuotaPerSecUSec)" = 500ms ]
+	check "driver: systemd's CPUWeight from shares 2048 ($(prop $scope CPUWeight))" \
+		[ "$(prop $scope CPUWeight)" = 79 ]
+	pid=$(jq -r .pid <<<"$(timeout 10 "$HUTCH" --root $SD_STATE state c1)")
+	read_into v "/proc/$pid/cgroup"
+	check "driver: the init is in the scope ($v)" [ "$v" = "0::/system.slice/$scope" ]
+	read_into v $dir/memory.max
+	check "driver: the kernel's memory.max ($v)" [ "$v" = 33554432 ]
+	read_into v $dir/pids.max
+	check "driver: the kernel's pids.max ($v)" [ "$v" = 32 ]
+	read_into v $dir/cpu.max
+	check "driver: the kernel's cpu.max, exact ($v)" [ "$v" = "50000 100000" ]
+	# The limits hold: forks past pids.max fail, and 48 MiB on a tmpfs under 32 MiB is killed.
+	sdh exec c1 sh -c 'for i in $(seq 40); do sleep 1 & done 2>/dev/null; wait'
+	ev=$(<$dir/pids.events)
+	check "driver: pids.max stops forks (pids.events: ${ev//$'\n'/ })" [ "${ev#max }" != 0 ]
+	sdh exec c1 dd if=/dev/zero of=/dev/shm/fill bs=1M count=48
+	ev=$(<$dir/memory.events)
+	check "driver: memory.max OOM-kills the writer (status $rc; ${ev//$'\n'/ })" \
+		[ $rc = 137 ]
+	# update: systemd's view and the kernel's.
+	sdh update --memory 50331648 --pids-limit 40 c1
+	check "driver: update (status $rc${out:+: $out})" [ $rc = 0 ]
+	check "driver: update reaches systemd: MemoryMax $(prop $scope MemoryMax), TasksMax $(prop $scope TasksMax)" \
+		[ "$(prop $scope MemoryMax)" = 50331648 ] && [ "$(prop $scope TasksMax)" = 40 ]
+	read_into v $dir/memory.max
+	check "driver: update reaches the kernel: memory.max $v" [ "$v" = 50331648 ]
+	# The same unit twice: systemd refuses, and its D-Bus error name is shown.
+	sdh create --bundle "$WORK/c1" c2
+	check "driver: a second container on the unit is refused naming UnitExists (status $rc: $out)" \
+		[ $rc = 1 ] && [[ $out == *org.freedesktop.systemd1.UnitExists* ]]
+	check "driver: the refused create left no state" [ ! -e $SD_STATE/c2 ]
+	check "driver: and the first scope is still active" [ "$(prop $scope ActiveState)" = active ]
+	sdh delete --force c1
+	check "driver: delete --force (status $rc${out:+: $out})" [ $rc = 0 ]
+	check "driver: no unit is left after delete ($(prop $scope LoadState))" unit_gone $scope
+	check "driver: no cgroup is left after delete" [ ! -e $dir ]
+}
+
+# A nested slice (kubelet's pod slices), a foreground run, and a container whose init exits
+# before delete (systemd collects the scope; delete is still clean).
+check_driver_slices() {
+	local scope=cri-containerd-c3.scope v pid
+	local dir=$CG/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod123.slice/$scope
+	[ -x "$HUTCH" ] || { skip "driver slices: $HUTCH is not built"; return; }
+	sd_bundle c3 kubepods-besteffort-pod123.slice:cri-containerd:c3 'sleep 300' '{}' ||
+		{ fail "driver slices: cannot make the bundle"; return; }
+	sdh create --bundle "$WORK/c3" c3
+	check "driver: create in a nested pod slice (status $rc${out:+: $out})" [ $rc = 0 ]
+	pid=$(jq -r .pid <<<"$(timeout 10 "$HUTCH" --root $SD_STATE state c3)")
+	read_into v "/proc/$pid/cgroup"
+	check "driver: the slice nests at its dashes ($v)" [ "$v" = "0::${dir#$CG}" ]
+	sdh delete --force c3
+	check "driver: delete of the nested one (status $rc)" [ $rc = 0 ] && unit_gone $scope
+	sd_bundle c4 :hutch-vm:c4 'cat /proc/self/cgroup; exit 3' '{"pids": {"limit": 10}}'
+	sdh run --bundle "$WORK/c4" c4
+	check "driver: a foreground run gives the command's status (status $rc: $out)" [ $rc = 3 ]
+	check "driver: nothing of the run is left" unit_gone hutch-vm-c4.scope
+	sd_bundle c5 system.slice:hutch-vm:c5 'true' '{}'
+	sdh create --bundle "$WORK/c5" c5 && sdh start c5
+	wait_for 50 unit_gone hutch-vm-c5.scope
+	check "driver: systemd collects the scope when its init has exited" unit_gone hutch-vm-c5.scope
+	sdh delete c5
+	check "driver: delete afterwards is clean (status $rc${out:+: $out})" [ $rc = 0 ]
+	check "driver: no state is left" [ -z "$(ls -A $SD_STATE 2>/dev/null)" ]
+}
+
 main() {
 	echo "# guest-systemd: $(systemctl --version | head -1); build $BUILD"
 	report_boot
@@ -210,6 +329,8 @@ main() {
 		check_pure_v2
 		check_bus
 		check_scope
+		check_driver
+		check_driver_slices
 	)
 	local c
 	for c in "${checks[@]}"; do
