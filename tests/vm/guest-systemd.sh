@@ -12,37 +12,7 @@ BUILD=${1:?usage: guest-systemd.sh BUILD_DIR}
 CG=/sys/fs/cgroup
 WORK=/tmp/hutch-vm
 PROBE=hutch-vm-probe
-npass=0 nfail=0 nskip=0
 
-pass() {
-	echo "PASS: $*"
-	npass=$((npass + 1))
-}
-fail() {
-	echo "FAIL: $*"
-	nfail=$((nfail + 1))
-}
-skip() {
-	echo "SKIP: $*"
-	nskip=$((nskip + 1))
-}
-# check DESCRIPTION TEST...: PASS when the TEST command succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
-}
-# read_into VAR FILE: the file's first line, or "" when it cannot be read.
-read_into() {
-	local line_=''
-	IFS= read -r line_ 2>/dev/null <"$2"
-	printf -v "$1" '%s' "$line_"
-}
-in_list() {
-	local w=$1
-	shift
-	[[ " $* " == *" $w "* ]]
-}
 # wait_for TENTHS TEST...: polls TEST every 0.1 s until it succeeds or TENTHS polls failed.
 wait_for() {
 	local n=$1

@@ -14,37 +14,6 @@ WORK=/tmp/hutch-vm
 STATE=/run/hutch-vm
 MEM_LIMIT=33554432 # 32M
 PIDS_LIMIT=16
-npass=0 nfail=0 nskip=0
-
-pass() {
-	echo "PASS: $*"
-	npass=$((npass + 1))
-}
-fail() {
-	echo "FAIL: $*"
-	nfail=$((nfail + 1))
-}
-skip() {
-	echo "SKIP: $*"
-	nskip=$((nskip + 1))
-}
-# check DESCRIPTION TEST...: PASS when the TEST command succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
-}
-# read_into VAR FILE: the file's first line, or "" when it cannot be read.
-read_into() {
-	local line_=''
-	IFS= read -r line_ 2>/dev/null <"$2"
-	printf -v "$1" '%s' "$line_"
-}
-in_list() {
-	local w=$1
-	shift
-	[[ " $* " == *" $w "* ]]
-}
 
 check_pure_v2() {
 	local mnt type v2='' v1=() ctrls sub own c kernel

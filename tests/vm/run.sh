@@ -27,7 +27,8 @@ guest() {
 	# The guest mounts a fresh /tmp, so a host path below /tmp is visible there only through
 	# the shared working directory: share BUILD_DIR, and hand the guest script over as text.
 	"$here/run-in-vm.sh" --timeout "${HUTCH_VM_TIMEOUT:-120}" "$@" -- \
-		bash -c "$(<"$here/$script")" "$script" "$BUILD" || rc=$?
+		bash -c "$(<"$here/guest-lib.sh")"$'\n'"$(<"$here/$script")" "$script" "$BUILD" ||
+		rc=$?
 	case $rc in
 	0) echo "vm lane: $name guest: PASS ($((SECONDS - t0))s)" ;;
 	125) echo "vm lane: $name guest: FAIL: the VM itself failed, see above ($((SECONDS - t0))s)" ;;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# What both guests' check scripts share (guest-v2.sh, guest-systemd.sh): the PASS/FAIL/SKIP
+# lines and their counts, and small readers. run.sh hands it to the guest ahead of the
+# script, as text like the script itself.
+npass=0 nfail=0 nskip=0
+
+pass() {
+	echo "PASS: $*"
+	npass=$((npass + 1))
+}
+fail() {
+	echo "FAIL: $*"
+	nfail=$((nfail + 1))
+}
+skip() {
+	echo "SKIP: $*"
+	nskip=$((nskip + 1))
+}
+# check DESCRIPTION TEST...: PASS when the TEST command succeeds.
+check() {
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+# read_into VAR FILE: the file's first line, or "" when it cannot be read.
+read_into() {
+	local line_=''
+	IFS= read -r line_ 2>/dev/null <"$2"
+	printf -v "$1" '%s' "$line_"
+}
+in_list() {
+	local w=$1
+	shift
+	[[ " $* " == *" $w "* ]]
+}
