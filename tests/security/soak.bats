@@ -23,7 +23,10 @@ setup() {
 counts() {
 	local fds cg
 	fds=$(ls /proc/$$/fd | wc -l)
-	cg=$(own_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -type d; done | wc -l)
+	# The sandboxes' own cgroups (hutch-sb-PID, and a delegate's beneath): on a hybrid host
+	# our cgroup2 cgroup is the root, where everything else on the machine has its cgroups.
+	cg=$(own_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -type d -name 'hutch-sb-*'; done |
+		wc -l)
 	echo "fds=$fds mounts=$(wc -l </proc/self/mountinfo) cgroups=$cg" \
 		"state=$(ls -A /run/hutch/sandbox 2>/dev/null | wc -l)" \
 		"locks=$(ls -A /run/hutch/locks 2>/dev/null | wc -l)" \
