@@ -163,11 +163,11 @@ refused() {
 	update_config '.linux.namespaces += [{type: "time"}]
 		| .linux.timeOffsets = {boottime: {secs: 31536000}, monotonic: {secs: 1000, nanosecs: 5}}'
 	set_args sh -c 'cat /proc/self/timens_offsets; cut -d. -f1 /proc/uptime'
+	local host_up # read before the container's: its uptime is later, whole seconds apart
+	host_up=$(cut -d. -f1 /proc/uptime)
 	run_ok
 	[ "$(echo ${lines[0]})" = "monotonic 1000 5" ]
 	[ "$(echo ${lines[1]})" = "boottime 31536000 0" ]
-	local host_up
-	host_up=$(cut -d. -f1 /proc/uptime)
 	[ "${lines[2]}" -ge $((host_up + 31536000)) ]
 	start_ctr
 	run hutch exec "$ID" cat /proc/self/timens_offsets
