@@ -425,18 +425,3 @@ int cg_sd_stop(const char *unit, struct hutch_err *err)
 	}
 	return r < 0 ? r : 0;
 }
-
-int cg_sd_unit_exists(const char *unit, struct hutch_err *err)
-{
-	struct sd_call c;
-	TRY(call_begin(&c, "GetUnit", unit, err));
-	int r = lib.append(c.m, "s", unit);
-	if (r >= 0)
-		r = call_run(&c, "GetUnit", unit, false, err);
-	call_end(&c);
-	if (r < 0 && no_such_unit(err)) {
-		*err = (struct hutch_err){ 0 };
-		return 0;
-	}
-	return r < 0 ? r : 1;
-}

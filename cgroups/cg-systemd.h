@@ -40,7 +40,5 @@ int cg_sd_set(const char *unit, const struct cg_resources *res, struct hutch_err
 /* Stops the unit and waits; a unit systemd no longer has (an emptied scope is collected)
  * is no error. */
 int cg_sd_stop(const char *unit, struct hutch_err *err);
-/* True when unit is loaded (a test's view: delete must leave none). */
-int cg_sd_unit_exists(const char *unit, struct hutch_err *err);
 
 #endif

@@ -260,13 +260,13 @@ static int locate_scope(struct create_ctx *x, struct hutch_err *err)
 {
 	struct cg_sd_unit *u = &x->scope;
 	TRY(cg_sd_parse(x->spec->cgroups_path, x->o->id, u, err));
-	int r = !cg_is_v2() ? hutch_fail(err, ENOTSUP,
-					 "--systemd-cgroup: not supported on a v1 or hybrid "
-					 "cgroup host (only on cgroup v2)")
-		: hutch_rootless()
-			? hutch_fail(err, ENOTSUP, "--systemd-cgroup: not supported rootless")
-			: 0;
-	return r;
+	if (!cg_is_v2())
+		return hutch_fail(err, ENOTSUP,
+				  "--systemd-cgroup: not supported on a v1 or hybrid cgroup host "
+				  "(only on cgroup v2)");
+	if (hutch_rootless())
+		return hutch_fail(err, ENOTSUP, "--systemd-cgroup: not supported rootless");
+	return 0;
 }
 
 /* The scope with the init in it, then what systemd has no property for in its files
