@@ -1,0 +1,224 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# containerd 1.6's CRI plugin, driven the way the kubelet drives it (pods, containers in pods,
+# ExecSync, stats, updates) by our own CRI client, cri/cri.py, with two runtime handlers: `hutch`
+# ($HUTCH as the runc shim's BinaryName, what a RuntimeClass selects) and `runc` (/usr/sbin/runc)
+# as the reference. Every operation is a pair of tests, "... (hutch)" and "... (runc)", that run
+# the same function: a failure under hutch only is a hutch bug, under both a client quirk.
+#
+# containerd runs in its own mount and network namespace, kept by a holder process (nsholder)
+# so that a restarted containerd finds the same one: a tmpfs on /run there takes the shims'
+# sockets (/run/containerd/s/, hard-coded whatever the state dir is) and everything else a
+# default puts in /run, so nothing reaches the host's. Pods use the node's network (that
+# namespace), so no CNI is needed. Every other path is in $CL_DIR.
+
+load helpers
+
+IMG=hutch.test/busybox:latest
+PAUSE=hutch.test/pause:latest
+HANDLERS=(hutch runc)
+PYTHON=/usr/bin/python3 # Debian's, with python3-grpcio; not whatever python3 is first in PATH
+
+cri() {
+	timeout -k 5 "$CLIENT_TIMEOUT" "$PYTHON" "$BATS_TEST_DIRNAME/cri/cri.py" \
+		--socket "$CL_DIR/containerd.sock" --stubs "$CL_DIR/stubs" "$@"
+}
+
+ctr() {
+	timeout -k 5 "$CLIENT_TIMEOUT" /usr/bin/ctr --address "$CL_DIR/containerd.sock" \
+		--namespace k8s.io "$@"
+}
+
+start_containerd() {
+	start_daemon containerd "$CL_DIR/containerd.log" \
+		nsenter -t "$(cat "$CL_DIR/nsholder.pid")" -m -n \
+		containerd --config "$CL_DIR/containerd.toml"
+	if ! wait_for cri version; then
+		tail -n 20 "$CL_DIR/containerd.log" >&2
+		return 1
+	fi
+}
+
+# pod_config NAME HANDLER [JQ]: writes $CL_DIR/NAME.pod.json, a PodSandboxConfig with the node's
+# network, its logs in $CL_DIR/logs/NAME and its cgroup parent $TAG/NAME (relative: the
+# runtime puts it beneath our own cgroup in every hierarchy, which on a v1 host is not the
+# same path in each), then JQ applied to it. No hostname: the pod has no UTS namespace of its
+# own with the node's network, and both runtimes refuse a hostname without one (the kubelet
+# sets none for hostNetwork pods).
+pod_config() {
+	local name=$1 handler=$2 filter=${3:-.}
+	jq -n --arg n "$name" --arg h "$handler" --arg logs "$CL_DIR/logs/$name" \
+		--arg cg "$TAG/$name" '{
+		metadata: {name: $n, namespace: "hutch-test", uid: ($n + "-uid"), attempt: 0},
+		labels: {handler: $h}, log_directory: $logs,
+		linux: {cgroup_parent: $cg,
+			security_context: {namespace_options: {network: "NODE"}}}}' |
+		jq "$filter" >"$CL_DIR/$name.pod.json"
+}
+
+# ctr_config NAME POD COMMAND [JQ]: writes $CL_DIR/NAME.ctr.json, a ContainerConfig running
+# `sh -c COMMAND` in $IMG with its log at NAME.log in the pod's log directory.
+ctr_config() {
+	local name=$1 pod=$2 cmd=$3 filter=${4:-.}
+	jq -n --arg n "$name" --arg c "$cmd" --arg img "$IMG" '{
+		metadata: {name: $n, attempt: 0}, image: {image: $img},
+		command: ["sh", "-c", $c], log_path: ($n + ".log"),
+		linux: {security_context: {namespace_options: {network: "NODE"}}}}' |
+		jq "$filter" >"$CL_DIR/$name.ctr.json"
+}
+
+# run_pod NAME HANDLER [JQ]: RunPodSandbox; the pod's id in $POD.
+run_pod() {
+	pod_config "$@"
+	POD=$(cri runp "$CL_DIR/$1.pod.json" --runtime "$2" | jq -r .pod_sandbox_id)
+	[ -n "$POD" ] && [ "$POD" != null ]
+}
+
+# run_ctr NAME PODNAME POD COMMAND [JQ]: CreateContainer + StartContainer; its id in $CTR.
+run_ctr() {
+	local name=$1 podname=$2 pod=$3
+	shift 3
+	ctr_config "$name" "$pod" "$@"
+	CTR=$(cri create "$pod" "$CL_DIR/$name.ctr.json" "$CL_DIR/$podname.pod.json" |
+		jq -r .container_id)
+	[ -n "$CTR" ] && [ "$CTR" != null ]
+	cri start "$CTR" >/dev/null
+}
+
+# exec_out ID CMD...: ExecSync, its stdout (exit code in $EXEC_RC, stderr to our stderr).
+exec_sync() {
+	local id=$1 r
+	shift
+	r=$(cri exec-sync "$id" -- "$@") || return 1
+	EXEC_RC=$(jq -r .exit_code <<<"$r")
+	jq -j .stderr <<<"$r" >&2
+	jq -j .stdout <<<"$r"
+}
+
+# The pid of a container's (or pod's pause) process, as the verbose status has it.
+ctr_pid() { cri inspect "$1" | jq -r .info.info.pid; }
+pod_pid() { cri inspectp "$1" | jq -r .info.info.pid; }
+
+# wait_until CMD...: retries CMD for up to 10s.
+wait_until() {
+	local tries=100
+	until "$@"; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# Removes every pod (and so its containers), then the pods' parent cgroups: those are the
+# kubelet's to make and remove, the runtimes only mkdir -p them. A container's cgroup left in
+# one makes rmdir fail, and the last test reports it.
+remove_pods() {
+	local p d
+	for p in $(cri pods 2>/dev/null | jq -r '.items[].id'); do
+		cri stopp "$p" >/dev/null || true
+		cri rmp "$p" >/dev/null || true
+	done
+	for d in $(tag_cgroup_dirs); do
+		find "$d" -mindepth 1 -maxdepth 1 -type d -exec rmdir {} + 2>/dev/null || true
+	done
+}
+
+setup_file() {
+	clients_setup_file containerd containerd
+	"$PYTHON" -c 'import grpc, grpc_tools' 2>/dev/null ||
+		skip "needs python3-grpcio and python3-grpc-tools"
+	# The stubs are generated for this run, from the vendored api.proto (cri/README.md).
+	cri gen "$CL_DIR/stubs"
+	mkdir -p "$CL_DIR/logs"
+	cat >"$CL_DIR/containerd.toml" <<-EOF
+		version = 2
+		root = "$CL_DIR/root"
+		state = "$CL_DIR/state"
+		[grpc]
+		  address = "$CL_DIR/containerd.sock"
+		[ttrpc]
+		  address = "$CL_DIR/containerd.sock.ttrpc"
+		[debug]
+		  address = "$CL_DIR/debug.sock"
+		[plugins."io.containerd.internal.v1.opt"]
+		  path = "$CL_DIR/opt"
+		[plugins."io.containerd.grpc.v1.cri"]
+		  sandbox_image = "$PAUSE"
+		  disable_apparmor = true
+		  # The CRI plugin gives the pause container oom_score_adj -998; CI runs without
+		  # CAP_SYS_RESOURCE, and neither runtime can then lower it: keep it at ours.
+		  restrict_oom_score_adj = true
+		  stream_server_address = "127.0.0.1"
+		  stream_server_port = "0"
+		  [plugins."io.containerd.grpc.v1.cri".cni]
+		    bin_dir = "$CL_DIR/cni-bin"
+		    conf_dir = "$CL_DIR/cni"
+		  [plugins."io.containerd.grpc.v1.cri".containerd]
+		    default_runtime_name = "runc"
+		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.hutch]
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.hutch.options]
+		        BinaryName = "$HUTCH"
+		        Root = "$CL_DIR/hutch-root"
+		        SystemdCgroup = false
+		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+		        BinaryName = "/usr/sbin/runc"
+		        Root = "$CL_DIR/runc-root"
+		        SystemdCgroup = false
+	EOF
+	# The namespaces' holder: lo up for the stream server's 127.0.0.1.
+	cat >"$CL_DIR/nsholder" <<-'EOF'
+		mount -t tmpfs -o mode=755 tmpfs /run && mkdir -m 711 /run/containerd &&
+			ip link set lo up || exit 1
+		exec sleep infinity
+	EOF
+	start_daemon nsholder "$CL_DIR/nsholder.log" \
+		unshare -m -n --propagation private sh "$CL_DIR/nsholder"
+	local holder
+	holder=$(cat "$CL_DIR/nsholder.pid")
+	wait_for sh -c "[ -d /proc/$holder/root/run/containerd ]" ||
+		skip "could not make containerd's namespaces: $(cat "$CL_DIR/nsholder.log")"
+	start_containerd || skip "containerd did not start (log above)"
+	make_oci_archive "$CL_DIR/busybox.tar" "$CL_DIR/bb-oci.tar" "$IMG"
+	# The pause container only has to stay: busybox sleep, as long as it can.
+	make_oci_archive "$CL_DIR/busybox.tar" "$CL_DIR/pause-oci.tar" "$PAUSE" \
+		'{"Entrypoint": ["sleep", "2147483647"], "Cmd": null}'
+	ctr images import "$CL_DIR/bb-oci.tar" >/dev/null
+	ctr images import "$CL_DIR/pause-oci.tar" >/dev/null
+}
+
+teardown() {
+	[ -f "$CL_DIR/containerd.pid" ] || return 0 # stopped by the last test
+	remove_pods
+}
+
+teardown_file() {
+	[ -d "${CL_DIR:-}" ] || return 0
+	stop_daemon containerd
+	stop_daemon nsholder
+	check_and_clean 2>/dev/null || true
+}
+
+@test "cri: version, and both handlers known" {
+	run cri version
+	check_status 0
+	[ "$(jq -r .runtime_api_version <<<"$output")" = v1 ]
+	run cri status
+	check_status 0
+	[ "$(jq -r '.status.conditions[] | select(.type == "RuntimeReady") | .status' \
+		<<<"$output")" = true ]
+	jq -e '.info.config.containerd.runtimes | has("hutch") and has("runc")' <<<"$output"
+}
+
+@test "cri: leaves nothing behind" {
+	[ -z "$(cri pods | jq -r '.items[].id')" ]
+	[ -z "$(ls -A "$CL_DIR/hutch-root/k8s.io" 2>/dev/null)" ]
+	[ -z "$(ls -A "$CL_DIR/runc-root/k8s.io" 2>/dev/null)" ]
+	ctr images remove "$IMG" "$PAUSE" >/dev/null
+	stop_daemon containerd
+	stop_daemon nsholder
+	check_and_clean
+}
