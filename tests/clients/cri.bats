@@ -41,7 +41,8 @@ start_containerd() {
 }
 
 # pod_config NAME HANDLER [JQ]: writes $CL_DIR/NAME.pod.json, a PodSandboxConfig with the node's
-# network, its logs in $CL_DIR/logs/NAME and its cgroup parent $TAG/NAME (relative: the
+# network, a pid namespace per container (POD is the enum's zero, the default, so the kubelet
+# says CONTAINER unless the pod shares its process namespace; so do we), its logs in $CL_DIR/logs/NAME and its cgroup parent $TAG/NAME (relative: the
 # runtime puts it beneath our own cgroup in every hierarchy, which on a v1 host is not the
 # same path in each), then JQ applied to it. No hostname: the pod has no UTS namespace of its
 # own with the node's network, and both runtimes refuse a hostname without one (the kubelet
@@ -53,18 +54,19 @@ pod_config() {
 		metadata: {name: $n, namespace: "hutch-test", uid: ($n + "-uid"), attempt: 0},
 		labels: {handler: $h}, log_directory: $logs,
 		linux: {cgroup_parent: $cg,
-			security_context: {namespace_options: {network: "NODE"}}}}' |
+			security_context: {namespace_options: {network: "NODE", pid: "CONTAINER"}}}}' |
 		jq "$filter" >"$CL_DIR/$name.pod.json"
 }
 
 # ctr_config NAME POD COMMAND [JQ]: writes $CL_DIR/NAME.ctr.json, a ContainerConfig running
-# `sh -c COMMAND` in $IMG with its log at NAME.log in the pod's log directory.
+# `sh -c COMMAND` in $IMG with its log at NAME.log in the pod's log directory and a pid
+# namespace of its own.
 ctr_config() {
 	local name=$1 pod=$2 cmd=$3 filter=${4:-.}
 	jq -n --arg n "$name" --arg c "$cmd" --arg img "$IMG" '{
 		metadata: {name: $n, attempt: 0}, image: {image: $img},
 		command: ["sh", "-c", $c], log_path: ($n + ".log"),
-		linux: {security_context: {namespace_options: {network: "NODE"}}}}' |
+		linux: {security_context: {namespace_options: {network: "NODE", pid: "CONTAINER"}}}}' |
 		jq "$filter" >"$CL_DIR/$name.ctr.json"
 }
 
@@ -86,7 +88,7 @@ run_ctr() {
 	cri start "$CTR" >/dev/null
 }
 
-# exec_out ID CMD...: ExecSync, its stdout (exit code in $EXEC_RC, stderr to our stderr).
+# exec_sync ID CMD...: ExecSync, its stdout (exit code in $EXEC_RC, stderr to our stderr).
 exec_sync() {
 	local id=$1 r
 	shift
@@ -211,6 +213,158 @@ teardown_file() {
 	[ "$(jq -r '.status.conditions[] | select(.type == "RuntimeReady") | .status' \
 		<<<"$output")" = true ]
 	jq -e '.info.config.containerd.runtimes | has("hutch") and has("runc")' <<<"$output"
+}
+
+# A pod whose containers share the pause container's pid and ipc namespaces (the kubelet's
+# shareProcessNamespace): each sees the other's process, and pause as pid 1.
+pod_shared_ns() {
+	local ns='.linux.security_context.namespace_options += {pid: "POD", ipc: "POD"}' a b
+	run_pod shared-$1 "$1" "$ns"
+	run_ctr a shared-$1 "$POD" 'exec sleep 1001' "$ns"
+	a=$CTR
+	run_ctr b shared-$1 "$POD" 'exec sleep 1002' "$ns"
+	b=$CTR
+	run exec_sync "$a" ps -o pid,args
+	check_status 0
+	[[ $output == *"sleep 1002"* ]]
+	[[ $(grep -E '^ +1 ' <<<"$output") == *"sleep 2147483647" ]]
+	run exec_sync "$b" ps -o pid,args
+	check_status 0
+	[[ $output == *"sleep 1001"* ]]
+	[[ $(grep -E '^ +1 ' <<<"$output") == *"sleep 2147483647" ]]
+	# The same ipc namespace as pause's (pid 1 here), and not the node's.
+	[ "$(exec_sync "$a" readlink /proc/self/ns/ipc)" = "$(exec_sync "$b" readlink /proc/1/ns/ipc)" ]
+	[ "$(exec_sync "$a" readlink /proc/self/ns/ipc)" != "$(readlink /proc/self/ns/ipc)" ]
+	[ "$(cri ps --pod "$POD" | jq '.containers | length')" -eq 2 ]
+}
+
+@test "cri: a pod, two containers sharing its pid and ipc namespaces (hutch)" {
+	pod_shared_ns hutch
+}
+
+@test "cri: a pod, two containers sharing its pid and ipc namespaces (runc)" {
+	pod_shared_ns runc
+}
+
+# ExecSync: the command's stdout, stderr and exit code come back separately.
+exec_sync_codes() {
+	run_pod exec-$1 "$1"
+	run_ctr svc exec-$1 "$POD" "$SERVICE_SH"
+	run cri exec-sync "$CTR" -- sh -c 'echo out; echo err >&2; exit 3'
+	check_status 0
+	[ "$(jq -r .stdout <<<"$output")" = out ]
+	[ "$(jq -r .stderr <<<"$output")" = err ]
+	[ "$(jq -r .exit_code <<<"$output")" = 3 ]
+	run cri exec-sync "$CTR" -- true
+	check_status 0
+	[ "$(jq -r .exit_code <<<"$output")" = 0 ]
+	# A command that cannot run: an error from the runtime, not an exit code.
+	run cri exec-sync "$CTR" -- /nonexistent
+	[ "$status" -ne 0 ] || [ "$(jq -r .exit_code <<<"$output")" != 0 ]
+}
+
+@test "cri: ExecSync stdout, stderr, exit code (hutch)" {
+	exec_sync_codes hutch
+}
+
+@test "cri: ExecSync stdout, stderr, exit code (runc)" {
+	exec_sync_codes runc
+}
+
+# The container's output in its CRI log file (the pod's log_directory + log_path), one line
+# per write: "TIMESTAMP STREAM F TEXT" (F: a full line).
+ctr_logs() {
+	local log
+	run_pod logs-$1 "$1"
+	run_ctr talker logs-$1 "$POD" 'echo hello out; echo hello err >&2; exec sleep 1000'
+	log=$(cri logs-path "$CTR" | jq -r .log_path)
+	[ "$log" = "$CL_DIR/logs/logs-$1/talker.log" ]
+	wait_until grep -q 'hello err' "$log"
+	grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z stdout F hello out$' "$log"
+	grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z stderr F hello err$' "$log"
+}
+
+@test "cri: container logs in CRI format (hutch)" {
+	ctr_logs hutch
+}
+
+@test "cri: container logs in CRI format (runc)" {
+	ctr_logs runc
+}
+
+# StopPodSandbox and RemovePodSandbox with its containers running: no shim, no process, no
+# runtime state, no container cgroup left.
+stop_remove_pod() {
+	local ids pids id p
+	run_pod gone-$1 "$1"
+	ids=$POD
+	pids=$(pod_pid "$POD")
+	run_ctr one gone-$1 "$POD" 'exec sleep 1000'
+	ids+=" $CTR"
+	pids+=" $(ctr_pid "$CTR")"
+	run_ctr two gone-$1 "$POD" "$SERVICE_SH"
+	ids+=" $CTR"
+	pids+=" $(ctr_pid "$CTR")"
+	for id in $ids; do
+		[ -d "$CL_DIR/$1-root/k8s.io/$id" ]
+		[ -n "$(find $(tag_cgroup_dirs) -type d -name "$id")" ]
+	done
+	run cri stopp "$POD"
+	check_status 0
+	run cri rmp "$POD"
+	check_status 0
+	[ "$(cri pods | jq '.items | length')" -eq 0 ]
+	[ "$(cri ps --all | jq '.containers | length')" -eq 0 ]
+	for p in $pids; do
+		[ ! -d "/proc/$p" ] || grep -q '^State:.*Z' "/proc/$p/status"
+	done
+	# The shim (one per pod, named by the sandbox id) is gone.
+	! pgrep -f "containerd-shim-runc-v2 .*-id $POD"
+	for id in $ids; do
+		[ ! -e "$CL_DIR/$1-root/k8s.io/$id" ]
+		[ -z "$(find $(tag_cgroup_dirs) -type d -name "$id")" ]
+	done
+	[ -z "$(ls -A "$CL_DIR/$1-root/k8s.io")" ]
+}
+
+@test "cri: StopPodSandbox + RemovePodSandbox with running containers leave nothing (hutch)" {
+	stop_remove_pod hutch
+}
+
+@test "cri: StopPodSandbox + RemovePodSandbox with running containers leave nothing (runc)" {
+	stop_remove_pod runc
+}
+
+# The kubelet's restricted securityContext: read-only root, a uid, no capabilities, seen from
+# the container's main process (pid 1: the pod's pid namespace is not shared) and an exec.
+security_context() {
+	local sc='.linux.security_context += {readonly_rootfs: true, run_as_user: {value: 1000},
+		capabilities: {drop_capabilities: ["ALL"]}}'
+	run_pod sec-$1 "$1"
+	run_ctr locked sec-$1 "$POD" "$SERVICE_SH" "$sc"
+	run exec_sync "$CTR" sh -c 'id -u; grep -E "^(Uid|CapEff|CapPrm|CapBnd)" /proc/1/status'
+	check_status 0
+	[ "${lines[0]}" = 1000 ]
+	[[ $(grep ^Uid <<<"$output") == *"	1000	1000	1000	1000" ]]
+	grep -qx 'CapEff:	0000000000000000' <<<"$output"
+	grep -qx 'CapPrm:	0000000000000000' <<<"$output"
+	grep -qx 'CapBnd:	0000000000000000' <<<"$output"
+	run exec_sync "$CTR" grep CapEff /proc/self/status
+	[ "$output" = 'CapEff:	0000000000000000' ]
+	run exec_sync "$CTR" sh -c 'touch /x 2>&1; echo rc=$?'
+	[[ $output == *"Read-only file system"* ]]
+	[[ $output == *"rc=1" ]]
+	# /tmp is the image's, on the read-only root too.
+	run exec_sync "$CTR" sh -c 'touch /tmp/x 2>&1; echo rc=$?'
+	[[ $output == *"rc=1" ]]
+}
+
+@test "cri: readonly_rootfs, run_as_user, drop ALL capabilities (hutch)" {
+	security_context hutch
+}
+
+@test "cri: readonly_rootfs, run_as_user, drop ALL capabilities (runc)" {
+	security_context runc
 }
 
 @test "cri: leaves nothing behind" {
