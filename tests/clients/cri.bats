@@ -102,6 +102,12 @@ exec_sync() {
 ctr_pid() { cri inspect "$1" | jq -r .info.info.pid; }
 pod_pid() { cri inspectp "$1" | jq -r .info.info.pid; }
 
+# The pid of a pod's shim: one per pod, named by the sandbox id, its containers' too.
+shim_of() { pgrep -f "containerd-shim-runc-v2 .*-id $1 " || true; }
+
+# ctr_state_is ID STATE: ContainerStatus says STATE (CONTAINER_RUNNING, CONTAINER_EXITED...).
+ctr_state_is() { [ "$(cri inspect "$1" | jq -r .status.state)" = "$2" ]; }
+
 # wait_until CMD...: retries CMD for up to 10s.
 wait_until() {
 	local tries=100
@@ -309,6 +315,7 @@ stop_remove_pod() {
 		[ -d "$CL_DIR/$1-root/k8s.io/$id" ]
 		[ -n "$(find $(tag_cgroup_dirs) -type d -name "$id")" ]
 	done
+	[ -n "$(shim_of "$POD")" ]
 	run cri stopp "$POD"
 	check_status 0
 	run cri rmp "$POD"
@@ -318,8 +325,7 @@ stop_remove_pod() {
 	for p in $pids; do
 		[ ! -d "/proc/$p" ] || grep -q '^State:.*Z' "/proc/$p/status"
 	done
-	# The shim (one per pod, named by the sandbox id) is gone.
-	! pgrep -f "containerd-shim-runc-v2 .*-id $POD"
+	[ -z "$(shim_of "$POD")" ]
 	for id in $ids; do
 		[ ! -e "$CL_DIR/$1-root/k8s.io/$id" ]
 		[ -z "$(find $(tag_cgroup_dirs) -type d -name "$id")" ]
@@ -365,6 +371,149 @@ security_context() {
 
 @test "cri: readonly_rootfs, run_as_user, drop ALL capabilities (runc)" {
 	security_context runc
+}
+
+# UpdateContainerResources: a new memory limit reaches the container's cgroup (this host's
+# v1 memory.limit_in_bytes, or v2's memory.max), as the host and the container see it.
+update_memory() {
+	run_pod upd-$1 "$1"
+	run_ctr mem upd-$1 "$POD" "$SERVICE_SH" \
+		'.linux.resources = {memory_limit_in_bytes: 67108864}'
+	[ "$(cgroup_value "$CTR" memory.limit_in_bytes memory.max)" = 67108864 ]
+	echo '{"memory_limit_in_bytes": 100663296}' >"$CL_DIR/upd-$1.json"
+	run cri update "$CTR" "$CL_DIR/upd-$1.json"
+	check_status 0
+	[ "$(cgroup_value "$CTR" memory.limit_in_bytes memory.max)" = 100663296 ]
+	run exec_sync "$CTR" sh -c "$MEM_LIMIT_SH"
+	[ "$output" = 100663296 ]
+	# containerd keeps what it set: the status has the new limit.
+	[ "$(cri inspect "$CTR" | jq -r .status.resources.linux.memory_limit_in_bytes)" = 100663296 ]
+}
+
+@test "cri: UpdateContainerResources memory limit (hutch)" {
+	update_memory hutch
+}
+
+@test "cri: UpdateContainerResources memory limit (runc)" {
+	update_memory runc
+}
+
+# ContainerStats: the shim reads the container's cgroup; memory and cpu usage are there.
+ctr_stats() {
+	run_pod stats-$1 "$1"
+	# Some work to show in the cpu usage.
+	run_ctr busy stats-$1 "$POD" 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; exec sleep 1000'
+	sleep 0.5
+	run cri stats "$CTR"
+	check_status 0
+	[ "$(jq -r .stats.attributes.id <<<"$output")" = "$CTR" ]
+	[ "$(jq -r .stats.attributes.metadata.name <<<"$output")" = busy ]
+	[ "$(jq -r .stats.memory.working_set_bytes.value <<<"$output")" -gt 0 ]
+	[ "$(jq -r .stats.cpu.usage_core_nano_seconds.value <<<"$output")" -gt 0 ]
+	[ "$(jq -r .stats.writable_layer.used_bytes.value <<<"$output")" -ge 0 ]
+}
+
+@test "cri: ContainerStats (hutch)" {
+	ctr_stats hutch
+}
+
+@test "cri: ContainerStats (runc)" {
+	ctr_stats runc
+}
+
+# A memory hog past its limit: the kernel kills it, and the container's status says OOMKilled
+# (the shim's OOM event, from the cgroup the runtime made).
+oom_killed() {
+	run_pod oom-$1 "$1"
+	# A shell variable of 64 MiB, twice the limit (and no swap: swap limit = memory limit).
+	run_ctr hog oom-$1 "$POD" 'x=$(head -c 67108864 /dev/zero | tr "\0" a); echo survived' \
+		'.linux.resources = {memory_limit_in_bytes: 33554432,
+			memory_swap_limit_in_bytes: 33554432}'
+	wait_until ctr_state_is "$CTR" CONTAINER_EXITED
+	run cri inspect "$CTR"
+	check_status 0
+	[ "$(jq -r .status.reason <<<"$output")" = OOMKilled ]
+	[ "$(jq -r .status.exit_code <<<"$output")" = 137 ]
+}
+
+@test "cri: OOMKilled in ContainerStatus after a memory hog (hutch)" {
+	oom_killed hutch
+}
+
+@test "cri: OOMKilled in ContainerStatus after a memory hog (runc)" {
+	oom_killed runc
+}
+
+# seccomp RuntimeDefault (containerd's default profile): filter mode 2, and unshare(2), which
+# the profile allows only with CAP_SYS_ADMIN, fails. Without a profile (unconfined, the CRI
+# default) the same unshare -U works: the profile, not something else, blocks it.
+seccomp_default() {
+	run_pod sec-$1 "$1"
+	run_ctr free sec-$1 "$POD" "$SERVICE_SH"
+	run exec_sync "$CTR" sh -c 'grep "^Seccomp:" /proc/1/status; unshare -U true && echo ok'
+	check_status 0
+	[ "${lines[0]}" = 'Seccomp:	0' ]
+	[ "${lines[1]}" = ok ]
+	run_ctr confined sec-$1 "$POD" "$SERVICE_SH" \
+		'.linux.security_context.seccomp = {profile_type: "RuntimeDefault"}'
+	run exec_sync "$CTR" sh -c 'grep "^Seccomp:" /proc/1/status; unshare -U true 2>&1; echo rc=$?'
+	check_status 0
+	[ "${lines[0]}" = 'Seccomp:	2' ]
+	expect_output "Operation not permitted"
+	[ "${lines[-1]}" = rc=1 ]
+}
+
+@test "cri: seccomp RuntimeDefault (hutch)" {
+	seccomp_default hutch
+}
+
+@test "cri: seccomp RuntimeDefault (runc)" {
+	seccomp_default runc
+}
+
+# containerd restarted while a pod runs (an upgrade on a node): the pod and its container
+# are still there, an exec works, and they are removed as usual. The shim and the containers
+# live on meanwhile; the namespaces' holder keeps the shims' /run for the new containerd.
+containerd_restart() {
+	local pod ctr shim
+	run_pod restart-$1 "$1"
+	pod=$POD
+	run_ctr svc restart-$1 "$POD" "$SERVICE_SH"
+	ctr=$CTR
+	shim=$(shim_of "$pod")
+	[ -n "$shim" ]
+	stop_daemon containerd
+	[ "$(shim_of "$pod")" = "$shim" ]
+	start_containerd
+	[ "$(shim_of "$pod")" = "$shim" ] # reconnected to, not restarted
+	run cri inspectp "$pod"
+	check_status 0
+	[ "$(jq -r .status.state <<<"$output")" = SANDBOX_READY ]
+	run cri inspect "$ctr"
+	check_status 0
+	[ "$(jq -r .status.state <<<"$output")" = CONTAINER_RUNNING ]
+	run exec_sync "$ctr" echo after restart
+	check_status 0
+	[ "$output" = "after restart" ]
+	run cri stop "$ctr" --timeout 10
+	check_status 0
+	[ "$(cri inspect "$ctr" | jq -r .status.exit_code)" = 0 ] # SIGTERM, not a SIGKILL
+	run cri rm "$ctr"
+	check_status 0
+	run cri stopp "$pod"
+	check_status 0
+	run cri rmp "$pod"
+	check_status 0
+	[ -z "$(ls -A "$CL_DIR/$1-root/k8s.io")" ]
+	[ -z "$(shim_of "$pod")" ]
+}
+
+@test "cri: containerd restarted while a pod runs (hutch)" {
+	containerd_restart hutch
+}
+
+@test "cri: containerd restarted while a pod runs (runc)" {
+	containerd_restart runc
 }
 
 @test "cri: leaves nothing behind" {
