@@ -516,6 +516,34 @@ containerd_restart() {
 	containerd_restart runc
 }
 
+# Every cgroup hierarchy the container sees under /sys/fs/cgroup is rooted at its own cgroup
+# (on this v1/hybrid host there is no cgroup namespace: the CRI plugin asks for one on v2
+# only), so it cannot see another pod's. mountinfo's 4th field is a mount's root.
+own_cgroup_view() {
+	run_pod cgv-$1 "$1"
+	run_ctr a cgv-$1 "$POD" "$SERVICE_SH"
+	run exec_sync "$CTR" awk '{ for (i = 7; $i != "-"; i++) {}
+		if ($(i + 1) ~ /^cgroup/) print $4, $5 }' /proc/self/mountinfo
+	check_status 0
+	[ -n "$output" ]
+	local root mp bad=0
+	while read -r root mp; do
+		if [[ $root != */"$CTR" ]]; then
+			echo "$mp: the host's $root, not the container's cgroup" >&2
+			bad=1
+		fi
+	done <<<"$output"
+	return $bad
+}
+
+@test "cri: a container's cgroup mounts are its own cgroup (hutch)" {
+	own_cgroup_view hutch
+}
+
+@test "cri: a container's cgroup mounts are its own cgroup (runc)" {
+	own_cgroup_view runc
+}
+
 @test "cri: leaves nothing behind" {
 	[ -z "$(cri pods | jq -r '.items[].id')" ]
 	[ -z "$(ls -A "$CL_DIR/hutch-root/k8s.io" 2>/dev/null)" ]
