@@ -267,6 +267,42 @@ exec_sync_codes() {
 	# A command that cannot run: an error from the runtime, not an exit code.
 	run cri exec-sync "$CTR" -- /nonexistent
 	[ "$status" -ne 0 ] || [ "$(jq -r .exit_code <<<"$output")" != 0 ]
+	# Past its timeout the exec fails and its process is killed (the kubelet's exec probes).
+	run cri exec-sync --timeout 1 "$CTR" -- sleep 3333
+	check_status 1
+	expect_output DEADLINE_EXCEEDED
+	run exec_sync "$CTR" ps -o args
+	check_status 0
+	[[ $output != *"sleep 3333"* ]]
+}
+
+# A container that exits: its exit code and reason in ContainerStatus (Completed for 0,
+# Error otherwise), the way the kubelet learns a pod's container finished.
+ctr_exit() {
+	run_pod exit-$1 "$1"
+	run_ctr three exit-$1 "$POD" 'exit 3'
+	wait_until ctr_state_is "$CTR" CONTAINER_EXITED
+	run cri inspect "$CTR"
+	[ "$(jq -r .status.exit_code <<<"$output")" = 3 ]
+	[ "$(jq -r .status.reason <<<"$output")" = Error ]
+	# Set, but not necessarily after started_at: containerd stamps that when the start returns,
+	# and the exit's own time can be earlier.
+	[ "$(jq -r .status.finished_at <<<"$output")" -gt 0 ]
+	run_ctr zero exit-$1 "$POD" 'true'
+	wait_until ctr_state_is "$CTR" CONTAINER_EXITED
+	run cri inspect "$CTR"
+	[ "$(jq -r .status.exit_code <<<"$output")" = 0 ]
+	[ "$(jq -r .status.reason <<<"$output")" = Completed ]
+	[ "$(cri ps --pod "$POD" | jq '.containers | length')" -eq 0 ] # none running
+	[ "$(cri ps --pod "$POD" --all | jq '.containers | length')" -eq 2 ]
+}
+
+@test "cri: a container's exit code and reason in ContainerStatus (hutch)" {
+	ctr_exit hutch
+}
+
+@test "cri: a container's exit code and reason in ContainerStatus (runc)" {
+	ctr_exit runc
 }
 
 @test "cri: ExecSync stdout, stderr, exit code (hutch)" {
