@@ -17,7 +17,6 @@ load helpers
 
 IMG=hutch.test/busybox:latest
 PAUSE=hutch.test/pause:latest
-HANDLERS=(hutch runc)
 PYTHON=/usr/bin/python3 # Debian's, with python3-grpcio; not whatever python3 is first in PATH
 
 cri() {
@@ -42,9 +41,10 @@ start_containerd() {
 
 # pod_config NAME HANDLER [JQ]: writes $CL_DIR/NAME.pod.json, a PodSandboxConfig with the node's
 # network, a pid namespace per container (POD is the enum's zero, the default, so the kubelet
-# says CONTAINER unless the pod shares its process namespace; so do we), its logs in $CL_DIR/logs/NAME and its cgroup parent $TAG/NAME (relative: the
-# runtime puts it beneath our own cgroup in every hierarchy, which on a v1 host is not the
-# same path in each), then JQ applied to it. No hostname: the pod has no UTS namespace of its
+# says CONTAINER unless the pod shares its process namespace; so do we), its logs in
+# $CL_DIR/logs/NAME and its cgroup parent $TAG/NAME (relative: the runtime puts it beneath our
+# own cgroup in every hierarchy, which on a v1 host is not the same path in each), then JQ
+# applied to it. No hostname: the pod has no UTS namespace of its
 # own with the node's network, and both runtimes refuse a hostname without one (the kubelet
 # sets none for hostNetwork pods).
 pod_config() {
@@ -58,11 +58,11 @@ pod_config() {
 		jq "$filter" >"$CL_DIR/$name.pod.json"
 }
 
-# ctr_config NAME POD COMMAND [JQ]: writes $CL_DIR/NAME.ctr.json, a ContainerConfig running
+# ctr_config NAME COMMAND [JQ]: writes $CL_DIR/NAME.ctr.json, a ContainerConfig running
 # `sh -c COMMAND` in $IMG with its log at NAME.log in the pod's log directory and a pid
 # namespace of its own.
 ctr_config() {
-	local name=$1 pod=$2 cmd=$3 filter=${4:-.}
+	local name=$1 cmd=$2 filter=${3:-.}
 	jq -n --arg n "$name" --arg c "$cmd" --arg img "$IMG" '{
 		metadata: {name: $n, attempt: 0}, image: {image: $img},
 		command: ["sh", "-c", $c], log_path: ($n + ".log"),
@@ -81,19 +81,19 @@ run_pod() {
 run_ctr() {
 	local name=$1 podname=$2 pod=$3
 	shift 3
-	ctr_config "$name" "$pod" "$@"
+	ctr_config "$name" "$@"
 	CTR=$(cri create "$pod" "$CL_DIR/$name.ctr.json" "$CL_DIR/$podname.pod.json" |
 		jq -r .container_id)
 	[ -n "$CTR" ] && [ "$CTR" != null ]
 	cri start "$CTR" >/dev/null
 }
 
-# exec_sync ID CMD...: ExecSync, its stdout (exit code in $EXEC_RC, stderr to our stderr).
+# exec_sync ID CMD...: ExecSync, its stdout (its stderr to ours); fails only when the RPC does,
+# whatever the command's exit code (cri exec-sync has it).
 exec_sync() {
 	local id=$1 r
 	shift
 	r=$(cri exec-sync "$id" -- "$@") || return 1
-	EXEC_RC=$(jq -r .exit_code <<<"$r")
 	jq -j .stderr <<<"$r" >&2
 	jq -j .stdout <<<"$r"
 }
@@ -107,16 +107,6 @@ shim_of() { pgrep -f "containerd-shim-runc-v2 .*-id $1 " || true; }
 
 # ctr_state_is ID STATE: ContainerStatus says STATE (CONTAINER_RUNNING, CONTAINER_EXITED...).
 ctr_state_is() { [ "$(cri inspect "$1" | jq -r .status.state)" = "$2" ]; }
-
-# wait_until CMD...: retries CMD for up to 10s.
-wait_until() {
-	local tries=100
-	until "$@"; do
-		tries=$((tries - 1))
-		[ "$tries" -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
 
 # Removes every pod (and so its containers), then the pods' parent cgroups: those are the
 # kubelet's to make and remove, the runtimes only mkdir -p them. A container's cgroup left in
@@ -154,8 +144,8 @@ setup_file() {
 		[plugins."io.containerd.grpc.v1.cri"]
 		  sandbox_image = "$PAUSE"
 		  disable_apparmor = true
-		  # The CRI plugin gives the pause container oom_score_adj -998; CI runs without
-		  # CAP_SYS_RESOURCE, and neither runtime can then lower it: keep it at ours.
+		  # The CRI plugin gives the pause container oom_score_adj -998; our test hosts run
+		  # without CAP_SYS_RESOURCE, and neither runtime can then lower it: keep it at ours.
 		  restrict_oom_score_adj = true
 		  stream_server_address = "127.0.0.1"
 		  stream_server_port = "0"
@@ -224,7 +214,7 @@ teardown_file() {
 # A pod whose containers share the pause container's pid and ipc namespaces (the kubelet's
 # shareProcessNamespace): each sees the other's process, and pause as pid 1.
 pod_shared_ns() {
-	local ns='.linux.security_context.namespace_options += {pid: "POD", ipc: "POD"}' a b
+	local ns='.linux.security_context.namespace_options += {pid: "POD", ipc: "POD"}' a b ipc
 	run_pod shared-$1 "$1" "$ns"
 	run_ctr a shared-$1 "$POD" 'exec sleep 1001' "$ns"
 	a=$CTR
@@ -239,8 +229,10 @@ pod_shared_ns() {
 	[[ $output == *"sleep 1001"* ]]
 	[[ $(grep -E '^ +1 ' <<<"$output") == *"sleep 2147483647" ]]
 	# The same ipc namespace as pause's (pid 1 here), and not the node's.
-	[ "$(exec_sync "$a" readlink /proc/self/ns/ipc)" = "$(exec_sync "$b" readlink /proc/1/ns/ipc)" ]
-	[ "$(exec_sync "$a" readlink /proc/self/ns/ipc)" != "$(readlink /proc/self/ns/ipc)" ]
+	ipc=$(exec_sync "$a" readlink /proc/self/ns/ipc)
+	[[ $ipc == ipc:* ]]
+	[ "$(exec_sync "$b" readlink /proc/1/ns/ipc)" = "$ipc" ]
+	[ "$(readlink /proc/self/ns/ipc)" != "$ipc" ]
 	[ "$(cri ps --pod "$POD" | jq '.containers | length')" -eq 2 ]
 }
 
@@ -281,7 +273,7 @@ exec_sync_codes() {
 ctr_exit() {
 	run_pod exit-$1 "$1"
 	run_ctr three exit-$1 "$POD" 'exit 3'
-	wait_until ctr_state_is "$CTR" CONTAINER_EXITED
+	wait_for ctr_state_is "$CTR" CONTAINER_EXITED
 	run cri inspect "$CTR"
 	[ "$(jq -r .status.exit_code <<<"$output")" = 3 ]
 	[ "$(jq -r .status.reason <<<"$output")" = Error ]
@@ -289,7 +281,7 @@ ctr_exit() {
 	# and the exit's own time can be earlier.
 	[ "$(jq -r .status.finished_at <<<"$output")" -gt 0 ]
 	run_ctr zero exit-$1 "$POD" 'true'
-	wait_until ctr_state_is "$CTR" CONTAINER_EXITED
+	wait_for ctr_state_is "$CTR" CONTAINER_EXITED
 	run cri inspect "$CTR"
 	[ "$(jq -r .status.exit_code <<<"$output")" = 0 ]
 	[ "$(jq -r .status.reason <<<"$output")" = Completed ]
@@ -321,7 +313,7 @@ ctr_logs() {
 	run_ctr talker logs-$1 "$POD" 'echo hello out; echo hello err >&2; exec sleep 1000'
 	log=$(cri logs-path "$CTR" | jq -r .log_path)
 	[ "$log" = "$CL_DIR/logs/logs-$1/talker.log" ]
-	wait_until grep -q 'hello err' "$log"
+	wait_for grep -q 'hello err' "$log"
 	grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z stdout F hello out$' "$log"
 	grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z stderr F hello err$' "$log"
 }
@@ -465,7 +457,7 @@ oom_killed() {
 	run_ctr hog oom-$1 "$POD" 'x=$(head -c 67108864 /dev/zero | tr "\0" a); echo survived' \
 		'.linux.resources = {memory_limit_in_bytes: 33554432,
 			memory_swap_limit_in_bytes: 33554432}'
-	wait_until ctr_state_is "$CTR" CONTAINER_EXITED
+	wait_for ctr_state_is "$CTR" CONTAINER_EXITED
 	run cri inspect "$CTR"
 	check_status 0
 	[ "$(jq -r .status.reason <<<"$output")" = OOMKilled ]
