@@ -426,6 +426,32 @@ update_memory() {
 	update_memory runc
 }
 
+# UpdateContainerResources for cpu: quota, period, shares and cpuset reach the cgroup.
+update_cpu() {
+	run_pod cpu-$1 "$1"
+	run_ctr cpu cpu-$1 "$POD" "$SERVICE_SH"
+	echo '{"cpu_period": 100000, "cpu_quota": 50000, "cpu_shares": 512, "cpuset_cpus": "0"}' \
+		>"$CL_DIR/cpu-$1.json"
+	run cri update "$CTR" "$CL_DIR/cpu-$1.json"
+	check_status 0
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then # v2: one file for quota and period
+		[ "$(cgroup_value "$CTR" - cpu.max)" = "50000 100000" ]
+	else
+		[ "$(cgroup_value "$CTR" cpu.cfs_quota_us -)" = 50000 ]
+		[ "$(cgroup_value "$CTR" cpu.cfs_period_us -)" = 100000 ]
+		[ "$(cgroup_value "$CTR" cpu.shares -)" = 512 ]
+	fi
+	[ "$(cgroup_value "$CTR" cpuset.cpus cpuset.cpus)" = 0 ]
+}
+
+@test "cri: UpdateContainerResources cpu quota, shares, cpuset (hutch)" {
+	update_cpu hutch
+}
+
+@test "cri: UpdateContainerResources cpu quota, shares, cpuset (runc)" {
+	update_cpu runc
+}
+
 # ContainerStats: the shim reads the container's cgroup; memory and cpu usage are there.
 ctr_stats() {
 	run_pod stats-$1 "$1"
@@ -570,6 +596,54 @@ own_cgroup_view() {
 
 @test "cri: a container's cgroup mounts are its own cgroup (runc)" {
 	own_cgroup_view runc
+}
+
+# A privileged container (pod and container privileged, as the kubelet asks): containerd's
+# own capabilities, the host's devices, /sys read-write, no masked /proc paths.
+privileged() {
+	local priv='.linux.security_context.privileged = true' caps
+	run_pod priv-$1 "$1" "$priv"
+	run_ctr priv priv-$1 "$POD" "$SERVICE_SH" "$priv"
+	caps=$(grep CapBnd /proc/self/status | cut -f2) # containerd's are ours
+	run exec_sync "$CTR" sh -c 'grep CapEff /proc/self/status | cut -f2
+		awk "\$5 == \"/sys\" { print \$6 }" /proc/self/mountinfo
+		grep -c " /proc/kcore " /proc/self/mountinfo
+		ls /dev/kmsg'
+	check_status 0
+	[ "${lines[0]}" = "$caps" ]
+	[[ ${lines[1]} == rw,* ]]
+	[ "${lines[2]}" = 0 ]
+	[ "${lines[3]}" = /dev/kmsg ]
+}
+
+@test "cri: a privileged container (hutch)" {
+	privileged hutch
+}
+
+@test "cri: a privileged container (runc)" {
+	privileged runc
+}
+
+# A pod's namespaced sysctl (kernel.shm_rmid_forced: the ipc namespace's) is set for its
+# containers, and not for the host.
+pod_sysctl() {
+	local host
+	host=$(cat /proc/sys/kernel/shm_rmid_forced)
+	run_pod sysctl-$1 "$1" \
+		".linux.sysctls = {\"kernel.shm_rmid_forced\": \"$((1 - host))\"}"
+	run_ctr c sysctl-$1 "$POD" "$SERVICE_SH"
+	run exec_sync "$CTR" cat /proc/sys/kernel/shm_rmid_forced
+	check_status 0
+	[ "$output" = $((1 - host)) ]
+	[ "$(cat /proc/sys/kernel/shm_rmid_forced)" = "$host" ]
+}
+
+@test "cri: a pod's sysctls (hutch)" {
+	pod_sysctl hutch
+}
+
+@test "cri: a pod's sysctls (runc)" {
+	pod_sysctl runc
 }
 
 @test "cri: leaves nothing behind" {
