@@ -105,6 +105,15 @@ pod_pid() { cri inspectp "$1" | jq -r .info.info.pid; }
 # The pid of a pod's shim: one per pod, named by the sandbox id, its containers' too.
 shim_of() { pgrep -f "containerd-shim-runc-v2 .*-id $1 " || true; }
 
+# The cgroups named NAME beneath $TAG, in any hierarchy. hutch removes the parent levels it
+# made once they are empty ($TAG too), runc leaves them: no $TAG is no cgroup.
+cgroups_named() {
+	local d
+	for d in $(tag_cgroup_dirs); do
+		find "$d" -type d -name "$1"
+	done
+}
+
 # ctr_state_is ID STATE: ContainerStatus says STATE (CONTAINER_RUNNING, CONTAINER_EXITED...).
 ctr_state_is() { [ "$(cri inspect "$1" | jq -r .status.state)" = "$2" ]; }
 
@@ -341,7 +350,7 @@ stop_remove_pod() {
 	pids+=" $(ctr_pid "$CTR")"
 	for id in $ids; do
 		[ -d "$CL_DIR/$1-root/k8s.io/$id" ]
-		[ -n "$(find $(tag_cgroup_dirs) -type d -name "$id")" ]
+		[ -n "$(cgroups_named "$id")" ]
 	done
 	[ -n "$(shim_of "$POD")" ]
 	run cri stopp "$POD"
@@ -356,7 +365,7 @@ stop_remove_pod() {
 	[ -z "$(shim_of "$POD")" ]
 	for id in $ids; do
 		[ ! -e "$CL_DIR/$1-root/k8s.io/$id" ]
-		[ -z "$(find $(tag_cgroup_dirs) -type d -name "$id")" ]
+		[ -z "$(cgroups_named "$id")" ]
 	done
 	[ -z "$(ls -A "$CL_DIR/$1-root/k8s.io")" ]
 }
