@@ -82,6 +82,14 @@ int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err)
 	return -ENOENT;
 }
 
+const char *cg_unified_dir(const struct cg *cg)
+{
+	for (size_t i = 0; !cg->v2 && i < cg->n; i++)
+		if (!*cg->h[i].name && cg->h[i].dir)
+			return cg->h[i].dir;
+	return NULL;
+}
+
 size_t cg_hierarchy_dirs(const struct cg *cg, const char **names, const char **dirs, size_t max)
 {
 	size_t n = 0;

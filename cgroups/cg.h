@@ -104,6 +104,8 @@ uint64_t cg_memory_max(const struct cg *cg);
 /* v1: each hierarchy's controller list ("memory", "cpu,cpuacct", "name=systemd") and the
  * container's directory in it; 0 on v2. The strings belong to cg. */
 size_t cg_hierarchy_dirs(const struct cg *cg, const char **names, const char **dirs, size_t max);
+/* Hybrid: the container's directory in the cgroup2 hierarchy beside the v1 ones; else NULL. */
+const char *cg_unified_dir(const struct cg *cg);
 
 /* v1: an eventfd signalled when the memory cgroup runs out of memory (-ENOTSUP on v2);
  * cg_oom_fired reads it without blocking. */

@@ -247,9 +247,17 @@ static void mount_cgroup1(struct planner *pl, const struct ns_mount *m)
 		if (!mount_hierarchy(pl, dest, ctrls + 1, m->flags))
 			return;
 	}
-	if (pl->f->cgroup2_unified)
-		mount_cgroup2(pl, own(pl, hutch_xasprintf("%s/unified", dest)),
-			      "/sys/fs/cgroup/unified", m->flags);
+	/* The unified hierarchy as the v1 ones: the container's own directory when it has one
+	 * there. A cgroup2 mount made without a cgroup namespace of the container's own would
+	 * be rooted at the host's root and show every cgroup2 cgroup on the host. */
+	const char *unified = own(pl, hutch_xasprintf("%s/unified", dest));
+	const char *own_unified = own_dir(pl->cfg, "");
+	if (pl->f->cgroup2_unified && own_unified) {
+		add(pl, NS_OP_MKDIR, unified);
+		bind_host(pl, own_unified, -1, unified, true, m->flags, 0);
+	} else if (pl->f->cgroup2_unified) {
+		mount_cgroup2(pl, unified, "/sys/fs/cgroup/unified", m->flags);
+	}
 	if (m->flags & MS_RDONLY)
 		add(pl, NS_OP_REMOUNT_BIND, dest)->flags = MS_RDONLY;
 	propagation(pl, dest, m->propagation);

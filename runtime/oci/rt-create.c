@@ -359,9 +359,12 @@ static int plan_memcg(struct create_ctx *x, struct hutch_err *err)
 	if (x->memcg_fd < 0 && x->memcg_fd != -ENOENT)
 		return x->memcg_fd;
 	const char *names[16], *dirs[16];
-	x->n_cgroup_dirs = cg_hierarchy_dirs(x->cg, names, dirs, ARRAY_SIZE(names));
+	x->n_cgroup_dirs = cg_hierarchy_dirs(x->cg, names, dirs, ARRAY_SIZE(names) - 1);
 	for (size_t i = 0; i < x->n_cgroup_dirs; i++)
 		x->cgroup_dirs[i] = (struct ns_cgroup_dir){ names[i], dirs[i] };
+	const char *unified = cg_unified_dir(x->cg); /* hybrid: bound as the v1 ones are */
+	if (unified)
+		x->cgroup_dirs[x->n_cgroup_dirs++] = (struct ns_cgroup_dir){ "", unified };
 	return 0;
 }
 

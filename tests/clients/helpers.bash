@@ -55,9 +55,11 @@ make_rootfs_tar() {
 }
 
 # The same rootfs as a one-layer OCI image archive named NAME, for `ctr images import`
-# (which takes image archives only).
+# (which takes image archives only). CONFIG, a JSON object, is merged into the image config's
+# config (e.g. '{"Entrypoint": ["sleep", "1000"]}' for cri.bats' pause image); by default the
+# image runs sh.
 make_oci_archive() {
-	local rootfs_tar=$1 out=$2 name=$3 d layer config manifest
+	local rootfs_tar=$1 out=$2 name=$3 extra=${4:-"{}"} d layer config manifest
 	d=$(mktemp -d "$CL_DIR/oci.XXXXXX")
 	mkdir -p "$d/blobs/sha256"
 	blob() { # FILE: moves FILE into the blobs as its digest; prints "digest size"
@@ -69,9 +71,9 @@ make_oci_archive() {
 	}
 	cp "$rootfs_tar" "$d/layer"
 	read -r layer layer_size < <(blob "$d/layer")
-	jq -nc --arg l "sha256:$layer" '{architecture: "amd64", os: "linux",
-		config: {Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
-			Cmd: ["sh"]},
+	jq -nc --arg l "sha256:$layer" --argjson extra "$extra" '{architecture: "amd64", os: "linux",
+		config: ({Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
+			Cmd: ["sh"]} + $extra),
 		rootfs: {type: "layers", diff_ids: [$l]}}' >"$d/config"
 	read -r config config_size < <(blob "$d/config")
 	jq -nc --arg c "sha256:$config" --argjson cs "$config_size" --arg l "sha256:$layer" \

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Runs podman, containerd (ctr) and Docker with $HUTCH as their OCI runtime: `run.sh [BATS]`
-# with HUTCH=<path to the runtime binary>. TAP goes to stdout. bats runs under the integration
+# Runs podman, containerd (ctr and its CRI plugin) and Docker with $HUTCH as their OCI runtime:
+# `run.sh [BATS]` with HUTCH=<path to the runtime binary>. TAP goes to stdout. bats runs under the integration
 # suite's reaper, a child subreaper, because PID 1 on the test hosts does not reap orphans
 # (conmon, shims and daemons double-fork).
 #   HUTCH_CLIENTS=<globs>  run only the .bats files matching (e.g. 'podman', 'docker,containerd')

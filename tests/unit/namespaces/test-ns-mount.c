@@ -242,6 +242,22 @@ static void test_plan_cgroups(void)
 		   !strstr(render(&p), "unified"),
 	   "plan: v1 with the container's own cgroup dir binds it");
 	ns_mount_plan_free(&p);
+	/* Hybrid, with the container's unified directory: bound, never a cgroup2 mount (which,
+	 * without a cgroup namespace, would show the host's whole cgroup2 tree). */
+	struct ns_cgroup_dir owns[2] = { own, { "", "/sys/fs/cgroup/unified/c1" } };
+	cfg.cgroup_dirs = owns;
+	cfg.n_cgroup_dirs = 2;
+	f.cgroup2_unified = true;
+	p = (struct ns_mount_plan){ 0 };
+	ns_mount_plan_rootfs(&cfg, &f, &p);
+	ok(strstr(render(&p), "check /cg/unified; bind /sys/fs/cgroup/unified/c1 /cg/unified") !=
+			   NULL &&
+		   !strstr(render(&p), "cgroup2"),
+	   "plan: hybrid with the container's own unified dir binds it (%s)", render(&p));
+	ns_mount_plan_free(&p);
+	cfg.cgroup_dirs = &own;
+	cfg.n_cgroup_dirs = 1;
+	f.cgroup2_unified = false;
 	f.self_cgroup = NULL;
 	f.self_cgroup_err = (struct hutch_err){ .code = EACCES, .msg = "read /proc/self/cgroup" };
 	p = (struct ns_mount_plan){ 0 };
