@@ -124,18 +124,25 @@ use_userns() {
 	[ "$output" = secret-ok ]
 }
 
-@test "userns: the cgroup mount binds the host's hierarchies with their submounts" {
+@test "userns: the cgroup mount binds the container's own hierarchies with their submounts" {
 	[ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] ||
 		skip "no hybrid cgroup2 at /sys/fs/cgroup/unified"
 	use_userns
-	remove_ns cgroup # no cgroup namespace: cgroup2 can't be mounted, the host's is bound
-	# In a mount namespace of our own, a mount beneath the host's unified hierarchy: in the
-	# container's user namespace it is locked, and a bind without MS_REC is EINVAL.
+	remove_ns cgroup # no cgroup namespace: cgroup2 can't be mounted, the container's dir is bound
+	# The container's cgroup2 directory, made here first (an empty one is taken as it is), with a
+	# mount beneath it in a mount namespace of our own: in the container's user namespace that
+	# mount is locked, and a bind without MS_REC is EINVAL.
+	local own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	local dir=/sys/fs/cgroup/unified${own%/}/$TAG
+	mkdir "$dir"
+	local ino=$(stat -c %i "$dir")
 	echo covered >"$TEST_DIR/stat"
-	set_args sh -c 'cat /sys/fs/cgroup/unified/cgroup.stat; cat /sys/fs/cgroup/unified/cgroup.controllers >/dev/null && echo unified-ok'
-	run unshare -m --propagation private sh -c 'mount --bind "$1/stat" /sys/fs/cgroup/unified/cgroup.stat &&
-		exec timeout -k 5 30 "$2" --root "$3" run "$4"' sh "$TEST_DIR" "$HUTCH" "$HUTCH_ROOT" "$ID"
+	set_args sh -c 'cat /sys/fs/cgroup/unified/cgroup.stat; cat /sys/fs/cgroup/unified/cgroup.controllers >/dev/null && echo unified-ok; stat -c %i /sys/fs/cgroup/unified'
+	run unshare -m --propagation private sh -c 'mount --bind "$1/stat" "$5/cgroup.stat" &&
+		exec timeout -k 5 30 "$2" --root "$3" run "$4"' sh "$TEST_DIR" "$HUTCH" "$HUTCH_ROOT" "$ID" "$dir"
+	rmdir "$dir" 2>/dev/null || true
 	check_status 0
 	[ "${lines[0]}" = covered ]
 	[ "${lines[1]}" = unified-ok ]
+	[ "${lines[2]}" = "$ino" ] # its own directory, not the host's whole tree
 }
