@@ -12,7 +12,8 @@ net_host_snapshot() {
 }
 
 # net_setup: the two namespaces (named after the test), wired; NS_INO and LEASES set.
-net_setup() {
+net_setup() { untraced _net_setup "$@"; }
+_net_setup() {
 	command -v nsenter >/dev/null || skip "nsenter missing (util-linux)"
 	ldconfig -p | grep -q libnftables.so.1 ||
 		skip "libnftables.so.1 missing (apt-get install libnftables1)"
@@ -36,7 +37,8 @@ net_setup() {
 
 # net_teardown: the servers in SRV_PIDS, the test's lease space, the bundle; fails when the
 # real host's links or nft tables changed. Deleting the test's "host" takes its table along.
-net_teardown() {
+net_teardown() { untraced _net_teardown "$@"; }
+_net_teardown() {
 	local rc=0 p
 	for p in "${SRV_PIDS[@]}"; do
 		kill -9 "$p" 2>/dev/null

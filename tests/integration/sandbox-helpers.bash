@@ -25,7 +25,8 @@ sb_images_setup() {
 
 # The per-test start both files' setup share: the temp dir, the image, the pid list and the
 # cgroups there were before (teardown compares).
-sb_setup() {
+sb_setup() { untraced _sb_setup "$@"; }
+_sb_setup() {
 	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
 	setup_tmp
 	IMAGE=$SB_IMAGES/full
@@ -186,7 +187,8 @@ sb_private_image() {
 
 # What every native sandbox of the test may have left: a running hutch, its state, its
 # cgroups, scratch mounts on the host, lock files. Files with delegates keep their own.
-sb_teardown() {
+sb_teardown() { untraced _sb_teardown "$@"; }
+_sb_teardown() {
 	local - failures=() p killed=0
 	set +e
 	[ -n "${TEST_DIR:-}" ] && [ -e "${SB_PIDS:-}" ] || return 0
