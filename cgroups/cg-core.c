@@ -148,7 +148,8 @@ static bool we_created(const struct cg_hier *h, const char *dir)
 	return h->n_created && strcmp(h->created[h->n_created - 1], dir) == 0;
 }
 
-static int check_unused(struct cg_hier *h, struct hutch_err *err)
+/* An existing cgroup may hold no process but ours (the init systemd put in its scope). */
+static int check_unused(struct cg_hier *h, pid_t ours, struct hutch_err *err)
 {
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t n = 0;
@@ -157,9 +158,10 @@ static int check_unused(struct cg_hier *h, struct hutch_err *err)
 	int r = cg_collect_pids(h->fd, &pids, &n, err);
 	if (r < 0)
 		return r;
-	if (n)
-		return hutch_fail(err, EEXIST, "cgroup %s already exists and holds processes",
-				  h->dir);
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] != ours)
+			return hutch_fail(err, EEXIST,
+					  "cgroup %s already exists and holds processes", h->dir);
 	return 0;
 }
 
@@ -283,13 +285,13 @@ int cg_locate(const char *path, struct cg **out, struct hutch_err *err)
 	return load(path, out, err);
 }
 
-int cg_make(struct cg *cg, struct hutch_err *err)
+static int make(struct cg *cg, pid_t ours, struct hutch_err *err)
 {
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < cg->n; i++) {
 		r = mkdir_p(&cg->h[i], err);
 		if (r == 0)
-			r = check_unused(&cg->h[i], err);
+			r = check_unused(&cg->h[i], ours, err);
 	}
 	/* A container put in a frozen cgroup (or under a frozen one) would hang its create:
 	 * refused, as runc does. */
@@ -315,6 +317,17 @@ int cg_make(struct cg *cg, struct hutch_err *err)
 		cg->h[i].n_created = 0;
 	}
 	return r;
+}
+
+int cg_make(struct cg *cg, struct hutch_err *err)
+{
+	return make(cg, 0, err);
+}
+
+int cg_make_scope(struct cg *cg, pid_t pid, struct hutch_err *err)
+{
+	TRY(make(cg, pid, err));
+	return cg_enter(cg, pid, err);
 }
 
 int cg_create(const char *path, struct cg **out, struct hutch_err *err)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <systemd/sd-bus.h>
 
 #define SD_DEST "org.freedesktop.systemd1"
@@ -339,6 +340,12 @@ static int append_resources(sd_bus_message *m, const struct cg_resources *res,
 }
 
 /* ---- the calls ---- */
+
+bool cg_sd_booted(void)
+{
+	struct stat st;
+	return lstat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 int cg_sd_start(const struct cg_sd_unit *u, pid_t pid, const struct cg_resources *res,
 		struct hutch_err *err)

@@ -11,6 +11,7 @@
 
 #include "cg-resources.h"
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct cg_sd_unit {
@@ -29,6 +30,9 @@ int cg_sd_parse(const char *cgroups_path, const char *id, struct cg_sd_unit *out
 int cg_sd_slice_path(const char *slice, char **out, struct hutch_err *err);
 void cg_sd_unit_clear(struct cg_sd_unit *u);
 
+/* True when systemd is the host's init (it has made /run/systemd/system, as sd_booted()
+ * checks): the driver needs it, whatever libsystemd would say. */
+bool cg_sd_booted(void);
 /* Starts the scope with pid in it, Delegate=yes, and the properties systemd knows of res
  * (may be NULL): MemoryMax, MemoryLow, TasksMax, CPUQuotaPerSecUSec and its period,
  * CPUWeight, AllowedCPUs, AllowedMemoryNodes, IOWeight and the IO bandwidth and IOPS limits.

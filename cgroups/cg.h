@@ -28,6 +28,11 @@ int cg_create(const char *path, struct cg **out, struct hutch_err *err);
  * record does not name. cg_make fails with cg still located (what it made is removed). */
 int cg_locate(const char *path, struct cg **out, struct hutch_err *err);
 int cg_make(struct cg *cg, struct hutch_err *err);
+/* v1 --systemd-cgroup: systemd has made the scope, with pid in it, in the hierarchies it
+ * manages (memory, cpu, pids, blkio, devices, name=systemd, a hybrid host's cgroup2): makes
+ * it in the others (cpuset, freezer, ...) as cg_make does, and puts pid in every one, as
+ * runc's legacy systemd driver does. What it made goes with cg_destroy. */
+int cg_make_scope(struct cg *cg, pid_t pid, struct hutch_err *err);
 /* The sub-cgroups of path, in any hierarchy, each once, with the earliest ctime of its
  * directories: what a sweep of a killed process's cgroups looks through. */
 struct cg_child {

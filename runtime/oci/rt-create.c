@@ -34,6 +34,7 @@ struct create_ctx {
 	struct rt_state st;
 	struct cg *cg;
 	struct cg_sd_unit scope; /* --systemd-cgroup: the scope to start (st names it once made) */
+	struct cg *scope_cg;	 /* v1: the scope's cgroup located, not made: x->cg once it is */
 	struct sc_filter *filter;
 	bool filter_follows; /* compiled in converse, while the init sets up */
 	int sync[2];
@@ -255,22 +256,25 @@ static int rootless_cgroup(struct create_ctx *x, int r, struct hutch_err *err)
  * exists to be put in it, and only then does the state name it: a unit of that name that
  * another container holds (systemd refuses to make it again) is never this one's to stop.
  * A create killed before the state names it leaves an init that exits when its sync socket
- * closes, and systemd collects the emptied scope. */
+ * closes, and systemd collects the emptied scope. On v1 the scope's directories are located
+ * here (touching nothing) for the mount plan: the init binds them after GO. */
 static int locate_scope(struct create_ctx *x, struct hutch_err *err)
 {
 	struct cg_sd_unit *u = &x->scope;
 	TRY(cg_sd_parse(x->spec->cgroups_path, x->o->id, u, err));
-	if (!cg_is_v2())
-		return hutch_fail(err, ENOTSUP,
-				  "--systemd-cgroup: not supported on a v1 or hybrid cgroup host "
-				  "(only on cgroup v2)");
 	if (hutch_rootless())
 		return hutch_fail(err, ENOTSUP, "--systemd-cgroup: not supported rootless");
-	return 0;
+	if (!cg_sd_booted())
+		return hutch_fail(err, ENOTSUP,
+				  "--systemd-cgroup: systemd is not this host's init "
+				  "(no /run/systemd/system): use the cgroupfs driver");
+	return cg_is_v2() ? 0 : cg_locate(u->path, &x->scope_cg, err);
 }
 
 /* The scope with the init in it, then what systemd has no property for in its files
- * (Delegate=yes makes them ours), as runc does. */
+ * (Delegate=yes makes them ours), as runc does. On v1, systemd makes the scope only in the
+ * hierarchies it manages: the others (cpuset, freezer, ...) are made here, recorded first so
+ * that a killed create's delete removes them. */
 static int start_scope(struct create_ctx *x, struct hutch_err *err)
 {
 	const struct rt_spec *s = x->spec;
@@ -278,9 +282,17 @@ static int start_scope(struct create_ctx *x, struct hutch_err *err)
 	x->st.systemd_unit = hutch_xstrdup(x->scope.unit); /* ours from here: rollback stops it */
 	x->st.cgroup_path = hutch_xstrdup(x->scope.path);
 	hutch_fault_point("create:scope-started");
-	TRY(cg_open(x->st.cgroup_path, &x->cg, err));
+	if (x->scope_cg)
+		x->cg = steal_ptr(x->scope_cg);
+	else
+		TRY(cg_open(x->st.cgroup_path, &x->cg, err));
 	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
 	TRY(rt_state_save(x->dirfd, &x->st, err));
+	if (!cg_is_v2()) {
+		TRY(cg_make_scope(x->cg, x->pid, err));
+		x->st.n_cgroup_made = cg_made_parents(x->cg, &x->st.cgroup_made);
+		TRY(rt_state_save(x->dirfd, &x->st, err));
+	}
 	return s->has_resources ? cg_apply(x->cg, &s->resources, err) : 0;
 }
 
@@ -352,17 +364,20 @@ static int plan_memcg(struct create_ctx *x, struct hutch_err *err)
 	 * cgroup (CLONE_INTO_CGROUP), and a migration costs a grace period (~10 ms) of the
 	 * cgroup-wide lock that a birth does not. */
 	x->memcg_fd = -ENOENT;
-	if (!x->cg)
+	/* A v1 systemd scope's directories, made before GO; systemd puts the init in its
+	 * memory cgroup at once. */
+	const struct cg *cg = x->cg ? x->cg : x->scope_cg;
+	if (!cg)
 		return 0;
-	if (cg_dirfd(x->cg) < 0 || cg_memory_max(x->cg) < LATE_JOIN_BELOW)
+	if (x->cg && (cg_dirfd(x->cg) < 0 || cg_memory_max(x->cg) < LATE_JOIN_BELOW))
 		x->memcg_fd = cg_open_procs(x->cg, "memory", err);
 	if (x->memcg_fd < 0 && x->memcg_fd != -ENOENT)
 		return x->memcg_fd;
 	const char *names[16], *dirs[16];
-	x->n_cgroup_dirs = cg_hierarchy_dirs(x->cg, names, dirs, ARRAY_SIZE(names) - 1);
+	x->n_cgroup_dirs = cg_hierarchy_dirs(cg, names, dirs, ARRAY_SIZE(names) - 1);
 	for (size_t i = 0; i < x->n_cgroup_dirs; i++)
 		x->cgroup_dirs[i] = (struct ns_cgroup_dir){ names[i], dirs[i] };
-	const char *unified = cg_unified_dir(x->cg); /* hybrid: bound as the v1 ones are */
+	const char *unified = cg_unified_dir(cg); /* hybrid: bound as the v1 ones are */
 	if (unified)
 		x->cgroup_dirs[x->n_cgroup_dirs++] = (struct ns_cgroup_dir){ "", unified };
 	return 0;
@@ -582,6 +597,7 @@ static void ctx_free(struct create_ctx *x)
 	rt_state_clear(&x->st);
 	free(x->config_text);
 	cg_sd_unit_clear(&x->scope);
+	cg_free(x->scope_cg);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
 	for (size_t i = 0; x->tree_fds && i < x->spec->n_mounts; i++)

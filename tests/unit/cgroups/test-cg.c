@@ -747,6 +747,82 @@ static void test_root_lifecycle(void)
 	cg_free(cg);
 }
 
+/* v1 --systemd-cgroup: the scope exists, with the init in it, in one hierarchy (memory, as
+ * systemd would have made it); cg_make_scope makes it in the others (its missing parent level
+ * too, as a cpuset slice), puts the init in every one, and refuses an existing directory that
+ * holds anything else. cg_destroy removes the made parents. */
+static void test_make_scope(void)
+{
+	struct hutch_err err = { 0 };
+	char id[64];
+	snprintf(id, sizeof(id), "hutch-unit-%d-slice/s.scope", (int)getpid());
+	_cleanup_free_ char *path = NULL;
+	struct cg *cg = NULL;
+	ok(cg_resolve_path(id, "unused", &path, &err) == 0, "scope: resolve %s", id);
+	ok(cg_locate(path, &cg, &err) == 0, "scope: locate: %s", err.msg);
+	struct cg_hier *mem = cg_find_hier(cg, "memory");
+	if (!mem) {
+		printf("ok %d - # SKIP scope: no v1 memory hierarchy\n", ++tap_n);
+		cg_free(cg);
+		return;
+	}
+	size_t n = cg->n;
+	char *dirs[32];
+	for (size_t i = 0; i < n && i < 32; i++)
+		dirs[i] = hutch_xstrdup(cg->h[i].dir);
+	_cleanup_free_ char *scope = hutch_xstrdup(mem->dir), *slice = hutch_xstrdup(mem->dir);
+	*strrchr(slice, '/') = '\0';
+	ok(mkdir(slice, 0755) == 0 && mkdir(scope, 0755) == 0, "scope: 'systemd' made %s", scope);
+	pid_t init = spawn_sleeper(), other = spawn_sleeper();
+	char buf[32];
+	_cleanup_free_ char *procs = hutch_xasprintf("%s/cgroup.procs", scope);
+	snprintf(buf, sizeof(buf), "%d", (int)other);
+	ok(hutch_write_str_at(AT_FDCWD, procs, buf, &err) == 0, "scope: another process in it");
+	int r = cg_make_scope(cg, init, &err);
+	ok(r == -EEXIST, "scope: refused while it holds another process (%s)", err.msg);
+	bool gone = true;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(dirs[i], scope) != 0 && access(dirs[i], F_OK) == 0)
+			gone = false;
+	ok(gone, "scope: and what it made for it is gone again");
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+	hutch_err_clear(&err);
+	snprintf(buf, sizeof(buf), "%d", (int)init);
+	ok(hutch_write_str_at(AT_FDCWD, procs, buf, &err) == 0, "scope: the init in it");
+	r = cg_make_scope(cg, init, &err);
+	ok(r == 0, "scope: cg_make_scope with only the init in it: %s", err.msg);
+	bool everywhere = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!has_word(dirs[i], "cgroup.procs", buf)) {
+			printf("#   the init is not in %s\n", dirs[i]);
+			everywhere = false;
+		}
+	}
+	ok(everywhere, "scope: the init is in every hierarchy's scope directory");
+	struct cg_kv *made = NULL;
+	size_t n_made = cg_made_parents(cg, &made);
+	ok(n_made == n - 1, "scope: the slice level made everywhere but memory (%zu of %zu)",
+	   n_made, n);
+	for (size_t i = 0; i < n_made; i++) {
+		free(made[i].key);
+		free(made[i].value);
+	}
+	free(made);
+	ok(cg_destroy(cg, &err) == 0, "scope: cg_destroy: %s", err.msg);
+	waitpid(init, NULL, 0);
+	gone = true;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(dirs[i], scope) != 0 && access(dirs[i], F_OK) == 0)
+			gone = false;
+		free(dirs[i]);
+	}
+	cg_free(cg);
+	(void)rmdir(scope); /* "systemd's": the test's own to remove */
+	(void)rmdir(slice);
+	ok(gone, "scope: what it made is gone, its slice levels too");
+}
+
 /* On a hybrid host the cgroup2 hierarchy has no controllers but runs device programs all the
  * same: test the kernel side of cg-devbpf.c there (on v2 the lifecycle test covers it). */
 static void test_devbpf_kernel(void)
@@ -1029,7 +1105,9 @@ int main(void)
 	}
 	setvbuf(stdout, NULL, _IONBF, 0); /* children must not flush our buffer again */
 	test_root_lifecycle();
-	if (!cg_is_v2())
+	if (!cg_is_v2()) {
 		test_devbpf_kernel();
+		test_make_scope();
+	}
 	return tap_done();
 }
