@@ -17,7 +17,7 @@ pkgs=(
 	python3-jsonschema # tests/integration/sandbox: every report against its schema
 	dnsmasq-base # tests/integration/sandbox/egress.bats: "the internet's" DNS server
 	uidmap # rootless: newuidmap/newgidmap map a test user's /etc/subuid range
-	python3-grpcio python3-grpc-tools # tests/clients/cri.bats: cri/cri.py, the CRI client
+	python3-grpcio python3-grpc-tools python3-websocket # tests/clients/cri.bats: cri/cri.py, the CRI client
 )
 # gVisor: bookworm's runsc is from 2022; the 2024 build is in bookworm-backports.
 backports=/etc/apt/sources.list.d/hutch-backports.list

@@ -9,13 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 build=${HUTCH_BUILD:-build}
+# Each stage's header says when it began, in seconds since the start: where CI's time goes.
+stage() { echo "== $* (at ${SECONDS}s)"; }
 
 .ci/install-deps.sh
 
-echo "== format"
+stage "format"
 git ls-files '*.c' '*.h' | xargs clang-format --dry-run -Werror
 
-echo "== build"
+stage "build"
 [ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
 ninja -C "$build"
 
@@ -25,7 +27,7 @@ export HUTCH_IT_REQUIRE_DEBOOTSTRAP=${HUTCH_IT_REQUIRE_DEBOOTSTRAP:-1}
 # The soak's runs in CI's budget (a leak of anything per run shows in 1000 as in 10000, which
 # the figures in docs use).
 export HUTCH_SOAK_RUNS=${HUTCH_SOAK_RUNS:-1000}
-echo "== unit + integration"
+stage "unit + integration"
 meson test -C "$build" --print-errorlogs --suite unit --suite integration --suite security || failed=1
 
 # The rootless passes run as another user, in directories of their own, beside the fuzzing
@@ -35,7 +37,7 @@ rootless_pid=
 
 # The integration tests again, against the sanitized binary: memory errors and undefined
 # behaviour in the runtime itself (UBSan stops at the first report; ASan checks leaks too).
-echo "== sanitizers (ASan + UBSan: unit tests, and integration tests against that binary)"
+stage "sanitizers (ASan + UBSan: unit tests, and integration tests against that binary)"
 [ -f build-asan/build.ninja ] ||
 	meson setup build-asan -Dstatic=false -Db_sanitize=address,undefined \
 		-Dbuildtype=debug >/dev/null
@@ -45,25 +47,25 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-asan --print-errorlogs --suite unit --suite integration --suite security || failed=1
 
 # The integration suite without host root: as an unprivileged user, then under unshare -r.
-echo "== rootless passes (in the background, beside fuzzing and the VM lane)"
+stage "rootless passes (in the background, beside fuzzing and the VM lane)"
 tests/rootless-passes.sh "$build" >"$rootless_tap" 2>&1 &
 rootless_pid=$!
 
 # The parsers of what callers and images hand hutch, under libFuzzer (docs/fuzzing.md): a
 # crash, leak, hang, sanitizer report or broken invariant fails, naming the input.
-echo "== fuzz (libFuzzer, 30 s per target)"
+stage "fuzz (libFuzzer, 30 s per target)"
 tests/fuzz/run.sh 30 || failed=1
 
 if [ -x tests/vm/run.sh ]; then
-	echo "== cgroup v2 lane (VM)"
+	stage "VM lane (cgroup v2; systemd on v2 and on hybrid)"
 	tests/vm/run.sh "$top/$build" || failed=1
 fi
 
-echo "== rootless passes (their output)"
+stage "rootless passes (their output)"
 wait "$rootless_pid" || failed=1
 cat "$rootless_tap"
 
-echo "== clients (podman, containerd, Docker with hutch as their runtime)"
+stage "clients (podman, containerd, Docker with hutch as their runtime)"
 clients_tap=$build/meson-logs/clients-tap.txt
 status=0
 HUTCH=$top/$build/runtime/hutch tests/clients/run.sh | tee "$clients_tap" || status=$?
@@ -77,5 +79,6 @@ count() { { grep -chE "$1" "${logs[@]}" 2>/dev/null || true; } | awk '{s+=$1} EN
 pass=$(count '^ok ')
 fail=$(count '^not ok ')
 skipped=$(count '^ok .* # skip')
+echo "took ${SECONDS}s"
 echo "tests: $pass passed ($skipped of them skipped), $fail failed"
 [ "$failed" = 0 ] && [ "$fail" = 0 ]

@@ -314,6 +314,50 @@ ctr_exit() {
 	exec_sync_codes runc
 }
 
+# cri_exec ID [--tty] [--stdin TEXT] [--size COLSxROWS] -- CMD...: the streamed exec (kubectl
+# exec): Exec's URL upgraded to a WebSocket by cri.py. It runs in containerd's network
+# namespace, where the stream server listens on 127.0.0.1.
+cri_exec() {
+	timeout -k 5 "$CLIENT_TIMEOUT" nsenter -t "$(cat "$CL_DIR/nsholder.pid")" -n \
+		"$PYTHON" "$BATS_TEST_DIRNAME/cri/cri.py" --socket "$CL_DIR/containerd.sock" \
+		--stubs "$CL_DIR/stubs" exec "$@"
+}
+
+# Exec over the stream: stdout and stderr apart with the exit code in the status channel,
+# stdin reaching the command, and a terminal at the size the client sent.
+exec_streamed() {
+	local r
+	run_pod stream-$1 "$1"
+	run_ctr s stream-$1 "$POD" 'exec sleep 1000'
+	r=$(cri_exec "$CTR" -- sh -c 'echo out; echo err >&2; exit 3')
+	[ "$(jq -r .stdout <<<"$r")" = out ]
+	[ "$(jq -r .stderr <<<"$r")" = err ]
+	[ "$(jq -r .exit_code <<<"$r")" = 3 ]
+	r=$(cri_exec "$CTR" -- true)
+	[ "$(jq -r '.exit_code, .status.status' <<<"$r")" = $'0\nSuccess' ]
+	r=$(cri_exec "$CTR" --stdin $'hello there\n' -- sh -c 'read -r l; echo "got [$l]"')
+	[ "$(jq -r .stdout <<<"$r")" = "got [hello there]" ]
+	# The resize is a message of its own: the command waits until the terminal has it. A
+	# terminal comes with stdin, as from kubectl exec -it (containerd shows nothing of a
+	# terminal without it, under either runtime).
+	r=$(cri_exec "$CTR" --tty --stdin '' --size 91x17 -- sh -c \
+		'for i in $(seq 50); do [ "$(stty size)" = "17 91" ] && break; sleep 0.1; done
+		tty; stty size')
+	echo "the terminal exec: $r"
+	jq -r .stdout <<<"$r" | tr -d '\r' >"$CL_DIR/stream-$1.tty"
+	grep -qx '/dev/pts/[0-9]*' "$CL_DIR/stream-$1.tty"
+	grep -qx '17 91' "$CL_DIR/stream-$1.tty"
+	[ "$(jq -r .exit_code <<<"$r")" = 0 ]
+}
+
+@test "cri: streamed Exec: stdout, stderr, exit code, stdin, a terminal (hutch)" {
+	exec_streamed hutch
+}
+
+@test "cri: streamed Exec: stdout, stderr, exit code, stdin, a terminal (runc)" {
+	exec_streamed runc
+}
+
 # The container's output in its CRI log file (the pod's log_directory + log_path), one line
 # per write: "TIMESTAMP STREAM F TEXT" (F: a full line).
 ctr_logs() {

@@ -6,6 +6,7 @@
 # suite's reaper, a child subreaper, because PID 1 on the test hosts does not reap orphans
 # (conmon, shims and daemons double-fork).
 #   HUTCH_CLIENTS=<globs>  run only the .bats files matching (e.g. 'podman', 'docker,containerd')
+#   HUTCH_CLIENTS_FILTER=<r> run only the tests whose name matches the regex (bats --filter)
 #   HUTCH=$(command -v runc) run.sh   the same tests against runc, to tell client quirks from
 #                                     runtime bugs
 set -euo pipefail
@@ -41,5 +42,7 @@ export HUTCH=$(readlink -f "$HUTCH")
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 cd "$here"
 status=0
-"$bin/reaper" "$bats" --tap --print-output-on-failure --timing "${files[@]}" </dev/null || status=$?
+args=(--tap --print-output-on-failure --timing)
+[ -n "${HUTCH_CLIENTS_FILTER:-}" ] && args+=(--filter "$HUTCH_CLIENTS_FILTER")
+"$bin/reaper" "$bats" "${args[@]}" "${files[@]}" </dev/null || status=$?
 exit "$status"

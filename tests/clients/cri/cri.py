@@ -15,11 +15,20 @@
 #     create POD CTR.json POD.json          CreateContainer; prints {"container_id": ...}
 #     start ID | stop ID [--timeout S] | rm ID | inspect ID | ps [--pod POD] [--all]
 #     exec-sync ID [--timeout S] -- CMD...  ExecSync; prints {"stdout", "stderr", "exit_code"}
+#     exec ID [--tty] [--stdin TEXT] [--size COLSxROWS] -- CMD...
+#                                           Exec, then its stream (below); prints the same JSON
 #     stats ID | update ID RESOURCES.json | logs-path ID
 #
 # The stubs are not committed: `gen` makes them with grpc_tools.protoc (python3-grpc-tools)
 # from the vendored api.proto, minus its gogoproto options (a Go code generator's, which
 # protoc would need gogo.proto for and python does not use).
+#
+# exec is the kubelet's streamed exec: the Exec RPC hands back a URL on containerd's streaming
+# server, and the client upgrades a request to it to a WebSocket with the v4.channel.k8s.io
+# subprotocol (what `kubectl exec` reaches through the API server). Each binary message's first
+# byte is its channel: 0 stdin, 1 stdout, 2 stderr, 3 the status (a metav1.Status document,
+# with the exit code in details.causes), 4 terminal resizes. v4 has no way to close stdin, so
+# a command given --stdin must stop reading by itself (head -n 1, read). Needs python3-websocket.
 #
 # Exit status: 0 on success, 1 when the RPC failed (its gRPC status and message on stderr),
 # 2 on a usage error. exec-sync exits 0 whatever the command's exit code: it is in the JSON.
@@ -57,6 +66,41 @@ def load_stubs(stubs):
     import api_pb2_grpc
 
     return api_pb2, api_pb2_grpc
+
+
+def stream_exec(url, stdin, size, timeout):
+    """The streamed half of Exec: {"stdout", "stderr", "exit_code", "status"}."""
+    import websocket
+
+    ws = websocket.create_connection(url.replace("http", "ws", 1), timeout=timeout,
+                                     subprotocols=["v4.channel.k8s.io"])
+    if ws.subprotocol != "v4.channel.k8s.io":
+        sys.exit("cri.py: the streaming server chose subprotocol %r" % ws.subprotocol)
+    if size:
+        cols, rows = (int(n) for n in size.split("x"))
+        ws.send_binary(b"\x04" + json.dumps({"Width": cols, "Height": rows}).encode())
+    if stdin is not None:
+        ws.send_binary(b"\x00" + stdin.encode())
+    got = {1: b"", 2: b"", 3: b""}
+    while True:
+        try:
+            op, data = ws.recv_data()
+        except websocket.WebSocketConnectionClosedException:
+            break
+        if op == websocket.ABNF.OPCODE_CLOSE:
+            break
+        if data and data[0] in got:
+            got[data[0]] += data[1:]
+    ws.close()
+    status = json.loads(got[3]) if got[3] else {}
+    code = 0
+    if status.get("status") == "Failure":
+        code = None
+        for cause in status.get("details", {}).get("causes", []):
+            if cause.get("reason") == "ExitCode":
+                code = int(cause["message"])
+    return {"stdout": got[1].decode(errors="replace"), "stderr": got[2].decode(errors="replace"),
+            "exit_code": code, "status": status}
 
 
 def main():
@@ -169,6 +213,14 @@ def main():
         print(json.dumps({"stdout": r.stdout.decode(errors="replace"),
                           "stderr": r.stderr.decode(errors="replace"),
                           "exit_code": r.exit_code}, indent=1, sort_keys=True))
+    elif c == "exec":
+        a = sub("id", ("--tty", {"action": "store_true"}), ("--stdin", {"default": None}),
+                ("--size", {"default": None}), ("cmd", {"nargs": "+"}))
+        cmd = a.cmd[1:] if a.cmd[0] == "--" else a.cmd
+        r = rt.Exec(pb.ExecRequest(container_id=a.id, cmd=cmd, tty=a.tty,
+                                   stdin=a.stdin is not None, stdout=True, stderr=not a.tty),
+                    timeout=t)
+        print(json.dumps(stream_exec(r.url, a.stdin, a.size, t), indent=1, sort_keys=True))
     elif c == "stats":
         a = sub("id")
         out(rt.ContainerStats(pb.ContainerStatsRequest(container_id=a.id), timeout=t))
