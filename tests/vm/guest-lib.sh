@@ -23,6 +23,19 @@ check() {
 	shift
 	if "$@"; then pass "$what"; else fail "$what"; fi
 }
+# check_all DESCRIPTION 'TEST' 'TEST'...: PASS when every TEST, a shell condition (eval'd in
+# the caller's variables), holds. `check D [ a ] && [ b ]` would check only a.
+check_all() {
+	local what=$1 t_
+	shift
+	for t_; do
+		if ! eval "$t_"; then
+			fail "$what"
+			return
+		fi
+	done
+	pass "$what"
+}
 # read_into VAR FILE: the file's first line, or "" when it cannot be read.
 read_into() {
 	local line_=''

@@ -556,8 +556,8 @@ check_rootless() {
 		[ $rc = 1 ]
 	rc=0
 	out=$(as_uid 4243 "" "$HUTCH" sandbox --image "$WORK/rootfs" -- true 2>&1) || rc=$?
-	check "rootless: and it is: 125, naming the fix ($out)" \
-		[ $rc = 125 ] && [[ $out == *"systemd-run --user --scope"* ]]
+	check_all "rootless: and it is: 125, naming the fix ($out)" \
+		'[ $rc = 125 ]' '[[ $out == *"systemd-run --user --scope"* ]]'
 	echo $$ >"$CG/cgroup.procs" # the lane back in the root cgroup, then the delegation goes
 	rmdir "$RL_CG/shell" "$RL_CG" 2>/dev/null
 }
