@@ -298,19 +298,26 @@ static uint64_t shares_to_weight(int64_t shares)
 	return shares <= 0 ? 100 : 1 + (uint64_t)((shares - 2) * 9999) / 262142;
 }
 
-static int append_resources(sd_bus_message *m, const struct cg_resources *res,
+/* The properties systemd has for res. On a v1 or hybrid host, the legacy ones where they
+ * differ, as runc's legacy driver sets them: MemoryLimit, CPUShares and BlockIOWeight are
+ * exact there, and systemd writes its whole view again whenever a property changes, so a
+ * CPUWeight converted back to shares (or an unset weight, as the default) would undo the
+ * file. v1 has no MemoryLow, and its throttle files are left to cg_apply. */
+static int append_resources(sd_bus_message *m, const struct cg_resources *res, bool v1,
 			    struct hutch_err *err)
 {
 	int r = 0;
 	if (res->mem_limit.set)
-		r = prop_u64(m, "MemoryMax",
+		r = prop_u64(m, v1 ? "MemoryLimit" : "MemoryMax",
 			     res->mem_limit.v > 0 ? (uint64_t)res->mem_limit.v : UINT64_MAX);
-	if (r >= 0 && res->mem_reservation.set && res->mem_reservation.v > 0)
+	if (r >= 0 && !v1 && res->mem_reservation.set && res->mem_reservation.v > 0)
 		r = prop_u64(m, "MemoryLow", (uint64_t)res->mem_reservation.v);
 	if (r >= 0 && res->pids_limit.set)
 		r = prop_u64(m, "TasksMax",
 			     res->pids_limit.v > 0 ? (uint64_t)res->pids_limit.v : UINT64_MAX);
-	if (r >= 0 && res->cpu_shares.set)
+	if (r >= 0 && res->cpu_shares.set && v1 && res->cpu_shares.v > 0)
+		r = prop_u64(m, "CPUShares", (uint64_t)res->cpu_shares.v);
+	else if (r >= 0 && res->cpu_shares.set && !v1)
 		r = prop_u64(m, "CPUWeight", shares_to_weight(res->cpu_shares.v));
 	if (r >= 0 && res->cpu_quota.set) {
 		uint64_t period = res->cpu_period.set && res->cpu_period.v > 0
@@ -330,10 +337,12 @@ static int append_resources(sd_bus_message *m, const struct cg_resources *res,
 	if (r >= 0 && res->mems && *res->mems)
 		r = prop_cpuset(m, "AllowedMemoryNodes", res->mems, err);
 	if (r >= 0 && res->blkio_weight.set && res->blkio_weight.v > 0)
-		r = prop_u64(m, "IOWeight", (uint64_t)cg_blkio_to_io_weight(res->blkio_weight.v));
+		r = v1 ? prop_u64(m, "BlockIOWeight", (uint64_t)res->blkio_weight.v)
+		       : prop_u64(m, "IOWeight",
+				  (uint64_t)cg_blkio_to_io_weight(res->blkio_weight.v));
 	static const char *const io[CG_THROTTLE_N] = { "IOReadBandwidthMax", "IOWriteBandwidthMax",
 						       "IOReadIOPSMax", "IOWriteIOPSMax" };
-	for (size_t i = 0; r >= 0 && i < CG_THROTTLE_N; i++)
+	for (size_t i = 0; r >= 0 && !v1 && i < CG_THROTTLE_N; i++)
 		if (res->n_blkio_throttle[i])
 			r = prop_io(m, io[i], res->blkio_throttle[i], res->n_blkio_throttle[i]);
 	return r;
@@ -368,8 +377,8 @@ int cg_sd_start(const struct cg_sd_unit *u, pid_t pid, const struct cg_resources
 		r = prop_bool(m, "DefaultDependencies", false);
 	if (r >= 0)
 		r = prop_str(m, "CollectMode", "inactive-or-failed");
-	static const char *const accounting[] = { "MemoryAccounting", "CPUAccounting",
-						  "TasksAccounting", "IOAccounting" };
+	const char *const accounting[] = { "MemoryAccounting", "CPUAccounting", "TasksAccounting",
+					   cg_is_v2() ? "IOAccounting" : "BlockIOAccounting" };
 	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(accounting); i++)
 		r = prop_bool(m, accounting[i], true);
 	if (r >= 0 && (r = prop_open(m, "PIDs", "au")) >= 0) {
@@ -379,7 +388,7 @@ int cg_sd_start(const struct cg_sd_unit *u, pid_t pid, const struct cg_resources
 			r = prop_close(m);
 	}
 	if (r >= 0 && res)
-		r = append_resources(m, res, err);
+		r = append_resources(m, res, !cg_is_v2(), err);
 	if (r >= 0)
 		r = lib.close_container(m);
 	if (r >= 0)
@@ -400,7 +409,7 @@ int cg_sd_set(const char *unit, const struct cg_resources *res, struct hutch_err
 	if (r >= 0)
 		r = lib.open_container(c.m, 'a', "(sv)");
 	if (r >= 0)
-		r = append_resources(c.m, res, err);
+		r = append_resources(c.m, res, !cg_is_v2(), err);
 	if (r >= 0)
 		r = lib.close_container(c.m);
 	if (r < 0 && !err->code)

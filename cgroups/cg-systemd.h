@@ -35,7 +35,9 @@ void cg_sd_unit_clear(struct cg_sd_unit *u);
 bool cg_sd_booted(void);
 /* Starts the scope with pid in it, Delegate=yes, and the properties systemd knows of res
  * (may be NULL): MemoryMax, MemoryLow, TasksMax, CPUQuotaPerSecUSec and its period,
- * CPUWeight, AllowedCPUs, AllowedMemoryNodes, IOWeight and the IO bandwidth and IOPS limits.
+ * CPUWeight, AllowedCPUs, AllowedMemoryNodes, IOWeight and the IO bandwidth and IOPS limits;
+ * on v1 and hybrid hosts MemoryLimit, CPUShares and BlockIOWeight instead, as runc's legacy
+ * driver (no MemoryLow there, and the throttles only in the files).
  * Waits for systemd's job. systemd's errors carry their D-Bus name. */
 int cg_sd_start(const struct cg_sd_unit *u, pid_t pid, const struct cg_resources *res,
 		struct hutch_err *err);
