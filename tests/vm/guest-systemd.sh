@@ -4,6 +4,8 @@
 # run as root by run.sh inside hutch-vm-cmd.service. The guest must run systemd as PID 1 on pure
 # cgroup v2 with the D-Bus system bus, and systemd must make transient scopes with limits and
 # delegation over D-Bus and remove them when they end: what a systemd cgroup driver relies on.
+# Booted with --hybrid, systemd mounts the v1 hierarchies with cgroup2 at /sys/fs/cgroup/unified
+# (as on this project's CI host), and the driver's checks are the v1 ones.
 # One PASS/FAIL/SKIP line per check; exit 1 on a FAIL. An exec costs ~30 ms under TCG, so bash
 # builtins do the reading and matching.
 set -u
@@ -143,16 +145,16 @@ check_scope() {
 		echo "+memory +pids" >"$cg/cgroup.subtree_control"
 	} 2>&1) || rc=$?
 	read_into sub "$cg/cgroup.subtree_control"
-	check "the delegated scope's cgroup.subtree_control is writable ($sub${err:+; $err})" \
-		[ $rc = 0 ] && [ "$sub" = "memory pids" ] && [ -e "$cg/payload/memory.max" ]
+	check_all "the delegated scope's cgroup.subtree_control is writable ($sub${err:+; $err})" \
+		'[ $rc = 0 ]' '[ "$sub" = "memory pids" ]' '[ -e "$cg/payload/memory.max" ]'
 	# A property change re-applies the scope's cgroup settings: systemd must leave the
 	# delegated subtree alone meanwhile.
 	rc=0
 	err=$(timeout 30 systemctl set-property --runtime $PROBE.scope TasksMax=21 2>&1) || rc=$?
 	read_into pids "$cg/pids.max"
 	read_into sub "$cg/cgroup.subtree_control"
-	check "set-property TasksMax=21 reaches pids.max ($pids, status $rc${err:+: $err})" \
-		[ $rc = 0 ] && [ "$pids" = 21 ]
+	check_all "set-property TasksMax=21 reaches pids.max ($pids, status $rc${err:+: $err})" \
+		'[ $rc = 0 ]' '[ "$pids" = 21 ]'
 	check "and systemd leaves the delegated subtree_control alone ($sub)" [ "$sub" = "memory pids" ]
 	# The scope's shell reads EOF and ends; systemd must then drop the unit and its cgroup,
 	# the payload child we made included.
@@ -243,14 +245,14 @@ check_driver() {
 	# update: systemd's view and the kernel's.
 	sdh update --memory 50331648 --pids-limit 40 c1
 	check "driver: update (status $rc${out:+: $out})" [ $rc = 0 ]
-	check "driver: update reaches systemd: MemoryMax $(prop $scope MemoryMax), TasksMax $(prop $scope TasksMax)" \
-		[ "$(prop $scope MemoryMax)" = 50331648 ] && [ "$(prop $scope TasksMax)" = 40 ]
+	check_all "driver: update reaches systemd: MemoryMax $(prop $scope MemoryMax), TasksMax $(prop $scope TasksMax)" \
+		'[ "$(prop $scope MemoryMax)" = 50331648 ]' '[ "$(prop $scope TasksMax)" = 40 ]'
 	read_into v $dir/memory.max
 	check "driver: update reaches the kernel: memory.max $v" [ "$v" = 50331648 ]
 	# The same unit twice: systemd refuses, and its D-Bus error name is shown.
 	sdh create --bundle "$WORK/c1" c2
-	check "driver: a second container on the unit is refused naming UnitExists (status $rc: $out)" \
-		[ $rc = 1 ] && [[ $out == *org.freedesktop.systemd1.UnitExists* ]]
+	check_all "driver: a second container on the unit is refused naming UnitExists (status $rc: $out)" \
+		'[ $rc = 1 ]' '[[ $out == *org.freedesktop.systemd1.UnitExists* ]]'
 	check "driver: the refused create left no state" [ ! -e $SD_STATE/c2 ]
 	check "driver: and the first scope is still active" [ "$(prop $scope ActiveState)" = active ]
 	sdh delete --force c1
@@ -273,7 +275,7 @@ check_driver_slices() {
 	read_into v "/proc/$pid/cgroup"
 	check "driver: the slice nests at its dashes ($v)" [ "$v" = "0::${dir#$CG}" ]
 	sdh delete --force c3
-	check "driver: delete of the nested one (status $rc)" [ $rc = 0 ] && unit_gone $scope
+	check_all "driver: delete of the nested one (status $rc)" '[ $rc = 0 ]' 'unit_gone $scope'
 	sd_bundle c4 :hutch-vm:c4 'cat /proc/self/cgroup; exit 3' '{"pids": {"limit": 10}}'
 	sdh run --bundle "$WORK/c4" c4
 	check "driver: a foreground run gives the command's status (status $rc: $out)" [ $rc = 3 ]
@@ -285,6 +287,117 @@ check_driver_slices() {
 	sdh delete c5
 	check "driver: delete afterwards is clean (status $rc${out:+: $out})" [ $rc = 0 ]
 	check "driver: no state is left" [ -z "$(ls -A $SD_STATE 2>/dev/null)" ]
+}
+
+# ---- the same driver on a hybrid host: v1 controllers, cgroup2 at $CG/unified ----
+
+check_hybrid() {
+	local mnt type v1=() v2=() own
+	while read -r _ mnt type _; do
+		case $type in
+		cgroup) v1+=("${mnt#$CG/}") ;;
+		cgroup2) v2+=("$mnt") ;;
+		esac
+	done </proc/mounts
+	own=$(grep -E '^[0-9]+:(memory|pids):' /proc/self/cgroup | tr '\n' ' ')
+	echo "# v1 hierarchies: ${v1[*]}; we are in $own"
+	check "cgroup2 is mounted once, at $CG/unified (${v2[*]:-none})" [ "${v2[*]:-}" = $CG/unified ]
+	check_all "the v1 memory, pids and cpuset hierarchies are mounted (${v1[*]})" \
+		'in_list memory "${v1[@]}"' 'in_list pids "${v1[@]}"' 'in_list cpuset "${v1[@]}"'
+	check_all "the checks run in hutch-vm-cmd.service's memory cgroup ($own)" \
+		'[[ $own == *:memory:/system.slice/hutch-vm-cmd.service* ]]'
+}
+
+# Every cgroup hierarchy's mount point (the v1 ones and the cgroup2 beside them).
+hierarchies() { awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts; }
+
+# Where PATH exists, in any hierarchy.
+cgroup_left() {
+	local m
+	for m in $(hierarchies); do
+		[ ! -e "$m$1" ] || echo "$m$1"
+	done
+}
+
+# The v1 driver: systemd makes the scope in the hierarchies it manages (memory, cpu, pids,
+# blkio, devices, name=systemd, unified) and hutch in the others (cpuset, freezer...), with
+# the init in every one; the limits in systemd's view and the kernel's v1 files, enforced;
+# update; and delete: no unit and no directory in any hierarchy, the parents hutch made too.
+check_driver_v1() {
+	local scope=hutch-vm-h1.scope path=/system.slice/hutch-vm-h1.scope pid v ev lines
+	[ -x "$HUTCH" ] || { skip "v1 driver: $HUTCH is not built"; return; }
+	local cpuset_slice=0
+	[ -d $CG/cpuset/system.slice ] && cpuset_slice=1
+	sd_bundle h1 system.slice:hutch-vm:h1 'sleep 300' \
+		'{"memory": {"limit": 33554432}, "pids": {"limit": 32}, "cpu": {"quota": 50000,
+		  "period": 100000, "shares": 2048, "cpus": "0"}}' ||
+		{ fail "v1 driver: cannot make the bundle"; return; }
+	sdh create --bundle "$WORK/h1" h1
+	check "v1 driver: create in system.slice:hutch-vm:h1 (status $rc${out:+: $out})" [ $rc = 0 ]
+	sdh start h1
+	check "v1 driver: start (status $rc${out:+: $out})" [ $rc = 0 ]
+	check "v1 driver: the scope is active" [ "$(prop $scope ActiveState)" = active ]
+	# runc's legacy properties: MemoryLimit and CPUShares, exact on v1.
+	check_all "v1 driver: systemd's MemoryLimit ($(prop $scope MemoryLimit)), CPUShares ($(prop $scope CPUShares))" \
+		'[ "$(prop $scope MemoryLimit)" = 33554432 ]' '[ "$(prop $scope CPUShares)" = 2048 ]'
+	check "v1 driver: systemd's TasksMax ($(prop $scope TasksMax))" [ "$(prop $scope TasksMax)" = 32 ]
+	pid=$(jq -r .pid <<<"$(timeout 10 "$HUTCH" --root $SD_STATE state h1)")
+	lines=$(grep -vc ":$path\$" "/proc/$pid/cgroup")
+	check "v1 driver: the init is in the scope in every hierarchy ($lines elsewhere: $(grep -v ":$path\$" "/proc/$pid/cgroup" | tr '\n' ' '))" \
+		[ "$lines" = 0 ]
+	read_into v $CG/memory$path/memory.limit_in_bytes
+	check "v1 driver: the kernel's memory.limit_in_bytes ($v)" [ "$v" = 33554432 ]
+	read_into v $CG/pids$path/pids.max
+	check "v1 driver: the kernel's pids.max ($v)" [ "$v" = 32 ]
+	read_into v $CG/cpu$path/cpu.cfs_quota_us
+	check "v1 driver: the kernel's cpu.cfs_quota_us ($v)" [ "$v" = 50000 ]
+	read_into v $CG/cpu$path/cpu.shares
+	check "v1 driver: the kernel's cpu.shares ($v)" [ "$v" = 2048 ]
+	read_into v $CG/cpuset$path/cpuset.cpus
+	check "v1 driver: cpuset, which systemd does not manage: hutch made it ($v)" [ "$v" = 0 ]
+	sdh exec h1 sh -c 'for i in $(seq 40); do sleep 1 & done 2>/dev/null; wait'
+	ev=$(<$CG/pids$path/pids.events)
+	check "v1 driver: pids.max stops forks (pids.events: $ev)" [ "${ev#max }" != 0 ]
+	sdh exec h1 dd if=/dev/zero of=/dev/shm/fill bs=1M count=48
+	check "v1 driver: memory.limit_in_bytes OOM-kills the writer (status $rc)" [ $rc = 137 ]
+	sdh update --memory 50331648 --pids-limit 40 h1
+	check "v1 driver: update (status $rc${out:+: $out})" [ $rc = 0 ]
+	check_all "v1 driver: update reaches systemd: MemoryLimit $(prop $scope MemoryLimit), TasksMax $(prop $scope TasksMax)" \
+		'[ "$(prop $scope MemoryLimit)" = 50331648 ]' '[ "$(prop $scope TasksMax)" = 40 ]'
+	read_into v $CG/memory$path/memory.limit_in_bytes
+	check "v1 driver: update reaches the kernel: memory.limit_in_bytes $v" [ "$v" = 50331648 ]
+	# systemd writes every limit it has again when a property changes: its own view must be
+	# the container's (MemoryMax applied as the v1 memory.limit_in_bytes), or it undoes them.
+	timeout 30 systemctl set-property --runtime $scope CPUAccounting=yes
+	read_into v $CG/memory$path/memory.limit_in_bytes
+	local shares
+	read_into shares $CG/cpu$path/cpu.shares
+	check_all "v1 driver: systemd re-applying its properties keeps the limits (memory.limit_in_bytes $v, cpu.shares $shares)" \
+		'[ "$v" = 50331648 ]' '[ "$shares" = 2048 ]'
+	sdh create --bundle "$WORK/h1" h2
+	check_all "v1 driver: a second container on the unit is refused naming UnitExists (status $rc: $out)" \
+		'[ $rc = 1 ]' '[[ $out == *org.freedesktop.systemd1.UnitExists* ]]'
+	check "v1 driver: and the first one still runs" [ -d "/proc/$pid" ]
+	sdh delete --force h1
+	check "v1 driver: delete --force (status $rc${out:+: $out})" [ $rc = 0 ]
+	check "v1 driver: no unit is left after delete ($(prop $scope LoadState))" unit_gone $scope
+	v=$(cgroup_left $path)
+	check "v1 driver: no cgroup is left in any hierarchy (${v:-none})" [ -z "$v" ]
+	[ $cpuset_slice = 1 ] ||
+		check "v1 driver: nor the cpuset slice hutch made" [ ! -e $CG/cpuset/system.slice ]
+	local pod=/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod123.slice
+	sd_bundle h3 kubepods-besteffort-pod123.slice:cri-containerd:h3 'sleep 300' '{}'
+	sdh create --bundle "$WORK/h3" h3
+	pid=$(jq -r .pid <<<"$(timeout 10 "$HUTCH" --root $SD_STATE state h3)")
+	v=$(grep -E '^[0-9]+:(memory|cpuset):' "/proc/$pid/cgroup" | tr '\n' ' ')
+	check_all "v1 driver: a nested pod slice, in memory and cpuset (status $rc: $v)" '[ $rc = 0 ]' \
+		'grep -q ":memory:$pod/cri-containerd-h3.scope\$" "/proc/$pid/cgroup"' \
+		'grep -q ":cpuset:$pod/cri-containerd-h3.scope\$" "/proc/$pid/cgroup"'
+	sdh delete --force h3
+	v=$(cgroup_left $pod/cri-containerd-h3.scope)
+	check_all "v1 driver: nothing of it is left after delete (${v:-none})" \
+		'unit_gone cri-containerd-h3.scope' '[ -z "$v" ]'
+	check "v1 driver: no state is left" [ -z "$(ls -A $SD_STATE 2>/dev/null)" ]
 }
 
 main() {
@@ -301,7 +414,10 @@ main() {
 		check_scope
 		check_driver
 		check_driver_slices
+		check_cri
 	)
+	[ -d $CG/unified ] && checks=(check_pid1 check_system_running check_basics check_hybrid
+		check_bus check_driver_v1 check_cri)
 	local c
 	for c in "${checks[@]}"; do
 		"$c"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [--systemd] [-e VAR=VAL]... -- CMD ARGS...
+# run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [--systemd [--hybrid]] [-e VAR=VAL]... -- CMD ARGS...
 # Runs CMD as root in a throw-away qemu microvm: Debian's stock 6.1 kernel, pure cgroup v2 with
 # every controller enabled, the host's / read-only under a tmpfs overlay, and $PWD shared
 # read-write at the same path (init-stage1.sh, init-stage2.sh). --disk gives the guest an empty
 # virtio-blk scratch disk of SIZE (a sparse raw file, /dev/vda there). --systemd boots systemd
 # as PID 1 instead, with the D-Bus system bus, and runs CMD in a unit (init-systemd.sh,
-# systemd/hutch-vm-cmd.service); the contract is the same. CMD's stdout and stderr come back
+# systemd/hutch-vm-cmd.service); the contract is the same. --hybrid has that systemd mount the
+# cgroup v1 hierarchies, with cgroup2 beside them at /sys/fs/cgroup/unified. CMD's stdout and stderr come back
 # on ours; its stdin is /dev/null. Exit status: CMD's, or 125 when the VM failed (its console log
 # is printed then). Environment: HUTCH_VM_CACHE (setup.sh's cache, default /var/cache/hutch-vm),
 # HUTCH_VM_APPEND (more kernel arguments), HUTCH_VM_KEEP=1 (keep the control dir and console log).
@@ -14,13 +15,13 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${HUTCH_VM_CACHE:-/var/cache/hutch-vm}
-MEM=1G SMP=2 TIMEOUT=0 DISK='' SYSTEMD='' ENVS=() CMD=() CTL='' QPID='' R1='' R2=''
+MEM=1G SMP=2 TIMEOUT=0 DISK='' SYSTEMD='' UNIFIED=1 ENVS=() CMD=() CTL='' QPID='' R1='' R2=''
 
 die() {
 	echo "run-in-vm: $*" >&2
 	exit 125
 }
-usage() { die "usage: run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [--systemd] [-e VAR=VAL]... -- CMD ARGS..."; }
+usage() { die "usage: run-in-vm.sh [--mem 1G] [--smp N] [--timeout S] [--disk SIZE] [--systemd [--hybrid]] [-e VAR=VAL]... -- CMD ARGS..."; }
 
 parse_args() {
 	while [ $# -gt 0 ]; do
@@ -31,6 +32,7 @@ parse_args() {
 		--timeout) TIMEOUT=$2 ;;
 		--disk) DISK=$2 ;;
 		--systemd) SYSTEMD=1 && shift && continue ;;
+		--hybrid) UNIFIED=0 && shift && continue ;;
 		-e) [[ $2 == [A-Za-z_]*=* ]] || die "-e wants VAR=VALUE, not '$2'"
 		    ENVS+=("$2") ;;
 		--) shift; break ;;
@@ -104,7 +106,7 @@ run_qemu() {
 	# buffer, which loglevel=1 keeps off the console).
 	if [ -n "$SYSTEMD" ]; then
 		append+=" hutch.systemd=1 systemd.unit=hutch-vm.target"
-		append+=" systemd.unified_cgroup_hierarchy=1 systemd.show_status=error"
+		append+=" systemd.unified_cgroup_hierarchy=$UNIFIED systemd.show_status=error"
 		append+=" systemd.log_target=console systemd.log_level=notice"
 	fi
 	append+=" ${HUTCH_VM_APPEND:-}"

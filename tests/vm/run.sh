@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/vm/run.sh BUILD_DIR: the VM lane. Prepares the VM (setup.sh), then boots two guests,
-# one after the other, both always: the busybox guest runs guest-v2.sh against BUILD_DIR (pure
+# tests/vm/run.sh BUILD_DIR: the VM lane. Prepares the VM (setup.sh), then boots three guests,
+# one after the other, each always: the busybox guest runs guest-v2.sh against BUILD_DIR (pure
 # cgroup v2, the cgroups unit test as root, real containers when hutch is built), the systemd
-# guest (systemd as PID 1 with the D-Bus system bus) runs guest-systemd.sh. Prints PASS/FAIL/SKIP
+# guest (systemd as PID 1 with the D-Bus system bus) runs guest-systemd.sh, and
+# again with systemd's hybrid hierarchies (--hybrid: v1 controllers, cgroup2 beside them), where
+# the same script runs the v1 driver's checks. Prints PASS/FAIL/SKIP
 # lines and each guest's time, and exits non-zero when a check or a VM failed. Needs root
 # (apt-get, 9p passthrough).
 set -euo pipefail
@@ -20,15 +22,20 @@ failed=()
 
 "$here/setup.sh"
 
-# guest NAME SCRIPT [run-in-vm.sh options]: boots one guest that runs SCRIPT against BUILD_DIR.
+# guest NAME "SCRIPT..." [run-in-vm.sh options]: boots one guest that runs the SCRIPTs (the
+# last one's main) against BUILD_DIR.
 guest() {
-	local name=$1 script=$2 t0=$SECONDS rc=0
+	local name=$1 scripts=($2) t0=$SECONDS rc=0 text f
 	shift 2
+	local script=${scripts[-1]}
 	# The guest mounts a fresh /tmp, so a host path below /tmp is visible there only through
 	# the shared working directory: share BUILD_DIR, and hand the guest script over as text.
+	text=$(<"$here/guest-lib.sh")
+	for f in "${scripts[@]}"; do
+		text+=$'\n'$(<"$here/$f")
+	done
 	"$here/run-in-vm.sh" --timeout "${HUTCH_VM_TIMEOUT:-120}" "$@" -- \
-		bash -c "$(<"$here/guest-lib.sh")"$'\n'"$(<"$here/$script")" "$script" "$BUILD" ||
-		rc=$?
+		bash -c "$text" "$script" "$BUILD" || rc=$?
 	case $rc in
 	0) echo "vm lane: $name guest: PASS ($((SECONDS - t0))s)" ;;
 	125) echo "vm lane: $name guest: FAIL: the VM itself failed, see above ($((SECONDS - t0))s)" ;;
@@ -39,7 +46,12 @@ guest() {
 
 cd "$BUILD"
 guest busybox guest-v2.sh --disk 16M
-guest systemd guest-systemd.sh --systemd
+# The systemd guests' CRI checks use what cri-prep.sh makes here (it exits 77 when containerd
+# or python3-grpcio is missing, and they skip).
+"$here/cri-prep.sh" "$BUILD/vm-cri" || [ $? = 77 ]
+guest systemd "guest-cri.sh guest-systemd.sh" --systemd --timeout 300
+guest systemd-hybrid "guest-cri.sh guest-systemd.sh" --systemd --hybrid --timeout 300
+rm -rf "$BUILD/vm-cri"
 
 took=$((SECONDS - start))
 if [ ${#failed[@]} = 0 ]; then

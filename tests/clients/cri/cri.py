@@ -18,6 +18,7 @@
 #     exec ID [--tty] [--stdin TEXT] [--size COLSxROWS] -- CMD...
 #                                           Exec, then its stream (below); prints the same JSON
 #     stats ID | update ID RESOURCES.json | logs-path ID
+#     serve                                 the commands, one per line of stdin (see serve())
 #
 # The stubs are not committed: `gen` makes them with grpc_tools.protoc (python3-grpc-tools)
 # from the vendored api.proto, minus its gogoproto options (a Go code generator's, which
@@ -34,6 +35,8 @@
 # 2 on a usage error. exec-sync exits 0 whatever the command's exit code: it is in the JSON.
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -103,7 +106,7 @@ def stream_exec(url, stdin, size, timeout):
             "exit_code": code, "status": status}
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(prog="cri.py")
     ap.add_argument("--socket", default=os.environ.get("CRI_SOCKET",
                                                        "/run/containerd/containerd.sock"))
@@ -112,7 +115,9 @@ def main():
     ap.add_argument("--rpc-timeout", type=float, default=60.0)
     ap.add_argument("cmd")
     ap.add_argument("args", nargs=argparse.REMAINDER)
-    opts = ap.parse_args()
+    opts = ap.parse_args(argv)
+    if opts.cmd == "serve":
+        return serve(argv if argv is not None else sys.argv[1:])
     if opts.cmd == "gen":
         if len(opts.args) != 1:
             ap.error("gen DIR")
@@ -238,12 +243,42 @@ def main():
     return 0
 
 
-if __name__ == "__main__":
+def run(argv=None):
+    """main, with a failed RPC as its status code and message on stderr: exit status 1."""
     try:
-        sys.exit(main())
-    except Exception as e:  # a failed RPC: its status code and message, not a traceback
+        return main(argv)
+    except Exception as e:
         code = getattr(e, "code", None)
         if callable(code):
             print("cri.py: %s: %s" % (code().name, e.details()), file=sys.stderr)
-            sys.exit(1)
+            return 1
         raise
+
+
+def serve(argv):
+    """One command per line of stdin, its arguments separated by \\x1f; after each, its
+    stdout and a line of \\x1e and the exit status. Its stderr is ours. For a slow machine
+    (the VM lane's TCG guests), where starting python and importing grpc takes seconds."""
+    base = argv[:argv.index("serve")]
+    for line in sys.stdin:
+        args = line.rstrip("\n").split("\x1f")
+        if args and args[-1] == "":
+            args.pop()
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                rc = run(base + args)
+        except SystemExit as e:  # argparse's usage errors
+            rc = e.code if isinstance(e.code, int) else 2
+        except Exception as e:  # noqa: BLE001 - reported, and the next command runs
+            print("cri.py: %s" % e, file=sys.stderr)
+            rc = 1
+        text = out.getvalue()
+        sys.stdout.write(text + ("" if text.endswith("\n") or not text else "\n"))
+        sys.stdout.write("\x1e%d\n" % (rc or 0))
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

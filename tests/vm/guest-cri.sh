@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# guest-cri.sh: the systemd guests' CRI checks, handed over ahead of guest-systemd.sh (whose
+# helpers it uses) and called from its main. containerd's CRI plugin runs here as on a kubeadm
+# node: the runc shim with SystemdCgroup = true, so each container is a transient scope in its
+# pod's slice, made by systemd. A pod with a container per handler, hutch and runc (the
+# reference), driven by tests/clients/cri/cri.py with what cri-prep.sh made on the host in
+# $BUILD/vm-cri. The guest is a throw-away VM: containerd uses its default paths.
+
+CRI_DIR='' # $BUILD/vm-cri, set by check_cri (guest-systemd.sh sets BUILD after this file)
+CRI_SOCK=/run/containerd/containerd.sock
+
+# cri ARGS...: one cri.py command, through the one cri.py serve (a coprocess): under TCG,
+# python's start and grpc's import take seconds, once instead of per command. Its stdout is
+# the command's, and its exit status.
+cri() {
+	local line out='' IFS=
+	printf '%s\x1f' "$@" >&"$CRI_IN" && printf '\n' >&"$CRI_IN" || return 1
+	while read -r -t 120 line <&"$CRI_OUT"; do
+		if [[ $line == $'\x1e'* ]]; then
+			printf '%s' "$out"
+			return "${line#?}"
+		fi
+		out+=$line$'\n'
+	done
+	echo "cri: cri.py serve did not answer" >&2
+	return 1
+}
+cri_up() { cri version >/dev/null 2>&1; }
+
+start_cri() {
+	mkdir -p /etc/containerd "$WORK/cri-logs"
+	# Its root on the guest's /tmp, a tmpfs: the overlayfs snapshotter can't stack on the
+	# guest's overlay root.
+	cat >/etc/containerd/config.toml <<-EOF
+		version = 2
+		root = "$WORK/containerd-root"
+		[plugins."io.containerd.grpc.v1.cri"]
+		  sandbox_image = "hutch.test/pause:latest"
+		  disable_apparmor = true
+		  [plugins."io.containerd.grpc.v1.cri".containerd]
+		    default_runtime_name = "runc"
+		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.hutch]
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.hutch.options]
+		        BinaryName = "$HUTCH"
+		        Root = "/run/containerd/hutch"
+		        SystemdCgroup = true
+		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+		        BinaryName = "/usr/sbin/runc"
+		        SystemdCgroup = true
+	EOF
+	containerd >"$WORK/containerd.log" 2>&1 </dev/null &
+	CRI_PID=$!
+	if ! wait_for 600 cri_up; then
+		fail "cri: containerd's CRI plugin did not answer in 60 s"
+		tail -n 20 "$WORK/containerd.log" | sed 's/^/    [containerd] /'
+		return 1
+	fi
+	local img rc=0
+	for img in bb-oci pause-oci; do
+		ctr -n k8s.io images import "$CRI_DIR/$img.tar" >/dev/null 2>"$WORK/ctr.err" || rc=$?
+	done
+	check "cri: containerd runs, the images are imported (status $rc$(head -c 200 "$WORK/ctr.err"))" [ $rc = 0 ]
+}
+
+# The scope's memory limit as systemd has it: MemoryMax, or on v1 MemoryLimit (what both
+# runtimes' legacy drivers set there).
+mem_prop() {
+	if [ -d $CG/unified ]; then prop "$1" MemoryLimit; else prop "$1" MemoryMax; fi
+}
+
+# cri_pod HANDLER: a pod in kubepods-besteffort-pod<HANDLER>.slice, as the kubelet's systemd
+# driver names it, with a container of 64 MiB; then the scope as systemd and the kernel see it,
+# ExecSync, UpdateContainerResources in both views, and stop + remove: no unit or cgroup left.
+cri_pod() {
+	local h=$1 slice=kubepods-besteffort-pod$1.slice pod ctr scope pid line mem v
+	local sdir=/kubepods.slice/kubepods-besteffort.slice/$slice
+	jq -n --arg h "$h" --arg slice "$slice" --arg logs "$WORK/cri-logs/$h" '{
+		metadata: {name: ("p-" + $h), namespace: "hutch-vm", uid: ("uid-" + $h), attempt: 0},
+		log_directory: $logs, linux: {cgroup_parent: $slice,
+			security_context: {namespace_options: {network: "NODE"}}}}' >"$WORK/$h.pod.json"
+	jq -n '{metadata: {name: "c", attempt: 0}, image: {image: "hutch.test/busybox:latest"},
+		command: ["sh", "-c", "exec sleep 300"], log_path: "c.log",
+		linux: {resources: {memory_limit_in_bytes: 67108864},
+			security_context: {namespace_options: {network: "NODE"}}}}' >"$WORK/$h.ctr.json"
+	pod=$(cri runp "$WORK/$h.pod.json" --runtime "$h" | jq -r .pod_sandbox_id)
+	check_all "cri $h: RunPodSandbox in $slice (${pod:0:12})" '[ -n "$pod" ]' '[ "$pod" != null ]'
+	[ -n "$pod" ] && [ "$pod" != null ] || return
+	ctr=$(cri create "$pod" "$WORK/$h.ctr.json" "$WORK/$h.pod.json" | jq -r .container_id)
+	cri start "$ctr" >/dev/null
+	check "cri $h: CreateContainer + StartContainer (${ctr:0:12})" \
+		[ "$(cri inspect "$ctr" | jq -r .status.state)" = CONTAINER_RUNNING ]
+	scope=cri-containerd-$ctr.scope
+	pid=$(cri inspect "$ctr" | jq -r .info.info.pid)
+	line=$(grep -E '^0::|:memory:' "/proc/$pid/cgroup" | tail -n 1)
+	check "cri $h: the container is systemd's scope $scope in the pod's slice (${line##*:})" \
+		[ "${line##*:}" = "$sdir/$scope" ]
+	check_all "cri $h: the scope is active, its memory limit $(mem_prop "$scope")" \
+		'[ "$(prop "$scope" ActiveState)" = active ]' '[ "$(mem_prop "$scope")" = 67108864 ]'
+	v=$(cri exec-sync "$ctr" -- sh -c 'echo hi; exit 4' | jq -r '"\(.stdout)\(.exit_code)"')
+	check "cri $h: ExecSync (${v//$'\n'/ })" [ "$v" = $'hi\n4' ]
+	echo '{"memory_limit_in_bytes": 100663296}' >"$WORK/$h.res.json"
+	cri update "$ctr" "$WORK/$h.res.json" >/dev/null
+	mem=$CG$sdir/$scope/memory.max
+	[ -d $CG/unified ] && mem=$CG/memory$sdir/$scope/memory.limit_in_bytes
+	read_into v "$mem"
+	check_all "cri $h: UpdateContainerResources: systemd's $(mem_prop "$scope"), ${mem##*/} $v" \
+		'[ "$(mem_prop "$scope")" = 100663296 ]' '[ "$v" = 100663296 ]'
+	cri stopp "$pod" >/dev/null
+	cri rmp "$pod" >/dev/null
+	v=$(cgroup_left "$sdir/$scope")$(cgroup_left "$sdir/cri-containerd-$pod.scope")
+	check_all "cri $h: StopPodSandbox + RemovePodSandbox: no unit, no cgroup (${v:-none})" \
+		'unit_gone "$scope"' 'unit_gone "cri-containerd-$pod.scope"' '[ -z "$v" ]'
+}
+
+check_cri() {
+	CRI_DIR=$BUILD/vm-cri
+	if [ ! -s "$CRI_DIR/stubs/api_pb2_grpc.py" ]; then
+		skip "cri: nothing prepared in $CRI_DIR (cri-prep.sh: containerd or python3-grpcio missing)"
+		return
+	fi
+	coproc CRI_CO { exec /usr/bin/python3 "$CRI_DIR/cri.py" --socket $CRI_SOCK --stubs "$CRI_DIR/stubs" serve; }
+	local co=$CRI_CO_PID
+	# Copies, which $(cri ...) subshells have (bash gives them no coprocess fds).
+	exec {CRI_IN}>&"${CRI_CO[1]}" {CRI_OUT}<&"${CRI_CO[0]}"
+	if start_cri; then
+		cri_pod hutch
+		cri_pod runc
+	fi
+	exec {CRI_IN}>&- {CRI_OUT}<&-
+	kill "$CRI_PID" "$co" 2>/dev/null
+	wait "$CRI_PID" "$co"
+}
