@@ -13,7 +13,7 @@ pkgs=(
 	umoci skopeo python3 bc # tests/integration/images/images.bats, bench/images.sh
 	debootstrap # tests/integration/sandbox/sandbox-packages.bats: a Debian 12 for apt-get --as-root
 	clang libclang-rt-14-dev # tests/fuzz: libFuzzer and the sanitizers' runtimes for clang
-	podman containerd docker.io # tests/clients: hutch under the real clients
+	podman containerd docker.io containernetworking-plugins # tests/clients: hutch under the real clients
 	python3-jsonschema # tests/integration/sandbox: every report against its schema
 	dnsmasq-base # tests/integration/sandbox/egress.bats: "the internet's" DNS server
 	uidmap # rootless: newuidmap/newgidmap map a test user's /etc/subuid range

@@ -15,6 +15,10 @@
 
 load helpers
 
+# libcni's result cache, hard-coded: containerd's namespace has a tmpfs there (below), whose
+# mount point we make when the host has none.
+HOST_PATHS=(/var/lib/cni)
+
 IMG=hutch.test/busybox:latest
 PAUSE=hutch.test/pause:latest
 PYTHON=/usr/bin/python3 # Debian's, with python3-grpcio; not whatever python3 is first in PATH
@@ -176,8 +180,23 @@ setup_file() {
 		        Root = "$CL_DIR/runc-root"
 		        SystemdCgroup = false
 	EOF
+	# Pods with a network namespace of their own (network POD) get one through CNI: a bridge
+	# in containerd's network namespace (not the host's), a documentation subnet, no masquerade
+	# or gateway, its addresses kept in $CL_DIR.
+	mkdir -p "$CL_DIR/cni-bin" "$CL_DIR/cni"
+	local plugin
+	if [ -x /usr/lib/cni/bridge ]; then
+		for plugin in bridge host-local loopback; do
+			ln -s /usr/lib/cni/$plugin "$CL_DIR/cni-bin/$plugin"
+		done
+		jq -n --arg ipam "$CL_DIR/cni-ipam" '{cniVersion: "0.4.0", name: "hutch-test",
+			plugins: [{type: "bridge", bridge: "cni-hutch0", isGateway: false, ipMasq: false,
+				ipam: {type: "host-local", dataDir: $ipam,
+					ranges: [[{subnet: "198.51.100.0/24"}]]}}]}' >"$CL_DIR/cni/10-test.conflist"
+	fi
 	# The namespaces' holder: lo up for the stream server's 127.0.0.1.
 	cat >"$CL_DIR/nsholder" <<-'EOF'
+		mkdir -p /var/lib/cni && mount -t tmpfs -o mode=700 tmpfs /var/lib/cni &&
 		mount -t tmpfs -o mode=755 tmpfs /run && mkdir -m 711 /run/containerd &&
 			ip link set lo up || exit 1
 		exec sleep infinity
@@ -321,6 +340,38 @@ cri_exec() {
 	timeout -k 5 "$CLIENT_TIMEOUT" nsenter -t "$(cat "$CL_DIR/nsholder.pid")" -n \
 		"$PYTHON" "$BATS_TEST_DIRNAME/cri/cri.py" --socket "$CL_DIR/containerd.sock" \
 		--stubs "$CL_DIR/stubs" exec "$@"
+}
+
+# A pod with a network namespace of its own (network POD, through CNI's bridge plugin): both
+# containers are in pause's, which is not the node's, with the pod's address on its eth0.
+pod_net() {
+	local ns='.linux.security_context.namespace_options.network = "POD"' a b net ip
+	[ -e "$CL_DIR/cni/10-test.conflist" ] ||
+		skip "no CNI plugins (apt-get install containernetworking-plugins)"
+	run_pod net-$1 "$1" "$ns"
+	run_ctr a net-$1 "$POD" 'exec sleep 1001' "$ns"
+	a=$CTR
+	run_ctr b net-$1 "$POD" 'exec sleep 1002' "$ns"
+	b=$CTR
+	net=$(exec_sync "$a" readlink /proc/self/ns/net)
+	[[ $net == net:* ]]
+	[ "$(exec_sync "$b" readlink /proc/self/ns/net)" = "$net" ]
+	[ "$(readlink "/proc/$(pod_pid "$POD")/ns/net")" = "$net" ]
+	[ "$(readlink "/proc/$(cat "$CL_DIR/nsholder.pid")/ns/net")" != "$net" ]
+	ip=$(cri inspectp "$POD" | jq -r .status.network.ip)
+	[[ $ip == 198.51.100.* ]]
+	run exec_sync "$b" ip -o -4 addr show
+	check_status 0
+	[[ $output == *"eth0"*"inet $ip/24"* ]]
+	[[ $output == *"lo"*"inet 127.0.0.1/8"* ]]
+}
+
+@test "cri: a pod's own network namespace, shared by its containers and pause (hutch)" {
+	pod_net hutch
+}
+
+@test "cri: a pod's own network namespace, shared by its containers and pause (runc)" {
+	pod_net runc
 }
 
 # Exec over the stream: stdout and stderr apart with the exit code in the status channel,
