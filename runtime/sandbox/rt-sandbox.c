@@ -574,15 +574,21 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 	return r;
 }
 
+/* A sandbox's cgroup is hutch's own, beneath the caller's: no systemd driver. */
+static int refuse_systemd_cgroup(const struct rt_global *g, struct hutch_err *err)
+{
+	return g->systemd_cgroup ? hutch_fail(err, ENOTSUP,
+					      "--systemd-cgroup: not supported by hutch sandbox "
+					      "(an OCI runtime option)")
+				 : 0;
+}
+
 /* With --detach, a supervisor runs it all and says when the command has started (or why it
  * could not, once the report is written and the name and lock are free). */
 int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	int fd = -1;
-	if (g->systemd_cgroup) /* its cgroup is hutch's own, beneath the caller's */
-		return hutch_fail(err, ENOTSUP,
-				  "--systemd-cgroup: not supported by hutch sandbox (an OCI "
-				  "runtime option)");
+	TRY(refuse_systemd_cgroup(g, err));
 	if (!o->detach || rt_sb_check(o, err) < 0)
 		return run(g, o, &fd, err);
 	pid_t pid = rt_sb_detach(o, g, &fd, err);
@@ -604,6 +610,8 @@ static RT_VERB_RUN(verb_sandbox)
 		return rt_sb_subcommand(argc - 1, argv + 1, err);
 	rt_sb_opts_init(&o);
 	int r = rt_sb_parse_args(&o, argc, argv, err);
+	if (r >= 0)
+		r = refuse_systemd_cgroup(g, err); /* a bad option too, with its report */
 	if (r >= 0) {
 		r = rt_sandbox_run(g, &o, err);
 	} else { /* the report of the bad flag, wherever --report stands */

@@ -51,6 +51,15 @@ setup() {
 	jq -e '.failure == "bad_option" and .runtime == "runc"' "$R"
 }
 
+@test "report: --systemd-cgroup (an OCI runtime option) is a bad option, with its report" {
+	run timeout 30 "$HUTCH" --systemd-cgroup sandbox --image "$IMAGE" --report "$R" -- true
+	check_status 125
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"--systemd-cgroup: not supported by hutch sandbox"* ]]
+	check_report "$R"
+	jq -e '.failure == "bad_option" and (.error | contains("--systemd-cgroup"))' "$R"
+}
+
 @test "report: a busy lock is lock_busy; the wait for a lock is counted" {
 	SB_PIDFILE=$TEST_DIR/holder.pid sb --lock "$LOCK" -- sleep 1.5 >/dev/null 2>&1 3>&- &
 	local holder=$!
