@@ -8,8 +8,8 @@
  */
 #include "cg-systemd.h"
 #include "cg-internal.h"
+#include "hutch-dl.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +44,7 @@ static int load_lib(struct hutch_err *err)
 {
 	if (lib.dl)
 		return 0;
-	void *dl = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
-	if (!dl)
-		return hutch_fail(err, ENOTSUP,
-				  "--systemd-cgroup needs libsystemd.so.0 (apt-get install "
-				  "libsystemd0): %s",
-				  dlerror());
-	struct {
-		void **slot;
-		const char *name;
-	} syms[] = {
+	const struct hutch_dl_sym syms[] = {
 		{ (void **)&lib.open_system, "sd_bus_open_system" },
 		{ (void **)&lib.close, "sd_bus_flush_close_unref" },
 		{ (void **)&lib.new_call, "sd_bus_message_new_method_call" },
@@ -70,15 +61,8 @@ static int load_lib(struct hutch_err *err)
 		{ (void **)&lib.wait, "sd_bus_wait" },
 		{ (void **)&lib.error_free, "sd_bus_error_free" },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
-		*syms[i].slot = dlsym(dl, syms[i].name);
-		if (!*syms[i].slot) {
-			dlclose(dl);
-			return hutch_fail(err, ENOTSUP, "libsystemd.so.0 lacks %s", syms[i].name);
-		}
-	}
-	lib.dl = dl;
-	return 0;
+	return hutch_dl_load("libsystemd.so.0", syms, ARRAY_SIZE(syms), "--systemd-cgroup",
+			     "libsystemd0", &lib.dl, err);
 }
 
 /* One call to systemd's manager: its bus, the message being built, and the jobs that ended

@@ -23,8 +23,8 @@
  * "allow" counts each connection once: a ct label marks it counted (a retransmitted SYN).
  */
 #include "net-internal.h"
+#include "hutch-dl.h"
 
-#include <dlfcn.h>
 #include <nftables/libnftables.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,16 +56,7 @@ static int load_lib(struct hutch_err *err)
 {
 	if (lib.dl)
 		return 0;
-	void *dl = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!dl)
-		return hutch_fail(err, ENOTSUP,
-				  "bridge networking needs libnftables.so.1 "
-				  "(apt-get install libnftables1): %s",
-				  dlerror());
-	struct {
-		void **slot;
-		const char *name;
-	} syms[] = {
+	const struct hutch_dl_sym syms[] = {
 		{ (void **)&lib.ctx_new, "nft_ctx_new" },
 		{ (void **)&lib.ctx_free, "nft_ctx_free" },
 		{ (void **)&lib.buffer_output, "nft_ctx_buffer_output" },
@@ -75,16 +66,8 @@ static int load_lib(struct hutch_err *err)
 		{ (void **)&lib.set_flags, "nft_ctx_output_set_flags" },
 		{ (void **)&lib.run, "nft_run_cmd_from_buffer" },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
-		*syms[i].slot = dlsym(dl, syms[i].name);
-		if (!*syms[i].slot) {
-			dlclose(dl);
-			return hutch_fail(err, ENOTSUP, "libnftables.so.1: no symbol %s",
-					  syms[i].name);
-		}
-	}
-	lib.dl = dl;
-	return 0;
+	return hutch_dl_load("libnftables.so.1", syms, ARRAY_SIZE(syms), "bridge networking",
+			     "libnftables1", &lib.dl, err);
 }
 
 void net_nft_after_fork(void)

@@ -5,6 +5,7 @@
  * a member's bytes in JSON text without parsing it.
  */
 #include "hutch-base.h"
+#include "hutch-dl.h"
 #include "hutch-json.h"
 #include "tap.h"
 
@@ -454,12 +455,36 @@ static void test_json_gen_numbers(void)
 	   "json gen: int, u64 past INT64_MAX, bool, keyless in an array (%s)", text);
 }
 
+/* An optional library: loaded with its symbols, or refused naming what is missing. */
+static void test_dl_load(void)
+{
+	struct hutch_err err = { 0 };
+	double (*cos_fn)(double) = NULL;
+	void *dl = NULL;
+	const struct hutch_dl_sym ok_syms[] = { { (void **)&cos_fn, "cos" } };
+	int r = hutch_dl_load("libm.so.6", ok_syms, 1, "the test", "libc6", &dl, &err);
+	ok(r == 0 && dl && cos_fn && cos_fn(0.0) == 1.0, "dl: libm.so.6's cos loads and runs: %s",
+	   err.msg);
+	void *missing = NULL, *dl2 = NULL;
+	const struct hutch_dl_sym bad_syms[] = { { (void **)&cos_fn, "cos" },
+						 { &missing, "hutch_no_such_symbol" } };
+	r = hutch_dl_load("libm.so.6", bad_syms, 2, "the test", "libc6", &dl2, &err);
+	ok(r == -ENOTSUP && !dl2 && strstr(err.msg, "libm.so.6 lacks hutch_no_such_symbol"),
+	   "dl: a missing symbol is named (%s)", err.msg);
+	hutch_err_clear(&err);
+	r = hutch_dl_load("libhutch-none.so.9", ok_syms, 1, "the test", "nothing", &dl2, &err);
+	ok(r == -ENOTSUP && strstr(err.msg, "the test needs libhutch-none.so.9 (apt-get install "
+					    "nothing): "),
+	   "dl: a missing library is named with its package (%s)", err.msg);
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/hutch-test-base-XXXXXX";
 	if (!mkdtemp(tmp))
 		return 1;
 	test_errors();
+	test_dl_load();
 	test_parse();
 	test_in_root(tmp);
 	test_files(tmp);
