@@ -98,9 +98,11 @@ int cg_delegated_base(char **out, struct hutch_err *err);
 
 /* v1: joins every hierarchy but the one holding controller (all of them on v2). */
 int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hutch_err *err);
+/* A hybrid host's cgroup2 hierarchy, where a function takes a controller's name. */
+#define CG_UNIFIED ""
 /* An O_WRONLY fd of cgroup.procs in controller's hierarchy (v2: the one), for a process to
  * join it itself later ("0" = the writer); -ENOENT when that controller is not mounted.
- * controller "" is a hybrid host's cgroup2 hierarchy. */
+ * CG_UNIFIED is a hybrid host's cgroup2 hierarchy. */
 int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err);
 /* v2: the cgroup's own memory.max in bytes; UINT64_MAX for "max", when unreadable, and on v1
  * (where the memory cgroup is always joined late). */

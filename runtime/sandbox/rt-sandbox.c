@@ -310,7 +310,7 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	_cleanup_close_ int cgroup2_procs = -1;
 	if (sb->o->deny_host_loopback) { /* inherited by the runtime's cgroup beneath ours */
 		TRY(cg_deny_loopback(sb->cg, err));
-		if (!cg_is_v2() && (cgroup2_procs = cg_open_procs(sb->cg, "", err)) < 0)
+		if (!cg_is_v2() && (cgroup2_procs = cg_open_procs(sb->cg, CG_UNIFIED, err)) < 0)
 			return cgroup2_procs;
 	}
 	/* The runtime removes its own cgroup, and with it the OOM count, before it returns. One
