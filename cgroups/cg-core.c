@@ -25,7 +25,9 @@ static int for_each_child(int dirfd, int (*fn)(int parent, int child, const char
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : hutch_fail_errno(err, errno, "open cgroup");
+		return errno == ENOENT || errno == ENODEV
+			       ? 0
+			       : hutch_fail_errno(err, errno, "open cgroup");
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -39,7 +41,7 @@ static int for_each_child(int dirfd, int (*fn)(int parent, int child, const char
 			continue;
 		_cleanup_close_ int child =
 			openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (child < 0 && errno == ENOENT)
+		if (child < 0 && (errno == ENOENT || errno == ENODEV))
 			continue;
 		if (child < 0)
 			r = hutch_fail_errno(err, errno, "open cgroup %s", de->d_name);
@@ -68,8 +70,12 @@ int cg_collect_pids(int dirfd, pid_t **v, size_t *n, struct hutch_err *err)
 {
 	_cleanup_free_ char *s = NULL;
 	int r = cg_read_at(dirfd, "cgroup.procs", &s, err);
-	if (r == -ENOENT) /* removed under us: nothing left in it */
+	/* Removed under us, before the open (ENOENT) or after it (ENODEV): nothing is left in it.
+	 * systemd removes a scope's directories as the scope empties, while delete looks. */
+	if (r == -ENOENT || r == -ENODEV) {
+		hutch_err_clear(err);
 		return 0;
+	}
 	if (r < 0)
 		return r;
 	for (char *l = s; *l;) {
