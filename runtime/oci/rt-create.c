@@ -293,6 +293,7 @@ static int start_scope(struct create_ctx *x, struct hutch_err *err)
 		x->st.n_cgroup_made = cg_made_parents(x->cg, &x->st.cgroup_made);
 		TRY(rt_state_save(x->dirfd, &x->st, err));
 	}
+	hutch_fault_point("create:scope-saved");
 	return s->has_resources ? cg_apply(x->cg, &s->resources, err) : 0;
 }
 

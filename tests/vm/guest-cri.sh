@@ -10,12 +10,13 @@
 CRI_DIR='' # $BUILD/vm-cri, set by check_cri (guest-systemd.sh sets BUILD after this file)
 CRI_SOCK=/run/containerd/containerd.sock
 
-# cri ARGS...: one cri.py command, through the one cri.py serve (a coprocess): under TCG,
+# cri ARGS...: one cri.py command, through the one cri.py serve (a coprocess; its protocol
+# in cri.py's serve()): under TCG,
 # python's start and grpc's import take seconds, once instead of per command. Its stdout is
 # the command's, and its exit status.
 cri() {
 	local line out='' IFS=
-	printf '%s\x1f' "$@" >&"$CRI_IN" && printf '\n' >&"$CRI_IN" || return 1
+	printf '%s\x1f' "$@" >&"$CRI_IN" && printf '\x1e\n' >&"$CRI_IN" || return 1
 	while read -r -t 120 line <&"$CRI_OUT"; do
 		if [[ $line == $'\x1e'* ]]; then
 			printf '%s' "$out"
@@ -27,6 +28,16 @@ cri() {
 	return 1
 }
 cri_up() { cri version >/dev/null 2>&1; }
+
+run_containerd() {
+	containerd >>"$WORK/containerd.log" 2>&1 </dev/null &
+	CRI_PID=$!
+	if ! wait_for 600 cri_up; then
+		fail "cri: containerd's CRI plugin did not answer in 60 s"
+		tail -n 20 "$WORK/containerd.log" | sed 's/^/    [containerd] /'
+		return 1
+	fi
+}
 
 start_cri() {
 	mkdir -p /etc/containerd "$WORK/cri-logs"
@@ -52,13 +63,7 @@ start_cri() {
 		        BinaryName = "/usr/sbin/runc"
 		        SystemdCgroup = true
 	EOF
-	containerd >"$WORK/containerd.log" 2>&1 </dev/null &
-	CRI_PID=$!
-	if ! wait_for 600 cri_up; then
-		fail "cri: containerd's CRI plugin did not answer in 60 s"
-		tail -n 20 "$WORK/containerd.log" | sed 's/^/    [containerd] /'
-		return 1
-	fi
+	run_containerd || return 1
 	local img rc=0
 	for img in bb-oci pause-oci; do
 		ctr -n k8s.io images import "$CRI_DIR/$img.tar" >/dev/null 2>"$WORK/ctr.err" || rc=$?
@@ -116,6 +121,80 @@ cri_pod() {
 		'unit_gone "$scope"' 'unit_gone "cri-containerd-$pod.scope"' '[ -z "$v" ]'
 }
 
+# The rest of the kubelet's operations under the systemd driver, per handler, in a pod whose
+# containers share its pid and ipc namespaces (pause is their pid 1): a locked-down container
+# (read-only root, uid 1000, no capabilities, seccomp RuntimeDefault) with its output in its
+# CRI log, ContainerStats and the streamed exec of it, and a memory hog OOM-killed. The pod
+# keeps running for cri_restart; cri_ops_end removes it.
+declare -A OPS_POD OPS_CTR
+cri_ops_start() {
+	local h=$1 pod a hog v log sc
+	sc='{readonly_rootfs: true, run_as_user: {value: 1000}, seccomp: {profile_type: "RuntimeDefault"},
+		capabilities: {drop_capabilities: ["ALL"]},
+		namespace_options: {network: "NODE", pid: "POD", ipc: "POD"}}'
+	jq -n --arg h "$h" --arg logs "$WORK/cri-logs/ops-$h" '{
+		metadata: {name: ("ops-" + $h), namespace: "hutch-vm", uid: ("ops-" + $h), attempt: 0},
+		log_directory: $logs, linux: {cgroup_parent: ("kubepods-burstable-podops" + $h + ".slice"),
+			security_context: {namespace_options: {network: "NODE", pid: "POD", ipc: "POD"}}}}' \
+		>"$WORK/ops-$h.pod.json"
+	jq -n "{metadata: {name: \"a\", attempt: 0}, image: {image: \"hutch.test/busybox:latest\"},
+		command: [\"sh\", \"-c\", \"echo hello out; echo hello err >&2; exec sleep 300\"],
+		log_path: \"a.log\", linux: {security_context: $sc}}" >"$WORK/ops-$h.a.json"
+	jq -n '{metadata: {name: "hog", attempt: 0}, image: {image: "hutch.test/busybox:latest"},
+		command: ["sh", "-c", "x=$(head -c 67108864 /dev/zero | tr \"\\0\" a); echo survived"],
+		log_path: "hog.log", linux: {resources: {memory_limit_in_bytes: 33554432,
+			memory_swap_limit_in_bytes: 33554432},
+			security_context: {namespace_options: {network: "NODE", pid: "POD", ipc: "POD"}}}}' \
+		>"$WORK/ops-$h.hog.json"
+	pod=$(cri runp "$WORK/ops-$h.pod.json" --runtime "$h" | jq -r .pod_sandbox_id)
+	a=$(cri create "$pod" "$WORK/ops-$h.a.json" "$WORK/ops-$h.pod.json" | jq -r .container_id)
+	cri start "$a" >/dev/null
+	OPS_POD[$h]=$pod OPS_CTR[$h]=$a
+	v=$(cri exec-sync "$a" -- sh -c 'id -u; grep -E "^(CapEff|Seccomp):" /proc/self/status
+		touch /x 2>/dev/null || echo read-only; ps -o pid,args | awk "\$1 == 1 {print \$2}"' |
+		jq -r .stdout | tr '\t\n' '  ' | sed 's/ *$//')
+	check "cri $h: uid 1000, no capabilities, seccomp RuntimeDefault, a read-only root, pause as pid 1 ($v)" \
+		[ "$v" = "1000 CapEff: 0000000000000000 Seccomp: 2 read-only sleep" ]
+	log=$WORK/cri-logs/ops-$h/a.log
+	check_all "cri $h: the container's output in its CRI log" \
+		'grep -qE "^[0-9T:.-]+Z stdout F hello out$" "$log"' 'grep -qE "^[0-9T:.-]+Z stderr F hello err$" "$log"'
+	v=$(cri stats "$a" | jq -r '.stats.memory.working_set_bytes.value')
+	check "cri $h: ContainerStats (working set $v)" [ "${v:-0}" -gt 0 ]
+	v=$(cri exec "$a" -- sh -c 'echo streamed; exit 5' | jq -r '"\(.stdout)\(.exit_code)"')
+	check "cri $h: the streamed Exec (${v//$'\n'/ })" [ "$v" = $'streamed\n5' ]
+	hog=$(cri create "$pod" "$WORK/ops-$h.hog.json" "$WORK/ops-$h.pod.json" | jq -r .container_id)
+	cri start "$hog" >/dev/null
+	wait_for 600 ctr_exited "$hog"
+	v=$(cri inspect "$hog" | jq -r '"\(.status.reason) \(.status.exit_code)"')
+	check "cri $h: the memory hog is OOMKilled ($v)" [ "$v" = "OOMKilled 137" ]
+}
+ctr_exited() { [ "$(cri inspect "$1" | jq -r .status.state)" = CONTAINER_EXITED ]; }
+
+# containerd restarted under both handlers' running pods (a node's upgrade): they are still
+# there, and an exec works.
+cri_restart() {
+	local h v
+	kill "$CRI_PID"
+	wait "$CRI_PID"
+	run_containerd || return
+	for h in hutch runc; do
+		v=$(cri inspectp "${OPS_POD[$h]}" | jq -r .status.state)
+		v+=" $(cri exec-sync "${OPS_CTR[$h]}" -- echo after | jq -r .stdout)"
+		check "cri $h: after containerd's restart the pod is there and answers ($v)" \
+			[ "$v" = "SANDBOX_READY after" ]
+	done
+}
+
+cri_ops_end() {
+	local h=$1 pod=${OPS_POD[$1]} v
+	local dir=$CG/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podops$h.slice
+	cri stopp "$pod" >/dev/null
+	cri rmp "$pod" >/dev/null
+	v=$(find "$dir" -name '*.scope' 2>/dev/null)
+	check_all "cri $h: the pod removed, no unit or scope is left in its slice (${v:-none})" \
+		'unit_gone "cri-containerd-${OPS_CTR[$h]}.scope"' '[ -z "$v" ]'
+}
+
 check_cri() {
 	CRI_DIR=$BUILD/vm-cri
 	if [ ! -s "$CRI_DIR/stubs/api_pb2_grpc.py" ]; then
@@ -129,6 +208,14 @@ check_cri() {
 	if start_cri; then
 		cri_pod hutch
 		cri_pod runc
+		# Everything else the kubelet does, in the v2 guest (kubeadm's default host).
+		if [ ! -d $CG/unified ]; then
+			cri_ops_start hutch
+			cri_ops_start runc
+			cri_restart
+			cri_ops_end hutch
+			cri_ops_end runc
+		fi
 	fi
 	exec {CRI_IN}>&- {CRI_OUT}<&-
 	kill "$CRI_PID" "$co" 2>/dev/null

@@ -395,9 +395,29 @@ check_driver_v1() {
 		'grep -q ":cpuset:$pod/cri-containerd-h3.scope\$" "/proc/$pid/cgroup"'
 	sdh delete --force h3
 	v=$(cgroup_left $pod/cri-containerd-h3.scope)
-	check_all "v1 driver: nothing of it is left after delete (${v:-none})" \
-		'unit_gone cri-containerd-h3.scope' '[ -z "$v" ]'
+	check_all "v1 driver: delete (status $rc${out:+: $out}) leaves nothing (${v:-none})" \
+		'[ $rc = 0 ]' 'unit_gone cri-containerd-h3.scope' '[ -z "$v" ]'
 	check "v1 driver: no state is left" [ -z "$(ls -A $SD_STATE 2>/dev/null)" ]
+}
+
+# A create killed (HUTCH_TEST_KILL_AT) once systemd has made the scope, before the state names
+# it, and once the state does (on v1 with the directories hutch made): delete --force, and
+# systemd collecting the scope of an init that exits with its create, leave nothing.
+check_driver_killed() {
+	local at n=0 v
+	[ -x "$HUTCH" ] || { skip "driver kills: $HUTCH is not built"; return; }
+	for at in create:scope-started create:scope-saved; do
+		n=$((n + 1))
+		sd_bundle k$n system.slice:hutch-vm:k$n 'sleep 300' '{"pids": {"limit": 16}}' ||
+			{ fail "driver kills: cannot make the bundle"; return; }
+		HUTCH_TEST_KILL_AT=$at sdh create --bundle "$WORK/k$n" k$n
+		check "driver: a create killed at $at (status $rc)" [ $rc = 137 ]
+		sdh delete --force k$n
+		wait_for 100 unit_gone hutch-vm-k$n.scope
+		v=$(cgroup_left /system.slice/hutch-vm-k$n.scope)
+		check_all "driver: then delete --force (status $rc) leaves no unit, cgroup (${v:-none}) or state" \
+			'[ $rc = 0 ]' 'unit_gone hutch-vm-k$n.scope' '[ -z "$v" ]' '[ ! -e $SD_STATE/k$n ]'
+	done
 }
 
 main() {
@@ -414,10 +434,11 @@ main() {
 		check_scope
 		check_driver
 		check_driver_slices
+		check_driver_killed
 		check_cri
 	)
 	[ -d $CG/unified ] && checks=(check_pid1 check_system_running check_basics check_hybrid
-		check_bus check_driver_v1 check_cri)
+		check_bus check_driver_v1 check_driver_killed check_cri)
 	local c
 	for c in "${checks[@]}"; do
 		"$c"

@@ -256,12 +256,18 @@ def run(argv=None):
 
 
 def serve(argv):
-    """One command per line of stdin, its arguments separated by \\x1f; after each, its
-    stdout and a line of \\x1e and the exit status. Its stderr is ours. For a slow machine
-    (the VM lane's TCG guests), where starting python and importing grpc takes seconds."""
+    """Commands on stdin, each argument followed by \\x1f and the command by \\x1e and a
+    newline (an argument may hold newlines); after each, its stdout and a line of \\x1e and
+    the exit status. Its stderr is ours. For a slow machine (the VM lane's TCG guests), where
+    starting python and importing grpc takes seconds."""
     base = argv[:argv.index("serve")]
+    pending = ""
     for line in sys.stdin:
-        args = line.rstrip("\n").split("\x1f")
+        pending += line
+        if not pending.endswith("\x1e\n"):
+            continue
+        args = pending[:-2].split("\x1f")
+        pending = ""
         if args and args[-1] == "":
             args.pop()
         out = io.StringIO()
