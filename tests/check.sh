@@ -50,36 +50,38 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 HUTCH_SOAK_RUNS=300 \
 	meson test -C build-asan --print-errorlogs --suite unit --suite integration --suite security || failed=1
 
 # The integration suite without host root: as an unprivileged user, then under unshare -r.
-stage "rootless passes (in the background, beside fuzzing and the VM lane)"
+stage "rootless passes (in the background, beside the VM lane)"
 tests/rootless-passes.sh "$build" >"$rootless_tap" 2>&1 &
 rootless_pid=$!
 
-# The parsers of what callers and images hand hutch, under libFuzzer (docs/fuzzing.md): a
-# crash, leak, hang, sanitizer report or broken invariant fails, naming the input. Beside
-# the VM lane: each target runs 30 s of wall time, whatever the CPU it gets.
-stage "fuzz (libFuzzer, 30 s per target; in the background, beside the VM lane)"
-fuzz_log=$build/meson-logs/fuzz.txt
-tests/fuzz/run.sh 30 >"$fuzz_log" 2>&1 &
-fuzz_pid=$!
-
+# The VM lane has the CPU (TCG): with the fuzzers beside it a guest took twice as long.
 if [ -x tests/vm/run.sh ]; then
 	stage "VM lane (cgroup v2; systemd on v2 and on hybrid)"
 	tests/vm/run.sh "$top/$build" || failed=1
 fi
 
-stage "fuzz (its output)"
-wait "$fuzz_pid" || failed=1
-cat "$fuzz_log"
-
 stage "rootless passes (their output)"
 wait "$rootless_pid" || failed=1
 cat "$rootless_tap"
+
+# The parsers of what callers and images hand hutch, under libFuzzer (docs/fuzzing.md): a
+# crash, leak, hang, sanitizer report or broken invariant fails, naming the input. Beside
+# the clients, which mostly wait on their daemons: each target runs 30 s of wall time,
+# whatever the CPU it gets.
+stage "fuzz (libFuzzer, 30 s per target; in the background, beside the clients)"
+fuzz_log=$build/meson-logs/fuzz.txt
+tests/fuzz/run.sh 30 >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
 
 stage "clients (podman, containerd, Docker with hutch as their runtime)"
 clients_tap=$build/meson-logs/clients-tap.txt
 status=0
 HUTCH=$top/$build/runtime/hutch tests/clients/run.sh | tee "$clients_tap" || status=$?
 [ "$status" = 0 ] || [ "$status" = 77 ] || failed=1 # 77: not root, skipped
+
+stage "fuzz (its output)"
+wait "$fuzz_pid" || failed=1
+cat "$fuzz_log"
 
 # One closing line for CI: the TAP results of every test program and bats test.
 log=$build/meson-logs/testlog.txt

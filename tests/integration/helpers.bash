@@ -420,14 +420,17 @@ _teardown_bundle() {
 		failures+=("state left under $HUTCH_ROOT: $(ls -A "$HUTCH_ROOT" | tr '\n' ' ')")
 	fi
 	# 2. processes (killed, so that they don't hold mounts or cgroups below)
-	local procs
+	# One that is dying as we look is no leak (a process substitution's shell, say): up to 2 s.
+	local procs tries=20
 	procs=$(test_processes "$me")
-	if [ -n "$procs" ]; then
-		sleep 0.5 # one that is dying as we look is no leak
+	while [ -n "$procs" ] && [ $tries -gt 0 ]; do
+		sleep 0.1
 		procs=$(test_processes "$me")
-	fi
+		tries=$((tries - 1))
+	done
 	if [ -n "$procs" ]; then
 		for p in $procs; do
+			[ -d "/proc/$p" ] || continue
 			failures+=("process left: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)")
 			kill -9 "$p" 2>/dev/null || true
 		done
