@@ -282,13 +282,14 @@ static int start_scope(struct create_ctx *x, struct hutch_err *err)
 	x->st.systemd_unit = hutch_xstrdup(x->scope.unit); /* ours from here: rollback stops it */
 	x->st.cgroup_path = hutch_xstrdup(x->scope.path);
 	hutch_fault_point("create:scope-started");
-	if (x->scope_cg)
+	bool v1 = x->scope_cg; /* located in locate_scope on v1 only */
+	if (v1)
 		x->cg = steal_ptr(x->scope_cg);
 	else
 		TRY(cg_open(x->st.cgroup_path, &x->cg, err));
 	x->st.n_cgroup_paths = cg_paths(x->cg, &x->st.cgroup_paths);
 	TRY(rt_state_save(x->dirfd, &x->st, err));
-	if (!cg_is_v2()) {
+	if (v1) {
 		TRY(cg_make_scope(x->cg, x->pid, err));
 		x->st.n_cgroup_made = cg_made_parents(x->cg, &x->st.cgroup_made);
 		TRY(rt_state_save(x->dirfd, &x->st, err));
