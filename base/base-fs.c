@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 
 int hutch_write_all(int fd, const void *buf, size_t len)
@@ -107,15 +108,31 @@ int hutch_read_file_at(int dirfd, const char *path, size_t max, char **out, size
 	return 0;
 }
 
+/* A fresh temp file in dirfd: O_EXCL, so that a name planted there first (a FIFO, a link)
+ * is never opened, only skipped; the name is random, so it can't be planted for sure. */
+static int create_temp(int dirfd, const char *name, mode_t mode, char tmp[PATH_MAX])
+{
+	for (int tries = 0; tries < 16; tries++) {
+		uint64_t rnd = 0;
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (uint64_t)hutch_now_ms() * 2654435761u + (uint64_t)tries;
+		snprintf(tmp, PATH_MAX, ".%s.tmp.%d.%016llx", name, (int)getpid(),
+			 (unsigned long long)rnd);
+		int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+				mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
 int hutch_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 			  struct hutch_err *err)
 {
 	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid());
-	_cleanup_close_ int fd =
-		openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	_cleanup_close_ int fd = create_temp(dirfd, name, mode, tmp);
 	if (fd < 0)
-		return hutch_fail_errno(err, errno, "create %s", tmp);
+		return hutch_fail_errno(err, fd, "create a temporary file for %s", name);
 	int r = hutch_write_all(fd, buf, len);
 	if (r < 0) {
 		unlinkat(dirfd, tmp, 0);

@@ -7,6 +7,7 @@
 #include "hutch-base.h"
 #include "hutch-dl.h"
 #include "hutch-json.h"
+#include "hutch-path.h"
 #include "tap.h"
 
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void test_errors(void)
 {
@@ -478,6 +480,118 @@ static void test_dl_load(void)
 	   "dl: a missing library is named with its package (%s)", err.msg);
 }
 
+/* hutch_chase: a link is followed only where no other user could have planted it. */
+static void test_chase(const char *tmp)
+{
+	struct hutch_err err = { 0 };
+	char dir[256], open_dir[256], path[512];
+	snprintf(dir, sizeof(dir), "%s/chase", tmp);
+	snprintf(open_dir, sizeof(open_dir), "%s/chase/open", tmp);
+	mkdir(dir, 0755);
+	mkdir(open_dir, 0755);
+	chmod(open_dir, 0777); /* past the umask: writable by anyone */
+	snprintf(path, sizeof(path), "%s/real", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	(void)!symlink("real", path);
+	snprintf(path, sizeof(path), "%s/open/link", dir);
+	(void)!symlink("../real", path);
+
+	snprintf(path, sizeof(path), "%s/link", dir);
+	int fd = hutch_chase("--workspace", path, 0, NULL, &err);
+	char *real = fd >= 0 ? hutch_fd_realpath(fd) : hutch_xstrdup("");
+	char want[600];
+	snprintf(want, sizeof(want), "%s/real", dir);
+	ok(fd >= 0 && !strcmp(real, want),
+	   "a link in a directory only its owner writes is followed");
+	free(real);
+	if (fd >= 0)
+		close(fd);
+	fd = hutch_chase("--workspace", path, HUTCH_CHASE_NOFOLLOW, NULL, &err);
+	ok(fd == -ELOOP && strstr(err.msg, "--workspace ") && strstr(err.msg, "/link: a symlink"),
+	   "NOFOLLOW refuses a link as the last component, naming it");
+	snprintf(path, sizeof(path), "%s/open/link/x", dir);
+	fd = hutch_chase("--bind", path, 0, NULL, &err);
+	ok(fd == -ELOOP && strstr(err.msg, "open/link: a symlink in a directory that another"),
+	   "a link in a directory anyone can write is refused, naming it");
+	snprintf(path, sizeof(path), "%s/real/missing/x", dir);
+	fd = hutch_chase("--bind", path, 0, NULL, &err);
+	ok(fd == -ENOENT && strstr(err.msg, "real/missing"), "a missing component is named");
+
+	char *name = NULL;
+	snprintf(path, sizeof(path), "%s/link/report.json", dir);
+	fd = hutch_chase("--report", path, HUTCH_CHASE_PARENT, &name, &err);
+	real = fd >= 0 ? hutch_fd_realpath(fd) : hutch_xstrdup("");
+	ok(fd >= 0 && name && !strcmp(name, "report.json") && !strcmp(real, want),
+	   "PARENT: the directory (through a trusted link) and the last name");
+	free(real);
+	free(name);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/..", dir);
+	ok(hutch_chase("--report", path, HUTCH_CHASE_PARENT, &name, &err) == -EISDIR,
+	   "PARENT: a path ending in .. names no file");
+	snprintf(path, sizeof(path), "%s/real", dir);
+	ok(hutch_chase_type("--image", path, 0, S_IFREG, NULL, &err) == -EINVAL &&
+		   strstr(err.msg, "not a regular file"),
+	   "chase_type: the wrong type is refused");
+}
+
+static void test_read_caller_file(const char *tmp)
+{
+	struct hutch_err err = { 0 };
+	char path[512], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "%s/profile.json", tmp);
+	hutch_write_atomic(path, "{}", 2, 0600, &err);
+	ok(hutch_read_caller_file("--profile", path, 1024, 100, &buf, &len, &err) == 0 &&
+		   len == 2 && !strcmp(buf, "{}"),
+	   "a regular file is read whole");
+	free(buf);
+	ok(hutch_read_caller_file("--profile", path, 1, 100, &buf, &len, &err) == -EFBIG,
+	   "past max: refused");
+	snprintf(path, sizeof(path), "%s/fifo", tmp);
+	mkfifo(path, 0600);
+	double t0 = hutch_now_ms();
+	int r = hutch_read_caller_file("--env-file", path, 1024, 5000, &buf, &len, &err);
+	ok(r == -ENODATA && hutch_now_ms() - t0 < 1000 && strstr(err.msg, "no writer"),
+	   "a FIFO with no writer is an error at once, not a wait");
+	int p[2];
+	(void)!pipe(p);
+	(void)!write(p[1], "A=1\n", 4);
+	close(p[1]);
+	snprintf(path, sizeof(path), "/dev/fd/%d", p[0]);
+	r = hutch_read_caller_file("--env-file", path, 1024, 1000, &buf, &len, &err);
+	ok(r == 0 && !strcmp(buf, "A=1\n"), "/dev/fd/N: the caller's pipe, as <(...) gives");
+	free(buf);
+	close(p[0]);
+	(void)!pipe(p);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	r = hutch_read_caller_file("--env-file", path, 1024, 100, &buf, &len, &err);
+	ok(r == -ETIMEDOUT, "a pipe whose writer never closes: an error at the deadline");
+	close(p[0]);
+	close(p[1]);
+}
+
+/* The temp file is O_EXCL under a random name: a FIFO or link planted beside can't catch it. */
+static void test_write_atomic_planted(const char *tmp)
+{
+	struct hutch_err err = { 0 };
+	char path[512], target[512], link[512];
+	snprintf(target, sizeof(target), "%s/victim", tmp);
+	hutch_write_atomic(target, "keep", 4, 0600, &err);
+	snprintf(link, sizeof(link), "%s/r.json", tmp);
+	(void)!symlink(target, link);
+	snprintf(path, sizeof(path), "%s/.r.json.tmp.%d", tmp, (int)getpid());
+	mkfifo(path, 0600);
+	ok(hutch_write_atomic(link, "new", 3, 0600, &err) == 0, "written beside a planted FIFO");
+	char *buf = NULL;
+	size_t len = 0;
+	hutch_read_file_at(AT_FDCWD, target, 64, &buf, &len, &err);
+	ok(buf && !strcmp(buf, "keep"), "a link at the name is replaced, its target untouched");
+	free(buf);
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/hutch-test-base-XXXXXX";
@@ -488,6 +602,9 @@ int main(void)
 	test_parse();
 	test_in_root(tmp);
 	test_files(tmp);
+	test_chase(tmp);
+	test_read_caller_file(tmp);
+	test_write_atomic_planted(tmp);
 	test_close_fds();
 	test_proc_stat();
 	test_json_find();
