@@ -106,8 +106,10 @@ void ns_mount_facts_free(struct ns_mount_facts *f);
 /* The live system's answer for source_kind: stat(2) of path, or fstat of tree. */
 int ns_stat_kind(void *ctx, const char *path, int tree);
 
-/* Host mode's view: the host read-only, read trees a private tmpfs would hide and rw trees
- * cloned and put back, private tmpfs, denied paths covered (deny wins, then rw, then read). */
+/* Host mode's view: the directories between rw roots and denied paths pinned (bound onto
+ * themselves: no rename), the host read-only, read trees a private tmpfs would hide and rw
+ * trees cloned and put back, private tmpfs, denied paths covered (deny wins, then rw, then
+ * read). */
 struct ns_view_tmpfs {
 	const char *path;
 	uint64_t size;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Host mode's mount view planned as data: the host read-only, rw trees (and read trees a
- * private tmpfs would hide) cloned while still writable and put back, private tmpfs, and
- * denied paths covered last, so that deny wins over rw, and rw over read. Pure: what exists
- * comes from the facts; what only the view being built can tell is a TEST op.
+ * Host mode's mount view planned as data: the directories above each denied path pinned, the
+ * host read-only, rw trees (and read trees a private tmpfs would hide) cloned while still
+ * writable and put back, private tmpfs, and denied paths covered last, so that deny wins over
+ * rw, and rw over read. Pure: what exists comes from the facts; what only the view being
+ * built can tell is a TEST op.
  */
 #include "ns-internal.h"
 
@@ -114,11 +115,13 @@ static void deny_files(struct vplan *vp, const struct ns_view *v)
 		add(vp, NS_OP_CLOSE, NULL, NULL)->slot = s;
 }
 
-struct clone {
-	const char *path;
-	int slot;
-	bool ro;
-};
+static bool is_any(const char *path, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(path, v[i]))
+			return true;
+	return false;
+}
 
 static size_t depth(const char *p)
 {
@@ -127,6 +130,73 @@ static size_t depth(const char *p)
 		d += *p == '/';
 	return d;
 }
+
+static int shallow_first(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t dx = depth(x), dy = depth(y);
+	return dx != dy ? (dx < dy ? -1 : 1) : strcmp(x, y);
+}
+
+/* The directories strictly between an rw root and a denied path beneath it, once each (an rw
+ * root among them is attached as a mount point anyway), in the order to pin them. */
+static char **pin_list(const struct ns_view *v, size_t *n)
+{
+	char **pins = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < v->n_deny; i++) {
+		const char *d = v->deny[i];
+		for (size_t j = 0; j < v->n_rw; j++) {
+			size_t root = strlen(v->rw[j]);
+			if (!under(d, v->rw[j]) || !d[root])
+				continue;
+			for (const char *s = strchr(d + (root > 1 ? root : 0) + 1, '/'); s;
+			     s = strchr(s + 1, '/')) {
+				char *a = hutch_xasprintf("%.*s", (int)(s - d), d);
+				if (is_any(a, v->rw, v->n_rw) || is_any(a, pins, *n)) {
+					free(a);
+					continue;
+				}
+				if (*n == cap)
+					pins = hutch_xrealloc(pins,
+							      (cap = cap * 2 + 8) * sizeof(*pins));
+				pins[(*n)++] = a;
+			}
+		}
+	}
+	if (*n)
+		qsort(pins, *n, sizeof(*pins), shallow_first);
+	return pins;
+}
+
+/*
+ * A deny covers a name; renaming a directory above it would carry the cover along and leave
+ * the name free, to be covered afresh (empty) by the next run while the denied file sits
+ * elsewhere in the tree. So every directory between an rw root and a denied path is bound onto
+ * itself: a mount point can't be renamed or removed (EBUSY), in any mount of its dentry in this
+ * namespace. First, on the host's mounts, shallow first: everything mounted later (the rw
+ * clones, which carry the pins along, and the denied paths' covers) lands on top of them.
+ * Recursive, so that what the host mounts beneath stays.
+ */
+static void pin_ancestors(struct vplan *vp, const struct ns_view *v)
+{
+	size_t n = 0;
+	char **pins = pin_list(v, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *a = ns_plan_own(vp->p, pins[i]);
+		add(vp, NS_OP_CLONE, a, fmt(vp, "view: pin %s", a))->slot = vp->slots;
+		add(vp, NS_OP_MOVE, a, fmt(vp, "view: pin %s", a))->slot = vp->slots;
+	}
+	if (n)
+		vp->slots++; /* one slot, reused */
+	free(pins);
+}
+
+struct clone {
+	const char *path;
+	int slot;
+	bool ro;
+};
 
 static int by_order(const void *a, const void *b)
 {
@@ -181,7 +251,8 @@ void ns_mount_plan_view(const struct ns_view *v, const struct ns_mount_facts *f,
 	struct vplan vp = { .p = p, .f = f };
 	struct ns_mount_op *op = add(&vp, NS_OP_PROPAGATION, "/", "view: make / a slave");
 	op->flags = MS_REC | MS_SLAVE; /* nothing leaks to the host */
-	deny_files(&vp, v);	       /* first: rw clones below carry the binds along */
+	pin_ancestors(&vp, v);	       /* first: all the rest is mounted on top of the pins */
+	deny_files(&vp, v);	       /* rw clones below carry the binds along */
 	size_t n = 0;
 	struct clone *c = clone_trees(&vp, v, &n); /* while the trees are still writable */
 	add(&vp, NS_OP_SET_RDONLY, "/", "view: read-only /"); /* every mount, recursively */

@@ -411,6 +411,27 @@ static void test_plan_view(void)
 	ns_mount_plan_free(&p);
 }
 
+/* Every directory between an rw root and a denied path is a mount point: none can be renamed. */
+static void test_plan_view_pins(void)
+{
+	static char *rw[] = { "/a", "/a/b", "/c" };
+	static char *deny[] = { "/a/b/c/d/secret", "/a/x/s", "/a/b/c/k", "/o/p/q", "/c/y", "/c" };
+	const struct ns_view v = { .rw = rw, .n_rw = 3, .deny = deny, .n_deny = 6 };
+	struct ns_mount_facts f = { .source_kind = fake_kind };
+	struct ns_mount_plan p = { 0 };
+	ns_mount_plan_view(&v, &f, &p);
+	const char *got = render(&p);
+	/* /a/b is an rw root (attached there anyway); /o/p is in no rw tree; /c/y and /c have no
+	 * directory between */
+	const char *want = "propagation 0x84000 /; clone /a/x #0; move /a/x #0; clone /a/b/c #0; "
+			   "move /a/b/c #0; clone /a/b/c/d #0; move /a/b/c/d #0; clone /a #1; ";
+	ok(!strncmp(got, want, strlen(want)),
+	   "view: the directories between rw roots and denied paths pinned, shallow first, once");
+	if (strncmp(got, want, strlen(want)))
+		printf("#   got:  %s\n#   want: %s...\n", got, want);
+	ns_mount_plan_free(&p);
+}
+
 /* ---- apply through a recorder ---- */
 
 struct call {
@@ -728,6 +749,7 @@ int main(void)
 	test_plan_deferred();
 	test_shared_mount();
 	test_plan_view();
+	test_plan_view_pins();
 
 	recorder = hutch_sys_real;
 	recorder.mount = rec_mount;
