@@ -195,13 +195,41 @@ static int deny_missing(struct rt_host *hs, const char *path, struct hutch_err *
 	return 0;
 }
 
+/* An allowed path that resolves through a symlink in an rw tree may have been pointed by an
+ * earlier sandbox at what the policy never allowed. Refused even with --best-effort: that
+ * would widen the policy, not run without a guarantee. */
+static int refuse_planted(char *const *in, const char *flag, const struct rt_host_paths *rw,
+			  struct hutch_err *err)
+{
+	for (; in && *in; in++) {
+		_cleanup_free_ char *link = rt_host_planted_link(*in, rw);
+		if (link)
+			return hutch_fail(err, ELOOP,
+					  "%s %s: resolves through %s, a symlink in an --allow-rw "
+					  "tree that a sandbox could have made: give its target",
+					  flag, *in, link);
+	}
+	return 0;
+}
+
+/* A denied path is resolved now. Through a symlink that an earlier sandbox could have
+ * planted, it may name a decoy while the file the policy meant sits elsewhere: strict mode
+ * refuses; --best-effort denies what the link leads to, and makes no placeholder there. */
 static int resolve_denied(struct rt_host *hs, struct hutch_err *err)
 {
 	for (char **d = hs->o->deny; d && *d; d++) {
+		_cleanup_free_ char *link = rt_host_planted_link(*d, &hs->rw);
+		if (link)
+			TRY(rt_host_weaken(
+				hs, err,
+				"--deny %s: through %s, a symlink in an rw tree (a later "
+				"run may be pointed elsewhere): deny its target",
+				*d, link));
 		char *real = realpath(*d, NULL);
 		struct stat st;
 		if (!real && errno == ENOENT) {
-			TRY(deny_missing(hs, *d, err));
+			if (!link)
+				TRY(deny_missing(hs, *d, err));
 			continue;
 		}
 		if (!real)
@@ -304,6 +332,8 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 				   h->ll.abi, h->ll.kernel_abi));
 	TRY(resolve_allowed(o->allow_read, "--allow-read", &hs->read, err));
 	TRY(resolve_allowed(o->allow_rw, "--allow-rw", &hs->rw, err));
+	TRY(refuse_planted(o->allow_read, "--allow-read", &hs->rw, err)); /* against all rw */
+	TRY(refuse_planted(o->allow_rw, "--allow-rw", &hs->rw, err));
 	for (size_t i = 0; i < o->n_tmpfs; i++)
 		paths_add(&hs->tmpfs, hutch_xstrdup(o->tmpfs[i].path));
 	if (o->home_dotfiles)

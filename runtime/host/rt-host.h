@@ -37,6 +37,9 @@ static inline enum rt_sb_network rt_host_network(const struct rt_sb_opts *o)
 }
 /* path is one of p's paths or beneath one. */
 bool rt_host_under_any(const char *path, const struct rt_host_paths *p);
+/* rt-host-links.c: the first symlink on the way to path (absolute) that lies inside one of
+ * the rw trees, where a sandbox could have made it; malloc'd, or NULL. */
+char *rt_host_planted_link(const char *path, const struct rt_host_paths *rw);
 /* A guarantee that can't be had: strict mode fails with it, --best-effort records it. */
 int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
