@@ -1,0 +1,264 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# Host mode's deny across runs: `--deny` inside `--allow-rw` covers a name, so a sandbox that
+# moves the denied file out of its place (renaming a directory above it, the file itself, a
+# hard link, a symlink planted where the next run resolves the policy) would have the next run,
+# with the same policy, cover an empty decoy and leave the file readable. Every attack is run
+# 1, and run 2 (the same policy) must not read the secret at any path. As root and, where user
+# namespaces allow, as nobody (the view is then made in nobody's own user namespace).
+
+load ../integration/helpers
+bats_require_minimum_version 1.5.0
+
+RUNS_DIR=/run/hutch/host-runs
+
+setup_file() {
+	file_runs_here || return 0
+	if setpriv --reuid 65534 --regid 65534 --clear-groups unshare -Urm true 2>/dev/null; then
+		export LL_USERS="root nobody"
+	else
+		export LL_USERS="root"
+	fi
+}
+
+setup() {
+	setup_tmp
+	LL_PIDS=$TEST_DIR/hutch.pids
+	: >"$LL_PIDS"
+	chmod 666 "$LL_PIDS"
+	W=$TEST_DIR/w
+	mkdir -m 700 "$TEST_DIR/run-nobody" && chown 65534:65534 "$TEST_DIR/run-nobody"
+	mkdir -m 1777 "$TEST_DIR/reports" # whoever runs the sandbox writes its report there
+}
+
+teardown() {
+	local rc=0 p d
+	[ -n "${TEST_DIR:-}" ] || return 0
+	for p in $(sort -u "$LL_PIDS" 2>/dev/null); do
+		for d in $(own_cgroup_dirs); do
+			[ ! -e "$d/hutch-sb-$p" ] || { echo "LEAK: cgroup $d/hutch-sb-$p" >&2 && rc=1; }
+		done
+		[ ! -e "$RUNS_DIR/$p" ] || { echo "LEAK: registry $RUNS_DIR/$p" >&2 && rc=1; }
+	done
+	# The pins live in the run's own mount namespace: none reaches the host.
+	if grep -qF "$TEST_DIR" /proc/self/mountinfo; then
+		echo "LEAK: a mount under $TEST_DIR on the host" >&2
+		rc=1
+	fi
+	teardown_bundle || rc=1
+	return $rc
+}
+
+# fresh_tree WHO: $W with two secrets and a plain file, owned by WHO: what keeps a secret from
+# the sandbox is the deny alone, never the file's mode.
+fresh_tree() {
+	rm -rf "$W"
+	mkdir -p "$W/sub" "$W/a/b"
+	echo secret-1 >"$W/sub/secret"
+	echo secret-2 >"$W/a/b/secret"
+	echo plain >"$W/sub/plain"
+	if [ "$1" = nobody ]; then chown -R 65534:65534 "$W"; fi
+}
+
+# ll_as WHO ARGS...: `hutch sandbox --isolation landlock ARGS` as WHO, with a clean
+# environment; the shell records hutch's pid for teardown.
+ll_as() {
+	local who=$1
+	shift
+	local pre=() xdg=XDG_RUNTIME_DIR=/run
+	if [ "$who" = nobody ]; then
+		pre=(setpriv --reuid 65534 --regid 65534 --clear-groups)
+		xdg=XDG_RUNTIME_DIR=$TEST_DIR/run-nobody
+		set -- --memory 0 --pids 0 "$@" # no delegated cgroup here: no limits asked
+	fi
+	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "${pre[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+		"$xdg" sh -c 'echo $$ >>"$0"; exec "$@"' "$LL_PIDS" \
+		"$HUTCH" sandbox --isolation landlock "$@"
+}
+
+# no_secret_anywhere WHO TEXT POLICY...: run 2, with the same policy: every file under $W is
+# read (symlinks followed), and none may hold TEXT. The plain file beside the secret shows that
+# reading works at all.
+no_secret_anywhere() {
+	local who=$1 text=$2
+	shift 2
+	run -0 ll_as "$who" "$@" -- sh -c 'grep -RlsF -e "$2" "$1"; cat "$1/sub/plain"' _ "$W" "$text"
+	[ "$output" = plain ]
+}
+
+@test "landlock-deny: renaming the denied file's parent fails, and run 2 reads the secret nowhere" {
+	local who
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		local policy=(--allow-rw "$W" --deny "$W/sub/secret")
+		# shellcheck disable=SC2016 # expanded inside the sandbox
+		run -0 ll_as "$who" "${policy[@]}" -- sh -c '
+			cd "$1"
+			mv sub sub2 && mkdir sub && echo RENAMED
+			rmdir sub 2>/dev/null && echo REMOVED
+			umount sub 2>/dev/null && echo UNMOUNTED
+			echo run1-done' _ "$W"
+		[[ $output == *"cannot move 'sub' to 'sub2': Device or resource busy"* ]]
+		[[ $output != *RENAMED* && $output != *REMOVED* && $output != *UNMOUNTED* ]]
+		[[ $output == *run1-done ]]
+		[ "$(cat "$W/sub/secret")" = secret-1 ] && [ ! -e "$W/sub2" ] # seen from the host
+		no_secret_anywhere "$who" secret-1 "${policy[@]}"
+	done
+}
+
+@test "landlock-deny: a deeper ancestor, and the directory between, can't be renamed either" {
+	local who
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		local policy=(--allow-rw "$W" --deny "$W/a/b/secret" --deny "$W/sub/secret")
+		run -0 ll_as "$who" "${policy[@]}" -- sh -c '
+			cd "$1"
+			mv a a2 2>/dev/null && mkdir -p a/b && echo RENAMED-A
+			mv a/b a/c 2>/dev/null && mkdir a/b && echo RENAMED-B
+			mkdir -p x && mv a x/ 2>/dev/null && echo MOVED-A
+			echo run1-done' _ "$W"
+		[ "$output" = run1-done ]
+		[ "$(cat "$W/a/b/secret")" = secret-2 ] && [ ! -e "$W/a2" ] && [ ! -e "$W/x/a" ]
+		no_secret_anywhere "$who" secret "${policy[@]}"
+	done
+}
+
+@test "landlock-deny: the denied file and directory can't be renamed, removed or replaced" {
+	local who
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		local policy=(--allow-rw "$W" --deny "$W/sub/secret" --deny "$W/a/b")
+		run -0 ll_as "$who" "${policy[@]}" -- sh -c '
+			cd "$1"
+			try() { if "$@" 2>/dev/null; then echo "DID: $*"; fi; }
+			echo decoy >decoy
+			try mv sub/secret sub/moved
+			try mv sub/secret moved
+			try rm -f sub/secret
+			try mv decoy sub/secret
+			try mv a/b a/c
+			try rm -rf a/b
+			try mv decoy a/b
+			echo run1-done' _ "$W"
+		[ "$output" = run1-done ]
+		[ "$(cat "$W/sub/secret")" = secret-1 ] && [ "$(cat "$W/a/b/secret")" = secret-2 ]
+		no_secret_anywhere "$who" secret "${policy[@]}"
+	done
+}
+
+@test "landlock-deny: no hard link to a denied file, so run 2 isn't refused for one" {
+	local who
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		local policy=(--allow-rw "$W" --deny "$W/sub/secret")
+		run -0 ll_as "$who" "${policy[@]}" -- sh -c '
+			cd "$1"
+			ln sub/secret hl 2>&1
+			ln sub/secret sub/hl 2>/dev/null && echo LINKED-BESIDE
+			python3 -c "import os; os.link(\"sub/secret\", \"hl2\", follow_symlinks=False)" \
+				2>/dev/null && echo LINKED-NOFOLLOW
+			echo run1-done' _ "$W"
+		[[ $output == *"Invalid cross-device link"* ]]
+		[[ $output != *LINKED* ]] && [[ $output == *run1-done ]]
+		[ "$(stat -c %h "$W/sub/secret")" = 1 ]
+		no_secret_anywhere "$who" secret-1 "${policy[@]}" # strict: it refuses a second link
+	done
+}
+
+@test "landlock-deny: overlapping rw trees: the directories between pinned in both, roots too" {
+	local who
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		mkdir -p "$W/x/b/c" "$W/ro/d"
+		echo secret-3 >"$W/x/b/c/secret"
+		[ "$who" = root ] || chown -R 65534:65534 "$W"
+		local policy=(--allow-rw "$W" --allow-rw "$W/x/b" --deny "$W/x/b/c/secret")
+		run -0 ll_as "$who" "${policy[@]}" -- sh -c '
+			cd "$1"
+			mv x x2 2>/dev/null && mkdir -p x/b/c && echo RENAMED-X
+			mv x/b x/b2 2>/dev/null && echo RENAMED-ROOT
+			mv x/b/c x/b/c2 2>/dev/null && echo RENAMED-C
+			cd x/b && mv c ../c 2>/dev/null && echo MOVED-C
+			echo run1-done' _ "$W"
+		[ "$output" = run1-done ]
+		[ "$(cat "$W/x/b/c/secret")" = secret-3 ]
+		no_secret_anywhere "$who" secret-3 "${policy[@]}"
+		# A read tree: nothing in it can be renamed at all.
+		echo secret-2 >"$W/ro/d/secret"
+		run -0 ll_as "$who" --allow-read "$W/ro" --deny "$W/ro/d/secret" -- sh -c '
+			mv "$1/d" "$1/d2" 2>/dev/null && echo RENAMED; echo done' _ "$W/ro"
+		[ "$output" = done ]
+	done
+}
+
+@test "landlock-deny: in a pinned directory renames stay in it; across a pin EXDEV, and mv copies" {
+	local who
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		run -0 ll_as "$who" --allow-rw "$W" --deny "$W/a/b/secret" -- sh -c '
+			cd "$1"
+			echo n >a/b/n && mv a/b/n a/b/m && echo same-dir-ok
+			mkdir a/b/d && mv a/b/m a/b/d/m && echo subdir-ok
+			python3 -c "import os; os.rename(\"a/b/d/m\", \"m\")" 2>&1 | grep -o "Errno 18"
+			mv a/b/d/m m && cat m' _ "$W"
+		[ "$output" = "$(printf 'same-dir-ok\nsubdir-ok\nErrno 18\nn')" ]
+	done
+}
+
+@test "landlock-deny: a parent that didn't exist, planted as a symlink, is refused or followed" {
+	local who
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		local other=$TEST_DIR/other-$who
+		mkdir "$other"
+		echo other-secret >"$other/file"
+		chmod -R a+rX "$other"
+		# Run 1, strict: the parent is missing, so no placeholder could hold the path: refused.
+		run -125 ll_as "$who" --allow-rw "$W" --deny "$W/p/file" -- touch "$W/ran"
+		[[ $output == *"--deny $W/p/file: its parent doesn't exist"* ]] && [ ! -e "$W/ran" ]
+		# Run 1 with --best-effort runs without that deny: the sandbox plants the parent.
+		run -0 ll_as "$who" --best-effort --allow-rw "$W" --deny "$W/p/file" -- \
+			ln -s "$other" "$W/p"
+		# Run 2, strict: the deny resolves through a link a sandbox made: refused.
+		local policy=(--allow-rw "$W" --allow-read "$other" --deny "$W/p/file")
+		run -125 ll_as "$who" "${policy[@]}" -- cat "$W/p/file"
+		[[ $output == *"--deny $W/p/file: through $W/p, a symlink in an rw tree"* ]]
+		[[ $output != *other-secret* ]]
+		# --best-effort: what the link leads to is denied, by the link's name and its own.
+		run -0 ll_as "$who" --best-effort --report "$TEST_DIR/reports/$who.json" "${policy[@]}" \
+			-- sh -c 'cat "$1/p/file" "$2/file" 2>/dev/null; ls "$2"' _ "$W" "$other"
+		[[ $output != *other-secret* ]] && [ "${lines[-1]}" = file ]
+		jq -e '.isolation.weakened | any(test("a symlink in an rw tree"))' \
+			"$TEST_DIR/reports/$who.json"
+		# ...and makes no placeholder through it: nothing appears outside the rw tree.
+		run -0 ll_as "$who" --best-effort --allow-rw "$W" --deny "$W/p/absent" -- true
+		[ ! -e "$other/absent" ] && [ "$(cat "$other/file")" = other-secret ]
+	done
+}
+
+@test "landlock-deny: an allowed path through a symlink planted in an rw tree is refused" {
+	local who out
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		out=$TEST_DIR/outside-$who
+		mkdir -p "$out" "$W/docs" "$W/x/build"
+		echo private >"$out/private"
+		chmod -R a+rX "$out"
+		[ "$who" = root ] || chown -R 65534:65534 "$W"
+		# Run 1 replaces a read tree (inside the rw one: not a mount point) with a link out.
+		run -0 ll_as "$who" --allow-rw "$W" --allow-read "$W/docs" -- \
+			sh -c 'rm -r "$1/docs" && ln -s "$2" "$1/docs"' _ "$W" "$out"
+		run -125 ll_as "$who" --allow-rw "$W" --allow-read "$W/docs" -- cat "$W/docs/private"
+		[[ $output == *"--allow-read $W/docs: resolves through $W/docs, a symlink"* ]]
+		[ "${#lines[@]}" -eq 1 ] # the one error line, nothing read
+		run -125 ll_as "$who" --best-effort --allow-rw "$W" --allow-read "$W/docs" -- true
+		# A nested rw tree: run 1 renames the directory above it and plants a link there.
+		run -0 ll_as "$who" --allow-rw "$W" --allow-rw "$W/x/build" -- sh -c '
+			cd "$1" && mv x x2 && mkdir x && ln -s "$2" x/build' _ "$W" "$out"
+		run -125 ll_as "$who" --allow-rw "$W" --allow-rw "$W/x/build" -- \
+			sh -c 'echo pwned >"$1/x/build/written"' _ "$W"
+		[[ $output == *"--allow-rw $W/x/build: resolves through $W/x/build"* ]]
+		[ ! -e "$out/written" ]
+	done
+}
