@@ -97,7 +97,8 @@ no_secret_anywhere() {
 			cd "$1"
 			mv sub sub2 && mkdir sub && echo RENAMED
 			rmdir sub 2>/dev/null && echo REMOVED
-			umount sub 2>/dev/null && echo UNMOUNTED
+			python3 -c "import ctypes, sys
+sys.exit(ctypes.CDLL(None, use_errno=True).umount2(b\"sub\", 2))" && echo UNMOUNTED
 			echo run1-done' _ "$W"
 		[[ $output == *"cannot move 'sub' to 'sub2': Device or resource busy"* ]]
 		[[ $output != *RENAMED* && $output != *REMOVED* && $output != *UNMOUNTED* ]]
@@ -178,6 +179,7 @@ no_secret_anywhere() {
 			cd "$1"
 			mv x x2 2>/dev/null && mkdir -p x/b/c && echo RENAMED-X
 			mv x/b x/b2 2>/dev/null && echo RENAMED-ROOT
+			mv "$1" "$1.moved" 2>/dev/null && echo RENAMED-W
 			mv x/b/c x/b/c2 2>/dev/null && echo RENAMED-C
 			cd x/b && mv c ../c 2>/dev/null && echo MOVED-C
 			echo run1-done' _ "$W"
