@@ -260,9 +260,6 @@ tmp_empty() {
 	[ "$c" != "$d" ]
 	[ "$a" != "$c" ]
 }
-	run -1 img status --from base:1 --copy "$TEST_DIR/y/a:/b c"
-	[ "$e" != "${output% not built}" ]
-}
 
 @test "build: bad config flags fail with the flag's name" {
 	run -1 img build --from base:1 --entrypoint '["a",1]'
