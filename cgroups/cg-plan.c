@@ -457,6 +457,9 @@ static void plan_v1(struct plan *p, const struct cg_resources *res)
 		add(p, "memory", "memory.soft_limit_in_bytes", "%" PRId64, res->mem_reservation.v);
 	if (res->mem_swappiness.set)
 		add(p, "memory", "memory.swappiness", "%" PRId64, res->mem_swappiness.v);
+	if (given(res->mem_kernel_tcp))
+		add(p, "memory", "memory.kmem.tcp.limit_in_bytes", "%" PRId64,
+		    res->mem_kernel_tcp.v);
 	if (res->mem_disable_oom_killer)
 		add(p, "memory", "memory.oom_control", "1");
 	if (res->pids_limit.set && res->pids_limit.v > 0)

@@ -54,6 +54,9 @@ struct cg_resources {
 	const struct cg_device_rule *devices;
 	size_t n_devices;
 	struct cg_i64 mem_limit, mem_reservation, mem_swap, mem_swappiness;
+	/* memory.kmem.tcp.limit_in_bytes, v1 only: there TCP buffers are charged to nothing
+	 * until it is set (v2 charges them to memory.max). */
+	struct cg_i64 mem_kernel_tcp;
 	bool mem_disable_oom_killer;
 	struct cg_i64 cpu_shares, cpu_quota, cpu_period, cpu_burst, cpu_idle;
 	struct cg_i64 cpu_rt_runtime, cpu_rt_period;

@@ -200,6 +200,7 @@ void cg_v1_stats_extra(struct cg *cg, struct cg_stats *st)
 		(void)cg_read_u64_at(fd, "memory.failcnt", &st->mem_failcnt);
 		read_mem_entry(fd, "memory.memsw", &st->swap);
 		read_mem_entry(fd, "memory.kmem", &st->kmem);
+		read_mem_entry(fd, "memory.kmem.tcp", &st->kmem_tcp);
 		read_raw(fd, st, "cache");
 	}
 	fd = hier_fd(cg, "cpu");

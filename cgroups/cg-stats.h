@@ -36,8 +36,9 @@ struct cg_stats {
 	uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
 	/* The rest is what `events --stats` reports, in runc's terms. 0 when unknown. */
 	uint64_t mem_failcnt, mem_cache;
-	struct cg_mem_entry swap; /* v1: memory+swap (memsw), as runc reports it */
-	struct cg_mem_entry kmem; /* v1 only */
+	struct cg_mem_entry swap;     /* v1: memory+swap (memsw), as runc reports it */
+	struct cg_mem_entry kmem;     /* v1 only */
+	struct cg_mem_entry kmem_tcp; /* v1 only: TCP buffers, when kernelTCP is set */
 	uint64_t cpu_periods, cpu_throttled_periods, cpu_throttled_ns;
 	uint64_t cpu_percpu_ns[CG_STATS_MAX_CPUS];
 	size_t n_percpu;

@@ -141,6 +141,24 @@ int rt_build_parse_argv(const char *flag, const char *value, char ***out, struct
 	return 0;
 }
 
+/* key, then each value as LEN:VALUE: no value can end early or run into the next one, so
+ * different inputs never make one line (a separator like \x1f is a character JSON carries). */
+static char *line_of(const char *key, char *const *v, size_t n)
+{
+	char *s = hutch_xstrdup(key);
+	for (size_t i = 0; i < n; i++) {
+		char *t = hutch_xasprintf("%s %zu:%s", s, strlen(v[i]), v[i]);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+static char *argv_line(const char *key, char *const *v)
+{
+	return line_of(key, v, hutch_strv_len((const char *const *)v));
+}
+
 /* Each --copy as a line of the inputs: its tree's digest, SRC's last name (a file goes into
  * a directory DST under it) and DST. The trees are read here, before anything is made, so
  * a missing SRC or a FIFO in it fails with nothing left behind. */
@@ -156,22 +174,12 @@ static int plan_copies(const struct rt_build *b, struct rt_build_plan *p, char *
 		if (img_tree_digest(c->src, c->digest, err) < 0)
 			return hutch_err_prefix(err, "--copy %s: ", arg);
 		const char *last = strrchr(c->src, '/');
-		_cleanup_free_ char *l = hutch_xasprintf(
-			"%s %s %s", c->digest, last && last[1] ? last + 1 : c->src, c->dst);
+		char *const parts[] = { c->digest, last && last[1] ? (char *)last + 1 : c->src,
+					c->dst };
+		_cleanup_free_ char *l = line_of("copy", parts, ARRAY_SIZE(parts));
 		hutch_strv_push(lines, n, l);
 	}
 	return 0;
-}
-
-static char *argv_line(const char *key, char *const *v)
-{
-	char *s = hutch_xstrdup(key);
-	for (; *v; v++) {
-		char *t = hutch_xasprintf("%s\x1f%s", s, *v); /* a separator no argument holds */
-		free(s);
-		s = t;
-	}
-	return s;
 }
 
 /* The config the build sets, as lines of the inputs: a different config is a different tag. */

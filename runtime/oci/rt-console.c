@@ -2,10 +2,13 @@
 /*
  * Waiting for a foreground container: signals sent to hutch are forwarded to the
  * container's init, and with a terminal we relay our stdin/stdout to its pty (raw mode,
- * window size kept in sync) until it exits.
+ * window size kept in sync) until it exits. The relay never blocks: a caller that stops
+ * reading, or a command that never reads its input, pauses that direction alone, and the
+ * timeout, the report and the exit status happen whatever the terminal does.
  */
 #include "rt.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -63,14 +66,102 @@ static void forward(int sfd, int pidfd, int master)
 	}
 }
 
-/* Copies what is readable from in to out; false at EOF or error. */
-static bool pump(int in, int out)
+/* What one direction holds between a read and the write that takes it: at most RELAY_MAX
+ * bytes, after which it stops reading (a paused direction; the other one goes on). */
+#define RELAY_MAX 65536
+struct relay {
+	int in, out;
+	bool eof; /* nothing more will be read */
+	size_t len;
+	char buf[RELAY_MAX];
+};
+
+static void relay_read(struct relay *r)
 {
-	char buf[8192];
-	ssize_t n = read(in, buf, sizeof(buf));
-	if (n <= 0)
-		return n < 0 && (errno == EAGAIN || errno == EINTR);
-	return hutch_write_all(out, buf, (size_t)n) == 0;
+	ssize_t n = read(r->in, r->buf + r->len, RELAY_MAX - r->len);
+	if (n > 0)
+		r->len += (size_t)n;
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		r->eof = true; /* EOF, or EIO: the pty's other side is gone */
+}
+
+/* A write that can't go on (the reader is gone) drops what is held: nobody will read it. */
+static void relay_write(struct relay *r)
+{
+	ssize_t n = write(r->out, r->buf, r->len);
+	if (n > 0) {
+		memmove(r->buf, r->buf + n, r->len - (size_t)n);
+		r->len -= (size_t)n;
+	} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		r->len = 0;
+		r->eof = true;
+	}
+}
+
+/*
+ * An fd of ours to write fd's file without blocking, never changing the caller's own file
+ * description (an O_NONBLOCK set on a shared terminal would outlive hutch in the shell): a
+ * new open of the same file. A socket can't be reopened; it gets O_NONBLOCK, put back by
+ * relay_done (*restore).
+ */
+static int nonblocking_fd(int fd, int mode, int *restore)
+{
+	char link[HUTCH_FD_PATH_MAX];
+	int r = open(hutch_fd_path(fd, link), mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (r >= 0)
+		return r;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0 && !(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0)
+		*restore = fl;
+	return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+/* The poll events of the relays' fds: reads only where there is room, writes only where
+ * something is held. An fd with nothing wanted leaves the set: a hang-up on it would wake
+ * poll at once, forever, while its direction waits on the other end. */
+static void relay_set(struct pollfd *p, int fd, short events)
+{
+	p->fd = events ? fd : -1;
+	p->events = events;
+}
+
+static void relay_events(struct pollfd *p, const struct relay *out, const struct relay *in)
+{
+	relay_set(&p[2], out->in,
+		  (!out->eof && out->len < RELAY_MAX ? POLLIN : 0) | (in->len ? POLLOUT : 0));
+	relay_set(&p[3], in->in, !in->eof && in->len < RELAY_MAX ? POLLIN : 0);
+	relay_set(&p[4], out->out, out->len ? POLLOUT : 0);
+}
+
+static void relay_step(struct pollfd *p, struct relay *out, struct relay *in)
+{
+	if (p[2].revents & (POLLIN | POLLHUP | POLLERR) && (p[2].events & POLLIN))
+		relay_read(out);
+	if (p[4].revents & (POLLOUT | POLLERR))
+		relay_write(out);
+	if (p[3].revents & (POLLIN | POLLHUP | POLLERR))
+		relay_read(in);
+	if (p[2].revents & POLLOUT)
+		relay_write(in);
+	else if ((p[2].revents & (POLLERR | POLLHUP)) && in->len)
+		in->len = 0; /* the pty is gone: its input with it */
+}
+
+/* After the container exited: what it wrote, as far as the caller takes it within 2 s. */
+static void relay_drain(struct relay *out)
+{
+	double until = hutch_now_ms() + 2000;
+	for (;;) {
+		if (!out->eof && out->len < RELAY_MAX)
+			relay_read(out);
+		if (!out->len)
+			return; /* nothing left in the pty, nothing held */
+		struct pollfd p = { .fd = out->out, .events = POLLOUT };
+		int left = (int)(until - hutch_now_ms());
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return;
+		relay_write(out);
+	}
 }
 
 /* The next deadline, or -1: the timeout sends SIGTERM, the grace after it kills the tree. */
@@ -102,6 +193,49 @@ static void on_deadline(struct rt_waiter *w)
 		syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
 }
 
+/* The two directions of a terminal: the pty's output to our stdout, our stdin to the pty. */
+struct relays {
+	struct relay out, in;
+	int stdout_flags; /* to put back on fd 1, or -1 */
+	sigset_t mask;	  /* before SIGPIPE was blocked */
+};
+
+static int relays_open(struct relays *r, int master)
+{
+	/* A caller that closed its end makes our write EPIPE, not a SIGPIPE that would end
+	 * hutch before its report: blocked here, and the pending one taken in relays_close (an
+	 * ignored disposition would be inherited by what hutch starts later). */
+	sigset_t pipe;
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe, &r->mask);
+	r->stdout_flags = -1;
+	r->out = (struct relay){ .in = master, .out = -1 };
+	r->in = (struct relay){ .in = 0, .out = master };
+	int fl = fcntl(master, F_GETFL);
+	if (fl < 0 || fcntl(master, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	r->out.out = nonblocking_fd(1, O_WRONLY, &r->stdout_flags);
+	if (r->out.out < 0)
+		r->out.eof = true, r->out.out = -1; /* no stdout: the output is read and dropped */
+	return 0;
+}
+
+static void relays_close(struct relays *r)
+{
+	if (r->out.out >= 0)
+		close(r->out.out);
+	if (r->stdout_flags >= 0)
+		fcntl(1, F_SETFL, r->stdout_flags);
+	sigset_t pipe;
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	const struct timespec now = { 0, 0 };
+	while (sigtimedwait(&pipe, NULL, &now) == SIGPIPE)
+		;
+	sigprocmask(SIG_SETMASK, &r->mask, NULL);
+}
+
 int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 {
 	struct termios saved, raw;
@@ -116,13 +250,19 @@ int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 	_cleanup_close_ int sfd = block_signals(&old, err);
 	if (sfd < 0)
 		return sfd;
-	struct pollfd p[4] = { { .fd = w->pidfd, .events = POLLIN },
+	_cleanup_free_ struct relays *r = w->master >= 0 ? hutch_xcalloc(1, sizeof(*r)) : NULL;
+	if (r && relays_open(r, w->master) < 0)
+		return hutch_fail_errno(err, errno, "terminal relay");
+	struct pollfd p[5] = { { .fd = w->pidfd, .events = POLLIN },
 			       { .fd = sfd, .events = POLLIN },
-			       { .fd = w->master, .events = POLLIN },
-			       { .fd = w->master >= 0 ? 0 : -1, .events = POLLIN } };
+			       { .fd = w->master },
+			       { .fd = -1 },
+			       { .fd = r ? r->out.out : -1 } };
 	int64_t start = (int64_t)hutch_now_ms();
 	for (;;) {
-		int n = poll(p, 4, poll_timeout(w, start));
+		if (r)
+			relay_events(p, &r->out, &r->in);
+		int n = poll(p, 5, poll_timeout(w, start));
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == 0) {
@@ -131,17 +271,15 @@ int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 		}
 		if (p[1].revents)
 			forward(sfd, w->pidfd, w->master);
-		if ((p[2].revents & (POLLIN | POLLHUP)) && !pump(w->master, 1))
-			p[2].fd = -1;
-		if ((p[3].revents & (POLLIN | POLLHUP)) && !pump(0, w->master))
-			p[3].fd = -1;
+		if (r && n > 0)
+			relay_step(p, &r->out, &r->in);
 		if (p[0].revents)
 			break;
 	}
-	/* Drain what the container wrote before exiting. */
-	while (p[2].fd >= 0 && poll(&p[2], 1, 0) > 0 && (p[2].revents & POLLIN) &&
-	       pump(w->master, 1))
-		;
+	if (r) {
+		relay_drain(&r->out);
+		relays_close(r);
+	}
 	if (tty)
 		tcsetattr(0, TCSANOW, &saved);
 	sigprocmask(SIG_SETMASK, &old, NULL);

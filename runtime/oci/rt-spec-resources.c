@@ -24,6 +24,7 @@ static const struct num_field memory_fields[] = {
 	{ "reservation", INT64_MIN, RES(mem_reservation) },
 	{ "swap", INT64_MIN, RES(mem_swap) },
 	{ "swappiness", -1, RES(mem_swappiness) },
+	{ "kernelTCP", INT64_MIN, RES(mem_kernel_tcp) },
 };
 
 static const struct num_field cpu_fields[] = {
@@ -173,16 +174,7 @@ static int parse_memory(yajl_val res, struct cg_resources *out, struct hutch_err
 				    "linux.resources.memory.checkBeforeUpdate",
 				    &out->mem_check_before_update, err);
 	/* memory.kernel is deprecated and ignored by runc and the kernel (5.16+): so here.
-	 * kernelTCP still has a v1 file, but runc ignores it too (with a warning) and clients
-	 * still send it, so it is ignored with a warning rather than refused. */
-	bool tcp = false;
-	int64_t ignored;
-	if (r == 0)
-		r = hutch_json_int(m, "kernelTCP", "linux.resources.memory.kernelTCP", INT64_MIN,
-				   INT64_MAX, &tcp, &ignored, err);
-	if (r == 0 && tcp)
-		hutch_warn("linux.resources.memory.kernelTCP: kernel memory limits are obsolete, "
-			   "ignoring, as runc does");
+	 * kernelTCP is not: on v1 it is the only bound on a container's TCP buffers. */
 	if (out->mem_swappiness.set && out->mem_swappiness.v == -1)
 		out->mem_swappiness.set = false; /* runc's "unset" */
 	return r;

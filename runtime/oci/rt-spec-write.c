@@ -233,6 +233,7 @@ static void gen_resources(yajl_gen g, const struct rt_spec *s)
 	gen_i64(g, "reservation", r->mem_reservation);
 	gen_i64(g, "swap", r->mem_swap);
 	gen_i64(g, "swappiness", r->mem_swappiness);
+	gen_i64(g, "kernelTCP", r->mem_kernel_tcp);
 	if (r->mem_disable_oom_killer)
 		hutch_json_gen_bool(g, "disableOOMKiller", true);
 	yajl_gen_map_close(g);

@@ -61,14 +61,13 @@ static void gen_memory(yajl_gen g, const struct cg_stats *st)
 {
 	struct cg_mem_entry usage = { st->mem_usage, st->mem_max_usage, st->mem_limit,
 				      st->mem_failcnt };
-	struct cg_mem_entry none = { 0 };
 	hutch_json_gen_str(g, "memory");
 	yajl_gen_map_open(g);
 	gen_u64_omit(g, "cache", st->mem_cache);
 	gen_mem_entry(g, "usage", &usage);
 	gen_mem_entry(g, "swap", &st->swap);
 	gen_mem_entry(g, "kernel", &st->kmem);
-	gen_mem_entry(g, "kernelTCP", &none);
+	gen_mem_entry(g, "kernelTCP", &st->kmem_tcp);
 	if (st->n_mem_raw) {
 		hutch_json_gen_str(g, "raw");
 		yajl_gen_map_open(g);

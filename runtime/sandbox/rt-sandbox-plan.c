@@ -235,6 +235,10 @@ static void plan_resources(struct rt_spec *s, const struct rt_sb_opts *o,
 	rt_spec_set_devices(s, &deny_all, 1);
 	if (o->memory)
 		r->mem_limit = (struct cg_i64){ true, (int64_t)o->memory };
+	/* v1 charges TCP buffers to nothing unless this is set: loopback connections to itself
+	 * held GBs beyond --memory, out of the host's tcp_mem. Its own counter, capped the same. */
+	if (o->memory && !cg_is_v2())
+		r->mem_kernel_tcp = (struct cg_i64){ true, (int64_t)o->memory };
 	if (o->cpus > 0) {
 		r->cpu_quota = (struct cg_i64){ true, (int64_t)(o->cpus * 100000) };
 		r->cpu_period = (struct cg_i64){ true, 100000 };

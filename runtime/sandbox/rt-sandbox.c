@@ -274,6 +274,34 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	return 0;
 }
 
+/*
+ * runc (1.1) ignores kernelTCP, which crun applies: on v1 its container's TCP buffers would
+ * be charged to nothing (runsc's netstack is the sandbox's own memory). A createRuntime hook
+ * writes the limit into runc's cgroup once runc has made it, before the command runs: a
+ * child cgroup does not inherit ours (it charges no socket until its own limit is set).
+ */
+static void tcp_limit_hook(struct sandbox *sb, struct rt_spec *spec)
+{
+	const char *names[32], *dirs[32];
+	struct rt_hooks *h = &spec->hooks[RT_HOOK_CREATE_RUNTIME];
+	if (!spec->resources.mem_kernel_tcp.set || strcmp(sb->o->runtime, "runc") != 0)
+		return;
+	size_t n = cg_hierarchy_dirs(sb->cg, names, dirs, ARRAY_SIZE(names));
+	for (size_t i = 0; i < n; i++) {
+		if (!strstr(names[i], "memory"))
+			continue;
+		char **all = hutch_xcalloc(7, sizeof(char *)); /* sh -c SCRIPT sh LIMIT FILE */
+		all[0] = hutch_xstrdup("sh");
+		all[1] = hutch_xstrdup("-c");
+		all[2] = hutch_xstrdup("echo \"$1\" >\"$2\"");
+		all[3] = hutch_xstrdup("sh");
+		all[4] = hutch_xasprintf("%lld", (long long)spec->resources.mem_kernel_tcp.v);
+		all[5] = hutch_xasprintf("%s/c/memory.kmem.tcp.limit_in_bytes", dirs[i]);
+		h->v = hutch_xrealloc(h->v, (h->n + 1) * sizeof(*h->v));
+		h->v[h->n++] = (struct rt_hook){ .path = hutch_xstrdup("/bin/sh"), .args = all };
+	}
+}
+
 /* The same sandbox through another runtime; hutch keeps the parent cgroup. */
 static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 {
@@ -301,11 +329,14 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	}
 	struct rt_spec *spec = NULL;
 	TRY(rt_sb_spec(sb->o, &sb->plan, SB_SCRATCH, &spec, err));
-	int r = rt_spec_write(spec, &config, err);
+	int r = cg_create(sb->plan.cgroup, &sb->cg, err);
+	if (r >= 0) /* the hook names the runtime's cgroup beneath ours */
+		tcp_limit_hook(sb, spec);
+	if (r >= 0)
+		r = rt_spec_write(spec, &config, err);
 	rt_spec_free(spec);
 	if (r < 0)
 		return r;
-	TRY(cg_create(sb->plan.cgroup, &sb->cg, err));
 	hutch_fault_point("sandbox:delegate-cgroup");
 	_cleanup_close_ int cgroup2_procs = -1;
 	if (sb->o->deny_host_loopback) { /* inherited by the runtime's cgroup beneath ours */

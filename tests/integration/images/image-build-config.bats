@@ -245,6 +245,22 @@ tmp_empty() {
 	done
 }
 
+@test "build: inputs that join alike are different tags (\\x1f inside an argument)" {
+	# Joined with a separator, ["/bin/echo","x"] and ["/bin/echo\u001fx"] were one tag: the
+	# second build returned the first image.
+	run -1 img status --from base:1 --entrypoint '["/bin/echo","x"]'
+	local a=${output% not built}
+	run -1 img status --from base:1 --entrypoint '["/bin/echo\u001fx"]'
+	local b=${output% not built}
+	run -1 img status --from base:1 --cmd '["/bin/echo","x"]'
+	local c=${output% not built}
+	run -1 img status --from base:1 --cmd '["/bin/echo\u001fx"]'
+	local d=${output% not built}
+	[ "$a" != "$b" ]
+	[ "$c" != "$d" ]
+	[ "$a" != "$c" ]
+}
+
 @test "build: bad config flags fail with the flag's name" {
 	run -1 img build --from base:1 --entrypoint '["a",1]'
 	[[ "$output" == *"--entrypoint"* ]]

@@ -119,18 +119,20 @@ cgroup_paths() {
 	[ "$(cat "$cpu/$TAG/cpu.shares")" = 512 ]
 }
 
-@test "cgroups: memory.kernelTCP is ignored with a warning, as runc does" {
-	local mem tcp
+@test "cgroups: memory.kernelTCP is the v1 TCP buffers' limit" {
+	local mem
 	mem=$(own_cgroup_dir memory)
 	[ -n "$mem" ] && [ -e "$mem/memory.kmem.tcp.limit_in_bytes" ] || skip "needs the v1 memory controller with kmem.tcp"
-	tcp=$(cat "$mem/memory.kmem.tcp.limit_in_bytes")
 	update_config '.linux.resources.memory = {limit: 67108864, kernelTCP: 16777216}'
 	set_args sleep 100
 	run_bg create "$ID"
 	check_status 0
-	[[ $output == *warning*linux.resources.memory.kernelTCP*ignoring* ]]
+	[[ $output != *warning* ]]
 	[ "$(cat "$mem/$TAG/memory.limit_in_bytes")" = 67108864 ]
-	[ "$(cat "$mem/$TAG/memory.kmem.tcp.limit_in_bytes")" = "$tcp" ]
+	[ "$(cat "$mem/$TAG/memory.kmem.tcp.limit_in_bytes")" = 16777216 ]
+	run hutch events --stats "$ID"
+	check_status 0
+	jq -e '.data.memory.kernelTCP.limit == 16777216' <<<"$output"
 }
 
 @test "cgroups: the pids limit holds inside" {

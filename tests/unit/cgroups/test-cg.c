@@ -135,6 +135,7 @@ static void test_plan_v1(void)
 		.mem_limit = I(67108864),
 		.mem_swap = I(134217728),
 		.mem_swappiness = I(10),
+		.mem_kernel_tcp = I(33554432),
 		.mem_disable_oom_killer = true,
 		.cpu_shares = I(512),
 		.cpu_quota = I(20000),
@@ -152,6 +153,7 @@ static void test_plan_v1(void)
 	ok(find(w, n, "memory.memsw.limit_in_bytes") == find(w, n, "memory.limit_in_bytes") + 1,
 	   "v1 limit and memsw adjacent");
 	is_str(val(w, n, "memory.swappiness"), "10", "v1 swappiness");
+	is_str(val(w, n, "memory.kmem.tcp.limit_in_bytes"), "33554432", "v1 kernelTCP");
 	is_str(val(w, n, "memory.oom_control"), "1", "v1 disableOOMKiller");
 	is_str(val(w, n, "cpu.shares"), "512", "v1 cpu.shares");
 	ok(find(w, n, "cpu.cfs_period_us") < find(w, n, "cpu.cfs_quota_us"), "v1 period first");

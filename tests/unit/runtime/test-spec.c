@@ -898,6 +898,9 @@ static void test_sandbox_spec_fields(void)
 		   s->resources.pids_limit.v == 9 && s->n_device_rules == 1 &&
 		   !s->resources.devices[0].allow,
 	   "sandbox spec: the limits, and devices denied but the defaults");
+	ok(cg_is_v2() ? !s->resources.mem_kernel_tcp.set
+		      : s->resources.mem_kernel_tcp.v == s->resources.mem_limit.v,
+	   "sandbox spec: on v1, TCP buffers capped at the memory limit (kernelTCP)");
 	bool home = false;
 	for (char **e = s->process.env; *e; e++)
 		home |= !strcmp(*e, "HOME=/h");

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# `hutch sandbox -t`'s terminal relay against a caller or a command that stops reading: a
+# paste the command never reads, an output the caller never reads. hutch relayed with
+# blocking writes: it stopped in write(), the timeout never fired, no report was written
+# and hutch never returned. Each direction now pauses alone, and the timeout, the report and
+# the exit status happen whatever the terminal does.
+
+load ../integration/helpers
+load ../integration/sandbox-helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	sb_images_setup
+}
+
+teardown_file() {
+	[ -z "${SB_IMAGES:-}" ] || rm -rf "$SB_IMAGES"
+}
+
+setup() {
+	sb_setup
+	command -v python3 >/dev/null || skip "python3 missing"
+}
+
+teardown() {
+	sb_teardown
+}
+
+# stuck_tty MODE ARGS...: hutch sandbox ARGS on a pty whose other side (this script) either
+# pastes 1 MiB without reading anything (paste) or never reads at all (mute). Prints hutch's
+# exit status and the seconds it took, or "alive" if it was still running after 25 s.
+stuck_tty() {
+	local mode=$1
+	shift
+	python3 - "$mode" "$SB_PIDS" "$HUTCH" sandbox --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" "$@" <<'PY'
+import os, pty, select, subprocess, sys, time
+mode, pids, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+master, slave = pty.openpty()
+t0 = time.monotonic()
+p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=subprocess.DEVNULL,
+                     start_new_session=True)
+open(pids, "a").write(f"{p.pid}\n")
+os.close(slave)
+os.set_blocking(master, False)
+chunk = b"x" * 4096
+sent = 0
+while time.monotonic() - t0 < 25 and p.poll() is None:
+    if mode == "paste" and sent < (1 << 20):
+        try:
+            sent += os.write(master, chunk)
+        except BlockingIOError:
+            pass
+        except OSError:
+            break
+    time.sleep(0.01)
+rc = p.poll()
+if rc is None:
+    p.kill()
+    p.wait()
+    print("alive")
+else:
+    print(f"{rc} {time.monotonic() - t0:.0f}")
+PY
+}
+
+@test "sandbox -t: a paste the command never reads does not stop the timeout" {
+	run -0 stuck_tty paste --timeout 3 --report "$TEST_DIR/r.json" -t -- sleep 100
+	echo "# $output" >&3
+	[ "${output%% *}" = 124 ]
+	[ "${output#* }" -lt 15 ]
+	jq -e '.failure == "timeout" and .exit_code == 124' "$TEST_DIR/r.json"
+}
+
+@test "sandbox -t: a caller that never reads the output does not stop the timeout" {
+	run -0 stuck_tty mute --timeout 3 --report "$TEST_DIR/r.json" -t -- yes
+	echo "# $output" >&3
+	[ "${output%% *}" = 124 ]
+	[ "${output#* }" -lt 15 ]
+	jq -e '.failure == "timeout" and .exit_code == 124' "$TEST_DIR/r.json"
+}
+
+@test "sandbox -t: the output still arrives whole, and the command's status" {
+	command -v script >/dev/null || skip "script (util-linux) missing"
+	printf -v cmd '%q ' "$HUTCH" sandbox --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" -t -- \
+		sh -c 'seq 1 20000; exit 3'
+	run -3 --separate-stderr timeout 20 script -qec "echo \$\$ >>$SB_PIDS; exec $cmd" /dev/null </dev/null
+	[ "$(printf '%s\n' "$output" | tr -d '\r' | tail -1)" = 20000 ]
+	[ "$(printf '%s\n' "$output" | tr -d '\r' | grep -c .)" = 20000 ]
+}
