@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 int hutch_write_all(int fd, const void *buf, size_t len)
 {
@@ -114,8 +115,11 @@ static int create_temp(int dirfd, const char *name, mode_t mode, char tmp[PATH_M
 {
 	for (int tries = 0; tries < 16; tries++) {
 		uint64_t rnd = 0;
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			rnd = (uint64_t)hutch_now_ms() * 2654435761u + (uint64_t)tries;
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			rnd = (uint64_t)ts.tv_nsec * 2654435761u + (uint64_t)tries;
+		}
 		snprintf(tmp, PATH_MAX, ".%s.tmp.%d.%016llx", name, (int)getpid(),
 			 (unsigned long long)rnd);
 		int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
