@@ -255,7 +255,9 @@ static void add_name(struct sc_rule *r, const char *name)
  * has neither bit ((mode & 06000) == 0): the rest fall to the profile's default action,
  * EPERM. (An ERRNO rule beside the profile's unconditional ALLOW would never be reached.)
  * openat2 takes its mode in a struct that seccomp cannot read: ENOSYS, so that callers fall
- * back to openat. Changing these rules must change SC_NO_SETID_KEY (sc-internal.h).
+ * back to openat. Every syscall that sets or creates a mode must be here: the class of each
+ * one the profile allows is in seccomp/syscall-classes.txt, which a unit test holds to these
+ * rules (test-sc-classes.c). Changing them must change SC_NO_SETID_KEY (sc-internal.h).
  */
 static void add_no_setid(struct sc_config *cfg)
 {
@@ -264,7 +266,7 @@ static void add_no_setid(struct sc_config *cfg)
 		const char *names[4];
 	} calls[] = {
 		{ 1, { "chmod", "fchmod", "creat", "mknod" } },
-		{ 2, { "fchmodat", "open", "mknodat" } },
+		{ 2, { "fchmodat", "fchmodat2", "open", "mknodat" } },
 		{ 3, { "openat" } },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {

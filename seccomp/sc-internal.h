@@ -27,7 +27,7 @@ int sc_json_action(yajl_val obj, const char *action_key, const char *errno_key, 
 /* The cache key's label for the default profile with SC_DEFAULT_NO_SETID (sc-default.c's
  * add_no_setid): those rules are code, not the embedded profile's hashed bytes, so any change
  * to them must change this too, or stale programs are served from the cache. */
-#define SC_NO_SETID_KEY "hutch seccomp default digest, no-setid rules 2"
+#define SC_NO_SETID_KEY "hutch seccomp default digest, no-setid rules 3"
 /* SHA-256 of sc_default_profile_json(), computed at build time. */
 const uint8_t *sc_default_profile_sha256(void);
 
