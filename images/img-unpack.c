@@ -103,8 +103,7 @@ static void forget_parent(struct unpack *u)
 }
 
 /* Makes room for a new entry: an existing directory stays when the new one is too. */
-static int clear_name(struct unpack *u, int dfd, const char *base, bool keep_dir,
-		      struct hutch_err *err)
+static int clear_name(int dfd, const char *base, bool keep_dir, struct hutch_err *err)
 {
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -115,7 +114,8 @@ static int clear_name(struct unpack *u, int dfd, const char *base, bool keep_dir
 				    : (unlinkat(dfd, base, 0) < 0 ? -errno : 0);
 	if (r < 0)
 		return hutch_fail_errno(err, r, "replace %s", base);
-	forget_parent(u); /* it may have been (under) the cached parent */
+	/* The cached parent stays: it is dfd itself, base's parent, which the caller goes on
+	 * using (closing it here failed every name a layer gave twice with EBADF). */
 	return 0;
 }
 
@@ -185,7 +185,7 @@ static int write_data(struct unpack *u, int fd, struct archive *a, const char *n
 static int put_file(struct unpack *u, int dfd, const char *base, struct archive *a,
 		    struct archive_entry *e, struct hutch_err *err)
 {
-	TRY(clear_name(u, dfd, base, false, err));
+	TRY(clear_name(dfd, base, false, err));
 	/* O_EXCL|O_NOFOLLOW: the name was just cleared, so a symlink raced in is refused. */
 	_cleanup_close_ int fd =
 		openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -200,7 +200,7 @@ static int put_file(struct unpack *u, int dfd, const char *base, struct archive 
 static int put_dir(struct unpack *u, int dfd, const char *base, struct archive_entry *e,
 		   struct hutch_err *err)
 {
-	int r = clear_name(u, dfd, base, true, err);
+	int r = clear_name(dfd, base, true, err);
 	if (r < 0)
 		return r;
 	if (r == 0 && mkdirat(dfd, base, 0700) < 0)
@@ -219,7 +219,7 @@ static int put_symlink(struct unpack *u, int dfd, const char *base, struct archi
 	const char *target = archive_entry_symlink(e);
 	if (!target || !*target)
 		return hutch_fail(err, EINVAL, "symlink %s: no target", base);
-	TRY(clear_name(u, dfd, base, false, err));
+	TRY(clear_name(dfd, base, false, err));
 	/* Stored as given: at run time it resolves inside the container's root, and here we
 	 * never follow it (every lookup is RESOLVE_IN_ROOT). */
 	if (symlinkat(target, dfd, base) < 0)
@@ -242,7 +242,7 @@ static int put_hardlink(struct unpack *u, int dfd, const char *base, const char 
 					base, target);
 	if (fstat(t, &st) < 0 || S_ISDIR(st.st_mode))
 		return hutch_fail(err, EPERM, "hardlink %s -> %s: not a file", base, target);
-	TRY(clear_name(u, dfd, base, false, err));
+	TRY(clear_name(dfd, base, false, err));
 	if (linkat(AT_FDCWD, hutch_fd_path(t, fdp), dfd, base, AT_SYMLINK_FOLLOW) < 0)
 		return hutch_fail_errno(err, errno, "hardlink %s -> %s", base, target);
 	return 0;
@@ -262,7 +262,7 @@ static int put_special(struct unpack *u, int dfd, const char *base, struct archi
 		}
 		dev = makedev(archive_entry_rdevmajor(e), archive_entry_rdevminor(e));
 	}
-	TRY(clear_name(u, dfd, base, false, err));
+	TRY(clear_name(dfd, base, false, err));
 	if (mknodat(dfd, base, type | 0600, dev) < 0)
 		return hutch_fail_errno(err, errno, "mknod %s", base);
 	return apply_meta(u, dfd, base, -1, e, err);
@@ -305,7 +305,7 @@ static int put_whiteout(struct unpack *u, int dfd, const char *base, struct hutc
 	case IMG_WH_NONE:
 		return 0;
 	}
-	TRY(clear_name(u, dfd, name, false, err));
+	TRY(clear_name(dfd, name, false, err));
 	/* Linux >= 5.8 lets anyone create the whiteout device; older ones need CAP_MKNOD. */
 	if (mknodat(dfd, name, S_IFCHR | 0000, makedev(0, 0)) < 0)
 		return hutch_fail_errno(err, errno, "whiteout %s", name);

@@ -158,6 +158,13 @@ static void test_hostile(void)
 	const struct ent hl[] = { { "passwd", 'h', "/etc/passwd" } };
 	ok(unpack("hl", hl, 1, &st, &err) < 0 && !exists("%s/hl/root/%s", "passwd"),
 	   "a hardlink to a file outside the layer is refused (%s)", err.msg);
+	const struct ent twice[] = { { "a", 'f', "1" },
+				     { "a", 'f', "22" },
+				     { "a", 'l', "x" },
+				     { "b", 'f', "3" },
+				     { ".wh.b", 'f', "" } };
+	ok(unpack("twice", twice, 5, &st, &err) == 0 && exists("%s/twice/root/%s", "a"),
+	   "a name given twice in one layer is replaced, a whiteout after it too (%s)", err.msg);
 	const struct ent hl2[] = { { "a", 'f', "x" }, { "b", 'h', "a" } };
 	ok(unpack("hl2", hl2, 2, &st, &err) == 0 && exists("%s/hl2/root/%s", "b"),
 	   "a hardlink inside the layer works");
