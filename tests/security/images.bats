@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Image content as the attacker: layers that expand without bound (zeros, which gzip shrinks a
-# thousandfold; too many entries), and sparse files that must stay cheap. Every hostile layer is made here by python3's
+# thousandfold; too many entries), sparse files that must stay cheap, and device nodes that
+# `hutch bundle` must not leave on the host. Every hostile layer is made here by python3's
 # tarfile and gzip; limits are lowered with the flags so that each test writes little.
 
 load ../integration/helpers
@@ -161,4 +162,35 @@ store_files() {
 	[ "$(stat -c %s "$f")" -eq $((200 << 20)) ]
 	[ "$(($(stat -c %b "$f") * 512))" -le $((2 << 20)) ] # the holes stayed holes
 	cmp "$f" "$TEST_DIR/sp/sparse"
+}
+
+@test "images: bundle never makes the image's device nodes; DIR is the caller's alone" {
+	requires_host_root
+	layer "$TEST_DIR/dev.tar.gz" '
+f("bin/suid", b"x", 0o4755)
+node("disk", tarfile.BLKTYPE, 254, 0)
+node("dev/mem", tarfile.CHRTYPE, 1, 1)
+node("run/fifo", tarfile.FIFOTYPE)' >/dev/null
+	img import "$TEST_DIR/dev.tar.gz" --name dev:1
+	# The store keeps them (real root made them), where only root can reach them.
+	[ -b "$(echo "$HUTCH_STORE"/layers/*/root/disk)" ]
+	[ "$(stat -c %a "$HUTCH_STORE" "$HUTCH_STORE/layers" | sort -u)" = 700 ]
+	local b=$TEST_DIR/b
+	run -0 --separate-stderr "$HUTCH" bundle --image dev:1 "$b"
+	[[ "$stderr" == *"warning: bundle: 2 device node(s) of the image not created"* ]]
+	[ -z "$(find "$b" -type b -o -type c)" ]
+	[ "$(stat -c %a "$b")" = 700 ]
+	[ "$(stat -c %a "$b/rootfs/bin/suid")" = 4755 ] # for the runtime, behind DIR's 0700
+	[ -p "$b/rootfs/run/fifo" ]
+	# An empty DIR others may enter loses their access first; one another user owns is
+	# refused, with nothing written.
+	mkdir -m 0755 "$TEST_DIR/open" "$TEST_DIR/theirs"
+	run -0 --separate-stderr "$HUTCH" bundle --image dev:1 "$TEST_DIR/open"
+	[[ "$stderr" == *"DIR $TEST_DIR/open was 0755, now 0700"* ]]
+	[ "$(stat -c %a "$TEST_DIR/open")" = 700 ]
+	[ -z "$(find "$TEST_DIR/open" -type b -o -type c)" ]
+	chown 65534 "$TEST_DIR/theirs"
+	run -1 "$HUTCH" bundle --image dev:1 "$TEST_DIR/theirs"
+	[[ "$output" == *"DIR $TEST_DIR/theirs: owned by uid 65534, not by the caller"* ]]
+	[ -z "$(ls -A "$TEST_DIR/theirs")" ]
 }
