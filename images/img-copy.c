@@ -19,7 +19,7 @@
 #define COPY_BUF (128 * 1024)
 
 struct copy {
-	bool root;
+	bool root, devices;
 	char path[PATH_MAX]; /* of the entry at hand, relative to the rootfs: for errors */
 	size_t skipped_devices;
 };
@@ -131,6 +131,9 @@ static int copy_other(struct copy *c, int src, int dst, const char *name, const 
 			return hutch_fail_errno(err, errno, "copy: symlink %s", c->path);
 	} else if (S_ISSOCK(st->st_mode)) {
 		return 0; /* as unpacking: a socket in an image is meaningless */
+	} else if (!c->devices && !S_ISFIFO(st->st_mode)) {
+		c->skipped_devices++;
+		return 0;
 	} else if (mknodat(dst, name, st->st_mode & S_IFMT, st->st_rdev) < 0) {
 		if (errno == EPERM && !S_ISFIFO(st->st_mode)) {
 			c->skipped_devices++; /* in a user namespace: as unpacking */
@@ -210,12 +213,12 @@ static int copy_tree(struct copy *c, int src, int dst, struct hutch_err *err)
 	return 0;
 }
 
-int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, size_t *skipped_devices,
-		    struct hutch_err *err)
+int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, bool devices,
+		    size_t *skipped_devices, struct hutch_err *err)
 {
 	_cleanup_strv_ char **dirs = NULL;
 	size_t n = 0;
-	struct copy c = { .root = geteuid() == 0 };
+	struct copy c = { .root = geteuid() == 0, .devices = devices };
 	TRY(img_layer_dirs(s, ref, &dirs, &n, err));
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_close_ int src =

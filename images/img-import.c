@@ -3,7 +3,8 @@
  * import: an OCI image layout (dir or tar), a docker-archive (`docker save`) or a plain
  * rootfs tar (`docker import`) into the store. Every digest the source names is checked
  * against the bytes, the architecture against the host's, and layers already in the store
- * (same diff_id) are not unpacked again.
+ * (same diff_id) are not unpacked again. New layers wait in STORE/tmp until the whole image
+ * is unpacked within its limits: one that passes a limit leaves nothing in the store.
  */
 #include "img-internal.h"
 #include "hutch-json.h"
@@ -18,10 +19,22 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+/* A layer unpacked into STORE/tmp, moved to STORE/layers when the image is complete. */
+struct pending {
+	char *tmp;
+	int lockfd;
+	char diff[IMG_DIGEST_MAX];
+	uint64_t bytes;
+};
+
 struct import {
 	struct img_store *s;
 	int srcfd; /* the layout or archive directory */
 	const char *src, *name;
+	const struct img_limits *lim;
+	struct img_budget budget; /* every layer of the image */
+	struct pending *pending;
+	size_t n_pending;
 	struct img_import_result *res;
 };
 
@@ -114,47 +127,91 @@ static int hash_fd(int fd, char out[IMG_DIGEST_MAX], uint64_t *size)
 	return 0;
 }
 
-/* Unpacks one layer file into the store (unless its diff_id is there already) and checks
- * both digests. want_blob may be NULL (docker-archive: the tar is the diff). */
+static bool pending_has(const struct import *im, const char *diff)
+{
+	for (size_t i = 0; i < im->n_pending; i++)
+		if (!strcmp(im->pending[i].diff, diff))
+			return true;
+	return false;
+}
+
+/* The image's new layers into STORE/layers, once all of them are unpacked. */
+static int commit_layers(struct import *im, struct hutch_err *err)
+{
+	for (size_t i = 0; i < im->n_pending; i++) {
+		struct pending *p = &im->pending[i];
+		int r = img_layer_add(im->s, p->tmp, p->diff, p->bytes, err);
+		if (r < 0)
+			return r;
+		im->res->n_new_layers += (size_t)r;
+		im->res->bytes += r ? p->bytes : 0;
+	}
+	return 0;
+}
+
+/* What is left of the new layers' temp dirs (all of them when the import failed). */
+static void drop_pending(struct import *im)
+{
+	for (size_t i = 0; i < im->n_pending; i++) {
+		img_tmp_remove(im->s, im->pending[i].tmp, im->pending[i].lockfd);
+		free(im->pending[i].tmp);
+	}
+	free(im->pending);
+	im->pending = NULL;
+	im->n_pending = 0;
+}
+
+/* Unpacks one layer into STORE/tmp, its digests checked; on success it waits there for
+ * commit_layers. */
+static int unpack_new_layer(struct import *im, int fd, const char *want_blob, const char *want_diff,
+			    char diff[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX], uint64_t *size,
+			    struct hutch_err *err)
+{
+	_cleanup_free_ char *tmp = NULL;
+	struct img_unpack_stats st = { 0 };
+	int lockfd = -1, r = 0;
+	TRY(img_tmp_create(im->s, "layer", &tmp, &lockfd, err));
+	_cleanup_free_ char *root = hutch_xasprintf("%s/root", tmp);
+	_cleanup_close_ int rootfd = -1;
+	if (mkdirat(im->s->dirfd, root, 0755) < 0 ||
+	    (rootfd = openat(im->s->dirfd, root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		r = hutch_fail_errno(err, errno, "store: %s", root);
+	if (r >= 0)
+		r = img_unpack_layer(fd, rootfd, true, &im->budget, diff, blob, &st, err);
+	*size = st.tar_size;
+	if (r >= 0 && want_diff && strcmp(diff, want_diff))
+		r = hutch_fail(err, EBADMSG, "layer %s: diff_id mismatch (content is %s)",
+			       want_diff, diff);
+	if (r >= 0 && want_blob && strcmp(blob, want_blob))
+		r = hutch_fail(err, EBADMSG, "layer %s: digest mismatch (content is %s)", want_blob,
+			       blob);
+	if (r < 0) {
+		img_tmp_remove(im->s, tmp, lockfd);
+		return r;
+	}
+	im->pending = hutch_xrealloc(im->pending, (im->n_pending + 1) * sizeof(*im->pending));
+	im->pending[im->n_pending++] =
+		(struct pending){ .tmp = steal_ptr(tmp), .lockfd = lockfd, .bytes = st.bytes };
+	snprintf(im->pending[im->n_pending - 1].diff, IMG_DIGEST_MAX, "%s", diff);
+	im->res->skipped_devices += st.skipped_devices;
+	return 0;
+}
+
+/* One layer file: unpacked (unless its diff_id is in the store, or earlier in this image),
+ * both digests checked. want_blob may be NULL (docker-archive: the tar is the diff). */
 static int import_layer_fd(struct import *im, int fd, const char *path, const char *want_blob,
 			   const char *want_diff, struct img_desc *desc, struct hutch_err *err)
 {
 	char blob[IMG_DIGEST_MAX], diff[IMG_DIGEST_MAX];
-	struct img_unpack_stats st = { 0 };
 	uint64_t size = 0;
-	int r = 0;
-	if (want_diff && img_layer_exists(im->s, want_diff)) {
+	if (want_diff && (img_layer_exists(im->s, want_diff) || pending_has(im, want_diff))) {
 		if (hash_fd(fd, blob, &size) < 0)
 			return hutch_fail_errno(err, errno, "read layer %s", path);
 		snprintf(diff, sizeof(diff), "%s", want_diff);
 		if (!want_blob) /* the tar is the diff: its hash must be the diff_id */
 			snprintf(diff, sizeof(diff), "%s", blob);
-	} else {
-		_cleanup_free_ char *tmp = NULL;
-		int lockfd = -1;
-		TRY(img_tmp_create(im->s, "layer", &tmp, &lockfd, err));
-		_cleanup_free_ char *root = hutch_xasprintf("%s/root", tmp);
-		_cleanup_close_ int rootfd = -1;
-		if (mkdirat(im->s->dirfd, root, 0755) < 0 ||
-		    (rootfd = openat(im->s->dirfd, root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-			r = hutch_fail_errno(err, errno, "store: %s", root);
-		if (r >= 0)
-			r = img_unpack_layer(fd, rootfd, true, diff, blob, &st, err);
-		size = st.tar_size;
-		if (r >= 0 && want_diff && strcmp(diff, want_diff))
-			r = hutch_fail(err, EBADMSG, "layer %s: diff_id mismatch (content is %s)",
-				       want_diff, diff);
-		if (r >= 0 && want_blob && strcmp(blob, want_blob))
-			r = hutch_fail(err, EBADMSG, "layer %s: digest mismatch (content is %s)",
-				       want_blob, blob);
-		if (r >= 0)
-			r = img_layer_add(im->s, tmp, diff, st.bytes, err);
-		img_tmp_remove(im->s, tmp, lockfd);
-		if (r < 0)
-			return hutch_err_prefix(err, "%s: ", path);
-		im->res->n_new_layers += (size_t)r;
-		im->res->bytes += r ? st.bytes : 0;
-		im->res->skipped_devices += st.skipped_devices;
+	} else if (unpack_new_layer(im, fd, want_blob, want_diff, diff, blob, &size, err) < 0) {
+		return hutch_err_prefix(err, "%s: ", path);
 	}
 	if (want_blob && strcmp(blob, want_blob))
 		return hutch_fail(err, EBADMSG, "layer %s: digest mismatch (content is %s)",
@@ -201,6 +258,7 @@ static int finish(struct import *im, const char *config, const char *manifest,
 	_cleanup_free_ char *n = NULL, *t = NULL;
 	const char *name = im->name ? im->name : fallback_name;
 	TRY(img_parse_ref(name, &n, &t, err));
+	TRY(commit_layers(im, err)); /* every layer is in: the image fits its limits */
 	im->res->name = hutch_xasprintf("%s:%s", n, t ? t : "latest");
 	return img_store_image(im->s, config, manifest, im->res->name, im->res->digest, err);
 }
@@ -469,18 +527,23 @@ static int import_dir(struct import *im, struct hutch_err *err)
 			  im->src);
 }
 
-/* An image archive: unpacked (safely, it is just as hostile) into tmp, then read as a dir. */
+/* An image archive: unpacked (safely, it is just as hostile) into tmp, then read as a dir.
+ * The archive has its own budget (the same limits), and the layers' is made after it, so
+ * that the free space they may take half of is what the archive left. */
 static int import_archive(struct import *im, int fd, struct hutch_err *err)
 {
 	_cleanup_free_ char *tmp = NULL;
+	struct img_budget outer;
 	int lockfd = -1;
 	TRY(img_tmp_create(im->s, "archive", &tmp, &lockfd, err));
-	int r = 0;
-	im->srcfd = openat(im->s->dirfd, tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (im->srcfd < 0)
+	int r = img_budget_init(&outer, im->lim, im->s->dirfd, err);
+	im->srcfd = r < 0 ? -1 : openat(im->s->dirfd, tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r >= 0 && im->srcfd < 0)
 		r = hutch_fail_errno(err, errno, "store: %s", tmp);
 	if (r >= 0)
-		r = img_unpack_layer(fd, im->srcfd, false, NULL, NULL, NULL, err);
+		r = img_unpack_layer(fd, im->srcfd, false, &outer, NULL, NULL, NULL, err);
+	if (r >= 0)
+		r = img_budget_init(&im->budget, im->lim, im->s->dirfd, err);
 	if (r >= 0)
 		r = import_dir(im, err);
 	if (im->srcfd >= 0)
@@ -489,25 +552,28 @@ static int import_archive(struct import *im, int fd, struct hutch_err *err)
 	return r;
 }
 
-int img_import(struct img_store *s, const char *src, const char *name,
+int img_import(struct img_store *s, const char *src, const char *name, const struct img_limits *lim,
 	       struct img_import_result *res, struct hutch_err *err)
 {
-	struct import im = { .s = s, .srcfd = -1, .src = src, .name = name, .res = res };
+	struct import im = {
+		.s = s, .srcfd = -1, .src = src, .name = name, .lim = lim, .res = res
+	};
 	memset(res, 0, sizeof(*res));
 	_cleanup_close_ int fd = open(src, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return hutch_fail_errno(err, errno, "import %s", src);
-	int r;
-	if (S_ISDIR(st.st_mode)) {
+	int r = img_budget_init(&im.budget, lim, s->dirfd, err);
+	if (r >= 0 && S_ISDIR(st.st_mode)) {
 		im.srcfd = fd;
 		r = import_dir(&im, err);
-	} else {
+	} else if (r >= 0) {
 		const char *kind;
 		r = classify_tar(fd, &kind, err);
 		if (r >= 0)
 			r = strcmp(kind, "rootfs") ? import_archive(&im, fd, err)
 						   : import_rootfs(&im, fd, err);
 	}
+	drop_pending(&im);
 	return r < 0 ? hutch_err_prefix(err, "import %s: ", src) : 0;
 }

@@ -32,6 +32,28 @@ int img_unshift_ids(int dirfd, const struct img_idshift *sh, struct hutch_err *e
 
 #define IMG_BLOB_MAX (4U << 20) /* manifests and configs are small: refuse huge ones */
 
+/* img-limits.c: what one import has taken so far, against its limits (struct img_limits).
+ * Every layer of an image is charged to one budget; an image archive's own tar to another. */
+struct img_budget {
+	uint64_t max_size, max_entries, max_ratio; /* resolved: IMG_NO_LIMIT is none */
+	bool half_free;				   /* max_size is half the free space */
+	int fsfd;	  /* on the store's filesystem (-1: never looked at) */
+	uint64_t reserve; /* bytes kept free there whatever the limits */
+	uint64_t bytes, entries, stream, compressed; /* so far */
+	uint64_t next_bytes, next_entries;	     /* when the free space is looked at again */
+};
+/* lim NULL: the defaults; fsfd -1: no limits at all (tests, a tree outside the store). */
+int img_budget_init(struct img_budget *b, const struct img_limits *lim, int fsfd,
+		    struct hutch_err *err);
+/* Before writing: the bytes so far plus pending (of the file being written) must fit. */
+int img_budget_check_bytes(struct img_budget *b, uint64_t pending, struct hutch_err *err);
+/* After writing: what a file or directory took on disk. */
+void img_budget_charge(struct img_budget *b, uint64_t allocated);
+/* n more entries (an entry, or directories made for one). */
+int img_budget_add_entries(struct img_budget *b, uint64_t n, struct hutch_err *err);
+/* The tar stream against the compressed bytes read (b->stream, b->compressed). */
+int img_budget_check_ratio(struct img_budget *b, struct hutch_err *err);
+
 /* sha256 */
 struct img_sha {
 	SHA256_CTX c;

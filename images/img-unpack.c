@@ -3,7 +3,8 @@
  * Layer extraction. libarchive only reads: one reader undoes the compression (hashed for the
  * diff_id), a second one parses tar from it. Every write is ours, relative to the layer's
  * directory fd, with parents resolved by openat2(RESOLVE_IN_ROOT): a hostile entry can name
- * nothing outside the layer however its paths and symlinks are made.
+ * nothing outside the layer however its paths and symlinks are made. Every entry, byte and
+ * directory is charged to the import's budget (img-limits.c) before it is made.
  */
 #include "img-internal.h"
 
@@ -23,6 +24,10 @@ struct unpack {
 	int rootfd;
 	bool whiteouts, root, real_root;
 	struct img_unpack_stats *st;
+	struct img_budget *b;
+	/* a limit passed in a libarchive callback: err holds why, whatever libarchive says */
+	struct hutch_err *err;
+	bool over;
 	char parent[PATH_MAX]; /* the parent fd cache: consecutive files share a directory */
 	int parentfd;
 	/* the compressed bytes (blob digest) and the tar stream (diff_id) */
@@ -72,6 +77,26 @@ int img_clean_path(const char *in, char *out, size_t cap, struct hutch_err *err)
 	return 0;
 }
 
+/* Directories the tar did not list, made for an entry below them: one name of a few KiB can
+ * make two thousand, so each counts as an entry and as the block the last one took. The
+ * count is of dir's components, an upper bound: those that existed are counted too. */
+static int make_parents(struct unpack *u, const char *dir, struct hutch_err *err)
+{
+	uint64_t n = 1;
+	struct stat st;
+	for (const char *p = dir; *p; p++)
+		n += *p == '/';
+	int r = img_budget_add_entries(u->b, n, err);
+	if (r < 0)
+		return r;
+	int fd = hutch_mkdir_in_root(u->rootfd, dir, 0755, err);
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		img_budget_charge(u->b, n * (uint64_t)st.st_blocks * 512);
+		u->st->allocated += n * (uint64_t)st.st_blocks * 512;
+	}
+	return fd;
+}
+
 /* The directory holding path (made when missing, inside the root), and path's last name. */
 static int open_parent(struct unpack *u, char *path, const char **base, struct hutch_err *err)
 {
@@ -87,7 +112,7 @@ static int open_parent(struct unpack *u, char *path, const char **base, struct h
 	u->parentfd = -1;
 	int fd = hutch_open_in_root(u->rootfd, dir, O_PATH | O_DIRECTORY, 0, err);
 	if (fd == -ENOENT)
-		fd = hutch_mkdir_in_root(u->rootfd, dir, 0755, err);
+		fd = make_parents(u, dir, err);
 	if (fd < 0)
 		return fd;
 	snprintf(u->parent, sizeof(u->parent), "%s", dir);
@@ -103,8 +128,7 @@ static void forget_parent(struct unpack *u)
 }
 
 /* Makes room for a new entry: an existing directory stays when the new one is too. */
-static int clear_name(struct unpack *u, int dfd, const char *base, bool keep_dir,
-		      struct hutch_err *err)
+static int clear_name(int dfd, const char *base, bool keep_dir, struct hutch_err *err)
 {
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -115,7 +139,8 @@ static int clear_name(struct unpack *u, int dfd, const char *base, bool keep_dir
 				    : (unlinkat(dfd, base, 0) < 0 ? -errno : 0);
 	if (r < 0)
 		return hutch_fail_errno(err, r, "replace %s", base);
-	forget_parent(u); /* it may have been (under) the cached parent */
+	/* The cached parent stays: it is dfd itself, base's parent, which the caller goes on
+	 * using (closing it here failed every name a layer gave twice with EBADF). */
 	return 0;
 }
 
@@ -158,14 +183,30 @@ static int apply_meta(struct unpack *u, int dfd, const char *base, int fd, struc
 	return 0;
 }
 
+/* libarchive failed: because a callback of ours passed a limit (err says which), or not. */
+static int archive_failed(struct unpack *u, struct archive *a, const char *what,
+			  struct hutch_err *err)
+{
+	if (u->over)
+		return -err->code;
+	return hutch_fail(err, EIO, "%s: %s", what, archive_error_string(a));
+}
+
+/* The data libarchive gives, at its offsets: a sparse entry's holes stay holes, and cost
+ * nothing (the budget is charged the blocks written, never the entry's apparent size). */
 static int write_data(struct unpack *u, int fd, struct archive *a, const char *name,
 		      struct hutch_err *err)
 {
 	const void *buf;
 	size_t len;
 	la_int64_t off;
+	uint64_t written = 0;
 	int r;
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+		written += len;
+		int q = img_budget_check_bytes(u->b, written, err);
+		if (q < 0)
+			return q;
 		for (size_t done = 0; done < len;) {
 			ssize_t n =
 				pwrite(fd, (const char *)buf + done, len - done, off + (off_t)done);
@@ -177,15 +218,29 @@ static int write_data(struct unpack *u, int fd, struct archive *a, const char *n
 		}
 		u->st->bytes += len;
 	}
-	if (r != ARCHIVE_EOF)
-		return hutch_fail(err, EIO, "read %s: %s", name, archive_error_string(a));
+	if (r != ARCHIVE_EOF) {
+		char what[PATH_MAX + 8];
+		snprintf(what, sizeof(what), "read %s", name);
+		return archive_failed(u, a, what, err);
+	}
 	return 0;
+}
+
+/* What a file or directory took on disk: blocks, so a hole costs nothing and the smallest
+ * file costs one block. */
+static void charge(struct unpack *u, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		img_budget_charge(u->b, (uint64_t)st.st_blocks * 512);
+		u->st->allocated += (uint64_t)st.st_blocks * 512;
+	}
 }
 
 static int put_file(struct unpack *u, int dfd, const char *base, struct archive *a,
 		    struct archive_entry *e, struct hutch_err *err)
 {
-	TRY(clear_name(u, dfd, base, false, err));
+	TRY(clear_name(dfd, base, false, err));
 	/* O_EXCL|O_NOFOLLOW: the name was just cleared, so a symlink raced in is refused. */
 	_cleanup_close_ int fd =
 		openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -194,13 +249,14 @@ static int put_file(struct unpack *u, int dfd, const char *base, struct archive 
 	TRY(write_data(u, fd, a, base, err));
 	if (ftruncate(fd, archive_entry_size(e)) < 0) /* a sparse file ending in a hole */
 		return hutch_fail_errno(err, errno, "truncate %s", base);
+	charge(u, fd);
 	return apply_meta(u, dfd, base, fd, e, err);
 }
 
 static int put_dir(struct unpack *u, int dfd, const char *base, struct archive_entry *e,
 		   struct hutch_err *err)
 {
-	int r = clear_name(u, dfd, base, true, err);
+	int r = clear_name(dfd, base, true, err);
 	if (r < 0)
 		return r;
 	if (r == 0 && mkdirat(dfd, base, 0700) < 0)
@@ -208,6 +264,8 @@ static int put_dir(struct unpack *u, int dfd, const char *base, struct archive_e
 	_cleanup_close_ int fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open %s", base);
+	if (r == 0)
+		charge(u, fd);
 	TRY(apply_meta(u, dfd, base, fd, e, err));
 	forget_parent(u);
 	return 0;
@@ -219,7 +277,7 @@ static int put_symlink(struct unpack *u, int dfd, const char *base, struct archi
 	const char *target = archive_entry_symlink(e);
 	if (!target || !*target)
 		return hutch_fail(err, EINVAL, "symlink %s: no target", base);
-	TRY(clear_name(u, dfd, base, false, err));
+	TRY(clear_name(dfd, base, false, err));
 	/* Stored as given: at run time it resolves inside the container's root, and here we
 	 * never follow it (every lookup is RESOLVE_IN_ROOT). */
 	if (symlinkat(target, dfd, base) < 0)
@@ -242,7 +300,7 @@ static int put_hardlink(struct unpack *u, int dfd, const char *base, const char 
 					base, target);
 	if (fstat(t, &st) < 0 || S_ISDIR(st.st_mode))
 		return hutch_fail(err, EPERM, "hardlink %s -> %s: not a file", base, target);
-	TRY(clear_name(u, dfd, base, false, err));
+	TRY(clear_name(dfd, base, false, err));
 	if (linkat(AT_FDCWD, hutch_fd_path(t, fdp), dfd, base, AT_SYMLINK_FOLLOW) < 0)
 		return hutch_fail_errno(err, errno, "hardlink %s -> %s", base, target);
 	return 0;
@@ -262,7 +320,7 @@ static int put_special(struct unpack *u, int dfd, const char *base, struct archi
 		}
 		dev = makedev(archive_entry_rdevmajor(e), archive_entry_rdevminor(e));
 	}
-	TRY(clear_name(u, dfd, base, false, err));
+	TRY(clear_name(dfd, base, false, err));
 	if (mknodat(dfd, base, type | 0600, dev) < 0)
 		return hutch_fail_errno(err, errno, "mknod %s", base);
 	return apply_meta(u, dfd, base, -1, e, err);
@@ -305,7 +363,7 @@ static int put_whiteout(struct unpack *u, int dfd, const char *base, struct hutc
 	case IMG_WH_NONE:
 		return 0;
 	}
-	TRY(clear_name(u, dfd, name, false, err));
+	TRY(clear_name(dfd, name, false, err));
 	/* Linux >= 5.8 lets anyone create the whiteout device; older ones need CAP_MKNOD. */
 	if (mknodat(dfd, name, S_IFCHR | 0000, makedev(0, 0)) < 0)
 		return hutch_fail_errno(err, errno, "whiteout %s", name);
@@ -320,6 +378,9 @@ static int put_entry(struct unpack *u, struct archive *a, struct archive_entry *
 	TRY(img_clean_path(archive_entry_pathname(e), path, sizeof(path), err));
 	if (!path[0])
 		return 0; /* "./": the layer's root itself keeps our mode */
+	int r = img_budget_add_entries(u->b, 1, err);
+	if (r < 0)
+		return r;
 	int dfd = open_parent(u, path, &base, err);
 	if (dfd < 0)
 		return dfd;
@@ -355,6 +416,7 @@ static la_ssize_t read_fd(struct archive *a, void *arg, const void **buf)
 		return -1;
 	}
 	img_sha_update(&u->blob, u->buf, (size_t)n);
+	u->b->compressed += (uint64_t)n;
 	*buf = u->buf;
 	return n;
 }
@@ -370,6 +432,13 @@ static la_ssize_t read_raw(struct archive *a, void *arg, const void **buf)
 	}
 	img_sha_update(&u->diff, data, (size_t)n);
 	u->st->tar_size += (uint64_t)n;
+	u->b->stream += (uint64_t)n;
+	/* Here, not per entry: a bomb is one entry, and its zeros pass through this alone. */
+	if (img_budget_check_ratio(u->b, u->err) < 0) {
+		u->over = true;
+		archive_set_error(a, u->err->code, "%s", u->err->msg);
+		return -1;
+	}
 	*buf = data;
 	return n;
 }
@@ -397,22 +466,28 @@ static int drain(struct unpack *u, struct hutch_err *err)
 	while ((n = read_raw(u->raw, u, &b)) > 0)
 		;
 	if (n < 0)
-		return hutch_fail(err, EIO, "layer: %s", archive_error_string(u->raw));
+		return archive_failed(u, u->raw, "layer", err);
 	while ((n = read_fd(u->raw, u, &b)) > 0)
 		;
 	return n < 0 ? hutch_fail_errno(err, errno, "layer: read") : 0;
 }
 
-int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST_MAX],
-		     char blob[IMG_DIGEST_MAX], struct img_unpack_stats *st, struct hutch_err *err)
+int img_unpack_layer(int fd, int rootfd, bool whiteouts, struct img_budget *budget,
+		     char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
+		     struct img_unpack_stats *st, struct hutch_err *err)
 {
 	struct img_unpack_stats dummy;
+	struct img_budget unlimited;
 	_cleanup_free_ char *buf = hutch_xmalloc(BUF_SIZE);
+	if (!budget)
+		img_budget_init(&unlimited, NULL, -1, err);
 	struct unpack u = { .rootfd = rootfd,
 			    .whiteouts = whiteouts,
 			    .root = geteuid() == 0,
 			    .real_root = is_real_root(),
 			    .st = st ? st : &dummy,
+			    .b = budget ? budget : &unlimited,
+			    .err = err,
 			    .parentfd = -1,
 			    .fd = fd,
 			    .buf = buf };
@@ -427,7 +502,8 @@ int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST
 	tar = archive_read_new();
 	archive_read_support_format_tar(tar);
 	if (archive_read_open(tar, &u, NULL, read_raw, NULL) != ARCHIVE_OK)
-		return hutch_fail(err, EINVAL, "layer: %s", archive_error_string(tar));
+		return u.over ? -err->code
+			      : hutch_fail(err, EINVAL, "layer: %s", archive_error_string(tar));
 	struct archive_entry *e;
 	while ((r = archive_read_next_header(tar, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
 		int q = put_entry(&u, tar, e, err);
@@ -438,7 +514,8 @@ int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST
 	}
 	forget_parent(&u);
 	if (r != ARCHIVE_EOF)
-		return hutch_fail(err, EINVAL, "layer: %s", archive_error_string(tar));
+		return u.over ? -err->code
+			      : hutch_fail(err, EINVAL, "layer: %s", archive_error_string(tar));
 	TRY(drain(&u, err));
 	if (diff_id)
 		img_sha_final(&u.diff, diff_id);

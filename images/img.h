@@ -66,7 +66,25 @@ int img_tmp_create(struct img_store *s, const char *kind, char **name, int *lock
 		   struct hutch_err *err);
 void img_tmp_remove(struct img_store *s, const char *name, int lockfd);
 
-/* ---- import (img-import.c, img-unpack.c) ---- */
+/* ---- import (img-import.c, img-unpack.c, img-limits.c) ---- */
+
+/* What one import may unpack: image content is hostile, and a small compressed layer can
+ * expand without bound. 0 takes the default, IMG_NO_LIMIT lifts the limit. Whatever they
+ * are, an import stops before the store's filesystem falls below a reserve of free space
+ * (IMG_RESERVE_MAX or 5% of it, whichever is smaller). */
+#define IMG_NO_LIMIT UINT64_MAX
+#define IMG_MAX_SIZE_CAP (64ULL << 30)	 /* and half the free space at the start */
+#define IMG_MAX_ENTRIES_DEFAULT 2000000u /* entries (and directories made) per image */
+#define IMG_MAX_RATIO_DEFAULT 100u	 /* uncompressed tar / compressed bytes... */
+#define IMG_RATIO_FROM (1ULL << 30)	 /* ...once the tar stream is past this */
+#define IMG_RESERVE_MAX (1ULL << 30)
+struct img_limits {
+	uint64_t max_size;    /* bytes allocated on disk by the new layers (holes are free) */
+	uint64_t max_entries; /* entries of the new layers */
+	uint64_t max_ratio;   /* tar stream bytes per compressed byte, past IMG_RATIO_FROM */
+};
+/* Fails (ENOSPC) when the store's filesystem has less free than the reserve. */
+int img_store_check_room(struct img_store *s, struct hutch_err *err);
 
 struct img_import_result {
 	char digest[IMG_DIGEST_MAX];
@@ -77,8 +95,9 @@ struct img_import_result {
 	const char *kind;	/* "oci", "docker-archive", "rootfs" */
 };
 /* An OCI image layout (dir or tar), a docker-archive tar, or a plain rootfs tar. name may be
- * NULL (the archive's own tag, else the file name). */
-int img_import(struct img_store *s, const char *src, const char *name,
+ * NULL (the archive's own tag, else the file name), lim too (the defaults). No new layer
+ * reaches STORE/layers before every layer of the image is unpacked within the limits. */
+int img_import(struct img_store *s, const char *src, const char *name, const struct img_limits *lim,
 	       struct img_import_result *res, struct hutch_err *err);
 void img_import_result_clear(struct img_import_result *r);
 
@@ -87,13 +106,17 @@ const char *img_host_arch(void);
 
 struct img_unpack_stats {
 	uint64_t bytes, entries;
-	uint64_t tar_size; /* bytes of the uncompressed stream */
+	uint64_t allocated; /* bytes of disk the files and directories took (holes are free) */
+	uint64_t tar_size;  /* bytes of the uncompressed stream */
 	size_t skipped_devices;
 };
+struct img_budget;
 /* Extracts a layer tar (any compression) read from fd into rootfd, never outside it; OCI
  * whiteouts become overlayfs whiteouts when whiteouts is set. diff_id (may be NULL) gets the
- * sha256 of the uncompressed stream, blob (may be NULL) that of the bytes read. */
-int img_unpack_layer(int fd, int rootfd, bool whiteouts, char diff_id[IMG_DIGEST_MAX],
-		     char blob[IMG_DIGEST_MAX], struct img_unpack_stats *st, struct hutch_err *err);
+ * sha256 of the uncompressed stream, blob (may be NULL) that of the bytes read. budget (may
+ * be NULL: no limits) is charged, and the layer stops at the first limit it passes. */
+int img_unpack_layer(int fd, int rootfd, bool whiteouts, struct img_budget *budget,
+		     char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
+		     struct img_unpack_stats *st, struct hutch_err *err);
 
 #endif

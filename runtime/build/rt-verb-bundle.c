@@ -117,10 +117,10 @@ static void fill_process(const struct img_run_config *c, struct bundle_proc *p)
 	p->cwd = c->working_dir ? c->working_dir : "/";
 }
 
-/* DIR must be missing (it is made) or an empty directory. *made says which. */
+/* DIR must be missing (it is made, 0700) or an empty directory. *made says which. */
 static int prepare_dir(const char *dir, bool *made, struct hutch_err *err)
 {
-	*made = mkdir(dir, 0755) == 0;
+	*made = mkdir(dir, 0700) == 0;
 	if (*made)
 		return 0;
 	if (errno != EEXIST)
@@ -140,6 +140,34 @@ static int prepare_dir(const char *dir, bool *made, struct hutch_err *err)
 	return 0;
 }
 
+/*
+ * The rootfs is the image's, setuid-root files and all: they are for the runtime that runs
+ * the bundle, not for the host's other users, who would run them as root through DIR/rootfs.
+ * So DIR is the caller's and nobody else's: one another user owns is refused (they could
+ * open it up again), and group and other lose their access. A runtime that maps the
+ * container's root to another host uid needs that uid given search access (containerd
+ * chgrps its bundles to it, 0710).
+ */
+static int guard_dir(int dfd, const char *dir, struct hutch_err *err)
+{
+	struct stat st;
+	if (fstat(dfd, &st) < 0)
+		return hutch_fail_errno(err, errno, "bundle: DIR %s", dir);
+	if (st.st_uid != geteuid())
+		return hutch_fail(err, EPERM,
+				  "bundle: DIR %s: owned by uid %u, not by the caller (%u): its "
+				  "owner could reach the image's setuid files; let hutch make DIR",
+				  dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (!(st.st_mode & 077))
+		return 0;
+	if (fchmod(dfd, st.st_mode & 0700) < 0)
+		return hutch_fail_errno(err, errno, "bundle: DIR %s: chmod", dir);
+	hutch_warn("bundle: DIR %s was %04o, now %04o: the image's files (setuid ones too) "
+		   "are for the runtime, not for other users",
+		   dir, (unsigned)(st.st_mode & 07777), (unsigned)(st.st_mode & 0700));
+	return 0;
+}
+
 static int write_bundle(struct img_store *s, const char *image, int dfd, struct hutch_err *err)
 {
 	struct img_run_config c;
@@ -152,7 +180,9 @@ static int write_bundle(struct img_store *s, const char *image, int dfd, struct 
 	_cleanup_close_ int rootfd = r < 0 ? -1 : openat(dfd, "rootfs", O_RDONLY | O_DIRECTORY);
 	if (r >= 0 && rootfd < 0)
 		r = hutch_fail_errno(err, errno, "bundle: rootfs");
-	if (r >= 0 && (r = img_copy_rootfs(s, image, rootfd, &skipped, err)) < 0)
+	/* No device nodes: a runtime makes the container's /dev, and an image's 0666 node for
+	 * the host's disk is no file to leave lying in a directory on the host. */
+	if (r >= 0 && (r = img_copy_rootfs(s, image, rootfd, false, &skipped, err)) < 0)
 		hutch_err_prefix(err, "--image %s: ", image);
 	if (r >= 0 && (r = img_resolve_user(rootfd, c.user, &p.uid, &p.gid, err)) < 0)
 		hutch_err_prefix(err, "--image %s: config.User: ", image);
@@ -163,7 +193,8 @@ static int write_bundle(struct img_store *s, const char *image, int dfd, struct 
 			 : -err->code;
 	}
 	if (skipped)
-		hutch_warn("%zu device node(s) not copied: hutch is not real root, ignoring",
+		hutch_warn("bundle: %zu device node(s) of the image not created (a bundle holds "
+			   "none; the runtime makes /dev), ignoring",
 			   skipped);
 	hutch_strv_free(p.args);
 	hutch_strv_free(p.env);
@@ -185,10 +216,14 @@ static RT_VERB_RUN(verb_bundle)
 	TRY(img_store_open(img_store_default(f->store), false, false, &s, err));
 	bool made = false;
 	TRY(prepare_dir(dir, &made, err));
-	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return hutch_fail_errno(err, errno, "bundle: DIR %s", dir);
-	int r = write_bundle(s, image, dfd, err);
+	int r = guard_dir(dfd, dir, err);
+	if (r < 0 && !made)
+		return r; /* nothing written, and a DIR that is not ours is not ours to clean */
+	if (r >= 0)
+		r = write_bundle(s, image, dfd, err);
 	if (r < 0 && made) { /* nothing half-made is left behind */
 		img_remove_tree_at(AT_FDCWD, dir);
 	} else if (r < 0) {

@@ -6,6 +6,7 @@
  */
 #include "rt.h"
 #include "rt-image.h"
+#include "rt-sandbox-opts.h"
 #include "img.h"
 #include "hutch-json.h"
 
@@ -30,6 +31,7 @@ struct sub {
 struct image_flags {
 	const char *name, *store, *format;
 	bool quiet;
+	struct img_limits limits; /* import's; 0: the default */
 };
 
 static void human(uint64_t b, char out[32])
@@ -57,12 +59,55 @@ static int one_arg(int argc, char **argv, int first, struct hutch_err *err)
 	return 0;
 }
 
+/* The import limits (img_limits): 0 lifts one, leaving the store's reserve of free space. */
+static int set_max_size(void *field, const char *v, struct hutch_err *err)
+{
+	uint64_t n;
+	int r = rt_sb_parse_size(v, &n);
+	if (r < 0)
+		return rt_sb_size_error("--max-size", v, r, err);
+	*(uint64_t *)field = n ? n : IMG_NO_LIMIT;
+	return 0;
+}
+
+static int set_count(const char *flag, void *field, const char *v, struct hutch_err *err)
+{
+	uint64_t n;
+	if (hutch_parse_u64(v, &n) < 0)
+		return hutch_fail(err, EINVAL, "%s %s: expected a whole number (0: no limit)", flag,
+				  v);
+	*(uint64_t *)field = n ? n : IMG_NO_LIMIT;
+	return 0;
+}
+
+static int set_max_entries(void *field, const char *v, struct hutch_err *err)
+{
+	return set_count("--max-entries", field, v, err);
+}
+
+static int set_max_ratio(void *field, const char *v, struct hutch_err *err)
+{
+	return set_count("--max-ratio", field, v, err);
+}
+
 #define STORE_HELP "image store (default $HUTCH_STORE or " IMG_STORE_DEFAULT ")"
+#define LIMIT(f) offsetof(struct image_flags, limits.f)
 static const struct rt_flag import_flags[] = {
 	{ "name", 'n', RT_FLAG_STR,
 	  "store it as NAME[:TAG] (default: the archive's, or the file name)",
 	  offsetof(struct image_flags, name), NULL },
 	{ "store", 0, RT_FLAG_STR, STORE_HELP, offsetof(struct image_flags, store), NULL },
+	{ "max-size", 0, RT_FLAG_FN,
+	  "disk the new layers may take unpacked (default: half the store's free space, at "
+	  "most 64g; 0: no limit)",
+	  LIMIT(max_size), set_max_size },
+	{ "max-entries", 0, RT_FLAG_FN,
+	  "entries the new layers may hold (default 2000000; 0: no limit)", LIMIT(max_entries),
+	  set_max_entries },
+	{ "max-ratio", 0, RT_FLAG_FN,
+	  "how many times the layers' tar may outgrow their compressed size once past 1g "
+	  "(default 100; 0: no limit)",
+	  LIMIT(max_ratio), set_max_ratio },
 };
 /* Flags may follow the positionals: `image import FILE --name N` reads naturally. */
 static const struct rt_flags import_def = RT_FLAGS(import_flags, RT_PARSE_ANYWHERE);
@@ -90,7 +135,13 @@ static int stdin_file(struct img_store *s, char **tmp, int *lockfd, char **path,
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "import -: %s", *path);
 	char buf[65536];
-	for (;;) {
+	for (uint64_t total = 0, next = 0;;) {
+		/* a pipe may never end: the store's reserve of free space is kept */
+		if (total >= next) {
+			if (img_store_check_room(s, err) < 0)
+				return hutch_err_prefix(err, "import -: ");
+			next = total + (64ULL << 20);
+		}
 		ssize_t n = read(0, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -101,6 +152,7 @@ static int stdin_file(struct img_store *s, char **tmp, int *lockfd, char **path,
 		int w = hutch_write_all(fd, buf, (size_t)n);
 		if (w < 0)
 			return hutch_fail_errno(err, w, "import -: %s", *path);
+		total += (uint64_t)n;
 	}
 }
 
@@ -123,7 +175,8 @@ static int do_import(struct rt_global *g, int argc, char **argv, int first, void
 	if (from_stdin)
 		r = stdin_file(s, &tmp, &lockfd, &path, err);
 	if (r >= 0)
-		r = img_import(s, from_stdin ? path : argv[first], name, &res, err);
+		r = img_import(s, from_stdin ? path : argv[first], name,
+			       &((const struct image_flags *)flags)->limits, &res, err);
 	if (tmp)
 		img_tmp_remove(s, tmp, lockfd);
 	if (r >= 0) {
@@ -379,7 +432,9 @@ static int do_status(struct rt_global *g, int argc, char **argv, int first, void
 
 #define IMAGE_FLAGS(def) &def, sizeof(struct image_flags), false
 static const struct sub subs[] = {
-	{ "import", "[--name NAME[:TAG]] FILE|DIR|-",
+	{ "import",
+	  "[--name NAME[:TAG]] [--max-size SIZE] [--max-entries N] [--max-ratio R] "
+	  "FILE|DIR|-",
 	  "import an OCI layout (dir or tar), a docker-archive or a rootfs tar (-: from stdin, "
 	  "with --name)",
 	  IMAGE_FLAGS(import_def), do_import },

@@ -45,12 +45,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * -Wl,--wrap=img_unpack_layer, import calls this instead: it takes the stream as an
  * uncompressed layer (diff_id = blob digest) and writes nothing into the layer.
  */
-int __wrap_img_unpack_layer(int fd, int layerfd, bool whiteouts, char diff_id[IMG_DIGEST_MAX],
-			    char blob[IMG_DIGEST_MAX], struct img_unpack_stats *st,
-			    struct hutch_err *err);
-int __wrap_img_unpack_layer(int fd, int layerfd, bool whiteouts, char diff_id[IMG_DIGEST_MAX],
-			    char blob[IMG_DIGEST_MAX], struct img_unpack_stats *st,
-			    struct hutch_err *err)
+int __wrap_img_unpack_layer(int fd, int layerfd, bool whiteouts, struct img_budget *budget,
+			    char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
+			    struct img_unpack_stats *st, struct hutch_err *err);
+int __wrap_img_unpack_layer(int fd, int layerfd, bool whiteouts, struct img_budget *budget,
+			    char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
+			    struct img_unpack_stats *st, struct hutch_err *err)
 {
 	struct img_unpack_stats dummy;
 	struct img_sha h;
@@ -59,6 +59,7 @@ int __wrap_img_unpack_layer(int fd, int layerfd, bool whiteouts, char diff_id[IM
 
 	(void)layerfd;
 	(void)whiteouts;
+	(void)budget;
 	st = st ? st : &dummy;
 	memset(st, 0, sizeof(*st));
 	img_sha_init(&h);
@@ -259,7 +260,7 @@ static void fuzz_import(char **pieces, size_t n, bool oci, bool named)
 	snprintf(path, sizeof(path), "%s/store", root);
 	FUZZ_CHECK(img_store_open(path, true, false, &s, &err) == 0, "store: %s", err.msg);
 	snprintf(path, sizeof(path), "%s/layout", root);
-	if (img_import(s, path, named ? "fuzz/named:tag" : NULL, &res, &err) == 0)
+	if (img_import(s, path, named ? "fuzz/named:tag" : NULL, NULL, &res, &err) == 0)
 		read_back(s, &res);
 	else
 		FUZZ_CHECK(err.msg[0], "import failed without a message");

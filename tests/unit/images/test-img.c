@@ -67,9 +67,9 @@ static void mktar(const char *path, const struct ent *e, size_t n, bool gz)
 
 static char tmpdir[] = "/tmp/test-img-XXXXXX";
 
-/* Unpacks ents into a fresh dir tmpdir/NAME/root; returns unpack's result. */
-static int unpack(const char *name, const struct ent *e, size_t n, struct img_unpack_stats *st,
-		  struct hutch_err *err)
+/* Unpacks the tar tmpdir/NAME.tar into a fresh dir tmpdir/NAME/root, charged to b. */
+static int unpack_tar(const char *name, struct img_budget *b, struct img_unpack_stats *st,
+		      struct hutch_err *err)
 {
 	char path[512], tar[512];
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
@@ -77,13 +77,22 @@ static int unpack(const char *name, const struct ent *e, size_t n, struct img_un
 	snprintf(path, sizeof(path), "%s/%s/root", tmpdir, name);
 	mkdir(path, 0755);
 	snprintf(tar, sizeof(tar), "%s/%s.tar", tmpdir, name);
-	mktar(tar, e, n, false);
 	int fd = open(tar, O_RDONLY | O_CLOEXEC);
 	int root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int r = img_unpack_layer(fd, root, true, NULL, NULL, st, err);
+	int r = img_unpack_layer(fd, root, true, b, NULL, NULL, st, err);
 	close(fd);
 	close(root);
 	return r;
+}
+
+/* Unpacks ents into a fresh dir tmpdir/NAME/root; returns unpack's result. */
+static int unpack(const char *name, const struct ent *e, size_t n, struct img_unpack_stats *st,
+		  struct hutch_err *err)
+{
+	char tar[512];
+	snprintf(tar, sizeof(tar), "%s/%s.tar", tmpdir, name);
+	mktar(tar, e, n, false);
+	return unpack_tar(name, NULL, st, err);
 }
 
 static bool exists(const char *fmt, const char *a)
@@ -158,6 +167,13 @@ static void test_hostile(void)
 	const struct ent hl[] = { { "passwd", 'h', "/etc/passwd" } };
 	ok(unpack("hl", hl, 1, &st, &err) < 0 && !exists("%s/hl/root/%s", "passwd"),
 	   "a hardlink to a file outside the layer is refused (%s)", err.msg);
+	const struct ent twice[] = { { "a", 'f', "1" },
+				     { "a", 'f', "22" },
+				     { "a", 'l', "x" },
+				     { "b", 'f', "3" },
+				     { ".wh.b", 'f', "" } };
+	ok(unpack("twice", twice, 5, &st, &err) == 0 && exists("%s/twice/root/%s", "a"),
+	   "a name given twice in one layer is replaced, a whiteout after it too (%s)", err.msg);
 	const struct ent hl2[] = { { "a", 'f', "x" }, { "b", 'h', "a" } };
 	ok(unpack("hl2", hl2, 2, &st, &err) == 0 && exists("%s/hl2/root/%s", "b"),
 	   "a hardlink inside the layer works");
@@ -182,6 +198,89 @@ static void test_hostile(void)
 	   "an opaque marker sets the overlay opaque xattr");
 }
 
+/* A pax tar of one sparse file: size bytes, of which 4096 at off hold data. */
+static void mksparse(const char *name, int64_t size, int64_t off)
+{
+	char tar[512], data[4096];
+	snprintf(tar, sizeof(tar), "%s/%s.tar", tmpdir, name);
+	memset(data, 'x', sizeof(data));
+	struct archive *a = archive_write_new();
+	archive_write_set_format_pax(a);
+	archive_write_open_filename(a, tar);
+	struct archive_entry *x = archive_entry_new();
+	archive_entry_set_pathname(x, "sparse");
+	archive_entry_set_filetype(x, AE_IFREG);
+	archive_entry_set_perm(x, 0644);
+	archive_entry_set_size(x, size);
+	archive_entry_sparse_add_entry(x, off, sizeof(data));
+	archive_write_header(a, x);
+	archive_write_data(a, data, sizeof(data));
+	archive_entry_free(x);
+	archive_write_close(a);
+	archive_write_free(a);
+}
+
+/* The tar of ents at tmpdir/NAME.tar, unpacked charged to b. */
+static int unpack_budget(const char *name, const struct ent *e, size_t n, struct img_budget *b,
+			 struct img_unpack_stats *st, struct hutch_err *err)
+{
+	char tar[512];
+	snprintf(tar, sizeof(tar), "%s/%s.tar", tmpdir, name);
+	mktar(tar, e, n, false);
+	return unpack_tar(name, b, st, err);
+}
+
+static void test_limits(void)
+{
+	struct hutch_err err = { 0 };
+	struct img_unpack_stats st;
+	struct img_budget b;
+	int fsfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ok(img_budget_init(&b, NULL, fsfd, &err) == 0 && b.max_size > 0 &&
+		   b.max_size <= IMG_MAX_SIZE_CAP && b.max_entries == IMG_MAX_ENTRIES_DEFAULT &&
+		   b.max_ratio == IMG_MAX_RATIO_DEFAULT && b.reserve <= IMG_RESERVE_MAX,
+	   "the defaults: at most 64 GiB (%s), 2M entries, a ratio of 100",
+	   b.half_free ? "half the free space" : "the cap");
+	struct img_limits lim = { .max_entries = 3 };
+	const struct ent many[] = {
+		{ "a", 'f', "1" }, { "b", 'f', "2" }, { "c", 'f', "3" }, { "d", 'f', "4" }
+	};
+	img_budget_init(&b, &lim, fsfd, &err);
+	ok(unpack_budget("many", many, 3, &b, &st, &err) == 0, "3 entries fit in 3");
+	img_budget_init(&b, &lim, fsfd, &err);
+	ok(unpack_budget("many4", many, 4, &b, &st, &err) == -E2BIG &&
+		   strstr(err.msg, "--max-entries") && !exists("%s/many4/root/%s", "d"),
+	   "the 4th is refused before it is made (%s)", err.msg);
+	const struct ent deep[] = { { "a/b/c/d/e/f", 'f', "x" } };
+	img_budget_init(&b, &lim, fsfd, &err);
+	ok(unpack_budget("deep", deep, 1, &b, &st, &err) == -E2BIG,
+	   "directories made for a name the tar did not list count as entries");
+	char big[20001];
+	memset(big, 'z', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	const struct ent fat[] = { { "fat", 'f', big } };
+	lim = (struct img_limits){ .max_size = 16384 };
+	img_budget_init(&b, &lim, fsfd, &err);
+	ok(unpack_budget("fat", fat, 1, &b, &st, &err) == -EFBIG && strstr(err.msg, "--max-size"),
+	   "20000 bytes do not fit in 16 KiB (%s)", err.msg);
+	mksparse("sparse", 64LL << 20, 32LL << 20);
+	lim = (struct img_limits){ .max_size = 1 << 20 };
+	img_budget_init(&b, &lim, fsfd, &err);
+	ok(unpack_tar("sparse", &b, &st, &err) == 0 && st.allocated < (1 << 20) &&
+		   exists("%s/sparse/root/%s", "sparse"),
+	   "a sparse 64 MiB file with 4 KiB of data fits in 1 MiB (%llu allocated; %s)",
+	   (unsigned long long)st.allocated, err.msg);
+	img_budget_init(&b, NULL, fsfd, &err);
+	b.stream = 2ULL << 30, b.compressed = 1 << 20;
+	ok(img_budget_check_ratio(&b, &err) == -EFBIG && strstr(err.msg, "--max-ratio"),
+	   "2 GiB of tar from 1 MiB is a bomb (%s)", err.msg);
+	b.compressed = 100 << 20;
+	ok(img_budget_check_ratio(&b, &err) == 0, "from 100 MiB it is not");
+	b.stream = 1ULL << 30, b.compressed = 1;
+	ok(img_budget_check_ratio(&b, &err) == 0, "nor is anything up to 1 GiB of tar");
+	close(fsfd);
+}
+
 static void test_store(void)
 {
 	struct hutch_err err = { 0 };
@@ -193,11 +292,11 @@ static void test_store(void)
 	mktar(tar, e, 2, true);
 	ok(img_store_open(path, true, false, &s, &err) == 0, "store created (%s)", err.msg);
 	struct img_import_result res;
-	ok(img_import(s, tar, "t/one:v1", &res, &err) == 0 && !strcmp(res.kind, "rootfs") &&
+	ok(img_import(s, tar, "t/one:v1", NULL, &res, &err) == 0 && !strcmp(res.kind, "rootfs") &&
 		   res.n_layers == 1,
 	   "a rootfs tar imports (%s)", err.msg);
 	img_import_result_clear(&res);
-	ok(img_import(s, tar, "t/one:v2", &res, &err) == 0, "again under another tag");
+	ok(img_import(s, tar, "t/one:v2", NULL, &res, &err) == 0, "again under another tag");
 	img_import_result_clear(&res);
 	char *name = NULL;
 	ok(img_resolve(s, "t/one", &name, digest, &err) == 0 && !strcmp(name, "t/one:v2"),
@@ -210,7 +309,7 @@ static void test_store(void)
 	for (size_t i = 0; i < n; i++)
 		img_info_clear(&v[i]);
 	free(v);
-	ok(img_import(s, tar, "sha256:0123/x:1", &res, &err) == -EINVAL,
+	ok(img_import(s, tar, "sha256:0123/x:1", NULL, &res, &err) == -EINVAL,
 	   "import refuses a name that would read back as a digest (%s)", err.msg);
 	img_import_result_clear(&res);
 	ok(img_remove(s, "t/one:v1", &err) == 0 && img_remove(s, "t/one:v2", &err) == 0 &&
@@ -324,7 +423,7 @@ static void test_commit_config(void)
 	mktar(tar, e, 1, false);
 	struct img_import_result res;
 	ok(img_store_open(path, true, false, &s, &err) == 0 &&
-		   img_import(s, tar, "c:base", &res, &err) == 0,
+		   img_import(s, tar, "c:base", NULL, &res, &err) == 0,
 	   "a base (%s)", err.msg);
 	img_import_result_clear(&res);
 	mkdir(upper, 0755);
@@ -357,6 +456,7 @@ int main(void)
 		return 1;
 	test_refs();
 	test_hostile();
+	test_limits();
 	test_store();
 	test_tree();
 	test_commit_config();

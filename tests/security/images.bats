@@ -1,0 +1,196 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# Image content as the attacker: layers that expand without bound (zeros, which gzip shrinks a
+# thousandfold; too many entries), sparse files that must stay cheap, and device nodes that
+# `hutch bundle` must not leave on the host. Every hostile layer is made here by python3's
+# tarfile and gzip; limits are lowered with the flags so that each test writes little.
+
+load ../integration/helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	command -v python3 >/dev/null || skip "python3 missing"
+	setup_tmp
+	export HUTCH_STORE=$TEST_DIR/store
+}
+
+teardown() {
+	teardown_bundle
+}
+
+img() {
+	timeout -k 5 120 "$HUTCH" image "$@"
+}
+
+# layer PATH PYTHON: a gzip'd tar at PATH from the tarfile statements (f NAME [DATA],
+# zeros NAME SIZE, node NAME TYPE [MAJOR MINOR]); prints the sha256 of the uncompressed tar.
+layer() {
+	python3 - "$1" <<-EOF
+		import gzip, hashlib, io, sys, tarfile
+		class Out:
+		    def __init__(s, path): s.h = hashlib.sha256(); s.g = gzip.open(path, "wb", 6)
+		    def write(s, b): s.h.update(b); s.g.write(b); return len(b)
+		class Zeros(io.RawIOBase):
+		    def __init__(s, n): s.n = n
+		    def readable(s): return True
+		    def readinto(s, b):
+		        k = min(len(b), s.n); b[:k] = bytes(k); s.n -= k; return k
+		o = Out(sys.argv[1])
+		t = tarfile.open(fileobj=o, mode="w|")
+		def f(name, data=b"x", mode=0o644):
+		    i = tarfile.TarInfo(name); i.size = len(data); i.mode = mode
+		    t.addfile(i, io.BytesIO(data))
+		def zeros(name, size):
+		    i = tarfile.TarInfo(name); i.size = size
+		    t.addfile(i, io.BufferedReader(Zeros(size), 1 << 20))
+		def node(name, kind, major=0, minor=0):
+		    i = tarfile.TarInfo(name); i.type = kind; i.mode = 0o666
+		    i.devmajor = major; i.devminor = minor; t.addfile(i)
+		$2
+		t.close(); o.g.close()
+		print("sha256:" + o.h.hexdigest())
+	EOF
+}
+
+# docker_dir DIR DIFF_ID...: a docker-archive directory (manifest.json, config.json) around
+# the layers DIR/l1.tar.gz, DIR/l2.tar.gz, ... already there.
+docker_dir() {
+	local dir=$1
+	shift
+	python3 - "$dir" "$@" <<-'EOF'
+		import json, sys
+		d, ids = sys.argv[1], sys.argv[2:]
+		json.dump({"os": "linux", "rootfs": {"type": "layers", "diff_ids": ids}},
+		          open(d + "/config.json", "w"))
+		json.dump([{"Config": "config.json", "RepoTags": ["hostile/multi:1"],
+		            "Layers": ["l%d.tar.gz" % (i + 1) for i in range(len(ids))]}],
+		          open(d + "/manifest.json", "w"))
+	EOF
+}
+
+# Every file and directory of the store, one a line: what a failed import must not change.
+store_files() {
+	find "$HUTCH_STORE" | sort
+}
+
+@test "images: a gzip'd layer of zeros past --max-size is refused, one line, nothing left" {
+	layer "$TEST_DIR/ok.tar.gz" 'f("etc/motd", b"hello")' >/dev/null
+	img import "$TEST_DIR/ok.tar.gz" --name ok:1
+	local before
+	before=$(store_files)
+	layer "$TEST_DIR/zeros.tar.gz" 'zeros("big", 100 << 20)' >/dev/null
+	[ "$(stat -c %s "$TEST_DIR/zeros.tar.gz")" -lt $((1 << 20)) ] # ~100 KB for 100 MB
+	run -1 img import "$TEST_DIR/zeros.tar.gz" --name zeros:1 --max-size 64m
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "hutch: error: "*"unpacked size passed 64MiB (--max-size raises the limit)" ]]
+	[ "$(store_files)" = "$before" ]
+	# The flag raises it, and the store then holds the layer.
+	run -0 img import "$TEST_DIR/zeros.tar.gz" --name zeros:1 --max-size 128m
+	[ "$(stat -c %s "$HUTCH_STORE"/layers/*/root/big)" -eq $((100 << 20)) ]
+}
+
+@test "images: a later layer past the limit leaves none of the image's layers in the store" {
+	local d=$TEST_DIR/multi id1 id2 before
+	mkdir "$d"
+	id1=$(layer "$d/l1.tar.gz" 'f("bin/tool", b"#!/bin/sh\n", 0o755)')
+	id2=$(layer "$d/l2.tar.gz" 'zeros("var/cache/blob", 100 << 20)')
+	docker_dir "$d" "$id1" "$id2"
+	img ls >/dev/null # makes the store
+	before=$(store_files)
+	run -1 img import "$d" --max-size 64m
+	[[ "$output" == *"l2.tar.gz: unpacked size passed 64MiB (--max-size raises the limit)" ]]
+	[ "$(store_files)" = "$before" ] # l1 was unpacked, and is gone too
+	run -0 img import "$d" --max-size 0
+	[[ "$output" == *"hostile/multi:1 "*"(docker-archive: 2 layers, 2 new"* ]]
+}
+
+@test "images: more entries than --max-entries are refused, nothing left" {
+	layer "$TEST_DIR/many.tar.gz" 'for n in range(200): f("d/f%d" % n)' >/dev/null
+	img ls >/dev/null
+	local before
+	before=$(store_files)
+	run -1 img import "$TEST_DIR/many.tar.gz" --name many:1 --max-entries 100
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"more than 100 entries (--max-entries raises the limit)" ]]
+	[ "$(store_files)" = "$before" ]
+	run -0 img import "$TEST_DIR/many.tar.gz" --name many:1 --max-entries 300
+	# One deep name makes a directory per component: they count, or a few KB of names would
+	# make thousands of directories.
+	layer "$TEST_DIR/deep.tar.gz" 'f("a/" * 400 + "leaf")' >/dev/null
+	run -1 img import "$TEST_DIR/deep.tar.gz" --name deep:1 --max-entries 100
+	[[ "$output" == *"more than 100 entries (--max-entries raises the limit)" ]]
+	run -1 img import "$TEST_DIR/many.tar.gz" --name x --max-entries lots
+	[[ "$output" == *"--max-entries lots: expected a whole number (0: no limit)" ]]
+	run -1 img import "$TEST_DIR/many.tar.gz" --name x --max-size 12q
+	[[ "$output" == *"--max-size 12q: not a size"* ]]
+}
+
+@test "images: the issue's bomb, 1 MB of gzip for 1.1 GB, is refused by default (--max-ratio)" {
+	layer "$TEST_DIR/bomb.tar.gz" 'zeros("big", 1100 * 1000 * 1000)' >/dev/null
+	[ "$(stat -c %s "$TEST_DIR/bomb.tar.gz")" -lt $((2 << 20)) ]
+	run -1 img import "$TEST_DIR/bomb.tar.gz" --name bomb:1
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"expands more than 100 times ("*"--max-ratio raises the limit)" ]]
+	[ -z "$(find "$HUTCH_STORE/layers" "$HUTCH_STORE/tmp" -mindepth 1)" ]
+}
+
+@test "images: the default size is half the store's free space, and its reserve is kept" {
+	requires_host_root
+	mkdir "$HUTCH_STORE"
+	mount -t tmpfs -o size=64m,mode=0700 tmpfs "$HUTCH_STORE"
+	track_mount "$HUTCH_STORE"
+	layer "$TEST_DIR/zeros.tar.gz" 'zeros("big", 100 << 20)' >/dev/null
+	run -1 img import "$TEST_DIR/zeros.tar.gz" --name zeros:1
+	[[ "$output" == *"unpacked size passed 32MiB, half the free space of the store's filesystem at the start (--max-size raises the limit)" ]]
+	# No size limit: the reserve (5% of 64 MiB here, 1 GiB on a large disk) still holds.
+	run -1 img import "$TEST_DIR/zeros.tar.gz" --name zeros:1 --max-size 0
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"the store's filesystem is down to "*" free, below the 3.2MiB hutch keeps free (free some space, or use a --store on another filesystem)" ]]
+	[ -z "$(find "$HUTCH_STORE/layers" "$HUTCH_STORE/tmp" -mindepth 1)" ]
+	[ "$(df -k --output=used "$HUTCH_STORE" | tail -1)" -lt 1024 ]
+}
+
+@test "images: a sparse file larger than --max-size imports when its blocks fit" {
+	mkdir "$TEST_DIR/sp"
+	truncate -s 200M "$TEST_DIR/sp/sparse"
+	dd if=/dev/urandom of="$TEST_DIR/sp/sparse" bs=1M count=1 seek=100 conv=notrunc status=none
+	tar -C "$TEST_DIR/sp" --sparse -czf "$TEST_DIR/sparse.tar.gz" .
+	run -0 img import "$TEST_DIR/sparse.tar.gz" --name sparse:1 --max-size 64m
+	local f
+	f=$(echo "$HUTCH_STORE"/layers/*/root/sparse)
+	[ "$(stat -c %s "$f")" -eq $((200 << 20)) ]
+	[ "$(($(stat -c %b "$f") * 512))" -le $((2 << 20)) ] # the holes stayed holes
+	cmp "$f" "$TEST_DIR/sp/sparse"
+}
+
+@test "images: bundle never makes the image's device nodes; DIR is the caller's alone" {
+	requires_host_root
+	layer "$TEST_DIR/dev.tar.gz" '
+f("bin/suid", b"x", 0o4755)
+node("disk", tarfile.BLKTYPE, 254, 0)
+node("dev/mem", tarfile.CHRTYPE, 1, 1)
+node("run/fifo", tarfile.FIFOTYPE)' >/dev/null
+	img import "$TEST_DIR/dev.tar.gz" --name dev:1
+	# The store keeps them (real root made them), where only root can reach them.
+	[ -b "$(echo "$HUTCH_STORE"/layers/*/root/disk)" ]
+	[ "$(stat -c %a "$HUTCH_STORE" "$HUTCH_STORE/layers" | sort -u)" = 700 ]
+	local b=$TEST_DIR/b
+	run -0 --separate-stderr "$HUTCH" bundle --image dev:1 "$b"
+	[[ "$stderr" == *"warning: bundle: 2 device node(s) of the image not created"* ]]
+	[ -z "$(find "$b" -type b -o -type c)" ]
+	[ "$(stat -c %a "$b")" = 700 ]
+	[ "$(stat -c %a "$b/rootfs/bin/suid")" = 4755 ] # for the runtime, behind DIR's 0700
+	[ -p "$b/rootfs/run/fifo" ]
+	# An empty DIR others may enter loses their access first; one another user owns is
+	# refused, with nothing written.
+	mkdir -m 0755 "$TEST_DIR/open" "$TEST_DIR/theirs"
+	run -0 --separate-stderr "$HUTCH" bundle --image dev:1 "$TEST_DIR/open"
+	[[ "$stderr" == *"DIR $TEST_DIR/open was 0755, now 0700"* ]]
+	[ "$(stat -c %a "$TEST_DIR/open")" = 700 ]
+	[ -z "$(find "$TEST_DIR/open" -type b -o -type c)" ]
+	chown 65534 "$TEST_DIR/theirs"
+	run -1 "$HUTCH" bundle --image dev:1 "$TEST_DIR/theirs"
+	[[ "$output" == *"DIR $TEST_DIR/theirs: owned by uid 65534, not by the caller"* ]]
+	[ -z "$(ls -A "$TEST_DIR/theirs")" ]
+}
