@@ -186,8 +186,11 @@ static int own_state(struct sandbox *sb, struct hutch_err *err)
 }
 
 /* The state dir is the bundle: a named sandbox's spec is written there for `sandbox exec`,
- * which runs outside the private mount namespace that holds scratch. */
-static int record(struct sandbox *sb, const struct rt_spec *spec, struct hutch_err *err)
+ * which runs outside the private mount namespace that holds scratch. A rootfs with a
+ * throw-away layer is mounted in scratch, so its root.path is not there for exec, which
+ * joins the init's mount namespace and root and never uses it, but must find it to load
+ * the spec: the state dir stands in for it. */
+static int record(struct sandbox *sb, struct rt_spec *spec, struct hutch_err *err)
 {
 	char dir[512];
 	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
@@ -198,8 +201,13 @@ static int record(struct sandbox *sb, const struct rt_spec *spec, struct hutch_e
 		hutch_write_atomic(info, text, strlen(text), 0600, &e);
 		return 0;
 	}
-	return rt_sb_write_record(sb->o, dir, spec,
-				  sb->plan.image_name ? sb->plan.image_name : sb->o->image, err);
+	char *root = spec->rootfs; /* what rt_spec_write writes as root.path */
+	if (sb->plan.layered)
+		spec->rootfs = dir;
+	int r = rt_sb_write_record(sb->o, dir, spec,
+				   sb->plan.image_name ? sb->plan.image_name : sb->o->image, err);
+	spec->rootfs = root;
+	return r;
 }
 
 /* Create, start and wait, with hutch's init as PID 1 reporting the command's status. */
