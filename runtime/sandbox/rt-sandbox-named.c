@@ -167,7 +167,7 @@ int rt_sb_name_resolve(const char *name, char *id, size_t len, struct hutch_err 
 
 /* config.json makes the state dir the bundle `exec` reads; sandbox.json holds the rest. */
 int rt_sb_write_record(const struct rt_sb_opts *o, const char *dir, const struct rt_spec *spec,
-		       const char *image, struct hutch_err *err)
+		       const char *image, const struct rt_sb_setid *setid, struct hutch_err *err)
 {
 	_cleanup_free_ char *config = NULL, *cpath = NULL, *ipath = NULL;
 	TRY(rt_spec_write(spec, &config, err));
@@ -179,6 +179,7 @@ int rt_sb_write_record(const struct rt_sb_opts *o, const char *dir, const struct
 	hutch_json_gen_kv(g, "image", image);
 	hutch_json_gen_int(g, "supervisor", getpid());
 	hutch_json_gen_int(g, "grace_ms", (long long)(o->grace * 1000));
+	rt_sb_setid_gen(g, setid);
 	yajl_gen_map_close(g);
 	size_t n;
 	_cleanup_free_ char *info = hutch_json_gen_finish(g, &n);
@@ -203,6 +204,7 @@ int rt_sb_read_record(const char *id, struct rt_sb_record *r)
 		r->supervisor = (pid_t)v;
 	if (hutch_json_int(doc, "grace_ms", "grace_ms", 0, INT64_MAX, NULL, &v, &e) >= 0)
 		r->grace_ms = v;
+	rt_sb_setid_parse(doc, &r->setid);
 	return 0;
 }
 
@@ -210,6 +212,7 @@ void rt_sb_record_clear(struct rt_sb_record *r)
 {
 	free(r->name);
 	free(r->image);
+	rt_sb_setid_free(&r->setid);
 	*r = (struct rt_sb_record){ 0 };
 }
 

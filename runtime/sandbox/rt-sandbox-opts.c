@@ -639,7 +639,8 @@ void rt_sb_print_help(int fd)
 		"subordinate gid; an rw --bind of another user's is idmapped, so its files stay\n"
 		"that user's (a root-owned one is refused); no setuid or setgid bit can be set.\n"
 		"--as-root is root in a user namespace whose ids are all subordinate, writing\n"
-		"the workspace as its owner. Only --host-root is the host's root (warned of).\n");
+		"the workspace as its owner. Only --host-root is the host's root (warned of).\n"
+		"With either, the setuid bits it leaves there are cleared when it ends.\n");
 	rt_sb_print_subcommands(fd);
 }
 

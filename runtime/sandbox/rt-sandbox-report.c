@@ -189,6 +189,7 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 	gen_num_or_null(g, "memory_peak_bytes", r->has_stats && s->mem_max_usage,
 			(long long)s->mem_max_usage);
 	gen_num_or_null(g, "pids_peak", r->has_stats && r->pids_peak, (long long)r->pids_peak);
+	gen_num_or_null(g, "setid_bits_cleared", r->setid_walked, (long long)r->setid_cleared);
 	hutch_json_gen_kv(g, "runtime", r->runtime);
 	gen_image(g, o, p);
 	if (r->host.active)

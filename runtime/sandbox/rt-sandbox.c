@@ -42,6 +42,7 @@ struct sandbox {
 	int name_fd;	/* --name's record, held while the sandbox lives */
 	int *notify_fd; /* --detach: the pipe to the caller until the command started */
 	char *rootfs;
+	struct rt_sb_setid setid; /* where root inside may leave setid bits, and since when */
 	char error[sizeof(((struct hutch_err *)0)->msg)];
 };
 
@@ -186,8 +187,11 @@ static int own_state(struct sandbox *sb, struct hutch_err *err)
 }
 
 /* The state dir is the bundle: a named sandbox's spec is written there for `sandbox exec`,
- * which runs outside the private mount namespace that holds scratch. */
-static int record(struct sandbox *sb, const struct rt_spec *spec, struct hutch_err *err)
+ * which runs outside the private mount namespace that holds scratch. A rootfs with a
+ * throw-away layer is mounted in scratch, so its root.path is not there for exec, which
+ * joins the init's mount namespace and root and never uses it, but must find it to load
+ * the spec: the state dir stands in for it. */
+static int record(struct sandbox *sb, struct rt_spec *spec, struct hutch_err *err)
 {
 	char dir[512];
 	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
@@ -198,8 +202,14 @@ static int record(struct sandbox *sb, const struct rt_spec *spec, struct hutch_e
 		hutch_write_atomic(info, text, strlen(text), 0600, &e);
 		return 0;
 	}
-	return rt_sb_write_record(sb->o, dir, spec,
-				  sb->plan.image_name ? sb->plan.image_name : sb->o->image, err);
+	char *root = spec->rootfs; /* what rt_spec_write writes as root.path */
+	if (sb->plan.layered)
+		spec->rootfs = dir;
+	int r = rt_sb_write_record(sb->o, dir, spec,
+				   sb->plan.image_name ? sb->plan.image_name : sb->o->image,
+				   &sb->setid, err);
+	spec->rootfs = root;
+	return r;
 }
 
 /* Create, start and wait, with hutch's init as PID 1 reporting the command's status. */
@@ -539,8 +549,32 @@ static int finish(struct sandbox *sb, int r, struct hutch_err *err)
 	return r < 0 ? r : sb->res.exit_code;
 }
 
+/* The sandbox's state (and with it its cgroup and its init's mount namespace), first read
+ * for what a named sandbox's execs cleared, which they counted there. */
+static int64_t delete_state(struct sandbox *sb)
+{
+	struct hutch_err e = { 0 };
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
+	int64_t by_execs = sb->o->name ? rt_sb_setid_noted(dir) : 0;
+	rt_container_delete(&sb->g, sb->id, true, &e);
+	return by_execs;
+}
+
+/* The bits root inside may have set on the host (rt-sandbox-setid.c), once nothing of the
+ * sandbox runs; with what its execs cleared, for the report. */
+static void clear_setid(struct sandbox *sb, int64_t by_execs)
+{
+	int64_t n = rt_sb_setid_clear(&sb->setid);
+	if (n < 0)
+		return;
+	sb->res.setid_walked = true;
+	sb->res.setid_cleared = (uint64_t)(n + by_execs);
+}
+
 static void sandbox_free(struct sandbox *sb)
 {
+	rt_sb_setid_free(&sb->setid);
 	cg_free(sb->cg);
 	rt_sb_plan_clear(&sb->plan);
 	rt_sb_unlock(sb->o, sb->lock_fd);
@@ -574,9 +608,12 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 			      .name_fd = -1,
 			      .notify_fd = notify_fd };
 	const struct sb_mode *m = sb_mode(o);
+	bool ran = false;
+	int64_t by_execs = 0; /* what a named sandbox's execs cleared */
 	begin(&sb.res, o);
-	rt_sb_clear_report(o);	     /* an earlier run's is never read as this one's */
-	int r = rt_sb_check(o, err); /* a C caller's options are checked as a flag's are */
+	rt_sb_setid_plan(o, &sb.setid); /* its start: before the sandbox exists */
+	rt_sb_clear_report(o);		/* an earlier run's is never read as this one's */
+	int r = rt_sb_check(o, err);	/* a C caller's options are checked as a flag's are */
 	if (r < 0)
 		sb.res.failure = RT_SB_FAIL_BAD_OPTION;
 	if (r >= 0)
@@ -591,13 +628,14 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 	if (r >= 0) {
 		t0 = hutch_now_ms(); /* the lock wait and the set-up are not the command's time */
 		r = m->run(&sb, err);
+		ran = true;
 	}
 	sb.res.wall_ms = hutch_now_ms() - t0;
 	rt_sb_net_hangup(&sb.net); /* its firewall work overlaps the delete */
-	if (sb.id[0]) { /* state, and with it the cgroup and the mount namespace's init */
-		struct hutch_err e = { 0 };
-		rt_container_delete(&sb.g, sb.id, true, &e);
-	}
+	if (sb.id[0]) /* state, and with it the cgroup and the mount namespace's init */
+		by_execs = delete_state(&sb);
+	if (ran) /* after the delete: nothing of the sandbox can set a bit any more */
+		clear_setid(&sb, by_execs);
 	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */
 	r = finish(&sb, r, err);
 	rt_sb_dns_reap(&sb.net); /* after the report: its exit overlaps the report's writing */

@@ -24,6 +24,30 @@
 
 struct rt_sb_plan; /* rt-sandbox-plan.h */
 
+/* rt-sandbox-setid.c: what a sandbox with root inside may leave setuid or setgid files (or
+ * file capabilities) in on the host, its workspace and rw binds, and since when. */
+struct rt_sb_setid_path {
+	char *flag, *path; /* "--workspace" or "--bind", and the host path as given */
+};
+struct rt_sb_setid {
+	struct timespec since; /* taken before the sandbox is made */
+	struct rt_sb_setid_path *paths;
+	size_t n; /* 0: no root inside, or nothing writable on the host */
+};
+void rt_sb_setid_plan(const struct rt_sb_opts *o, struct rt_sb_setid *s);
+void rt_sb_setid_free(struct rt_sb_setid *s);
+/* Clears the bits and capabilities of files changed since s->since under each path, saying
+ * on stderr what it cleared; the count, or -1 when s has no path. */
+int64_t rt_sb_setid_clear(const struct rt_sb_setid *s);
+/* A named sandbox's record (sandbox.json) carries s for `sandbox exec`, which walks after
+ * each command and notes its count in the state dir for the sandbox's report. */
+struct yajl_gen_t;
+struct yajl_val_s;
+void rt_sb_setid_gen(struct yajl_gen_t *g, const struct rt_sb_setid *s);
+void rt_sb_setid_parse(struct yajl_val_s *doc, struct rt_sb_setid *s);
+void rt_sb_setid_note(const char *state_dir, int64_t n);
+int64_t rt_sb_setid_noted(const char *state_dir);
+
 /* rt-sandbox-report.c */
 /* What host mode applied, by value: the set-up child fills it in and sends it back whole. */
 #define RT_SB_WEAK_MAX 8
@@ -71,6 +95,8 @@ struct rt_sb_result {
 	const char *error;
 	struct rt_sb_host host;
 	struct rt_sb_egress_result egress;
+	bool setid_walked;	/* the workspace and rw binds were walked (root inside) */
+	uint64_t setid_cleared; /* files whose setid bits or capability the walks removed */
 };
 int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		       const struct rt_sb_result *r, struct hutch_err *err);

@@ -140,6 +140,18 @@ teardown() {
 	no_process_like "^sleep $m\$"
 }
 
+@test "named: a sandbox with a throw-away layer (--as-root) takes execs too" {
+	# Its rootfs is mounted in the supervisor's scratch namespace, which exec cannot see:
+	# the spec exec reads must not name it.
+	sb_named "$N" --as-root -- sleep 1000
+	run hs exec "$N" -- sh -c 'id -u; touch /in-layer && echo written'
+	check_status 0
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[1]}" = written ]
+	run hs stop "$N"
+	check_status 0
+}
+
 @test "named: ls lists it (table and json) with its id, pid, status, created and image" {
 	sb_named "$N" -- sleep 1000
 	local sup

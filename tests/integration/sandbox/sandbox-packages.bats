@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # --as-root is root inside a user namespace: apt-get installs a local .deb into a
-# debootstrap'd Debian's throw-away layer, with the image's own system users, while every id
-# inside is a subordinate one on the host and the image itself is not changed.
+# debootstrap'd Debian's throw-away layer, with the image's own system users and its setuid
+# file (dpkg sets the bit, which root inside may), while every id inside is a subordinate one
+# on the host and the image itself is not changed; the walk that clears setuid bits when the
+# sandbox ends looks at the workspace only, never at the layer.
 # The image is made once per machine (debootstrap.bash); without the Debian mirror the tests
 # skip, unless HUTCH_IT_REQUIRE_DEBOOTSTRAP=1 (CI), where they fail.
 
@@ -21,11 +23,14 @@ setup() {
 	SUB_UID=${SUB_UID:-1879048192}
 }
 
-# A package with a file, and a postinst that adds a system user and gives it that file.
+# A package with a file, a setuid one (as sudo's or passwd's), and a postinst that adds a
+# system user and gives it that file.
 make_deb() {
 	local pkg=$TEST_DIR/pkg
-	mkdir -p "$pkg/DEBIAN" "$pkg/usr/share/hutch-hello" "$TEST_DIR/debs"
+	mkdir -p "$pkg/DEBIAN" "$pkg/usr/share/hutch-hello" "$pkg/usr/bin" "$TEST_DIR/debs"
 	echo "hello from a package" >"$pkg/usr/share/hutch-hello/hello"
+	printf '#!/bin/sh\necho su\n' >"$pkg/usr/bin/hutch-hello-su"
+	chmod 4755 "$pkg/usr/bin/hutch-hello-su"
 	cat >"$pkg/DEBIAN/control" <<-'CONTROL'
 		Package: hutch-hello
 		Version: 1.0
@@ -49,13 +54,17 @@ make_deb() {
 	make_deb
 	local before
 	before=$(cd "$IMAGE" && find . -xdev -printf '%p %m %u %g %s %T@\n' | sort | sha256sum)
+	mkdir "$TEST_DIR/ws"
+	chown 1500:1500 "$TEST_DIR/ws"
 	run sb --as-root --timeout 120 --memory 1g --ro-bind "$TEST_DIR/debs:/debs" \
-		--report "$TEST_DIR/r.json" -- sh -c 'apt-get install -y /debs/hutch-hello.deb >/tmp/apt.log 2>&1 ||
+		--workspace "$TEST_DIR/ws" --report "$TEST_DIR/r.json" \
+		-- sh -c 'apt-get install -y /debs/hutch-hello.deb >/tmp/apt.log 2>&1 ||
 			{ cat /tmp/apt.log; exit 1; }
 		cat /usr/share/hutch-hello/hello
 		stat -c "%U:%G" /usr/share/hutch-hello/hello /var/lib/hutch-hello
 		dpkg-query -W -f "\${Status}\n" hutch-hello
-		id -u; cat /proc/self/uid_map; stat -c %U /var/lib/dpkg/status'
+		id -u; cat /proc/self/uid_map; stat -c %U /var/lib/dpkg/status
+		stat -c "%a %U" /usr/bin/hutch-hello-su'
 	echo "$output"
 	check_status 0
 	[ "${lines[0]}" = "hello from a package" ]
@@ -65,6 +74,9 @@ make_deb() {
 	[ "${lines[4]}" = 0 ]
 	[[ ${lines[5]} =~ ^\ +0\ +$SUB_UID\ +65536$ ]]
 	[ "${lines[6]}" = root ] # the image's root is root's inside (the idmapped view)
+	[ "${lines[7]}" = "4755 root" ] # dpkg set the setuid bit in the layer
+	# The walk ran (a workspace, root inside) and found nothing there: the layer is not its.
+	jq -e '.setid_bits_cleared == 0' "$TEST_DIR/r.json"
 	# The host saw only subordinate ids, and the image is as it was.
 	jq -e '.isolation.user | .user_namespace and .uid == 0 and .host_uid == '"$SUB_UID" \
 		"$TEST_DIR/r.json"

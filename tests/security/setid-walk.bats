@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# Setuid and setgid bits and file capabilities left on the host by a sandbox with root inside.
+# --as-root and --host-root may set them (dpkg must, in the image's throw-away layer), so hutch
+# clears what the sandbox set in its workspace and rw binds when it ends, and after each
+# `sandbox exec` of a named sandbox (docs/sandbox-ids.md). Each plant is checked from the host:
+# its mode, and what it grants when run as nobody. What the walk must leave alone is checked
+# too: the host's own older setuid files, a symlink's target outside, a setgid directory, a
+# FIFO, a nosuid mount.
+
+load ../integration/helpers
+load ../integration/sandbox-helpers
+
+NAMES_DIR=/run/hutch/sandbox-names
+
+setup() {
+	sb_setup
+	sb_private_image # $IMAGE, and $WS owned by 1500:1500
+	BUNDLE=$TEST_DIR/image-bundle
+	mkdir -p "$BUNDLE"
+	ln -s "$IMAGE" "$BUNDLE/rootfs"
+	install_static_helper euid    # /bin/euid: prints the ids it runs with
+	install_static_helper filecap # /bin/filecap FILE: cap_net_raw+ep on FILE
+	R=$TEST_DIR/r.json
+	N=setid-$TAG
+}
+
+teardown() {
+	local rc=0 f
+	for f in "$NAMES_DIR"/*"$TAG"*; do
+		[ -e "$f" ] || continue
+		echo "LEAK: name record $f left" >&2
+		rc=1
+		"$HUTCH" sandbox rm -f "${f##*/}" >/dev/null 2>&1
+		rm -f "$f"
+	done
+	sb_teardown || rc=1
+	teardown_bundle || rc=1
+	return $rc
+}
+
+# mode_of FILE: its permission bits in octal, as stat prints them (4755, 755...).
+mode_of() {
+	stat -c %a "$1"
+}
+
+# Run as nobody from the host, FILE grants nothing: it runs as nobody.
+grants_nothing() {
+	local got
+	got=$(runuser -u nobody -- "$1")
+	echo "$1: mode $(mode_of "$1") owner $(stat -c %u:%g "$1"), runs as $got" >&2
+	[ "$got" = "65534 65534" ]
+}
+
+# A host file's capabilities, as getcap prints them (empty: none).
+caps_of() {
+	getcap "$1" | sed 's/^[^ ]* //'
+}
+
+# What the sandbox plants in the workspace (and in /data, an rw bind), then the handshake
+# that lets the host change a file outside while it runs: ready, then wait for go.
+PLANT='cd /workspace
+	cp /bin/euid x; chmod 6755 x
+	mkdir sub; cp /bin/euid sub/y; chmod 4755 sub/y
+	echo z >z; chmod g+s z
+	mkdir sgid-dir; chmod g+s sgid-dir
+	mkfifo fifo; chmod 4644 fifo
+	cp /bin/euid /data/b; chmod 4755 /data/b
+	ln -s "$OUTSIDE" link
+	stat -c "%n %a" x sub/y z /data/b
+	touch ready; i=0; while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done'
+
+# Starts `sandbox ARGS -- sh -c "$PLANT"` in the background, waits for its plants, changes
+# the setuid file outside the workspace (so that its ctime is the run's) and lets it end.
+plant() {
+	sb "$@" -e "OUTSIDE=$TEST_DIR/outside/target" -- sh -c "$PLANT" \
+		>"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+	local bg=$! i=0
+	track_pid $bg
+	while [ ! -e "$WS/ready" ] && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	chmod 4755 "$TEST_DIR/outside/target"
+	touch "$WS/go"
+	wait $bg
+}
+
+# The host's own files: a setuid file in the workspace older than the run, a setuid file
+# outside that a symlink the sandbox makes will name, and the rw bind's directory.
+host_files() {
+	cp "$BUNDLE/rootfs/bin/euid" "$WS/old"
+	chown 1500:1500 "$WS/old"
+	chmod 4755 "$WS/old"
+	mkdir "$TEST_DIR/outside" "$TEST_DIR/bind"
+	cp "$BUNDLE/rootfs/bin/euid" "$TEST_DIR/outside/target"
+	chown 1500:1500 "$TEST_DIR/outside/target"
+	chown 1700:1701 "$TEST_DIR/bind"
+	sleep 0.1 # older than the run by more than a clock tick
+}
+
+@test "setid-walk: --as-root: the bits it sets in the workspace and an rw bind are cleared when it ends" {
+	host_files
+	plant --as-root --workspace "$WS" --bind "$TEST_DIR/bind:/data" --report "$R"
+	cat "$TEST_DIR/out" "$TEST_DIR/err"
+	# Inside, every chmod took (root inside may set the bits: dpkg needs them).
+	grep -qx "x 6755" "$TEST_DIR/out"
+	grep -qx "sub/y 4755" "$TEST_DIR/out"
+	grep -qx "z 2644" "$TEST_DIR/out"
+	grep -qx "/data/b 4755" "$TEST_DIR/out"
+	# On the host, none is left, and nothing it left grants anything.
+	[ "$(mode_of "$WS/x")" = 755 ]
+	[ "$(mode_of "$WS/sub/y")" = 755 ]
+	[ "$(mode_of "$WS/z")" = 644 ]
+	[ "$(mode_of "$TEST_DIR/bind/b")" = 755 ]
+	grants_nothing "$WS/x"
+	grants_nothing "$WS/sub/y"
+	grants_nothing "$TEST_DIR/bind/b"
+	grep -q "hutch: warning: --workspace $WS: cleared setuid/setgid bits or file capabilities on 3 files the sandbox left there" "$TEST_DIR/err"
+	grep -q "hutch: warning: --bind $TEST_DIR/bind: cleared setuid/setgid bits or file capabilities on 1 files the sandbox left there" "$TEST_DIR/err"
+	jq -e '.setid_bits_cleared == 4' "$R"
+	# What is not the walk's stays: the host's older file, a symlink's target outside (whose
+	# ctime is the run's), a setgid directory, a FIFO (never opened).
+	[ "$(mode_of "$WS/old")" = 4755 ]
+	[ "$(mode_of "$TEST_DIR/outside/target")" = 4755 ]
+	[ -L "$WS/link" ]
+	[ "$(mode_of "$WS/sgid-dir")" = 2755 ]
+	[ "$(mode_of "$WS/fifo")" = 4644 ]
+}
+
+@test "setid-walk: --as-root: a file capability it sets in the workspace is removed" {
+	run sb --as-root --workspace "$WS" --report "$R" -- sh -c 'cp /bin/euid /workspace/c
+		filecap /workspace/c && echo set'
+	check_status 0
+	[[ $output == *set* ]]
+	[ -z "$(caps_of "$WS/c")" ]
+	[[ $output == *"--workspace $WS: cleared setuid/setgid bits or file capabilities on 1 files"* ]]
+	jq -e '.setid_bits_cleared == 1' "$R"
+}
+
+@test "setid-walk: --host-root: setuid-root and a file capability in the workspace are cleared" {
+	host_files
+	plant --host-root --workspace "$WS" --bind "$TEST_DIR/bind:/data" --report "$R"
+	cat "$TEST_DIR/out" "$TEST_DIR/err"
+	grep -qx "x 6755" "$TEST_DIR/out"
+	# host root writes as root: the plant was setuid root until the walk
+	[ "$(stat -c %u:%g "$WS/x")" = 0:0 ]
+	[ "$(mode_of "$WS/x")" = 755 ]
+	[ "$(mode_of "$WS/sub/y")" = 755 ]
+	[ "$(mode_of "$TEST_DIR/bind/b")" = 755 ]
+	grants_nothing "$WS/x"
+	jq -e '.setid_bits_cleared == 4' "$R"
+	[ "$(mode_of "$WS/old")" = 4755 ]
+	[ "$(mode_of "$TEST_DIR/outside/target")" = 4755 ]
+	run sb --host-root --workspace "$WS" -- sh -c 'cp /bin/euid /workspace/c; filecap /workspace/c'
+	check_status 0
+	[ -z "$(caps_of "$WS/c")" ]
+}
+
+@test "setid-walk: a named --as-root sandbox: what an exec sets is cleared when the exec returns" {
+	run sb --name "$N" --detach --as-root --workspace "$WS" --report "$R" -- sleep 1000
+	check_status 0
+	sup_pid=$(cat "$NAMES_DIR/$N")
+	echo "${sup_pid#sb-}" >>"$SB_PIDS"
+	run "$HUTCH" sandbox exec "$N" -- sh -c 'cp /bin/euid /workspace/y; chmod 4755 /workspace/y
+		stat -c %a /workspace/y'
+	check_status 0
+	[[ $output == *4755* ]]
+	[[ $output == *"hutch: warning: --workspace $WS: cleared setuid/setgid bits or file capabilities on 1 files"* ]]
+	[ "$(mode_of "$WS/y")" = 755 ]
+	grants_nothing "$WS/y"
+	# The sandbox runs on: a second exec's plant goes the same way.
+	run "$HUTCH" sandbox exec "$N" -- sh -c 'chmod 6755 /workspace/y'
+	check_status 0
+	[ "$(mode_of "$WS/y")" = 755 ]
+	run "$HUTCH" sandbox stop "$N"
+	check_status 0
+	jq -e '.setid_bits_cleared == 2' "$R"
+}
+
+@test "setid-walk: a workspace on a nosuid mount is not walked (no bit there grants anything)" {
+	local ns=$TEST_DIR/nosuid
+	mkdir "$ns"
+	mount -t tmpfs -o nosuid,mode=0755 tmpfs "$ns"
+	track_mount "$ns"
+	chown 1500:1500 "$ns"
+	run sh -c 'echo $$ >>"$0"; exec "$@"' "$SB_PIDS" "$HUTCH" --debug sandbox \
+		--image "$IMAGE" --as-root --workspace "$ns" --report "$R" \
+		-- sh -c 'cp /bin/euid /workspace/x; chmod 4755 /workspace/x'
+	check_status 0
+	[[ $output == *"--workspace $ns: mounted nosuid on the host, where no setuid bit grants anything: not walked"* ]]
+	[ "$(mode_of "$ns/x")" = 4755 ]
+	grants_nothing "$ns/x"
+	jq -e '.setid_bits_cleared == 0' "$R"
+}
+
+@test "setid-walk: no walk without root inside, or without a workspace or rw bind: the count is null" {
+	run sb --workspace "$WS" --report "$R" -- true
+	check_status 0
+	jq -e 'has("setid_bits_cleared") and .setid_bits_cleared == null' "$R"
+	run sb --as-root --report "$R" -- true
+	check_status 0
+	jq -e '.setid_bits_cleared == null' "$R"
+	run sb --as-root --bind "$TEST_DIR:/data:ro" --report "$R" -- true
+	check_status 0
+	jq -e '.setid_bits_cleared == null' "$R"
+}
