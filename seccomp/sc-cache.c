@@ -22,7 +22,7 @@
 #include <sys/utsname.h>
 
 #define DEFAULT_DIR "/var/cache/hutch/seccomp"
-#define FORMAT_VERSION 6 /* bump when the program layout or the key changes */
+#define FORMAT_VERSION 7 /* bump when the program layout or the key changes */
 static const char magic[8] = "HUTCHBPF";
 
 struct header {

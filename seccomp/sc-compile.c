@@ -416,14 +416,18 @@ int sc_compile_bpf(const struct sc_config *cfg, bool ranges, struct sc_filter **
 	r = build_ctx(cfg, tokens, n_tokens, &rg, &ctx, err);
 	size_t head = sc_wants_enosys(cfg->default_action) ? enosys_prologue(cfg, NULL) : 0;
 	size_t prefix = sc_ranges_emit(&rg, NULL);
+	size_t guard = sc_mux_guard(cfg, NULL);
 	if (r >= 0)
-		r = export_bpf(ctx, head + prefix, &f, err);
+		r = export_bpf(ctx, head + prefix + guard, &f, err);
 	if (r >= 0) {
 		/* The ranges first: they answer most syscalls, and never one above the
-		 * prologue's limits (they only hold numbers the profile names). */
+		 * prologue's limits (they only hold numbers the profile names). The
+		 * multiplexers never reach a RET of the ranges: the guard sees them. */
 		sc_ranges_emit(&rg, f->insns);
 		if (head)
 			enosys_prologue(cfg, f->insns + prefix);
+		if (guard)
+			sc_mux_guard(cfg, f->insns + prefix + head);
 	}
 	sc_ranges_free(&rg);
 	if (r < 0)

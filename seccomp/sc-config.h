@@ -77,6 +77,10 @@ int sc_default_config(uint64_t caps, unsigned extras, struct sc_config *out, str
 /* extras: rules on top of the profile. NO_SETID: no setuid/setgid bit by chmod or creation
  * (EPERM), openat2 ENOSYS (its mode is out of seccomp's reach): for sandboxes. */
 #define SC_DEFAULT_NO_SETID 1u
+/* NO_I386: without the i386 ABI (its syscalls take the bad-arch action): for a profile handed
+ * to another runtime, whose libseccomp would allow socket() of any family through socketcall
+ * (the family is behind a pointer; hutch's own filters refuse it, sc-mux.c). */
+#define SC_DEFAULT_NO_I386 2u
 /* The embedded source text (moby's profile format: includes/excludes are not OCI). */
 const char *sc_default_profile_json(void);
 /* sc_default_config as OCI linux.seccomp JSON, for `hutch spec --seccomp`. */

@@ -290,6 +290,18 @@ static void add_no_setid(struct sc_config *cfg)
 	add_name(new_rule(cfg, SCMP_ACT_ERRNO(ENOSYS)), "openat2");
 }
 
+static void drop_arch(struct sc_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->n_archs; i++)
+		if (!strcmp(cfg->archs[i], name)) {
+			free(cfg->archs[i]);
+			memmove(&cfg->archs[i], &cfg->archs[i + 1],
+				(cfg->n_archs - i) * sizeof(char *)); /* the NULL too */
+			cfg->n_archs--;
+			return;
+		}
+}
+
 int sc_default_config(uint64_t caps, unsigned extras, struct sc_config *out, struct hutch_err *err)
 {
 	struct sc_config cfg = { 0 };
@@ -306,6 +318,8 @@ int sc_default_config(uint64_t caps, unsigned extras, struct sc_config *out, str
 		r = add_rules(doc, caps, &cfg, err);
 	if (r >= 0 && (extras & SC_DEFAULT_NO_SETID))
 		add_no_setid(&cfg);
+	if (r >= 0 && (extras & SC_DEFAULT_NO_I386))
+		drop_arch(&cfg, "SCMP_ARCH_X86");
 	if (r >= 0)
 		r = sc_config_check(&cfg, err);
 	yajl_tree_free(doc);

@@ -53,5 +53,10 @@ int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_conf
 void sc_cache_store(const char *dir, const uint8_t key[32], const struct sc_filter *f);
 /* The key for a config known by the bytes it comes from (see sc_compile_json). */
 void sc_text_hash(const char *kind, const void *text, size_t len, uint64_t extra, uint8_t out[32]);
+/* sc-mux.c: i386's socketcall and ipc for calls whose rules test arguments (which they carry
+ * behind a pointer), answered before libseccomp's program. Its length; written to p if not
+ * NULL. */
+struct sock_filter;
+size_t sc_mux_guard(const struct sc_config *cfg, struct sock_filter *p);
 
 #endif

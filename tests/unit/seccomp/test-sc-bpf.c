@@ -571,6 +571,48 @@ static void test_random_trees(void)
 	   bad);
 }
 
+/* The i386 multiplexer guard (sc-mux.c): what an i386 call decides for socketcall(call). */
+static uint32_t socketcall_decides(const struct sc_filter *f, uint32_t call, uint32_t family)
+{
+	static uint32_t block[3];
+	struct seccomp_data d = { .nr = 102, .arch = AUDIT_ARCH_I386 };
+	block[0] = family;
+	d.args[0] = call, d.args[1] = (uint64_t)(uintptr_t)block;
+	uint32_t ret = 0;
+	return sc_bpf_run(f->insns, f->len, &d, &ret) ? ret : 0xdead;
+}
+
+static void test_mux_guard(void)
+{
+	static const char *sock[] = { "socket", NULL }, *bind_[] = { "bind", NULL };
+	struct sc_rule rules[] = { RULE_ARGS(sock, SCMP_ACT_ALLOW, af_unix),
+				   RULE(bind_, SCMP_ACT_ALLOW) };
+	struct sc_config cfg = x86_config(rules, ARRAY_SIZE(rules), SCMP_ACT_ERRNO(1));
+	struct sc_filter *f = NULL;
+	struct hutch_err err = { 0 };
+#if !defined(__x86_64__)
+	skip(4, "x86 only");
+	return;
+#endif
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0, "mux guard: compiles (%s)", err.msg);
+	/* libseccomp would allow socketcall(SYS_SOCKET) of any family here */
+	ok(socketcall_decides(f, 1, 1) == SCMP_ACT_ERRNO(1) &&
+		   socketcall_decides(f, 1, 40) == SCMP_ACT_ERRNO(1),
+	   "mux guard: socketcall(SYS_SOCKET) takes the default: its family can't be read");
+	ok(socketcall_decides(f, 2, 0) == SCMP_ACT_ALLOW,
+	   "mux guard: an argument-free rule's call (SYS_BIND) is allowed through socketcall");
+	sc_filter_free(f);
+	/* A deny list: "socket but AF_INET: EPERM" becomes EPERM for every socketcall socket */
+	rules[0].action = SCMP_ACT_ERRNO(7);
+	rules[0].args = af_inet;
+	cfg.default_action = SCMP_ACT_ALLOW;
+	f = NULL;
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 &&
+		   socketcall_decides(f, 1, 1) == SCMP_ACT_ERRNO(7),
+	   "mux guard: with an allowing default, the rule's stricter action wins");
+	sc_filter_free(f);
+}
+
 int main(void)
 {
 	test_tree_shapes();
@@ -584,5 +626,6 @@ int main(void)
 	test_no_setid();
 	test_allows();
 	test_fd_exec();
+	test_mux_guard();
 	return tap_done();
 }
