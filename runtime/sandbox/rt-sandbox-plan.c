@@ -27,9 +27,10 @@ static const char *const root_caps[] = {
 /* Without root inside, no setuid or setgid file: what the sandbox leaves in its workspace or
  * a bind could otherwise give a local user the id it wrote as. Root inside installs packages,
  * whose setuid files land in the throw-away layer. */
-static unsigned seccomp_extras(const struct rt_sb_opts *o)
+static unsigned seccomp_extras(const struct rt_sb_opts *o, const struct rt_sb_plan *p)
 {
-	return rt_sb_root_inside(o) ? 0 : SC_DEFAULT_NO_SETID;
+	return (rt_sb_root_inside(o) ? 0 : SC_DEFAULT_NO_SETID) |
+	       (p->delegated ? SC_DEFAULT_NO_I386 : 0);
 }
 
 /* Whether KEY= of entry kv is set in v. */
@@ -265,7 +266,7 @@ int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const cha
 	plan_resources(s, o, p);
 	/* The built-in profile, for the bounding set: compiled (natively) or written out. */
 	s->has_seccomp = s->seccomp_default = true;
-	s->seccomp_extras = seccomp_extras(o);
+	s->seccomp_extras = seccomp_extras(o, p);
 	s->masked_paths = hutch_strv_dup(rt_default_masked);
 	s->readonly_paths = hutch_strv_dup(rt_default_readonly);
 	s->n_masked_paths = hutch_strv_len(rt_default_masked);
