@@ -84,9 +84,10 @@ static const char *const ipc_sysctls[] = {
 	"kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced",
 };
 
-int ns_check_sysctl(const char *key, bool new_net, bool new_ipc, bool new_uts,
-		    struct hutch_err *err)
+int ns_check_sysctl(const char *key, uint32_t new_ns, struct hutch_err *err)
 {
+	bool new_net = new_ns & CLONE_NEWNET, new_ipc = new_ns & CLONE_NEWIPC;
+	bool new_uts = new_ns & CLONE_NEWUTS;
 	/* as runc: the spec's hostname field owns it, and a sysctl would race with it */
 	if (strcmp(key, "kernel.hostname") == 0)
 		return hutch_fail(
@@ -104,6 +105,13 @@ int ns_check_sysctl(const char *key, bool new_net, bool new_ipc, bool new_uts,
 		if (new_net)
 			return 0;
 		return hutch_fail(err, EINVAL, "sysctl %s needs a new network namespace", key);
+	}
+	/* The ucount limits of the user namespace the writer is in (kernel/ucount.c): a joined
+	 * one may be the host's or another container's, so only one of its own. */
+	if (hutch_str_has_prefix(key, "user.")) {
+		if (new_ns & CLONE_NEWUSER)
+			return 0;
+		return hutch_fail(err, EINVAL, "sysctl %s needs a new user namespace", key);
 	}
 	if (strcmp(key, "kernel.domainname") == 0) {
 		if (new_uts)

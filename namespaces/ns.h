@@ -105,12 +105,12 @@ int ns_set_hostname(const char *hostname, const char *domainname, struct hutch_e
  * for a network namespace it does not own. */
 int ns_netns_new(const char *path, const char *sysfs_at, struct hutch_err *err);
 /* Writes /proc/sys/<key with dots as slashes>; keys are checked against the namespaces the
- * container has, as runc does (net.* needs a new netns, kernel.* ipc keys a new ipcns, ...). */
+ * container creates (new_ns: CLONE_NEW* flags), as runc does (net.* needs a new netns,
+ * kernel.* ipc keys a new ipcns, ...); user.* (the ucount limits) a new user namespace. */
 struct ns_sysctl {
 	char *key, *value;
 };
-int ns_check_sysctl(const char *key, bool new_net, bool new_ipc, bool new_uts,
-		    struct hutch_err *err);
+int ns_check_sysctl(const char *key, uint32_t new_ns, struct hutch_err *err);
 int ns_write_sysctls(const struct ns_sysctl *v, size_t n, struct hutch_err *err);
 int ns_set_oom_score_adj(pid_t pid, int adj, struct hutch_err *err);
 

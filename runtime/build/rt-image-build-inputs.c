@@ -80,6 +80,10 @@ static int check_config(const struct rt_build *b, struct hutch_err *err)
 				  b->workdir);
 	if (b->user)
 		TRY(check_user(b->user, err));
+	if (b->network && strcmp(b->network, "bridge") && strcmp(b->network, "none") &&
+	    strcmp(b->network, "host"))
+		return hutch_fail(err, EINVAL, "--network %s: expected bridge, none or host",
+				  b->network);
 	return 0;
 }
 

@@ -63,6 +63,20 @@ static char *build_script(const struct rt_build *b, enum phase ph)
 	return s;
 }
 
+/*
+ * The steps, and the base's package scripts, run as root inside: on the host's network they
+ * reached its 127.0.0.1 services and abstract unix sockets (which belong to a network
+ * namespace). So a build gets a namespace of its own by default: bridge, whose egress is the
+ * internet and not the host or the private ranges (package mirrors work, through hutch's DNS
+ * forwarder). Host networking only when asked for, and said every time.
+ */
+static int build_network(const struct rt_build *b, struct rt_sb_opts *o, struct hutch_err *err)
+{
+	TRY(rt_sb_parse_network(b->network ? b->network : "bridge", &o->network, err));
+	o->network_set = true;
+	return 0;
+}
+
 /* The build's sandbox: root in a user namespace, over the base, whose throw-away layer is
  * the build's upper dir on the store's disk, with the out dir bound for the package list. */
 static int sandbox_opts(const struct rt_build *b, const char *store, const char *base,
@@ -72,8 +86,7 @@ static int sandbox_opts(const struct rt_build *b, const char *store, const char 
 	o->as_root = true;
 	o->image = hutch_xstrdup(base);
 	o->store = store;
-	TRY(rt_sb_parse_network(b->network ? b->network : "host", &o->network, err));
-	o->network_set = true;
+	TRY(build_network(b, o, err));
 	if (rt_sb_parse_seconds(b->timeout ? b->timeout : "3600", &o->timeout) < 0)
 		return hutch_fail(err, EINVAL, "--timeout %s: expected seconds", b->timeout);
 	TRY(rt_sb_parse_memory(b->memory ? b->memory : "2g", &o->memory, err));
@@ -234,6 +247,10 @@ static int run_work(const struct rt_global *g, struct img_store *s, const struct
 		    struct hutch_err *err)
 {
 	const char *store = img_store_path(s);
+	if (b->network && !strcmp(b->network, "host")) /* once, however many sandboxes run */
+		hutch_warn("build: --network host: the steps and the packages' scripts run as root "
+			   "on the host's network, with its 127.0.0.1 services and abstract unix "
+			   "sockets");
 	if (!p->n_copies && !b->workdir)
 		return run_sandbox(g, b, p, store, work, PHASE_ALL, err);
 	if (b->packages.n)

@@ -452,7 +452,7 @@ static const struct sub subs[] = {
 	{ "build",
 	  "--from BASE [--package P]... [--copy SRC:DST]... [--run CMD]... [--env K=V]... "
 	  "[--workdir DIR] [--entrypoint CMD] [--cmd CMD] [--user USER[:GROUP]] [--tag NAME] "
-	  "[--network host|none] [--no-cache]",
+	  "[--network bridge|none|host] [--no-cache]",
 	  "build NAME:<inputs-hash> from a base, packages, copies and steps", &rt_build_flags,
 	  sizeof(struct rt_build), true, do_build },
 	{ "status", "(the flags of build)",
@@ -493,6 +493,11 @@ void rt_image_print_help(int fd)
 		"[\"/bin/sh\",\"-c\",CMD];\n"
 		"                   --entrypoint without --cmd clears the base's Cmd\n"
 		"  Each of these is an input of the tag; the rest of the base's config is kept.\n"
+		"  --network bridge|none|host   the steps' network (not an input): bridge by "
+		"default,\n"
+		"                   the internet but not the host's 127.0.0.1, abstract sockets "
+		"or\n"
+		"                   private ranges; host only when asked for, with a warning\n"
 		"\nbuild and status also take --store DIR, --timeout SECONDS (default 3600) "
 		"and --memory SIZE (default 2g).\n"
 		"Registry pulls stay outside hutch: skopeo copy docker://IMAGE oci:DIR:TAG, "

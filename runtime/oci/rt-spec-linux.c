@@ -137,6 +137,10 @@ static int parse_sysctl(yajl_val lx, struct rt_spec *spec, struct hutch_err *err
 	int r = hutch_json_object(lx, "sysctl", "linux.sysctl", &obj, err);
 	if (r < 0 || !obj)
 		return r;
+	uint32_t new_ns = 0;
+	static const int kinds[] = { CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWUSER };
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
+		new_ns |= rt_spec_new_ns(spec, kinds[k]) ? (uint32_t)kinds[k] : 0;
 	spec->sysctls = hutch_xcalloc(obj->u.object.len, sizeof(*spec->sysctls));
 	for (size_t i = 0; i < obj->u.object.len; i++) {
 		const char *key = obj->u.object.keys[i];
@@ -144,9 +148,7 @@ static int parse_sysctl(yajl_val lx, struct rt_spec *spec, struct hutch_err *err
 		if (!YAJL_IS_STRING(v))
 			return hutch_fail(err, EINVAL, "linux.sysctl.%s: expected a string", key);
 		/* Against the namespaces created, not joined: a joined one may be the host's. */
-		r = ns_check_sysctl(key, rt_spec_new_ns(spec, CLONE_NEWNET),
-				    rt_spec_new_ns(spec, CLONE_NEWIPC),
-				    rt_spec_new_ns(spec, CLONE_NEWUTS), err);
+		r = ns_check_sysctl(key, new_ns, err);
 		if (r < 0)
 			return hutch_err_prefix(err, "linux.sysctl: ");
 		spec->sysctls[i].key = hutch_xstrdup(key);

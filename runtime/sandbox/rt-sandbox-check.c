@@ -231,6 +231,7 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 	if (o->bridge_opts_set && o->network != RT_SB_NET_BRIDGE)
 		return hutch_fail(err, EINVAL, "--subnet, --mtu and --dns need --network bridge");
 	TRY(rt_sb_check_egress(o, err));
+	TRY(rt_sb_check_ucounts(o, err));
 	if (o->network == RT_SB_NET_BRIDGE && o->isolation == RT_SB_ISO_NONE)
 		return hutch_fail(err, ENOTSUP,
 				  "--network bridge with --isolation none: not supported (none "

@@ -20,6 +20,7 @@ void rt_sb_opts_init(struct rt_sb_opts *o)
 	o->gid = 1000;
 	o->memory = 512ULL << 20;
 	o->pids = 1024;
+	rt_sb_ucounts_init(o);
 	o->timeout = 300;
 	o->grace = 5;
 	o->lock_timeout = -1;
@@ -535,6 +536,10 @@ static const struct rt_flag options[] = {
 	{ "cpus", 0, RT_FLAG_FN,
 	  "CPU quota in CPUs, e.g. 1.5, up to the usable CPUs (default none)", 0, set_cpus },
 	{ "pids", 0, RT_FLAG_FN, "process limit (default 1024; 0 = none)", 0, set_pids },
+	{ "ucount", 0, RT_FLAG_FN_LIST,
+	  "NAME=N: the user namespace's limit /proc/sys/user/max_NAME, per uid inside (default "
+	  "inotify_instances=16, inotify_watches=8192, fanotify_*=8 and 8192, *_namespaces=256)",
+	  0, rt_sb_set_ucount },
 	{ "timeout", 0, RT_FLAG_FN, "seconds before SIGTERM (default 300; 0 = none)", 0,
 	  set_timeout },
 	{ "grace", 0, RT_FLAG_FN, "seconds from SIGTERM to SIGKILL of the tree (default 5)", 0,

@@ -17,6 +17,8 @@ struct rt_sb_tmpfs {
 	uint64_t size;
 };
 
+#define RT_SB_N_UCOUNTS 12 /* /proc/sys/user's max_* (rt-sandbox-ucounts.c) */
+
 enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST, RT_SB_NET_BRIDGE };
 
 /* namespaces: the OCI sandbox; landlock: the host itself behind a mount view, Landlock and
@@ -43,10 +45,11 @@ struct rt_sb_opts {
 	bool has_owner; /* --workspace-owner: the host ids the sandbox writes as */
 	uid_t owner_uid;
 	gid_t owner_gid;
-	uint64_t memory;       /* bytes, 0 = unlimited */
-	double cpus;	       /* 0 = unlimited */
-	int64_t pids;	       /* 0 = unlimited */
-	double timeout, grace; /* seconds, 0 = none */
+	uint64_t memory;		 /* bytes, 0 = unlimited */
+	double cpus;			 /* 0 = unlimited */
+	int64_t pids;			 /* 0 = unlimited */
+	int64_t ucount[RT_SB_N_UCOUNTS]; /* --ucount: < 0 = the default */
+	double timeout, grace;		 /* seconds, 0 = none */
 	enum rt_sb_network network;
 	struct net_subnet subnet; /* bridge mode (--subnet, --mtu, --dns) */
 	unsigned mtu;
@@ -125,6 +128,10 @@ int rt_sb_set_egress(void *p, const char *v, struct hutch_err *err);
 int rt_sb_set_publish(void *p, const char *v, struct hutch_err *err);
 int rt_sb_check_egress(const struct rt_sb_opts *o, struct hutch_err *err);
 void rt_sb_egress_free(struct rt_sb_opts *o);
+/* rt-sandbox-ucounts.c: --ucount's setter, the defaults, and what it needs (rt_sb_check). */
+void rt_sb_ucounts_init(struct rt_sb_opts *o);
+int rt_sb_set_ucount(void *p, const char *v, struct hutch_err *err);
+int rt_sb_check_ucounts(const struct rt_sb_opts *o, struct hutch_err *err);
 /* rt-sandbox-named.c: the setters of --name and --detach, and what they can't be combined
  * with (rt_sb_check). */
 int rt_sb_set_name(void *p, const char *v, struct hutch_err *err);

@@ -264,6 +264,7 @@ int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const cha
 	plan_namespaces(s, o, p);
 	s->cgroups_path = p->cgroups_path ? hutch_xstrdup(p->cgroups_path) : NULL;
 	plan_resources(s, o, p);
+	rt_sb_plan_ucounts(o, p, s); /* written by the init in the new user namespace */
 	/* The built-in profile, for the bounding set: compiled (natively) or written out. */
 	s->has_seccomp = s->seccomp_default = true;
 	s->seccomp_extras = seccomp_extras(o, p);

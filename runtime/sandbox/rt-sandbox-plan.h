@@ -69,6 +69,10 @@ struct rt_sb_plan {
  * runs (hooks' cwd), the plan says where its rootfs is. */
 int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *bundle,
 	       struct rt_spec **out, struct hutch_err *err);
+/* rt-sandbox-ucounts.c: the user namespace's limits as user.* sysctls of the spec; for a
+ * delegate (RUNTIME), which refuses those, as a createContainer hook instead. */
+void rt_sb_plan_ucounts(const struct rt_sb_opts *o, const struct rt_sb_plan *p, struct rt_spec *s);
+void rt_sb_ucount_hook(const char *runtime, struct rt_spec *s);
 
 /* rt-sandbox-rootless.c: for a rootless caller, before anything of the sandbox exists: the
  * cgroup base (a delegated one, else none with --best-effort, else a refusal naming the

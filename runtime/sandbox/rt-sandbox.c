@@ -342,6 +342,7 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	int r = cg_create(sb->plan.cgroup, &sb->cg, err);
 	if (r >= 0) /* the hook names the runtime's cgroup beneath ours */
 		tcp_limit_hook(sb, spec);
+	rt_sb_ucount_hook(sb->o->runtime, spec);
 	if (r >= 0)
 		r = rt_spec_write(spec, &config, err);
 	rt_spec_free(spec);

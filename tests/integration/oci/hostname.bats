@@ -42,6 +42,23 @@ load ../helpers
 	[ "$(cat /proc/sys/kernel/msgmax)" = "$msgmax" ]
 }
 
+@test "sysctl: user.* (ucount limits) in a new user namespace; refused without one" {
+	update_config '.linux.namespaces += [{type: "user"}]
+		| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.sysctl = {"user.max_inotify_instances": "5"}'
+	set_args cat /proc/sys/user/max_inotify_instances
+	run_ok
+	[ "$output" = 5 ]
+	[ "$(cat /proc/sys/user/max_inotify_instances)" -ge 128 ] # the host's: untouched
+	update_config '.linux.namespaces -= [{type: "user"}] | del(.linux.uidMappings)
+		| del(.linux.gidMappings)'
+	run_bg create "$ID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"user.max_inotify_instances needs a new user namespace"* ]]
+	assert_no_leftovers
+}
+
 @test "sysctl: a key no namespace covers is refused" {
 	# the host's current value, so that a runtime that wrongly writes it changes nothing
 	update_config '.linux.sysctl = {"vm.swappiness": $v}' --arg v "$(cat /proc/sys/vm/swappiness)"

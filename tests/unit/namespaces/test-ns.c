@@ -262,27 +262,33 @@ static void test_caps_and_names(void)
 static void test_sysctl_rules(void)
 {
 	struct hutch_err err = { 0 };
-	ok(ns_check_sysctl("kernel.shmmax", false, true, false, &err) == 0, "sysctl: ipc key ok");
-	ok(ns_check_sysctl("fs.mqueue.msg_max", false, true, false, &err) == 0,
+	ok(ns_check_sysctl("kernel.shmmax", CLONE_NEWIPC, &err) == 0, "sysctl: ipc key ok");
+	ok(ns_check_sysctl("fs.mqueue.msg_max", CLONE_NEWIPC, &err) == 0,
 	   "sysctl: fs.mqueue with ipcns");
-	ok(ns_check_sysctl("kernel.msgmax", true, false, true, &err) < 0,
+	ok(ns_check_sysctl("kernel.msgmax", CLONE_NEWNET | CLONE_NEWUTS, &err) < 0,
 	   "sysctl: ipc key refused without ipcns");
-	ok(ns_check_sysctl("net.ipv4.ip_forward", true, false, false, &err) == 0,
+	ok(ns_check_sysctl("net.ipv4.ip_forward", CLONE_NEWNET, &err) == 0,
 	   "sysctl: net with netns");
-	ok(ns_check_sysctl("net.core.somaxconn", false, true, true, &err) < 0,
+	ok(ns_check_sysctl("net.core.somaxconn", CLONE_NEWIPC | CLONE_NEWUTS, &err) < 0,
 	   "sysctl: net refused without netns");
-	ok(ns_check_sysctl("kernel.hostname", false, false, true, &err) < 0 &&
+	ok(ns_check_sysctl("kernel.hostname", CLONE_NEWUTS, &err) < 0 &&
 		   strstr(err.msg, "hostname field") != NULL,
 	   "sysctl: kernel.hostname refused even with utsns, as runc (%s)", err.msg);
-	ok(ns_check_sysctl("kernel.domainname", false, false, true, &err) == 0,
+	ok(ns_check_sysctl("kernel.domainname", CLONE_NEWUTS, &err) == 0,
 	   "sysctl: domainname with utsns");
-	ok(ns_check_sysctl("kernel.domainname", true, true, false, &err) < 0,
+	ok(ns_check_sysctl("kernel.domainname", CLONE_NEWNET | CLONE_NEWIPC, &err) < 0,
 	   "sysctl: domainname refused without utsns");
-	ok(ns_check_sysctl("vm.overcommit_memory", true, true, true, &err) < 0 &&
+	ok(ns_check_sysctl("vm.overcommit_memory", CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS,
+			   &err) < 0 &&
 		   strcmp(err.msg, "sysctl vm.overcommit_memory is not namespaced, not allowed") ==
 			   0,
 	   "sysctl: vm.* refused (%s)", err.msg);
-	ok(ns_check_sysctl("kernel.pid_max", true, true, true, &err) < 0,
+	ok(ns_check_sysctl("user.max_inotify_instances", CLONE_NEWUSER, &err) == 0,
+	   "sysctl: user.* with a new user namespace");
+	ok(ns_check_sysctl("user.max_inotify_instances", CLONE_NEWNET | CLONE_NEWIPC, &err) < 0 &&
+		   strstr(err.msg, "needs a new user namespace") != NULL,
+	   "sysctl: user.* refused without one (%s)", err.msg);
+	ok(ns_check_sysctl("kernel.pid_max", CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS, &err) < 0,
 	   "sysctl: kernel.pid_max refused");
 }
 

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* rt_sb_parse_args on the NULL-terminated flags after "sandbox", then "-- true". */
@@ -321,6 +322,60 @@ static void test_image_config(void)
 	   "image config: a User beyond the sandbox's ids is refused (%s)", err.msg);
 }
 
+static const char *sysctl_of(const struct rt_spec *s, const char *key)
+{
+	for (size_t i = 0; i < s->n_sysctls; i++)
+		if (!strcmp(s->sysctls[i].key, key))
+			return s->sysctls[i].value;
+	return NULL;
+}
+
+/* --ucount: the user namespace's limits as user.* sysctls; a delegate's as a hook. */
+static void test_ucounts(void)
+{
+	struct hutch_err err = { 0 };
+	struct rt_sb_opts o;
+	rt_sb_opts_init(&o);
+	ok(sb_args(&o, &err, "--ucount", "inotify_instances=40", "--ucount",
+		   "max_fanotify_groups=max", NULL) == 0 &&
+		   o.ucount[0] == 40 && o.ucount[2] == 2147483647 && o.ucount[1] < 0,
+	   "ucount: NAME=N and max_NAME=max (%s)", err.msg);
+	ok(sb_args(&o, &err, "--ucount", "inotify=1", NULL) < 0 &&
+		   strstr(err.msg, "--ucount inotify=1: expected NAME=N"),
+	   "ucount: an unknown name is refused, named (%s)", err.msg);
+	ok(sb_args(&o, &err, "--ucount", "user_namespaces=2147483648", NULL) < 0 &&
+		   strstr(err.msg, "N must be 0 to 2147483647"),
+	   "ucount: beyond INT_MAX is refused (%s)", err.msg);
+	ok(sb_args(&o, &err, "--ucount", "pid_namespaces=", NULL) < 0,
+	   "ucount: an empty N is refused (%s)", err.msg);
+	sb_args(&o, &err, "--ucount", "inotify_instances=40", NULL);
+	struct rt_sb_plan p = { .rootfs = "/nonexistent", .cgroups_path = "/h", .userns = true };
+	char *argv[] = { "true", NULL };
+	p.argv = argv;
+	p.cwd = "/";
+	struct rt_spec *s = NULL;
+	int r = rt_sb_spec(&o, &p, "/b", &s, &err);
+	bool have = access("/proc/sys/user/max_inotify_watches", F_OK) == 0;
+	ok(r == 0 && (!have || (!strcmp(sysctl_of(s, "user.max_inotify_instances"), "40") &&
+				!strcmp(sysctl_of(s, "user.max_inotify_watches"), "8192"))),
+	   "ucount: the given limit and the defaults, as user.* sysctls (%s)", err.msg);
+	if (r == 0) {
+		size_t n = s->n_sysctls;
+		rt_sb_ucount_hook("/usr/bin/crun", s);
+		struct rt_hooks *h = &s->hooks[RT_HOOK_CREATE_RUNTIME];
+		ok(s->n_sysctls == 0 &&
+			   (n == 0 || (h->n == 1 &&
+				       !strcmp(h->v[0].args[4 + 0], "max_inotify_instances=40"))),
+		   "ucount: crun gets them from a createRuntime hook, not as sysctls");
+	}
+	rt_spec_free(s);
+	p.userns = false; /* --host-root */
+	r = rt_sb_spec(&o, &p, "/b", &s, &err);
+	ok(r == 0 && s->n_sysctls == 0, "ucount: no user namespace, no limits");
+	rt_spec_free(s);
+	rt_sb_opts_free(&o);
+}
+
 int main(void)
 {
 	test_sizes();
@@ -329,5 +384,6 @@ int main(void)
 	test_env_lines();
 	test_env_file();
 	test_image_config();
+	test_ucounts();
 	return tap_done();
 }

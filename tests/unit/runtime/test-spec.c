@@ -341,6 +341,8 @@ static const struct {
 	{ WITH_LINUX("\"sysctl\":{\"kernel.msgmax\":8192}"),
 	  "linux.sysctl.kernel.msgmax: expected a string" },
 	{ WITH_LINUX("\"sysctl\":{\"net.ipv4.ip_forward\":\"1\"}"), "linux.sysctl: " },
+	{ WITH_LINUX("\"sysctl\":{\"user.max_inotify_instances\":\"16\"}"),
+	  "linux.sysctl: sysctl user.max_inotify_instances needs a new user namespace" },
 	{ WITH_LINUX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"x\",\"major\":1,\"minor\":1}]"),
 	  "linux.devices[0].type: unknown device type x" },
 	{ WITH_LINUX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"c\",\"minor\":1}]"),
