@@ -32,7 +32,15 @@ static const struct {
 	{ "/proc/self/fd/2", "stderr" },
 };
 
-/* Bind the host's node at the same path onto an empty file in the rootfs. */
+/*
+ * Bind the host's node at the same path onto an empty file in the rootfs, then make the bind
+ * nosuid,noexec, as crun does (runc leaves it a plain MS_BIND). A bind takes the flags of its
+ * source's mount, the host's /dev (devtmpfs: not noexec, and on some hosts not nosuid), not
+ * those the spec gave the container's /dev. noexec is the one that matters: the kernel then
+ * refuses mmap(PROT_EXEC) of the node, so device memory (a linux.devices node that can be
+ * mapped) cannot be made executable through a mount of the host's. nosuid keeps the bind no
+ * looser than the spec's /dev (nosuid in every default config). A node is never a program.
+ */
 static int bind_device(int parent, const char *name, const char *path, struct hutch_err *err)
 {
 	int fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
@@ -51,6 +59,13 @@ static int bind_device(int parent, const char *name, const char *path, struct hu
 	char p[HUTCH_FD_PATH_MAX];
 	if (hutch_sys->mount(path, hutch_fd_path(target, p), NULL, MS_BIND, NULL) < 0)
 		return hutch_fail_errno(err, errno, "bind %s from the host", path);
+	/* target still names the file beneath: a new open reaches the bind on top of it. */
+	_cleanup_close_ int bound = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (bound < 0)
+		return hutch_fail_errno(err, errno, "open %s", path);
+	int r = ns_remount_bind(hutch_fd_path(bound, p), MS_NOSUID | MS_NOEXEC, 0, err);
+	if (r < 0)
+		return hutch_err_prefix(err, "%s nosuid,noexec: ", path);
 	return 0;
 }
 

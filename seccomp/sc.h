@@ -2,7 +2,8 @@
 /*
  * seccomp/: kernel-enforced syscall filters. The OCI linux.seccomp profile is compiled in the
  * parent (libseccomp, or the compiled-filter cache) into a BPF program before clone, so the
- * child only has to load it: one syscall, after which nothing but the final execve has to be
+ * child only has to load it: one syscall, after which nothing but the final execve (and the
+ * clone, execve and wait4 of startContainer hooks, which run under the filter) has to be
  * allowed.
  */
 #ifndef HUTCH_SC_H

@@ -101,25 +101,15 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
 	return ns_mount_rootfs(&cfg, err);
 }
 
-/* Runs hooks that execute inside the container's namespaces (createContainer before pivot,
- * startContainer after start); the parent sent the state document after GO. As runc's,
- * they get the process's env unless they have their own, and createContainer runs in the
- * rootfs (startContainer in process.cwd, entered by then). */
-static int child_hooks(const struct rt_child *c, enum rt_hook_kind kind, const char *state,
-		       struct hutch_err *err)
+/* createContainer hooks run in the container's namespaces before pivot, in the rootfs; as
+ * runc's, with the process's env unless they have their own (startContainer: prepare_exec). */
+static int create_hooks(const struct rt_child *c, const char *state, struct hutch_err *err)
 {
-	static const char *const names[RT_HOOK_COUNT] = {
-		[RT_HOOK_CREATE_CONTAINER] = "createContainer",
-		[RT_HOOK_START_CONTAINER] = "startContainer",
-	};
-	const struct rt_hook_where where = {
-		.cwd = kind == RT_HOOK_CREATE_CONTAINER ? c->spec->rootfs : NULL,
-		.env = c->spec->process.env,
-	};
-	if (c->spec->hooks[kind].n == 0)
+	const struct rt_hook_where where = { .cwd = c->spec->rootfs, .env = c->spec->process.env };
+	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n == 0)
 		return 0;
-	return rt_hooks_run_in(&c->spec->hooks[kind], &where, names[kind], state ? state : "{}",
-			       err);
+	return rt_hooks_run_in(&c->spec->hooks[RT_HOOK_CREATE_CONTAINER], &where, "createContainer",
+			       state, err);
 }
 
 static int parent_hooks(const struct rt_child *c, struct hutch_err *err)
@@ -207,49 +197,101 @@ static int early_filter(struct rt_child *c, struct hutch_err *err)
 }
 
 /*
+ * What execve and the startContainer hooks need, made while no filter is loaded (it comes at
+ * create with a seccomp listener, else at start): the exec's argv and env, and each hook's
+ * stdin, a pipe already holding the state. After the filter the init makes only the hooks'
+ * fork, execve and wait4, then its own execve, as runc's init does.
+ */
+static int prepare_exec(struct rt_child *c, const char *exe, const char *state,
+			struct hutch_err *err)
+{
+	const struct rt_hooks *h = &c->spec->hooks[RT_HOOK_START_CONTAINER];
+	c->exec_env = rt_listen_env(c->env, c->opts->preserve_fds);
+	c->targv = rt_trampoline_argv(exe, c->spec->process.args);
+	/* create exits once we are ready; a sandbox's hutch stays, and the init must not
+	 * outlive it. */
+	if (c->opts->init_fd < 0)
+		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	if (h->n == 0)
+		return 0;
+	c->hook_stdin = hutch_xcalloc(h->n, sizeof(int));
+	return rt_hooks_fill_stdin(h, "startContainer", state, c->hook_stdin, err);
+}
+
+/* The fd the open of exec.fifo will return, the lowest free one once late_cgroup has closed
+ * the memory cgroup's: the answer is written there. */
+static int answer_fd_to_be(const struct rt_child *c)
+{
+	int fd = fcntl(c->fifo_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd >= 0)
+		close(fd);
+	if (c->memcg_fd >= 0 && (fd < 0 || c->memcg_fd < fd))
+		fd = c->memcg_fd;
+	return fd;
+}
+
+/*
  * Without startContainer hooks nothing privileged is left after READY, so the init drops
  * its privileges and loads the filter then, while create finishes, rather than after start
- * opens exec.fifo: the load (~0.2 ms here) leaves start's path. Only when the filter lets
- * the init's own steps to execve through: the open of exec.fifo and the close of its O_PATH
- * fd come on top of those that always follow the filter (write, close, the signal resets,
- * execve); a profile that denies them gets the filter at the end, as before.
+ * opens exec.fifo: the load (~0.2 ms here) leaves start's path. The open of exec.fifo, the
+ * close of its O_PATH fd and the write of READY then follow the filter (as runc's open,
+ * write and close of its fifo follow its own), so only when the filter lets exactly those
+ * calls through, as drop_early asks it; a profile that denies one gets the filter at start.
  */
 static bool drop_early(const struct rt_child *c, const char *fifo)
 {
 	if (c->dropped || c->spec->hooks[RT_HOOK_START_CONTAINER].n)
 		return false;
+	if (!c->filter)
+		return true;
 	uint64_t open_args[6] = { (uint64_t)AT_FDCWD, (uint64_t)(uintptr_t)fifo,
 				  O_WRONLY | O_CLOEXEC };
 	uint64_t close_args[6] = { (uint64_t)c->fifo_fd };
-	return !c->filter || (sc_filter_allows(c->filter, SYS_openat, open_args) &&
-			      sc_filter_allows(c->filter, SYS_close, close_args));
+	uint64_t write_args[6] = { (uint64_t)answer_fd_to_be(c), 0, sizeof(struct rt_sync_msg) };
+	return sc_filter_allows(c->filter, SYS_openat, open_args) &&
+	       sc_filter_allows(c->filter, SYS_close, close_args) &&
+	       sc_filter_allows(c->filter, SYS_write, write_args);
 }
 
-/* Blocks until `hutch start` opens exec.fifo (having dropped privileges already when
- * drop_early says so), runs startContainer hooks, drops the last privileges, then answers
- * start: what fails here, before the wait or after it, is reported by start. The filter is
- * loaded by now, so only write, close and execve follow. The open is the raw syscall
- * drop_early asked the filter about. */
-static int wait_for_start(struct rt_child *c, const char *state, bool *told, struct hutch_err *err)
+static bool answer(int fd, enum rt_sync_type type, const struct hutch_err *e)
 {
+	struct rt_sync_msg m = { .type = type };
+	if (e)
+		m.err = *e;
+	return hutch_write_all(fd, &m, sizeof(m)) == 0;
+}
+
+/*
+ * Blocks until `hutch start` opens exec.fifo (having dropped privileges already when
+ * drop_early says so), then answers it: READY, then the filter and the startContainer hooks,
+ * which can still fail: an ERROR then follows, else start takes the fifo's end for success
+ * (the execve closes it, as *fifo_out is close-on-exec). So nothing but the hooks' fork,
+ * execve and wait4 comes between the filter and execve. The open is the raw syscall
+ * drop_early asked the filter about.
+ */
+static int wait_for_start(struct rt_child *c, int *fifo_out, bool *told, struct hutch_err *err)
+{
+	static const char name[] = "startContainer";
+	const struct rt_hook_where where = { .env = c->spec->process.env }; /* in process.cwd */
 	char fifo[HUTCH_FD_PATH_MAX];
-	struct hutch_err e = { 0 };
-	int r = drop_early(c, hutch_fd_path(c->fifo_fd, fifo)) ? drop_now(c, NULL, &e) : 0;
+	int r = drop_early(c, hutch_fd_path(c->fifo_fd, fifo)) ? drop_now(c, NULL, err) : 0;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, fifo, O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
 	close(c->fifo_fd);
+	c->fifo_fd = -1;
+	if (r >= 0 && !answer(fd, RT_SYNC_READY, NULL))
+		r = hutch_fail_errno(err, errno, "answer start through exec.fifo");
 	if (r >= 0)
-		r = child_hooks(c, RT_HOOK_START_CONTAINER, state, &e);
-	if (r >= 0)
-		r = drop_now(c, NULL, &e);
-	struct rt_sync_msg m = { .type = r < 0 ? RT_SYNC_ERROR : RT_SYNC_READY, .err = e };
-	*told = hutch_write_all(fd, &m, sizeof(m)) == 0;
-	close(fd);
+		r = drop_now(c, NULL, err); /* the filter, unless drop_early loaded it */
+	if (r >= 0 && c->hook_stdin)
+		r = rt_hooks_run_filled(&c->spec->hooks[RT_HOOK_START_CONTAINER], &where, name,
+					c->hook_stdin, err);
 	if (r < 0) {
-		*err = e;
+		*told = answer(fd, RT_SYNC_ERROR, err);
 		return r;
 	}
+	*fifo_out = fd;
 	return 0;
 }
 
@@ -271,9 +313,9 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 		TRY(ns_set_hostname(s->hostname, s->domainname, err));
 	if (is_new(c, CLONE_NEWNET))
 		TRY(net_loopback_up(err));
-	TRY(setup_rootfs(c, err));				   /* host paths: before pivot */
-	TRY(child_hooks(c, RT_HOOK_CREATE_CONTAINER, state, err)); /* still sees host paths */
-	TRY(parent_hooks(c, err));				   /* prestart, createRuntime */
+	TRY(setup_rootfs(c, err));	  /* host paths: before pivot */
+	TRY(create_hooks(c, state, err)); /* still sees host paths */
+	TRY(parent_hooks(c, err));	  /* prestart, createRuntime */
 	TRY(own_mount_ns(c) ? ns_pivot_root(s->rootfs, c->opts->no_pivot, err)
 			    : ns_chroot_root(s->rootfs, err));
 	TRY(rt_make_cwd(p->cwd, err)); /* before a read-only root is remounted so */
@@ -293,6 +335,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	TRY(receive_filter(c, err));		       /* when the parent made it meanwhile */
 	TRY(trampoline_filter(c, err));		       /* its execveat must pass */
+	TRY(prepare_exec(c, exe, state, err));	       /* all the rest needs: before any filter */
 	TRY(early_filter(c, err));		       /* only with a seccomp listener */
 	return 0;
 }
@@ -315,27 +358,24 @@ void rt_child_main(struct rt_child *c)
 	bool have_set = hutch_signals_not_default(&not_default) == 0;
 	if (child_setup(c, state, exe, sizeof(exe), &err) < 0)
 		goto fail;
-	/* create exits once we are ready; a sandbox's hutch stays, and the init must not
-	 * outlive it. */
-	if (c->opts->init_fd < 0)
-		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-	/* Allocated while the filter, which may come next, is not loaded yet. */
-	char **env = rt_listen_env(c->env, c->opts->preserve_fds);
-	char **targv = rt_trampoline_argv(exe, c->spec->process.args);
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);
 	close(c->sync_fd);
 	c->sync_fd = -1;
+	/* Before the filter, which may deny them; the hooks start with them reset too. */
+	rt_reset_signals_in(have_set ? &not_default : NULL);
 	bool told = false;
-	if (wait_for_start(c, state, &told, &err) < 0) {
+	int fifo = -1;
+	if (wait_for_start(c, &fifo, &told, &err) < 0) {
 		if (!told) /* start reports what it was told */
 			dprintf(2, "hutch: error: %s\n", err.msg);
 		_exit(1);
 	}
-	if (c->opts->init_fd >= 0)
-		c->opts->init(c->tramp_fd, targv, env, c->opts->init_fd);
-	rt_reset_signals_in(have_set ? &not_default : NULL);
-	int e = -rt_trampoline_exec(c->tramp_fd, targv, env);
+	if (c->opts->init_fd >= 0) {
+		close(fifo); /* start waits for its end; this init forks the command and stays */
+		c->opts->init(c->tramp_fd, c->targv, c->exec_env, c->opts->init_fd);
+	}
+	int e = -rt_trampoline_exec(c->tramp_fd, c->targv, c->exec_env);
 	dprintf(2, "hutch: error: exec %s through the trampoline: %s\n", exe, strerror(e));
 	_exit(126);
 fail:

@@ -67,6 +67,9 @@ struct rt_child {
 	size_t n_cgroup_dirs;
 	const int *tree_fds; /* per spec mount: the parent's tree of its source, or -1 */
 	char **env;	     /* process.env, with HOME (rt_env_with_home) */
+	char **exec_env;     /* env with LISTEN_FDS, and the trampoline's argv: made before the */
+	char **targv;	     /* filter, as is everything the init needs from there on */
+	int *hook_stdin;     /* per startContainer hook: a pipe holding the state (rt-hooks.c) */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 

@@ -3,7 +3,9 @@
  * OCI hooks: each runs with the container state on stdin, its own args and env, and an
  * optional timeout after which it is killed. A failing hook fails the operation. A hook
  * without env gets the runtime's environment (runc's: Go's exec with a nil Env); an empty
- * env list is an empty environment.
+ * env list is an empty environment. startContainer hooks run under the container's seccomp
+ * filter, so their stdin is filled first (rt_hooks_fill_stdin) and running them takes only
+ * fork, execve and wait4.
  */
 #include "rt.h"
 
@@ -16,41 +18,41 @@
 #include <time.h>
 #include <unistd.h>
 
-static int spawn_hook(const struct rt_hook *h, const struct rt_hook_where *w, int *stdin_w,
-		      int *pidfd, pid_t *pid, struct hutch_err *err)
+/*
+ * Forks the hook with stdin_fd as its stdin. The fork is the bare clone syscall, as glibc's
+ * child would call set_robust_list too: under the container's filter (startContainer) the
+ * hook's side is then clone, dup2 (or fcntl), close_range and execve, and nothing else. The
+ * child calls nothing that needs glibc's view of its thread (no lock, no malloc) before it.
+ */
+static int spawn_hook(const struct rt_hook *h, const struct rt_hook_where *w, int stdin_fd,
+		      pid_t *pid, struct hutch_err *err)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return hutch_fail_errno(err, errno, "hook %s: pipe", h->path);
-	pid_t child = fork();
-	if (child < 0) {
-		close(p[0]);
-		close(p[1]);
+	pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (child < 0)
 		return hutch_fail_errno(err, errno, "hook %s: fork", h->path);
-	}
 	if (child == 0) {
 		char *const def_args[] = { h->path, NULL };
 		char *const *env = h->env ? h->env : w && w->env ? w->env : environ;
-		dup2(p[0], 0);
+		/* (fd 0 itself when stdin was closed: then only its close-on-exec goes) */
+		if ((stdin_fd == 0 ? fcntl(0, F_SETFD, 0) : dup2(stdin_fd, 0)) < 0)
+			_exit(127);
 		hutch_close_fds_from(3, NULL, 0);
 		if (w && w->cwd && chdir(w->cwd) < 0)
 			_exit(127);
 		execve(h->path, h->args ? h->args : def_args, env);
 		_exit(127);
 	}
-	close(p[0]);
-	*stdin_w = p[1];
 	*pid = child;
-	*pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 	return 0;
 }
 
-/* Waits for the hook, killing it after timeout seconds (0 = none). */
-static int wait_hook(const struct rt_hook *h, const char *name, int pidfd, pid_t pid,
-		     struct hutch_err *err)
+/* Waits for the hook, killing it after timeout seconds (0 = none): only then is a pidfd
+ * opened and polled (the pid cannot be reused before we reap it). */
+static int wait_hook(const struct rt_hook *h, const char *name, pid_t pid, struct hutch_err *err)
 {
 	int status = 0;
-	if (h->timeout > 0 && pidfd >= 0) {
+	_cleanup_close_ int pidfd = h->timeout > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	if (pidfd >= 0) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 		int n;
 		do
@@ -63,8 +65,11 @@ static int wait_hook(const struct rt_hook *h, const char *name, int pidfd, pid_t
 					  h->path, h->timeout);
 		}
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	int r;
+	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
+	if (r < 0) /* e.g. SIGCHLD ignored: the status is gone, so is any proof it succeeded */
+		return hutch_fail_errno(err, errno, "%s hook %s: wait", name, h->path);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	if (WIFSIGNALED(status))
@@ -85,20 +90,78 @@ int rt_hooks_run_in(const struct rt_hooks *hooks, const struct rt_hook_where *wh
 {
 	for (size_t i = 0; i < hooks->n; i++) {
 		const struct rt_hook *h = &hooks->v[i];
-		_cleanup_close_ int pidfd = -1;
-		int w = -1;
+		int p[2];
 		pid_t pid = 0;
-		int r = spawn_hook(h, where, &w, &pidfd, &pid, err);
-		if (r < 0)
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return hutch_fail_errno(err, errno, "hook %s: pipe", h->path);
+		int r = spawn_hook(h, where, p[0], &pid, err);
+		close(p[0]);
+		if (r < 0) {
+			close(p[1]);
 			return r;
+		}
 		/* A hook need not read its stdin: ignore SIGPIPE only around this write, so no
 		 * process we start inherits an ignored SIGPIPE. */
 		struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 		sigaction(SIGPIPE, &ign, &old);
-		hutch_write_all(w, state_json, strlen(state_json));
-		close(w);
+		hutch_write_all(p[1], state_json, strlen(state_json));
+		close(p[1]);
 		sigaction(SIGPIPE, &old, NULL);
-		r = wait_hook(h, name, pidfd, pid, err);
+		r = wait_hook(h, name, pid, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A pipe already holding all of the state, its write end closed: the hook reads the state,
+ * then EOF, and nobody writes while it runs. The write end does not block: a state the pipe
+ * cannot hold, even enlarged, fails here rather than hang. */
+static int state_pipe(const char *state, size_t len, struct hutch_err *err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return hutch_fail_errno(err, errno, "pipe");
+	int cap = fcntl(p[1], F_GETPIPE_SZ), r = 0;
+	if (cap >= 0 && (size_t)cap < len && fcntl(p[1], F_SETPIPE_SZ, (int)len) < 0)
+		r = -errno;
+	if (r == 0 && fcntl(p[1], F_SETFL, O_NONBLOCK) < 0)
+		r = -errno;
+	if (r == 0)
+		r = hutch_write_all(p[1], state, len);
+	close(p[1]);
+	if (r < 0) {
+		close(p[0]);
+		return hutch_fail_errno(err, -r, "the state (%zu bytes) into a pipe", len);
+	}
+	return p[0];
+}
+
+int rt_hooks_fill_stdin(const struct rt_hooks *hooks, const char *name, const char *state_json,
+			int *fds, struct hutch_err *err)
+{
+	for (size_t i = 0; i < hooks->n; i++)
+		fds[i] = -1;
+	for (size_t i = 0; i < hooks->n; i++) {
+		fds[i] = state_pipe(state_json, strlen(state_json), err);
+		if (fds[i] < 0) {
+			int r = hutch_err_prefix(err, "%s hook %s: ", name, hooks->v[i].path);
+			for (size_t j = 0; j < i; j++)
+				close(fds[j]);
+			return r;
+		}
+	}
+	return 0;
+}
+
+int rt_hooks_run_filled(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+			const char *name, const int *fds, struct hutch_err *err)
+{
+	for (size_t i = 0; i < hooks->n; i++) {
+		pid_t pid = 0;
+		int r = spawn_hook(&hooks->v[i], where, fds[i], &pid, err);
+		if (r >= 0)
+			r = wait_hook(&hooks->v[i], name, pid, err);
 		if (r < 0)
 			return r;
 	}

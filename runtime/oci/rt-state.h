@@ -80,5 +80,13 @@ struct rt_hook_where {
 };
 int rt_hooks_run_in(const struct rt_hooks *hooks, const struct rt_hook_where *where,
 		    const char *name, const char *state_json, struct hutch_err *err);
+/* startContainer hooks, which run under the container's seccomp filter, as runc's: before
+ * it, rt_hooks_fill_stdin gives each hook a pipe already holding the state (fds[i], the read
+ * end, close-on-exec); after it, rt_hooks_run_filled makes only the hooks' fork, execve and
+ * wait4 (and pidfd_open, poll and kill for a hook with a timeout). */
+int rt_hooks_fill_stdin(const struct rt_hooks *hooks, const char *name, const char *state_json,
+			int *fds, struct hutch_err *err);
+int rt_hooks_run_filled(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+			const char *name, const int *fds, struct hutch_err *err);
 
 #endif

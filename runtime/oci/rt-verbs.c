@@ -37,6 +37,26 @@ static int open_locked(struct rt_global *g, const char *id, struct locked *l, st
 	return rt_state_load(l->dirfd, id, &l->st, err);
 }
 
+/* After READY the init loads the filter and runs the startContainer hooks: an ERROR should
+ * either fail, else the end of the fifo, which its execve closes (as runc's start reads its
+ * fifo to the end). An init that dies meanwhile ends it too: a stopped container, as under
+ * runc, whose status tells. */
+static int await_exec(int fifo, struct rt_sync_msg *m, struct hutch_err *err)
+{
+	int fl = fcntl(fifo, F_GETFL);
+	if (fl < 0 || fcntl(fifo, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return hutch_fail_errno(err, errno, "exec.fifo");
+	struct rt_sync_msg more;
+	ssize_t got = hutch_read_all(fifo, &more, sizeof(more));
+	if (got < 0)
+		return hutch_fail_errno(err, (int)-got, "read exec.fifo");
+	if (got == (ssize_t)sizeof(more))
+		*m = more;
+	else if (got != 0)
+		return hutch_fail(err, EPROTO, "exec.fifo: a short answer (%zd bytes)", got);
+	return 0;
+}
+
 /* Opens exec.fifo without blocking, then waits for the child's answer or its death. */
 static int release_child(struct locked *l, struct hutch_err *err)
 {
@@ -62,8 +82,12 @@ static int release_child(struct locked *l, struct hutch_err *err)
 	}
 	struct rt_sync_msg m;
 	ssize_t got = hutch_read_all(fifo, &m, sizeof(m));
+	int r = got == (ssize_t)sizeof(m) && m.type == RT_SYNC_READY ? await_exec(fifo, &m, err)
+								     : 0;
 	hutch_fault_point("start:answered");
 	unlinkat(l->dirfd, "exec.fifo", 0);
+	if (r < 0)
+		return r;
 	if (got != (ssize_t)sizeof(m))
 		return hutch_fail(err, EPIPE, "container init exited before start");
 	if (m.type == RT_SYNC_ERROR) {

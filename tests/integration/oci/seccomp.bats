@@ -264,7 +264,7 @@ init_status() {
 	check_status 0
 	pid=$(cat "$TEST_DIR/pid")
 	run init_status "$pid"
-	[[ $output == *" NoNewPrivs:0 Seccomp:0 " ]] # the hook runs first, with privileges
+	[[ $output == *" NoNewPrivs:0 Seccomp:0 " ]] # at start, just before the hook
 	run hutch start "$ID"
 	check_status 0
 	run init_status "$pid" # sleep now, as uid 1000: no capabilities left after execve

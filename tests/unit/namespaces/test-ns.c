@@ -709,6 +709,10 @@ static int userns_rootfs_child(void *arg)
 		return r;
 	check_node("/dev/null", S_IFCHR, 1, 3, 0666);
 	check_node("/dev/tty", S_IFCHR, 5, 0, 0666);
+	struct statvfs sv = { 0 };
+	bool bound_ok = statvfs("/dev/null", &sv) == 0 && (sv.f_flag & ST_NOSUID) &&
+			(sv.f_flag & ST_NOEXEC);
+	check(bound_ok, "a bound node is nosuid,noexec (flags %#lx)", sv.f_flag);
 	check_link("/dev/ptmx", "pts/ptmx");
 	check_content("/data/f", "f");
 	check_erofs("/data/new");

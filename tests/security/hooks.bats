@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2016 # jq programs: their $vars are jq's, not the shell's
+# startContainer hooks run under the container's seccomp filter, as runc's and crun's do
+# (the init forks them after loading it): a hook cannot do what the profile denies the
+# container. After the filter the init makes only the hooks' clone, execve and wait4 and its
+# own execve. And host device nodes bound into a user-namespaced container are nosuid,noexec.
+
+load ../integration/helpers
+
+setup() {
+	setup_bundle
+	# Every test gets its own compiled-filter cache, so none touches /var/cache/hutch.
+	SCCACHE=$(mktemp -d "${BATS_RUN_TMPDIR:-/tmp}/sccache.XXXXXX")
+	export HUTCH_SECCOMP_CACHE=$SCCACHE/seccomp
+	add_shared_mount # the host sees what the hook and the process did (or did not)
+}
+
+teardown() {
+	unset HUTCH_SECCOMP_CACHE
+	[ -z "${SCCACHE:-}" ] || rm -rf "$SCCACHE"
+	teardown_bundle
+}
+
+# A profile allowing everything but mkdir and mkdirat, which get ACTION (EDOM for ERRNO).
+mkdir_profile() {
+	jq -n --arg a "$1" '{defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["mkdir",
+		"mkdirat"], action: $a} + (if $a == "SCMP_ACT_ERRNO" then {errnoRet: 33} else {} end)]}'
+}
+
+# The startContainer hook: sh -c SCRIPT, in the container's namespaces.
+start_hook() {
+	update_config '.hooks.startContainer = [{path: "/bin/sh", args: ["sh", "-c", $s],
+		env: ["PATH=/bin", "HUTCH_IT_TAG=" + $t]}]' --arg s "$1" --arg t "$TAG"
+}
+
+@test "hooks: a startContainer hook gets the filter's errno; run fails and the process never runs" {
+	update_config '.linux.seccomp = $p' --argjson p "$(mkdir_profile SCMP_ACT_ERRNO)"
+	start_hook 'mkdir /shared/by-hook'
+	set_args touch /shared/process-ran
+	# runc 1.1.5 on this bundle: `runc run` exits 1, "error running hook #0: ... mkdir:
+	# can't create directory '/shared/by-hook': Operation not permitted" (its errno there).
+	run hutch run "$ID"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"mkdir: can't create directory '/shared/by-hook': Numerical argument out of domain"* ]]
+	[[ $output == *"startContainer hook /bin/sh: exited with status 1"* ]]
+	[ ! -e "$TEST_DIR/shared/by-hook" ]
+	[ ! -e "$TEST_DIR/shared/process-ran" ]
+	cd /
+	assert_no_leftovers
+}
+
+@test "hooks: a startContainer hook the filter kills fails start; the container is stopped" {
+	update_config '.linux.seccomp = $p' --argjson p "$(mkdir_profile SCMP_ACT_KILL)"
+	start_hook 'mkdir /shared/by-hook'
+	set_args touch /shared/process-ran
+	run_bg create "$ID"
+	check_status 0
+	# runc 1.1.5's start exits 0 here and its init dies ("signal: bad system call"); hutch's
+	# start reports the hook's failure, as it does any failure of the init at start.
+	run hutch start "$ID"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"startContainer hook /bin/sh: killed by signal 31"* ]] # SIGSYS
+	wait_for_state "$ID" stopped
+	[ ! -e "$TEST_DIR/shared/by-hook" ]
+	[ ! -e "$TEST_DIR/shared/process-ran" ]
+	run hutch delete "$ID"
+	check_status 0
+}
+
+@test "hooks: a startContainer hook within the profile runs with the state, then the process" {
+	update_config '.linux.seccomp = $p' --argjson p "$(mkdir_profile SCMP_ACT_ERRNO)"
+	start_hook 'cat > /shared/state.json; grep ^Seccomp: /proc/self/status > /shared/hook-status'
+	set_args sh -c 'mkdir /shared/by-process 2>&1; touch /shared/process-ran'
+	run hutch run "$ID"
+	echo "$output"
+	check_status 0
+	[ "$(jq -r .id "$TEST_DIR/shared/state.json")" = "$ID" ]
+	[ "$(awk '{ print $1, $2 }' "$TEST_DIR/shared/hook-status")" = "Seccomp: 2" ] # filtered
+	[[ $output == *"can't create directory '/shared/by-process': Numerical argument out of domain"* ]]
+	[ -e "$TEST_DIR/shared/process-ran" ]
+	[ ! -e "$TEST_DIR/shared/by-process" ]
+}
+
+# The syscalls of busybox `true` (static) and nothing else, plus the hook's: clone, wait4,
+# dup2, close_range, execve and the trampoline's execveat. Before, the init's answer to
+# start (write, close) and its signal resets came after the filter: start failed with
+# "container init exited before start" while the process ran.
+@test "hooks: after the filter the init makes only the hook's clone, execve and wait4, then execve" {
+	update_config '.linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO", defaultErrnoRet: 1,
+		syscalls: [{names: ["execve", "execveat", "clone", "wait4", "dup2", "close_range",
+			"brk", "arch_prctl", "set_tid_address", "set_robust_list", "rseq", "prlimit64",
+			"readlink", "getrandom", "mprotect", "prctl", "getuid", "exit_group"],
+			action: "SCMP_ACT_ALLOW"}]}'
+	update_config '.hooks.startContainer = [{path: "/bin/true", env: ["HUTCH_IT_TAG=" + $t]}]' \
+		--arg t "$TAG"
+	run hutch run "$ID"
+	echo "$output"
+	check_status 0
+	[ -z "$output" ]
+	# Without hooks the filter comes at start too (the profile denies the open of exec.fifo):
+	# then only the execve follows it.
+	update_config 'del(.hooks)'
+	run hutch run "$ID"
+	check_status 0
+}
+
+# In a user namespace mknod is refused, so the nodes are binds of the host's, which would
+# carry the host /dev's flags (here rw,relatime: exec allowed).
+@test "hooks: bound device nodes in a user namespace are nosuid,noexec, seen from inside" {
+	update_config '.linux.namespaces += [{type: "user"}]
+		| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
+	set_args sh -c 'for d in null zero full random urandom tty; do
+		grep " /dev/$d " /proc/self/mountinfo || echo "no mount at /dev/$d"; done
+		head -c 2 /dev/zero | od -An -tx1'
+	run_ok
+	echo "$output"
+	[ "${#lines[@]}" -eq 7 ]
+	local i opts
+	for i in 0 1 2 3 4 5; do
+		opts=$(awk '{ print $6 }' <<<"${lines[$i]}" | tr , '\n')
+		grep -qx nosuid <<<"$opts"
+		grep -qx noexec <<<"$opts"
+	done
+	[ "$(echo ${lines[6]})" = "00 00" ] # and the nodes still work
+}
