@@ -217,6 +217,7 @@ void rt_sb_gen_egress(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 		hutch_json_gen_int(g, "answered", (long long)r->dns_stats.answered);
 		hutch_json_gen_int(g, "refused", (long long)r->dns_stats.refused);
 		hutch_json_gen_int(g, "failed", (long long)r->dns_stats.failed);
+		hutch_json_gen_int(g, "addresses_dropped", (long long)r->dns_stats.dropped);
 		yajl_gen_map_close(g);
 	} else {
 		yajl_gen_null(g);
