@@ -28,6 +28,7 @@ struct net_egress {
 	size_t n_allow;
 	const struct net_cidr *deny; /* wins over everything; ports ignored */
 	size_t n_deny;
+	unsigned max_conns; /* a new connection over this many tracked ones is refused; 0: none */
 };
 /* net-special.c: the ranges refused unless --allow-cidr names them (the firewall's set
  * "special"), and what the DNS forwarder makes of an answer's address: removed (the host's
@@ -63,8 +64,10 @@ struct net_refused {
 	uint64_t packets;
 };
 #define NET_REFUSED_MAX 8
+#define NET_REFUSED_SLOTS 256 /* refused destinations a sandbox's own set records */
 struct net_egress_stats {
 	uint64_t allowed, refused; /* connections (first packets) let through and refused */
+	uint64_t capped;	   /* new connections refused over max_conns */
 	struct net_refused dest[NET_REFUSED_MAX]; /* refused tcp/udp destinations, most hit first */
 	size_t n_dest;
 };
