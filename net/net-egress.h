@@ -75,6 +75,11 @@ struct net_egress_stats {
  * (st may be NULL). A missing table is fine. */
 int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch_err *err);
 
+/* Removes the connection-tracking entries whose original source is addr, and with to_too
+ * those whose original destination is addr (connections made to it, as --publish's relay
+ * makes), (net-ct.c): how many, or -errno. */
+int net_ct_flush_addr(uint32_t addr, bool to_too, struct hutch_err *err);
+
 /* Pure, for net_nft_sandbox_del and its tests: from "nft list table inet hutch" output, the
  * script deleting veth's elements and counters (malloc'ed, "" when none), and its stats. */
 char *net_nft_del_script(const char *listing, const char *veth, struct net_egress_stats *st);

@@ -209,6 +209,11 @@ static _Noreturn void serve_dns(void *arg)
 	fig.fw_ok = net_nft_sandbox_del(a->n->addr, &fig.fw, &e) >= 0;
 	if (!fig.fw_ok)
 		hutch_warn("%s, ignoring", e.msg);
+	/* Its connections go from the host's table with it, before the lease is given up: the
+	 * next sandbox on the address must not inherit an "established" one. The relay's
+	 * connections are the only ones made to it (nothing else is let in). */
+	if (net_ct_flush_addr(a->n->addr, o->n_publish > 0, &e) < 0)
+		hutch_warn("%s, ignoring", e.msg);
 	ssize_t w = write(a->out, &fig, sizeof(fig));
 	_exit(!fig.fw_ok || w != (ssize_t)sizeof(fig));
 }
