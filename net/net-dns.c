@@ -12,10 +12,17 @@
 #define FLAG_QR 0x8000
 #define FLAG_RD 0x0100
 #define FLAG_RA 0x0080
+#define FLAG_TC 0x0200
 #define TYPE_A 1
 #define CLASS_IN 1
 /* A name of 255 wire bytes has at most 127 labels, so it needs no more pointers than that. */
 #define MAX_HOPS 127
+
+/* A name as it is on the wire, without compression: at most 255 bytes with the root label. */
+struct wire_name {
+	uint8_t b[255];
+	size_t len;
+};
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -67,7 +74,8 @@ static int put_label(char *out, size_t *n, const uint8_t *l, size_t len)
  * the segment being read: segments then start ever earlier, so a loop is impossible, and the
  * hop count is bounded besides. Real encoders only ever point back to an earlier name.
  */
-static int read_name(const uint8_t *msg, size_t len, size_t *off, char *out, bool ptrs)
+static int read_name_wire(const uint8_t *msg, size_t len, size_t *off, char *out, bool ptrs,
+			  struct wire_name *w)
 {
 	size_t pos = *off, seg = *off, end = 0, wire = 0, n = 0;
 	unsigned hops = 0;
@@ -96,12 +104,23 @@ static int read_name(const uint8_t *msg, size_t len, size_t *off, char *out, boo
 			return -EINVAL;
 		if (out && put_label(out, &n, msg + pos + 1, l) < 0)
 			return -EINVAL;
+		if (w) {
+			memcpy(w->b + w->len, msg + pos, 1 + (size_t)l);
+			w->len += 1 + (size_t)l;
+		}
 		pos += 1 + (size_t)l;
 	}
 	if (out)
 		out[n] = '\0';
+	if (w)
+		w->b[w->len++] = 0;
 	*off = end ? end : pos + 1;
 	return 0;
+}
+
+static int read_name(const uint8_t *msg, size_t len, size_t *off, char *out, bool ptrs)
+{
+	return read_name_wire(msg, len, off, out, ptrs, NULL);
 }
 
 /* The question at offset 12 of a message with QDCOUNT 1; returns the offset after it. */
@@ -208,6 +227,142 @@ int net_dns_answer_a(const uint8_t *msg, size_t len, uint32_t *addrs, size_t max
 	}
 	*min_ttl = n ? min : 0;
 	return (int)n;
+}
+
+/* An output buffer that remembers running out of room rather than writing past it. */
+struct out {
+	uint8_t *p;
+	size_t len, cap;
+	bool full;
+};
+
+static void emit(struct out *o, const void *d, size_t n)
+{
+	if (o->full || n > o->cap - o->len) {
+		o->full = true;
+		return;
+	}
+	memcpy(o->p + o->len, d, n);
+	o->len += n;
+}
+
+/* Reads the name at *off (pointers followed) and writes it out in full. */
+static int copy_name(const uint8_t *msg, size_t len, size_t *off, struct out *o)
+{
+	struct wire_name w = { .len = 0 };
+	if (read_name_wire(msg, len, off, NULL, true, &w) < 0)
+		return -EINVAL;
+	emit(o, w.b, w.len);
+	return 0;
+}
+
+/*
+ * The types whose data holds names that may be compressed (RFC 3597 4: those of RFC 1035,
+ * and a few later ones that old servers compress): a fixed prefix, then names, then the rest
+ * as it is. The data of every other type is copied as it is (compression is forbidden there).
+ */
+static const struct {
+	uint16_t type;
+	uint8_t prefix, names;
+} name_data[] = {
+	{ 2, 0, 1 },  /* NS */ { 3, 0, 1 },	/* MD */ { 4, 0, 1 },  /* MF */
+	{ 5, 0, 1 },  /* CNAME */ { 6, 0, 2 },	/* SOA */ { 7, 0, 1 }, /* MB */
+	{ 8, 0, 1 },  /* MG */ { 9, 0, 1 },	/* MR */ { 12, 0, 1 }, /* PTR */
+	{ 14, 0, 2 }, /* MINFO */ { 15, 2, 1 }, /* MX */ { 17, 0, 2 }, /* RP */
+	{ 18, 2, 1 }, /* AFSDB */ { 21, 2, 1 }, /* RT */ { 33, 6, 1 }, /* SRV */
+	{ 36, 2, 1 }, /* KX */ { 39, 0, 1 },			       /* DNAME */
+};
+
+/* Copies the data of a record of type (at..at+rdlen of msg) with its names in full. */
+static int copy_data(const uint8_t *msg, size_t len, size_t at, size_t rdlen, uint16_t type,
+		     struct out *o)
+{
+	size_t end = at + rdlen, off = at;
+	for (size_t i = 0; i < ARRAY_SIZE(name_data); i++) {
+		if (name_data[i].type != type)
+			continue;
+		if (name_data[i].prefix > rdlen)
+			return -EINVAL;
+		emit(o, msg + off, name_data[i].prefix);
+		off += name_data[i].prefix;
+		for (unsigned k = 0; k < name_data[i].names; k++)
+			if (copy_name(msg, len, &off, o) < 0 || off > end)
+				return -EINVAL;
+		break;
+	}
+	emit(o, msg + off, end - off);
+	return 0;
+}
+
+/* One record at *off, unless it is an A record drop() refuses (then *dropped grows). */
+static int copy_rr(const uint8_t *msg, size_t len, size_t *off, const struct net_dns_drop *d,
+		   struct out *o, unsigned *dropped, bool *kept)
+{
+	struct wire_name w = { .len = 0 };
+	if (read_name_wire(msg, len, off, NULL, true, &w) < 0 || *off + 10 > len)
+		return -EINVAL;
+	const uint8_t *p = msg + *off;
+	size_t rdlen = get16(p + 8), at = *off + 10;
+	if (at + rdlen > len)
+		return -EINVAL;
+	*off = at + rdlen;
+	bool a = get16(p) == TYPE_A && get16(p + 2) == CLASS_IN;
+	if (a && rdlen != 4) /* as net_dns_answer_a: no address, no answer */
+		return -EINVAL;
+	*kept = !(a && d->drop(get32(p + 10), d->arg));
+	if (!*kept) {
+		(*dropped)++;
+		return 0;
+	}
+	emit(o, w.b, w.len);
+	emit(o, p, 8); /* type, class, TTL */
+	size_t len_at = o->len;
+	emit(o, p + 8, 2);
+	if (copy_data(msg, len, at, rdlen, get16(p), o) < 0)
+		return -EINVAL;
+	if (!o->full && o->len - len_at - 2 > 0xffff)
+		return -EINVAL;
+	if (!o->full)
+		put16(o->p + len_at, (uint16_t)(o->len - len_at - 2));
+	return 0;
+}
+
+ssize_t net_dns_drop_a(const uint8_t *msg, size_t len, const struct net_dns_drop *d, uint8_t *out,
+		       size_t cap, unsigned *dropped)
+{
+	*dropped = 0;
+	if (len < HDR_LEN || cap < HDR_LEN)
+		return -EINVAL;
+	struct out o = { out, 0, cap, false };
+	emit(&o, msg, HDR_LEN);
+	size_t off = HDR_LEN;
+	for (unsigned i = get16(msg + 4); i > 0; i--) {
+		if (copy_name(msg, len, &off, &o) < 0 || off + 4 > len)
+			return -EINVAL;
+		emit(&o, msg + off, 4);
+		off += 4;
+	}
+	if (o.full)
+		return -ENOSPC;
+	size_t question_end = o.len;
+	for (unsigned s = 0; s < 3; s++) {
+		unsigned kept = 0;
+		for (unsigned i = get16(msg + 6 + 2 * s); i > 0; i--) {
+			bool k;
+			if (copy_rr(msg, len, &off, d, &o, dropped, &k) < 0)
+				return -EINVAL;
+			kept += k;
+		}
+		put16(out + 6 + 2 * s, (uint16_t)kept);
+	}
+	if (!*dropped)
+		return 0;
+	if (o.full) { /* names written in full took more room: the client asks again over TCP */
+		memset(out + 6, 0, 6);
+		put16(out + 2, get16(out + 2) | FLAG_TC);
+		return (ssize_t)question_end;
+	}
+	return (ssize_t)o.len;
 }
 
 bool net_dns_name_match(const char *pattern, const char *name)

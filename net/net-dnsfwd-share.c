@@ -7,6 +7,7 @@
 #include "net-internal.h"
 
 #include <netinet/in.h>
+#include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 
@@ -28,14 +29,36 @@ enum net_dns_verdict net_dns_fwd_judge(const struct net_dns_fwd *f, const uint8_
 	return f->restricted && !*matched ? NET_DNS_REFUSE : NET_DNS_FORWARD;
 }
 
-int net_dns_fwd_check(const struct net_dns_fwd *f, const uint8_t *q, size_t qlen, const uint8_t *r,
-		      size_t rlen, const char *name, bool matched)
+/* Removes the addresses f refuses from r, in place: *rlen is updated. */
+static int drop_addrs(const struct net_dns_fwd *f, struct net_dns_stats *st, uint8_t *r,
+		      size_t *rlen, size_t cap)
 {
-	if (!net_dns_same_question(q, qlen, r, rlen))
+	if (!f->drop_addr)
+		return 0;
+	struct net_dns_drop d = { f->drop_addr, f->arg };
+	_cleanup_free_ uint8_t *out = hutch_xmalloc(cap);
+	unsigned dropped;
+	ssize_t n = net_dns_drop_a(r, *rlen, &d, out, cap, &dropped);
+	if (n <= 0)
+		return (int)n;
+	memcpy(r, out, (size_t)n);
+	*rlen = (size_t)n;
+	st->dropped += dropped;
+	return 0;
+}
+
+int net_dns_fwd_check(const struct net_dns_fwd *f, struct net_dns_stats *st, const uint8_t *q,
+		      size_t qlen, uint8_t *r, size_t *rlen, size_t cap, const char *name,
+		      bool matched)
+{
+	if (!net_dns_same_question(q, qlen, r, *rlen))
 		return 1;
+	/* Before anything is opened: what is removed is neither relayed nor opened. What
+	 * cannot be read cannot be opened in the firewall either: not relayed. */
+	if (drop_addrs(f, st, r, rlen, cap) < 0)
+		return -EBADMSG;
 	uint32_t addrs[MAX_ADDRS], ttl;
-	int n = net_dns_answer_a(r, rlen, addrs, MAX_ADDRS, &ttl);
-	/* What cannot be read cannot be opened in the firewall either: not relayed. */
+	int n = net_dns_answer_a(r, *rlen, addrs, MAX_ADDRS, &ttl);
 	if (n < 0)
 		return -EBADMSG;
 	if (f->on_answer && f->on_answer(name, matched, addrs, (size_t)n, ttl, f->arg) < 0)

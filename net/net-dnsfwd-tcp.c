@@ -201,8 +201,9 @@ static void on_query(struct conn *c, const struct net_dns_fwd *f, struct net_dns
 static void on_answer(struct conn *c, const struct net_dns_fwd *f, struct net_dns_stats *st,
 		      double now)
 {
-	int r = net_dns_fwd_check(f, c->q + 2, c->qlen - 2, c->buf + 2, c->want - 2, c->name,
-				  c->matched);
+	size_t len = c->want - 2;
+	int r = net_dns_fwd_check(f, st, c->q + 2, c->qlen - 2, c->buf + 2, &len,
+				  sizeof(c->buf) - 2, c->name, c->matched);
 	if (r > 0) { /* on our own connection: upstream is confused, ask the next */
 		st->forged++;
 		try_upstream(c, f, st, c->upstream + 1, now);
@@ -213,6 +214,8 @@ static void on_answer(struct conn *c, const struct net_dns_fwd *f, struct net_dn
 			    now + timeout_of(f));
 		return;
 	}
+	put16(c->buf, len); /* the answer may have lost records */
+	c->want = 2 + len;
 	put16(c->buf + 2, c->client_id);
 	net_fd_reset(&c->ufd);
 	st->answered++;

@@ -169,7 +169,10 @@ static void on_upstream(struct fwd *s, struct pending *p, double now)
 			try_upstream(s, p, p->upstream + 1, now);
 		return;
 	}
-	int r = net_dns_fwd_check(s->f, p->q, p->qlen, s->buf, (size_t)n, p->name, p->matched);
+	/* A rebuilt answer may be no longer than what upstream found the client could take. */
+	size_t len = (size_t)n, cap = len > 512 ? len : 512;
+	int r = net_dns_fwd_check(s->f, s->st, p->q, p->qlen, s->buf, &len, cap, p->name,
+				  p->matched);
 	if (r > 0) {
 		s->st->forged++; /* keep waiting for the real one */
 		return;
@@ -179,7 +182,7 @@ static void on_upstream(struct fwd *s, struct pending *p, double now)
 		return;
 	}
 	put_id(s->buf, p->client_id);
-	reply_to(s, p, s->buf, (size_t)n);
+	reply_to(s, p, s->buf, len);
 	s->st->answered++;
 	net_fd_reset(&p->fd);
 }

@@ -28,7 +28,27 @@ struct net_egress {
 	size_t n_allow;
 	const struct net_cidr *deny; /* wins over everything; ports ignored */
 	size_t n_deny;
+	unsigned max_conns; /* a new connection over this many tracked ones is refused; 0: none */
 };
+/* net-special.c: the ranges refused unless --allow-cidr names them (the firewall's set
+ * "special"), and what the DNS forwarder makes of an answer's address: removed (the host's
+ * own, a special range, the sandboxes' subnet, --deny-cidr), kept but not opened (one of those
+ * that an --allow-cidr covers: that allow alone lets connections through), or opened for an
+ * allowed name (the rest). */
+extern const struct net_cidr net_special[];
+extern const size_t net_n_special;
+bool net_cidr_contains(const struct net_cidr *c, uint32_t addr); /* ports aside */
+enum net_answer { NET_ANSWER_OPEN, NET_ANSWER_KEEP, NET_ANSWER_DROP };
+struct net_answer_policy {
+	const struct net_egress *eg;
+	const struct net_subnet *subnet;
+	const uint32_t *host; /* the host's own IPv4 addresses */
+	size_t n_host;
+};
+enum net_answer net_answer_judge(const struct net_answer_policy *p, uint32_t addr);
+/* The IPv4 addresses of this network namespace's interfaces (host order): how many, up to
+ * max, or -errno. */
+int net_host_addrs(uint32_t *out, size_t max);
 /* In a child that closed the fds it inherited: forget the parent's libnftables context. */
 void net_nft_after_fork(void);
 int net_nft_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg,
@@ -44,14 +64,21 @@ struct net_refused {
 	uint64_t packets;
 };
 #define NET_REFUSED_MAX 8
+#define NET_REFUSED_SLOTS 256 /* refused destinations a sandbox's own set records */
 struct net_egress_stats {
 	uint64_t allowed, refused; /* connections (first packets) let through and refused */
+	uint64_t capped;	   /* new connections refused over max_conns */
 	struct net_refused dest[NET_REFUSED_MAX]; /* refused tcp/udp destinations, most hit first */
 	size_t n_dest;
 };
 /* Removes every element and counter of addr's sandbox, reading its counters into st first
  * (st may be NULL). A missing table is fine. */
 int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch_err *err);
+
+/* Removes the connection-tracking entries whose original source is addr, and with to_too
+ * those whose original destination is addr (connections made to it, as --publish's relay
+ * makes), (net-ct.c): how many, or -errno. */
+int net_ct_flush_addr(uint32_t addr, bool to_too, struct hutch_err *err);
 
 /* Pure, for net_nft_sandbox_del and its tests: from "nft list table inet hutch" output, the
  * script deleting veth's elements and counters (malloc'ed, "" when none), and its stats. */
@@ -74,6 +101,18 @@ ssize_t net_dns_reply_empty(const uint8_t *q, size_t qlen, unsigned rcode, uint8
  * safely. Returns how many were stored, or -EINVAL for a malformed message. */
 int net_dns_answer_a(const uint8_t *msg, size_t len, uint32_t *addrs, size_t max,
 		     uint32_t *min_ttl);
+/* Removes from response msg every A record of class IN, in any section, whose address drop()
+ * refuses, rebuilding it into out (cap bytes) with every name written in full (a kept record may
+ * point into a dropped one). Returns 0 when nothing is dropped (msg stands as it is), else the
+ * new length, with *dropped the records removed; -EINVAL for a malformed message, -ENOSPC when
+ * cap cannot hold its question. A rebuilt message that does not fit is its header and question
+ * alone with TC set, so that the client asks again over TCP. */
+struct net_dns_drop {
+	bool (*drop)(uint32_t addr, void *arg); /* addr in host order */
+	void *arg;
+};
+ssize_t net_dns_drop_a(const uint8_t *msg, size_t len, const struct net_dns_drop *d, uint8_t *out,
+		       size_t cap, unsigned *dropped);
 /* Whether response r answers query q: QR set, same ID, same first question (any case). */
 bool net_dns_same_question(const uint8_t *q, size_t qlen, const uint8_t *r, size_t rlen);
 /* A pattern is a lowercase name ("example.com": that name only) or "*.example.com" (any name
@@ -95,6 +134,9 @@ struct net_dns_fwd {
 	bool restricted;	/* only names matching a pattern are forwarded; others: REFUSED */
 	const char *const *patterns; /* normalised (net_dns_pattern_parse), also for on_answer */
 	size_t n_patterns;
+	/* Whether an address in an answer is to be removed from it (DNS rebinding: the host's
+	 * own, private ranges...), for every name, before on_answer sees the rest. May be NULL. */
+	bool (*drop_addr)(uint32_t addr, void *arg);
 	/* Called for each answer before it is relayed, with its A records, their smallest TTL
 	 * and whether the question matched a pattern. A failure (< 0) turns the reply into
 	 * SERVFAIL: an address the firewall did not open must not be handed out. May be NULL. */
@@ -109,6 +151,7 @@ struct net_dns_stats {
 	uint64_t forged;	    /* upstream packets that answered no query in flight */
 	uint64_t timeouts;	    /* upstream tries that timed out */
 	uint64_t tcp;		    /* queries that came over TCP */
+	uint64_t dropped;	    /* A records removed from answers (drop_addr) */
 };
 /* Serves until stop_fd fires (0) or a socket fails for good (-errno, err says which). Refuses
  * queries of class other than IN and of types 251-255 (IXFR, AXFR, MAILB, MAILA, ANY). */

@@ -24,10 +24,13 @@ enum net_dns_verdict { NET_DNS_DROP, NET_DNS_REFUSE, NET_DNS_FORWARD };
 /* Parses query q and applies f's policy; name and matched are set unless DROP. */
 enum net_dns_verdict net_dns_fwd_judge(const struct net_dns_fwd *f, const uint8_t *q, size_t len,
 				       char name[NET_DNS_NAME_MAX], bool *matched);
-/* Whether upstream's r may be relayed for q (as sent): 0 yes, on_answer told; 1 it answers
- * another query (dropped); < 0 answer SERVFAIL instead. */
-int net_dns_fwd_check(const struct net_dns_fwd *f, const uint8_t *q, size_t qlen, const uint8_t *r,
-		      size_t rlen, const char *name, bool matched);
+/* Whether upstream's r (*rlen bytes, in a buffer of cap) may be relayed for q (as sent): 0 yes,
+ * with the addresses f->drop_addr refuses removed from it (*rlen updated, st counts them) and
+ * on_answer told of the rest; 1 it answers another query (dropped); < 0 answer SERVFAIL
+ * instead. */
+int net_dns_fwd_check(const struct net_dns_fwd *f, struct net_dns_stats *st, const uint8_t *q,
+		      size_t qlen, uint8_t *r, size_t *rlen, size_t cap, const char *name,
+		      bool matched);
 /* A non-blocking socket (SOCK_DGRAM or SOCK_STREAM) connected or connecting to upstream i. */
 int net_dns_fwd_connect(const struct net_dns_fwd *f, size_t i, int type);
 /* A fresh random query ID for upstream: the sandbox's own could be guessed by a spoofer. */

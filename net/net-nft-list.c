@@ -2,7 +2,7 @@
 /*
  * Reading nft's listing of table "inet hutch" back: a sandbox's elements are found by its
  * veth's name (the first field of every per-sandbox key, or its address in set "addrs"), and
- * its counters by their names. Text, not JSON: the listing's element syntax is exactly what
+ * its counters, chains and set by their names (ok_VETH, no_VETH, lim_VETH, rf_VETH). Text, not JSON: the listing's element syntax is exactly what
  * "delete element" takes, so keys are copied rather than rebuilt. Pure, hence unit-tested.
  */
 #include "net-internal.h"
@@ -13,8 +13,10 @@
 #include <string.h>
 
 struct del {
-	char *elems;	/* "delete element ..." lines */
-	char *counters; /* "delete counter ..." lines, after: the maps refer to them */
+	char *elems;	/* "delete element ..." lines, first: maps refer to chains and counters */
+	char *chains;	/* "delete chain ...": the sandbox's own, whose rules refer to its set */
+	char *sets;	/* "delete set ..." */
+	char *counters; /* "delete counter ..." */
 };
 
 /* Adds "delete WHAT inet hutch ARG" to *s. */
@@ -28,7 +30,8 @@ static void append(char **s, const char *what, const char *arg)
 /* An element's key: its text up to its data (" : ") or its state (counter, timeout...). */
 static size_t key_len(const char *e, size_t len)
 {
-	static const char *const stops[] = { " : ", " counter ", " timeout ", " expires " };
+	static const char *const stops[] = { " : ", " counter ", " timeout ", " expires ",
+					     " ct count " };
 	size_t k = len;
 	for (size_t i = 0; i < ARRAY_SIZE(stops); i++) {
 		const char *p = memmem(e, len, stops[i], strlen(stops[i]));
@@ -38,7 +41,8 @@ static size_t key_len(const char *e, size_t len)
 	return k;
 }
 
-/* Refused-set elements: "VETH" . ADDR . PROTO . PORT counter packets N ... */
+/* Elements of the sandbox's set rf_VETH: ADDR . PROTO . PORT counter packets N ... (an older
+ * hutch's shared set "refused" had "VETH" . in front). */
 static void note_refused(const char *e, size_t len, struct net_egress_stats *st)
 {
 	_cleanup_free_ char *s = hutch_xasprintf("%.*s", (int)len, e);
@@ -46,8 +50,8 @@ static void note_refused(const char *e, size_t len, struct net_egress_stats *st)
 	unsigned port;
 	unsigned long long packets = 0;
 	const char *c = strstr(s, " counter packets ");
-	if (!c || sscanf(strchr(s, '.') ? strchr(s, '.') + 1 : s, " %15s . %7s . %u", addr, proto,
-			 &port) != 3)
+	const char *key = s[0] == '"' && strchr(s, '.') ? strchr(s, '.') + 1 : s;
+	if (!c || sscanf(key, " %15s . %7s . %u", addr, proto, &port) != 3)
 		return;
 	sscanf(c, " counter packets %llu", &packets);
 	struct net_refused r = { .proto = strcmp(proto, "udp") ? IPPROTO_TCP : IPPROTO_UDP,
@@ -94,7 +98,7 @@ static void take_elems(const char *set, const char *text, size_t len, const char
 						  text + i);
 			free(keys);
 			keys = s;
-			if (st && !strcmp(set, "refused"))
+			if (st && !strcmp(set, "refused")) /* an older hutch's */
 				note_refused(text + i, n, st);
 		}
 		i = j;
@@ -122,9 +126,67 @@ static void take_counter(const char *name, const char *body, const char *veth, s
 	append(&d->counters, "counter", name);
 }
 
+/* The sandbox's own set rf_VETH: its elements are its refused destinations. */
+static void take_own_set(const char *name, const char *body, struct del *d,
+			 struct net_egress_stats *st)
+{
+	const char *el = strstr(body, "elements = {");
+	if (st && el) {
+		el += strlen("elements = {");
+		const char *ee = strchr(el, '}');
+		size_t len = ee ? (size_t)(ee - el) : strlen(el);
+		for (size_t i = 0; i < len;) {
+			while (i < len && strchr(" \t\n,", el[i]))
+				i++;
+			size_t j = i;
+			while (j < len && el[j] != ',')
+				j++;
+			if (j > i)
+				note_refused(el + i, j - i, st);
+			i = j;
+		}
+	}
+	append(&d->sets, "set", name);
+}
+
+/* The sandbox's own chains: lim_VETH counts what its cap refused. */
+static void take_own_chain(const char *name, const char *body, struct del *d,
+			   struct net_egress_stats *st)
+{
+	const char *p = strstr(body, "counter packets ");
+	unsigned long long packets = 0;
+	if (p)
+		sscanf(p, "counter packets %llu", &packets);
+	if (st && !strncmp(name, "lim_", 4))
+		st->capped = packets;
+	append(&d->chains, "chain", name);
+}
+
+/* One block of the listing ("set NAME {" to its "}"): veth's part of it goes to d. */
+static void take_block(const char *kind, const char *name, const char *body, const char *veth,
+		       const char *addr, struct del *d, struct net_egress_stats *st)
+{
+	const char *own = strchr(name, '_');
+	bool mine = own && !strcmp(own + 1, veth) &&
+		    (!strncmp(name, "lim_", 4) || !strncmp(name, "rf_", 3));
+	const char *el = strstr(body, "elements = {");
+	if (mine && !strcmp(kind, "chain")) {
+		take_own_chain(name, body, d, st);
+	} else if (mine && !strcmp(kind, "set")) {
+		take_own_set(name, body, d, st);
+	} else if ((!strcmp(kind, "set") || !strcmp(kind, "map")) && el) {
+		el += strlen("elements = {");
+		const char *ee = strchr(el, '}');
+		take_elems(name, el, ee ? (size_t)(ee - el) : strlen(el), veth, addr, d, st);
+	} else if (!strcmp(kind, "counter")) {
+		take_counter(name, body, veth, d, st);
+	}
+}
+
 char *net_nft_del_script(const char *listing, const char *veth, struct net_egress_stats *st)
 {
-	struct del d = { hutch_xstrdup(""), hutch_xstrdup("") };
+	struct del d = { hutch_xstrdup(""), hutch_xstrdup(""), hutch_xstrdup(""),
+			 hutch_xstrdup("") };
 	char addr[NET_IPV4_LEN] = "";
 	uint32_t a;
 	if (sscanf(veth, "hv%8x", &a) == 1)
@@ -141,21 +203,15 @@ char *net_nft_del_script(const char *listing, const char *veth, struct net_egres
 			close = close ? close : end;
 			_cleanup_free_ char *body =
 				hutch_xasprintf("%.*s", (int)(close - end), end);
-			const char *el = strstr(body, "elements = {");
-			if ((!strcmp(kind, "set") || !strcmp(kind, "map")) && el) {
-				el += strlen("elements = {");
-				const char *ee = strchr(el, '}');
-				take_elems(name, el, ee ? (size_t)(ee - el) : strlen(el), veth,
-					   addr, &d, st);
-			} else if (!strcmp(kind, "counter")) {
-				take_counter(name, body, veth, &d, st);
-			}
+			take_block(kind, name, body, veth, addr, &d, st);
 			end = close;
 		}
 		l = *end ? end + 1 : end;
 	}
-	char *script = hutch_xasprintf("%s%s", d.elems, d.counters);
+	char *script = hutch_xasprintf("%s%s%s%s", d.elems, d.chains, d.sets, d.counters);
 	free(d.elems);
+	free(d.chains);
+	free(d.sets);
 	free(d.counters);
 	return script;
 }

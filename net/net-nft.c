@@ -2,24 +2,30 @@
 /*
  * The sandboxes' firewall, in nftables' own library. One table, "inet hutch", made once per
  * network namespace and shared: its chains hook forward and input (what sandboxes send on and
- * to the host) and postrouting (masquerade), and decide by looking the packet's veth up in
- * sets, so that a sandbox costs one transaction of set elements and no chain of its own.
+ * to the host, and what is forwarded to them) and postrouting (masquerade), and decide by
+ * looking the packet's veth up in sets and maps, so that a sandbox costs one transaction:
+ * elements, and two chains and a set of its own (its cap, its refused destinations).
  * The sandbox cannot lift any of it: it lives in the host's network namespace, and is keyed
- * by the host end of the veth, which the sandbox cannot rename or leave (with --as-root it can
- * change its own address, which the "sources" check then drops).
+ * by the host end of the veth, which the sandbox cannot rename or leave (no sandbox has
+ * CAP_NET_ADMIN; a forged source address, which CAP_NET_RAW allows, is dropped).
  *
  * The order of the egress checks, for a packet from a sandbox's veth:
  *   replies of a connection already let through     accept
  *   IPv6, or a source address not the sandbox's     refuse / drop
+ *   a new connection over its cap (ct count)         refuse (counted apart)
+ *   DNS to the gateway (input hook)                  accept
  *   --deny-cidr                                      refuse (wins over every allow)
- *   --allow-cidr, and addresses the DNS forwarder    allow (opened before the answer went
- *   returned for --allow-host names                         to the sandbox)
- *   the host itself (input hook; DNS to the gateway is the only exception), link-local,
+ *   --allow-cidr                                     allow: the only way to what follows
+ *   the host itself (input hook), link-local,
  *   private, shared, loopback, multicast ranges      refuse
+ *   addresses the DNS forwarder returned for         allow (opened before the answer went
+ *   --allow-host names                                      to the sandbox; never one of the
+ *                                                           above: it removes those)
  *   --egress restricted                              refuse
  *   anything else (the internet)                     allow
+ * Towards a sandbox: replies, and DNAT'ed connections (an operator's), pass; nothing else.
  * "refuse" rejects (a TCP reset, or ICMP admin-prohibited) so that a client fails at once,
- * counts the attempt, and records tcp/udp destinations in a dynamic set for the report.
+ * counts the attempt, and records tcp/udp destinations in the sandbox's set for the report.
  * "allow" counts each connection once: a ct label marks it counted (a retransmitted SYN).
  */
 #include "net-internal.h"
@@ -112,11 +118,27 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
 /* The label bit that says "this connection has been counted" (of 128; rarely used ones). */
 #define COUNTED "125"
 
-/* The shared table. "create table" makes the batch fail when a concurrent hutch made it
- * first, so rules are never added twice; the caller then just retries its elements. */
-static const char table_script[] =
+/*
+ * The shared table. "create table" makes the batch fail when a concurrent hutch made it
+ * first, so rules are never added twice; the caller then just retries its elements. Set
+ * "layout_2" names this layout: a table without it is an older hutch's (replace_old).
+ *
+ * Per sandbox, beside its elements in the shared sets: chain lim_VETH (its cap on tracked
+ * connections, "ct count over N", and the counter of what the cap refused), reached through
+ * map "limits" for a new connection, and chain and set rf_VETH (the destinations it was
+ * refused, at most NET_REFUSED_SLOTS, with a counter each), reached through map "record". Its
+ * own chain and set: nothing another sandbox does fills or empties them.
+ *
+ * The order (docs/networking.md): replies; what no allow lifts (IPv6, a forged source, the
+ * cap); --deny-cidr; --allow-cidr; the host itself and the special ranges; the addresses of
+ * allowed names (the DNS forwarder's, which never holds a special one); restricted; the rest.
+ * Towards a sandbox (forward, leaving through its veth) only replies, and connections an
+ * operator's DNAT made, pass: a neighbour routing to the subnet reaches nothing.
+ */
+static const char table_head[] =
 	"create table " T "\n"
 	"table " T " {\n"
+	"  set layout_2 { type ifname; }\n"
 	"  set sandboxes { type ifname; }\n"
 	"  set sources { type ifname . ipv4_addr; }\n"
 	"  set addrs { type ipv4_addr; }\n"
@@ -127,37 +149,50 @@ static const char table_script[] =
 	"  set deny_net { type ifname . ipv4_addr; flags interval; }\n"
 	"  set dns_net { type ifname . ipv4_addr; flags timeout; }\n"
 	"  set dns_port { type ifname . ipv4_addr . inet_service; flags timeout; }\n"
-	"  set refused { type ifname . ipv4_addr . inet_proto . inet_service; "
-	"flags dynamic, timeout; size 65535; timeout 1h; counter; }\n"
 	"  map ok_ctr { type ifname : counter; }\n"
 	"  map no_ctr { type ifname : counter; }\n"
-	"  set special { type ipv4_addr; flags interval; elements = { 0.0.0.0/8, 10.0.0.0/8, "
-	"100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, "
-	"224.0.0.0/4, 240.0.0.0/4 }; }\n"
+	"  map limits { type ifname : verdict; }\n"
+	"  map record { type ifname : verdict; }\n"
+	"  set special { type ipv4_addr; flags interval; elements = { ";
+static const char table_rules[] =
+	" }; }\n"
 	"  chain forward { type filter hook forward priority filter - 5; policy accept;\n"
-	"    iifname @sandboxes jump egress; }\n"
+	"    oifname @sandboxes jump ingress\n"
+	"    iifname @sandboxes jump egress\n"
+	"  }\n"
 	"  chain input { type filter hook input priority filter - 5; policy accept;\n"
 	"    iifname @sandboxes jump host_in; }\n"
-	"  chain checks {\n"
+	"  chain ingress {\n"
+	"    ct state established,related accept\n"
+	"    ct status dnat accept\n"
+	"    iifname @sandboxes goto refuse\n"
+	"    drop\n"
+	"  }\n"
+	"  chain guard {\n"
 	"    meta nfproto ipv6 goto refuse\n"
 	"    iifname . ip saddr != @sources drop\n"
+	"    ct state new iifname vmap @limits\n"
+	"  }\n"
+	"  chain explicit {\n"
 	"    iifname . ip daddr @deny_net goto refuse\n"
 	"    meta l4proto { tcp, udp } iifname . ip daddr . th dport @allow_port goto allowed\n"
 	"    iifname . ip daddr @allow_net goto allowed\n"
-	"    meta l4proto { tcp, udp } iifname . ip daddr . th dport @dns_port goto allowed\n"
-	"    iifname . ip daddr @dns_net goto allowed\n"
 	"  }\n"
 	"  chain egress {\n"
 	"    ct state established,related accept\n"
-	"    jump checks\n"
+	"    jump guard\n"
+	"    jump explicit\n"
 	"    ip daddr @special goto refuse\n"
+	"    meta l4proto { tcp, udp } iifname . ip daddr . th dport @dns_port goto allowed\n"
+	"    iifname . ip daddr @dns_net goto allowed\n"
 	"    iifname @restricted goto refuse\n"
 	"    goto allowed\n"
 	"  }\n"
 	"  chain host_in {\n"
 	"    ct state established,related accept\n"
+	"    jump guard\n"
 	"    meta l4proto { tcp, udp } th dport 53 iifname . ip daddr @dns accept\n"
-	"    jump checks\n"
+	"    jump explicit\n"
 	"    goto refuse\n"
 	"  }\n"
 	"  chain allowed {\n"
@@ -166,16 +201,61 @@ static const char table_script[] =
 	"    counter name iifname map @ok_ctr\n"
 	"    accept\n"
 	"  }\n"
+	"  chain capped {\n"
+	"    meta l4proto tcp reject with tcp reset\n"
+	"    reject with icmpx admin-prohibited\n"
+	"  }\n"
 	"  chain refuse {\n"
 	"    counter name iifname map @no_ctr\n"
-	"    meta l4proto { tcp, udp } add @refused { iifname . ip daddr . meta l4proto . "
-	"th dport }\n"
+	"    meta nfproto ipv4 meta l4proto { tcp, udp } iifname vmap @record\n"
 	"    meta l4proto tcp reject with tcp reset\n"
 	"    reject with icmpx admin-prohibited\n"
 	"  }\n"
 	"  chain postrouting { type nat hook postrouting priority srcnat; policy accept;\n"
 	"    ip saddr @addrs oifname != \"hv*\" masquerade; }\n"
 	"}\n";
+
+/* The table, its set "special" from net_special (net-special.c). */
+static char *table_script(void)
+{
+	char *s = hutch_xstrdup(table_head);
+	for (size_t i = 0; i < net_n_special; i++) {
+		char a[NET_IPV4_LEN];
+		net_ipv4_format(net_special[i].addr, a);
+		char *n = hutch_xasprintf("%s%s%s/%u", s, i ? ", " : "", a, net_special[i].prefix);
+		free(s);
+		s = n;
+	}
+	char *n = hutch_xasprintf("%s%s", s, table_rules);
+	free(s);
+	return n;
+}
+
+/*
+ * A table without set "layout_2" is an older hutch's, whose rules let an allowed name's
+ * answer open the host and private ranges, and whose refused destinations were shared. It
+ * is replaced when none of its sandboxes is running (their elements would go with it). The
+ * batch first creates set "layout_2", which fails when a concurrent hutch has just replaced
+ * it: then this layout is there and the caller retries.
+ */
+static int replace_old(struct hutch_err *err)
+{
+	_cleanup_free_ char *listing = NULL;
+	int r = run("list set " T " sandboxes\n", 0, &listing, err);
+	if (r < 0)
+		return r;
+	if (strstr(listing, "elements = {"))
+		return hutch_fail(err, EBUSY,
+				  "nft: table " T " is an older hutch's, still used by its "
+				  "sandboxes: let them end, or delete it (nft delete table " T ")");
+	_cleanup_free_ char *table = table_script();
+	_cleanup_free_ char *script = hutch_xasprintf(
+		"create set " T " layout_2 { type ifname; }\ndelete table " T "\n%s", table);
+	r = run(script, 0, NULL, err);
+	if (r == -EEXIST)
+		return hutch_err_clear(err), 0;
+	return r;
+}
 
 /* Appends "VETH" . CIDR [. PORTS] to allow_net, allow_port or deny_net. */
 static void add_cidr(char **s, const char *veth, const struct net_cidr *c, bool deny)
@@ -214,23 +294,50 @@ static void add_cidrs(char **s, const char *veth, const struct net_cidr *c, size
 		add_cidr(s, veth, &c[i], deny);
 }
 
+/* The sandbox's own chains and set (see table_head). "flush" makes a chain or set left by a
+ * sandbox whose removal failed this one's, empty. */
+static char *own_script(const char *veth, unsigned max_conns)
+{
+	char *lim =
+		max_conns
+			? hutch_xasprintf("add chain " T " lim_%1$s\n"
+					  "flush chain " T " lim_%1$s\n"
+					  "add rule " T " lim_%1$s ct count over %2$u counter "
+					  "goto capped\n"
+					  "add element " T " limits { \"%1$s\" : jump lim_%1$s }\n",
+					  veth, max_conns)
+			: hutch_xstrdup("");
+	char *s = hutch_xasprintf(
+		"%2$sadd set " T " rf_%1$s { type ipv4_addr . inet_proto . inet_service; "
+		"flags dynamic; size %3$u; counter; }\n"
+		"flush set " T " rf_%1$s\n"
+		"add chain " T " rf_%1$s\n"
+		"flush chain " T " rf_%1$s\n"
+		"add rule " T " rf_%1$s add @rf_%1$s { ip daddr . meta l4proto . th dport }\n"
+		"add element " T " record { \"%1$s\" : jump rf_%1$s }\n",
+		veth, lim, NET_REFUSED_SLOTS);
+	free(lim);
+	return s;
+}
+
 static char *add_script(const char *veth, uint32_t addr, const struct net_subnet *sn,
 			const struct net_egress *eg)
 {
 	char a[NET_IPV4_LEN], gw[NET_IPV4_LEN];
 	net_ipv4_format(addr, a);
 	net_ipv4_format(net_subnet_gateway(sn), gw);
-	char *s =
-		hutch_xasprintf("add element " T " sandboxes { \"%1$s\" }\n"
-				"add element " T " sources { \"%1$s\" . %2$s }\n"
-				"add element " T " addrs { %2$s }\n"
-				"add element " T " dns { \"%1$s\" . %3$s }\n"
-				"add counter " T " ok_%1$s\n"
-				"add counter " T " no_%1$s\n"
-				"add element " T " ok_ctr { \"%1$s\" : \"ok_%1$s\" }\n"
-				"add element " T " no_ctr { \"%1$s\" : \"no_%1$s\" }\n"
-				"%4$s",
-				veth, a, gw, eg->restricted ? "add element " T " restricted " : "");
+	_cleanup_free_ char *own = own_script(veth, eg->max_conns);
+	char *s = hutch_xasprintf("add element " T " sandboxes { \"%1$s\" }\n"
+				  "add element " T " sources { \"%1$s\" . %2$s }\n"
+				  "add element " T " addrs { %2$s }\n"
+				  "add element " T " dns { \"%1$s\" . %3$s }\n"
+				  "add counter " T " ok_%1$s\n"
+				  "add counter " T " no_%1$s\n"
+				  "add element " T " ok_ctr { \"%1$s\" : \"ok_%1$s\" }\n"
+				  "add element " T " no_ctr { \"%1$s\" : \"no_%1$s\" }\n"
+				  "%5$s%4$s",
+				  veth, a, gw,
+				  eg->restricted ? "add element " T " restricted " : "", own);
 	if (eg->restricted) {
 		char *n = hutch_xasprintf("%s{ \"%s\" }\n", s, veth);
 		free(s);
@@ -241,6 +348,24 @@ static char *add_script(const char *veth, uint32_t addr, const struct net_subnet
 	return s;
 }
 
+/* Makes the table (or replaces an older hutch's), then runs script again. */
+static int make_table(const char *script, struct hutch_err *err)
+{
+	_cleanup_free_ char *table = table_script();
+	int r = run(table, 0, NULL, err);
+	if (r == -EEXIST) /* a concurrent hutch made it, or an older one */
+		hutch_err_clear(err), r = 0;
+	if (r >= 0)
+		r = run(script, 0, NULL, err);
+	if (r == -ENOENT) { /* it is there, and lacks what this one adds: an older hutch's */
+		hutch_err_clear(err);
+		r = replace_old(err);
+		if (r >= 0)
+			r = run(script, 0, NULL, err);
+	}
+	return r;
+}
+
 int net_nft_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg,
 			struct hutch_err *err)
 {
@@ -249,7 +374,9 @@ int net_nft_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct 
 	net_ipv4_format(addr, a);
 	_cleanup_free_ struct net_cidr *allow = sorted_copy(eg->allow, eg->n_allow);
 	_cleanup_free_ struct net_cidr *deny = sorted_copy(eg->deny, eg->n_deny);
-	struct net_egress sorted = { eg->restricted, allow, eg->n_allow, deny, eg->n_deny };
+	struct net_egress sorted = *eg;
+	sorted.allow = allow;
+	sorted.deny = deny;
 	/* The common case: one batch built here, no library. Any failure (the first sandbox,
 	 * whose table is missing, or an error) goes through libnftables, which makes the table
 	 * and words the error; the kernel has undone the failed batch. */
@@ -259,11 +386,7 @@ int net_nft_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct 
 	int r = run(script, 0, NULL, err);
 	if (r == -ENOENT) {
 		hutch_err_clear(err);
-		r = run(table_script, 0, NULL, err);
-		if (r == -EEXIST) /* a concurrent hutch made it */
-			hutch_err_clear(err), r = 0;
-		if (r >= 0)
-			r = run(script, 0, NULL, err);
+		r = make_table(script, err);
 	}
 	return r < 0 ? hutch_err_prefix(err, "firewall for %s: ", a) : 0;
 }

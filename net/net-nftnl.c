@@ -3,12 +3,15 @@
  * A sandbox's firewall elements in one nf_tables netlink batch, built here: the start path
  * needs no library (libnftables costs a dlopen, a second libc and a cache fill, several ms
  * of CPU beside the container's creation). Only adding known elements to the table's known
- * sets is done this way; the table itself, the listing and every removal stay in libnftables
- * (net-nft.c), which also takes over when this fails, so its error text is the one shown.
+ * sets, and the sandbox's own two chains (one fixed rule each) and set, is done this way; the
+ * table itself, the listing and every removal stay in libnftables (net-nft.c), which also
+ * takes over when this fails, so its error text is the one shown.
  *
  * Keys are nf_tables registers: each field of a concatenation rounded up to 4 bytes, the
  * interface name as IFNAMSIZ bytes, addresses and ports in network order. An interval set's
- * element carries its last key too (a prefix's broadcast, a range's high port).
+ * element carries its last key too (a prefix's broadcast, a range's high port). Rules and the
+ * set are written as nft 1.0 writes them (nft --debug=netlink shows it), so that its listing
+ * reads them back the same.
  */
 #include "net-internal.h"
 
@@ -192,7 +195,189 @@ static void cidr(struct batch *b, const char *veth, const struct net_cidr *c, bo
 	element(b, deny ? "deny_net" : ports ? "allow_port" : "allow_net", &k, &end, NULL);
 }
 
-/* The order of net-nft.c's add_script: counters before the maps that name them. */
+static void be32(struct batch *b, uint16_t type, uint32_t host_order)
+{
+	uint32_t v = htonl(host_order);
+	attr(b, type, &v, sizeof(v));
+}
+
+/* An expression of a rule: NFTA_LIST_ELEM { NAME, DATA { ... } }; end with expr_end. */
+struct expr {
+	size_t elem, data;
+};
+
+static struct expr expr_begin(struct batch *b, const char *name)
+{
+	struct expr e = { .elem = nest(b, NFTA_LIST_ELEM) };
+	str(b, NFTA_EXPR_NAME, name);
+	e.data = nest(b, NFTA_EXPR_DATA);
+	return e;
+}
+
+static void expr_end(struct batch *b, struct expr e)
+{
+	nest_end(b, e.data);
+	nest_end(b, e.elem);
+}
+
+/* A verdict (jump, goto) to chain, as a nest of type. */
+static void verdict(struct batch *b, uint16_t type, int code, const char *chain)
+{
+	size_t d = nest(b, type);
+	size_t v = nest(b, NFTA_DATA_VERDICT);
+	be32(b, NFTA_VERDICT_CODE, (uint32_t)code);
+	str(b, NFTA_VERDICT_CHAIN, chain);
+	nest_end(b, v);
+	nest_end(b, d);
+}
+
+/* A chain of the sandbox's own: EXCL, so that one left behind sends the start to
+ * libnftables, whose script empties it. */
+static void chain(struct batch *b, const char *name)
+{
+	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWCHAIN,
+		  NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, NFPROTO_INET, 0);
+	str(b, NFTA_CHAIN_TABLE, "hutch");
+	str(b, NFTA_CHAIN_NAME, name);
+	msg_end(b);
+}
+
+/* Returns the NFTA_RULE_EXPRESSIONS nest; close it, then the message, with rule_end. */
+static size_t rule_begin(struct batch *b, const char *chain_name)
+{
+	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWRULE,
+		  NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, NFPROTO_INET, 0);
+	str(b, NFTA_RULE_TABLE, "hutch");
+	str(b, NFTA_RULE_CHAIN, chain_name);
+	return nest(b, NFTA_RULE_EXPRESSIONS);
+}
+
+static void rule_end(struct batch *b, size_t exprs)
+{
+	nest_end(b, exprs);
+	msg_end(b);
+}
+
+/* "ct count over N counter goto capped" in chain lim_VETH. */
+static void limit_rule(struct batch *b, const char *lim, unsigned max)
+{
+	size_t r = rule_begin(b, lim);
+	struct expr e = expr_begin(b, "connlimit");
+	be32(b, NFTA_CONNLIMIT_COUNT, max);
+	be32(b, NFTA_CONNLIMIT_FLAGS, NFT_CONNLIMIT_F_INV); /* "over" */
+	expr_end(b, e);
+	expr_end(b, expr_begin(b, "counter"));
+	e = expr_begin(b, "immediate");
+	be32(b, NFTA_IMMEDIATE_DREG, NFT_REG_VERDICT);
+	verdict(b, NFTA_IMMEDIATE_DATA, NFT_GOTO, "capped");
+	expr_end(b, e);
+	rule_end(b, r);
+}
+
+#define REFUSED_SET_ID 1
+
+/* Set rf_VETH: ipv4_addr . inet_proto . inet_service, dynamic, 256 slots, a counter each.
+ * The user data is nft's own for this type (it reads the listing back with it). */
+static void refused_set(struct batch *b, const char *name)
+{
+	static const uint8_t udata[] = { 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x03, 0x08,
+					 0x00, 0x04, 0x0d, 0x00, 0x00, 0x00, 0x01, 0x00 };
+	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWSET,
+		  NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, NFPROTO_INET, 0);
+	str(b, NFTA_SET_TABLE, "hutch");
+	str(b, NFTA_SET_NAME, name);
+	be32(b, NFTA_SET_FLAGS, NFT_SET_EVAL);
+	be32(b, NFTA_SET_KEY_TYPE, 7 << 12 | 12 << 6 | 13); /* nft's concatenated type ids */
+	be32(b, NFTA_SET_KEY_LEN, 12);
+	be32(b, NFTA_SET_ID, REFUSED_SET_ID);
+	size_t d = nest(b, NFTA_SET_DESC);
+	be32(b, NFTA_SET_DESC_SIZE, NET_REFUSED_SLOTS);
+	nest_end(b, d);
+	attr(b, NFTA_SET_USERDATA, udata, sizeof(udata));
+	size_t e = nest(b, NFTA_SET_EXPR);
+	str(b, NFTA_EXPR_NAME, "counter");
+	nest_end(b, nest(b, NFTA_EXPR_DATA));
+	nest_end(b, e);
+	msg_end(b);
+}
+
+static void payload(struct batch *b, uint32_t base, uint32_t offset, uint32_t len, uint32_t reg)
+{
+	struct expr e = expr_begin(b, "payload");
+	be32(b, NFTA_PAYLOAD_DREG, reg);
+	be32(b, NFTA_PAYLOAD_BASE, base);
+	be32(b, NFTA_PAYLOAD_OFFSET, offset);
+	be32(b, NFTA_PAYLOAD_LEN, len);
+	expr_end(b, e);
+}
+
+static void meta(struct batch *b, uint32_t key, uint32_t reg)
+{
+	struct expr e = expr_begin(b, "meta");
+	be32(b, NFTA_META_DREG, reg);
+	be32(b, NFTA_META_KEY, key);
+	expr_end(b, e);
+}
+
+/* "add @rf_VETH { ip daddr . meta l4proto . th dport }" in chain rf_VETH, as nft words it:
+ * the key's fields in consecutive 32-bit registers. */
+static void record_rule(struct batch *b, const char *rf)
+{
+	size_t r = rule_begin(b, rf);
+	meta(b, NFT_META_NFPROTO, NFT_REG_1);
+	struct expr e = expr_begin(b, "cmp");
+	be32(b, NFTA_CMP_SREG, NFT_REG_1);
+	be32(b, NFTA_CMP_OP, NFT_CMP_EQ);
+	uint8_t v4 = NFPROTO_IPV4;
+	data(b, NFTA_CMP_DATA, &v4, 1);
+	expr_end(b, e);
+	payload(b, NFT_PAYLOAD_NETWORK_HEADER, 16, 4, NFT_REG_1);
+	meta(b, NFT_META_L4PROTO, NFT_REG32_01);
+	payload(b, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG32_02);
+	e = expr_begin(b, "dynset");
+	str(b, NFTA_DYNSET_SET_NAME, rf);
+	be32(b, NFTA_DYNSET_SET_ID, REFUSED_SET_ID);
+	be32(b, NFTA_DYNSET_OP, NFT_DYNSET_OP_ADD);
+	be32(b, NFTA_DYNSET_SREG_KEY, NFT_REG_1);
+	expr_end(b, e);
+	rule_end(b, r);
+}
+
+/* "VETH" : jump CHAIN into verdict map. */
+static void jump_element(struct batch *b, const char *map, const struct key *k, const char *to)
+{
+	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_ACK,
+		  NFPROTO_INET, 0);
+	str(b, NFTA_SET_ELEM_LIST_TABLE, "hutch");
+	str(b, NFTA_SET_ELEM_LIST_SET, map);
+	size_t list = nest(b, NFTA_SET_ELEM_LIST_ELEMENTS);
+	size_t el = nest(b, NFTA_LIST_ELEM);
+	data(b, NFTA_SET_ELEM_KEY, k->v, k->len);
+	verdict(b, NFTA_SET_ELEM_DATA, NFT_JUMP, to);
+	nest_end(b, el);
+	nest_end(b, list);
+	msg_end(b);
+}
+
+/* net-nft.c's own_script: the sandbox's cap and its record of refused destinations. */
+static void own(struct batch *b, const char *veth, const struct key *ifn, unsigned max_conns)
+{
+	char lim[32], rf[32];
+	snprintf(lim, sizeof(lim), "lim_%s", veth);
+	snprintf(rf, sizeof(rf), "rf_%s", veth);
+	if (max_conns) {
+		chain(b, lim);
+		limit_rule(b, lim, max_conns);
+		jump_element(b, "limits", ifn, lim);
+	}
+	refused_set(b, rf);
+	chain(b, rf);
+	record_rule(b, rf);
+	jump_element(b, "record", ifn, rf);
+}
+
+/* The order of net-nft.c's add_script: counters before the maps that name them, chains and
+ * sets before the rules and maps that name them. */
 static void build(struct batch *b, uint32_t addr, const struct net_subnet *s,
 		  const struct net_egress *eg)
 {
@@ -217,6 +402,7 @@ static void build(struct batch *b, uint32_t addr, const struct net_subnet *s,
 	counter(b, no);
 	element(b, "ok_ctr", &ifn, NULL, ok);
 	element(b, "no_ctr", &ifn, NULL, no);
+	own(b, veth, &ifn, eg->max_conns);
 	if (eg->restricted)
 		element(b, "restricted", &ifn, NULL, NULL);
 	for (size_t i = 0; i < eg->n_allow; i++)

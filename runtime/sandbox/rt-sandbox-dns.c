@@ -31,7 +31,31 @@
 struct answer_ctx {
 	const struct rt_sb_opts *o;
 	uint32_t addr;
+	struct net_egress eg;
+	uint32_t host[64]; /* the host's own addresses, read again after a second */
+	size_t n_host;
+	double host_at;
 };
+
+static enum net_answer judge(struct answer_ctx *c, uint32_t a)
+{
+	double now = hutch_now_ms();
+	if (now - c->host_at > 1000) {
+		int n = net_host_addrs(c->host, ARRAY_SIZE(c->host));
+		c->n_host = n < 0 ? 0 : (size_t)n;
+		c->host_at = now;
+	}
+	struct net_answer_policy p = { &c->eg, &c->o->subnet, c->host, c->n_host };
+	return net_answer_judge(&p, a);
+}
+
+/* Before anything is opened, for every name: the host's own addresses, the special ranges,
+ * the sandboxes' subnet and --deny-cidr leave the answer (DNS rebinding), unless an
+ * --allow-cidr names them (the deny aside). */
+static bool drop_addr(uint32_t a, void *arg)
+{
+	return judge(arg, a) == NET_ANSWER_DROP;
+}
 
 /* An allowed name's addresses stay open a little beyond its TTL (a resolver caches that
  * long), at least a minute, at most a day; established connections outlive it anyway. */
@@ -43,16 +67,23 @@ static unsigned open_for(uint32_t ttl)
 static int on_answer(const char *name, bool matched, const uint32_t *addrs, size_t n, uint32_t ttl,
 		     void *arg)
 {
-	const struct answer_ctx *c = arg;
+	struct answer_ctx *c = arg;
 	if (!matched || !n)
 		return 0; /* open egress: what is not listed is reachable or refused as it is */
-	for (size_t i = 0; i < c->o->n_allow_host; i++) {
+	/* What is left is public, or an --allow-cidr's: that allow, with its ports, is what
+	 * reaches the latter; the name opens only the former. */
+	uint32_t open[256];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < ARRAY_SIZE(open); i++)
+		if (judge(c, addrs[i]) == NET_ANSWER_OPEN)
+			open[k++] = addrs[i];
+	for (size_t i = 0; i < c->o->n_allow_host && k; i++) {
 		const struct rt_sb_allow_host *h = &c->o->allow_host[i];
 		if (!net_dns_name_match(h->pattern, name))
 			continue;
 		struct net_cidr port = { .prefix = 32, .port_lo = h->port, .port_hi = h->port };
 		struct hutch_err e = { 0 };
-		if (net_nft_allow_addrs(c->addr, addrs, n, &port, open_for(ttl), &e) < 0) {
+		if (net_nft_allow_addrs(c->addr, open, k, &port, open_for(ttl), &e) < 0) {
 			hutch_warn("dns forwarder: %s", e.msg);
 			return -1;
 		}
@@ -155,7 +186,7 @@ static _Noreturn void serve_dns(void *arg)
 	const char **pats = hutch_xcalloc(o->n_allow_host + 1, sizeof(*pats));
 	for (size_t i = 0; i < o->n_allow_host; i++)
 		pats[i] = o->allow_host[i].pattern;
-	struct answer_ctx ctx = { o, a->n->addr };
+	struct answer_ctx ctx = { .o = o, .addr = a->n->addr, .eg = eg };
 	struct net_dns_fwd f = { .udp_fd = udp,
 				 .tcp_fd = tcp,
 				 .stop_fd = a->ctl,
@@ -164,6 +195,7 @@ static _Noreturn void serve_dns(void *arg)
 				 .restricted = o->egress_restricted,
 				 .patterns = pats,
 				 .n_patterns = o->n_allow_host,
+				 .drop_addr = drop_addr,
 				 .on_answer = on_answer,
 				 .arg = &ctx,
 				 .timeout_ms = 2000 };
@@ -176,6 +208,11 @@ static _Noreturn void serve_dns(void *arg)
 	/* The sandbox is gone: its counters are final. */
 	fig.fw_ok = net_nft_sandbox_del(a->n->addr, &fig.fw, &e) >= 0;
 	if (!fig.fw_ok)
+		hutch_warn("%s, ignoring", e.msg);
+	/* Its connections go from the host's table with it, before the lease is given up: the
+	 * next sandbox on the address must not inherit an "established" one. The relay's
+	 * connections are the only ones made to it (nothing else is let in). */
+	if (net_ct_flush_addr(a->n->addr, o->n_publish > 0, &e) < 0)
 		hutch_warn("%s, ignoring", e.msg);
 	ssize_t w = write(a->out, &fig, sizeof(fig));
 	_exit(!fig.fw_ok || w != (ssize_t)sizeof(fig));

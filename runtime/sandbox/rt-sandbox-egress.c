@@ -25,6 +25,18 @@ int rt_sb_set_egress(void *p, const char *v, struct hutch_err *err)
 	return 0;
 }
 
+int rt_sb_set_max_connections(void *p, const char *v, struct hutch_err *err)
+{
+	struct rt_sb_opts *o = p;
+	uint64_t n;
+	if (hutch_parse_u64(v, &n) < 0 || (n && n < 16) || n > 1048576)
+		return hutch_fail(err, EINVAL,
+				  "--max-connections %s: expected 16 to 1048576 (or 0: no cap)", v);
+	o->max_connections = (unsigned)n;
+	o->egress_opts_set = true;
+	return 0;
+}
+
 int rt_sb_set_allow_host(void *p, const char *v, struct hutch_err *err)
 {
 	struct rt_sb_opts *o = p;
@@ -118,8 +130,8 @@ int rt_sb_check_egress(const struct rt_sb_opts *o, struct hutch_err *err)
 		TRY(check_deny_loopback(o, err));
 	if (o->egress_opts_set && o->network != RT_SB_NET_BRIDGE)
 		return hutch_fail(err, EINVAL,
-				  "--egress, --allow-host, --allow-cidr, --deny-cidr "
-				  "and --publish need --network bridge");
+				  "--egress, --allow-host, --allow-cidr, --deny-cidr, "
+				  "--max-connections and --publish need --network bridge");
 	return 0;
 }
 
@@ -139,7 +151,8 @@ struct net_egress rt_sb_egress_of(const struct rt_sb_opts *o)
 				    .allow = o->allow_cidr,
 				    .n_allow = o->n_allow_cidr,
 				    .deny = o->deny_cidr,
-				    .n_deny = o->n_deny_cidr };
+				    .n_deny = o->n_deny_cidr,
+				    .max_conns = o->max_connections };
 }
 
 static void gen_cidrs(yajl_gen g, const char *key, const struct net_cidr *c, size_t n)
@@ -174,6 +187,7 @@ static void gen_policy(yajl_gen g, const struct rt_sb_opts *o)
 	yajl_gen_array_close(g);
 	gen_cidrs(g, "allow_cidrs", o->allow_cidr, o->n_allow_cidr);
 	gen_cidrs(g, "deny_cidrs", o->deny_cidr, o->n_deny_cidr);
+	hutch_json_gen_int(g, "max_connections", o->max_connections);
 	static const char *const refused[] = { "host",		"169.254.0.0/16", "10.0.0.0/8",
 					       "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
 					       "ipv6" };
@@ -197,6 +211,8 @@ void rt_sb_gen_egress(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 	r->present ? yajl_gen_integer(g, (long long)r->fw.allowed) : yajl_gen_null(g);
 	hutch_json_gen_str(g, "connections_refused");
 	r->present ? yajl_gen_integer(g, (long long)r->fw.refused) : yajl_gen_null(g);
+	hutch_json_gen_str(g, "connections_over_limit");
+	r->present ? yajl_gen_integer(g, (long long)r->fw.capped) : yajl_gen_null(g);
 	hutch_json_gen_str(g, "refused_destinations");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; r->present && i < r->fw.n_dest; i++) {
@@ -217,6 +233,7 @@ void rt_sb_gen_egress(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb
 		hutch_json_gen_int(g, "answered", (long long)r->dns_stats.answered);
 		hutch_json_gen_int(g, "refused", (long long)r->dns_stats.refused);
 		hutch_json_gen_int(g, "failed", (long long)r->dns_stats.failed);
+		hutch_json_gen_int(g, "addresses_dropped", (long long)r->dns_stats.dropped);
 		yajl_gen_map_close(g);
 	} else {
 		yajl_gen_null(g);

@@ -24,6 +24,7 @@ static int on_stale(const struct net_lease *l, void *arg, struct hutch_err *err)
 	(void)arg;
 	struct hutch_err e = { 0 };
 	net_veth_detach(l->addr, &e);
+	net_ct_flush_addr(l->addr, true, &e);
 	return net_nft_sandbox_del(l->addr, NULL, err);
 }
 
@@ -157,6 +158,8 @@ void rt_sb_net_release(struct rt_sb_net *n, struct rt_sb_egress_result *res)
 			hutch_warn("%s, ignoring", e.msg);
 		else if (res)
 			res->present = true;
+		if (net_ct_flush_addr(n->addr, true, &e) < 0)
+			hutch_warn("%s, ignoring", e.msg);
 	}
 	/* The lease goes last: until then no other sandbox can get this address (or its
 	 * elements). */

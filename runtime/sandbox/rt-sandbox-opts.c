@@ -27,6 +27,7 @@ void rt_sb_opts_init(struct rt_sb_opts *o)
 	o->report_fd = -1;
 	o->subnet = (struct net_subnet){ 0x0a590000, 24 }; /* 10.89.0.0/24 (podman: 10.88/16) */
 	o->mtu = 1500;
+	o->max_connections = RT_SB_MAX_CONNECTIONS;
 	o->tmpfs = hutch_xcalloc(1, sizeof(*o->tmpfs));
 	o->tmpfs[o->n_tmpfs++] = (struct rt_sb_tmpfs){ hutch_xstrdup("/tmp"), 256ULL << 20 };
 }
@@ -570,6 +571,9 @@ static const struct rt_flag options[] = {
 	  set_deny_host_loopback },
 	{ "deny-cidr", 0, RT_FLAG_FN_LIST, "bridge: A.B.C.D[/N] unreachable (wins over allows)", 0,
 	  rt_sb_set_deny_cidr },
+	{ "max-connections", 0, RT_FLAG_FN,
+	  "bridge: tracked connections at once; more are refused (default 1024; 0 = none)", 0,
+	  rt_sb_set_max_connections },
 	{ "isolation", 0, RT_FLAG_FN,
 	  "namespaces (default), landlock (the host, restricted) or none (unrestricted)", 0,
 	  set_isolation },

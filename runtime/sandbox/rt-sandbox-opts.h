@@ -62,6 +62,7 @@ struct rt_sb_opts {
 	struct net_cidr *allow_cidr, *deny_cidr;
 	size_t n_allow_cidr, n_deny_cidr;
 	bool egress_restricted;
+	unsigned max_connections; /* --max-connections: the firewall's cap; 0 = none */
 	bool egress_opts_set;
 	bool deny_host_loopback;     /* --network host without the host's loopback */
 	struct net_publish *publish; /* --publish */
@@ -125,6 +126,11 @@ int rt_sb_set_allow_host(void *p, const char *v, struct hutch_err *err);
 int rt_sb_set_allow_cidr(void *p, const char *v, struct hutch_err *err);
 int rt_sb_set_deny_cidr(void *p, const char *v, struct hutch_err *err);
 int rt_sb_set_egress(void *p, const char *v, struct hutch_err *err);
+/* A bridge sandbox's tracked connections at once. The host's table holds 262144 entries on a
+ * machine of more than 4 GiB (nf_conntrack_max): at 1024, the 253 sandboxes of a /24 stay
+ * below that together. */
+#define RT_SB_MAX_CONNECTIONS 1024
+int rt_sb_set_max_connections(void *p, const char *v, struct hutch_err *err);
 int rt_sb_set_publish(void *p, const char *v, struct hutch_err *err);
 int rt_sb_check_egress(const struct rt_sb_opts *o, struct hutch_err *err);
 void rt_sb_egress_free(struct rt_sb_opts *o);

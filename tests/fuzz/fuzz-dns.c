@@ -3,7 +3,8 @@
  * libFuzzer target: a DNS message as the sandbox (a query) or an upstream (an answer) sends
  * it to the policy forwarder. Every parser in net-dns.c reads it, held to what the others
  * say of it: a query that parses has an empty reply that answers it; a name that parses is
- * in the normal form the policy matches; and the input as text is a user's name pattern.
+ * in the normal form the policy matches; an answer rebuilt without some addresses reads and
+ * holds none of them; and the input as text is a user's name pattern.
  */
 #include "fuzz.h"
 #include "net-egress.h"
@@ -61,6 +62,35 @@ static void answer(const uint8_t *data, size_t size)
 		FUZZ_CHECK(!net_dns_same_question(data, size, data, size), "QR=0 answers");
 }
 
+/* Drops addresses whose low bit is set: what is left must read, hold none of them, and
+ * need no pointer (every name is written in full), and a second pass drops nothing. */
+static bool odd(uint32_t a, void *arg)
+{
+	(void)arg;
+	return a & 1;
+}
+
+static void rebind(const uint8_t *data, size_t size)
+{
+	static uint8_t out[65536], again[65536];
+	struct net_dns_drop d = { odd, NULL };
+	unsigned dropped = 0, twice = 0;
+	ssize_t n = net_dns_drop_a(data, size, &d, out, sizeof(out), &dropped);
+	FUZZ_CHECK(n < 0 || (n == 0) == (dropped == 0), "%zd bytes, %u dropped", n, dropped);
+	if (n <= 0)
+		return;
+	uint32_t addrs[64], ttl;
+	int k = net_dns_answer_a(out, (size_t)n, addrs, 64, &ttl);
+	FUZZ_CHECK(k >= 0, "the rebuilt message does not read");
+	for (int i = 0; i < k && i < 64; i++)
+		FUZZ_CHECK(!(addrs[i] & 1), "%#x left in", addrs[i]);
+	FUZZ_CHECK(net_dns_drop_a(out, (size_t)n, &d, again, sizeof(again), &twice) == 0 && !twice,
+		   "a second pass dropped %u", twice);
+	FUZZ_CHECK(size < 12 || net_dns_same_question(data, size, out, (size_t)n) ||
+			   !net_dns_same_question(data, size, data, size),
+		   "the rebuilt message lost its question");
+}
+
 static void pattern(const uint8_t *data, size_t size)
 {
 	char *text = fuzz_text(data, size);
@@ -82,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	query(data, size);
 	answer(data, size);
+	rebind(data, size);
 	pattern(data, size);
 	return 0;
 }

@@ -17,7 +17,7 @@ setup() {
 	export HUTCH_STORE=$TEST_DIR/store
 	local root=$TEST_DIR/base
 	cp -a "$(rootfs_template)" "$root"
-	cc -static -O2 -Wall -o "$root/bin/netprobe" "$INTEGRATION_ROOT/helpers/netprobe.c"
+	cc -static -O2 -Wall -o "$root/bin/localprobe" "$INTEGRATION_ROOT/helpers/localprobe.c"
 	tar -C "$root" -czf "$TEST_DIR/base.tar.gz" .
 	timeout 60 "$HUTCH" image import "$TEST_DIR/base.tar.gz" --name base:1 >/dev/null
 	start_host_services
@@ -58,14 +58,14 @@ start_host_services() {
 	done
 	PORT=$(cat "$TEST_DIR/port")
 	# the host itself reaches both
-	[ "$(/bin/sh -c "$TEST_DIR/base/bin/netprobe tcp $PORT")" = "tcp: secret" ]
-	[ "$("$TEST_DIR/base/bin/netprobe" abstract "$ABSTRACT")" = "abstract: secret" ]
+	[ "$(/bin/sh -c "$TEST_DIR/base/bin/localprobe tcp $PORT")" = "tcp: secret" ]
+	[ "$("$TEST_DIR/base/bin/localprobe" abstract "$ABSTRACT")" = "abstract: secret" ]
 }
 
 # build ARGS...: an image build whose step probes both services (--no-cache: it runs).
 build() {
 	run --separate-stderr timeout -k 5 120 "$HUTCH" image build --from base:1 --no-cache \
-		--run "netprobe tcp $PORT; netprobe abstract $ABSTRACT" --tag probe "$@"
+		--run "localprobe tcp $PORT; localprobe abstract $ABSTRACT" --tag probe "$@"
 	echo "# image build $*: $status; $stderr" >&3
 }
 

@@ -272,6 +272,101 @@ next:
 	ok(net_dns_answer_a(b, n, addrs, 8, &ttl) == -EINVAL, "ANCOUNT past the end");
 }
 
+static bool drop_201(uint32_t a, void *arg)
+{
+	(void)arg;
+	return a == 0xc0000201;
+}
+
+static bool drop_all(uint32_t a, void *arg)
+{
+	(void)a, (void)arg;
+	return true;
+}
+
+static bool drop_none(uint32_t a, void *arg)
+{
+	(void)a, (void)arg;
+	return false;
+}
+
+/* How many times name (wire form, len bytes with the root) is in b[0..n). */
+static int count_of(const uint8_t *b, size_t n, const char *name, size_t len)
+{
+	int k = 0;
+	for (const uint8_t *p = b; (p = memmem(p, n - (size_t)(p - b), name, len)); p++)
+		k++;
+	return k;
+}
+
+static void test_drop_a(void)
+{
+	uint8_t b[512] = { 0 }, out[512];
+	uint32_t addrs[8], ttl;
+	unsigned dropped = 9;
+	size_t n = cname_answer(b, 300, 60);
+	struct net_dns_drop none = { drop_none, NULL }, d201 = { drop_201, NULL },
+			    all = { drop_all, NULL };
+	ok(net_dns_drop_a(b, n, &none, out, sizeof(out), &dropped) == 0 && dropped == 0,
+	   "nothing to drop: 0, the message stands");
+	ssize_t m = net_dns_drop_a(b, n, &d201, out, sizeof(out), &dropped);
+	ok(m > 0 && dropped == 1 && out[7] == 2, "one A dropped, CNAME and the other kept");
+	ok(m > 0 && net_dns_answer_a(out, (size_t)m, addrs, 8, &ttl) == 1 &&
+		   addrs[0] == 0xc0000202 && ttl == 60,
+	   "the rebuilt answer reads: %zd bytes", m);
+	ok(m > 0 && net_dns_same_question(b, n, out, (size_t)m), "same header and question");
+	/* The kept A's owner pointed into the CNAME's data: it is written out in full. */
+	static const char cdn[] = "\x03"
+				  "cdn\x07"
+				  "example\x03"
+				  "net";
+	ok(m > 0 && count_of(out, (size_t)m, cdn, sizeof(cdn)) == 2,
+	   "names in full: the CNAME's target and the A's owner");
+	m = net_dns_drop_a(b, n, &all, out, sizeof(out), &dropped);
+	ok(m > 0 && dropped == 2 && out[7] == 1 &&
+		   net_dns_answer_a(out, (size_t)m, addrs, 8, &ttl) == 0,
+	   "both dropped: the CNAME alone");
+	for (size_t cut = 12; cut < n; cut++)
+		if (net_dns_drop_a(b, cut, &all, out, sizeof(out), &dropped) >= 0) {
+			ok(0, "truncated at %zu accepted", cut);
+			goto next;
+		}
+	ok(1, "every truncation refused");
+next:
+	/* Too little room for names written in full: header and question, TC. */
+	m = net_dns_drop_a(b, n, &d201, out, 40, &dropped);
+	ok(m == 33 && (out[2] & 0x02) && !out[7] && !out[9] && !out[11] && dropped == 1,
+	   "no room: TC, the question alone (%zd)", m);
+	ok(net_dns_drop_a(b, n, &d201, out, 20, &dropped) == -ENOSPC, "no room for the question");
+
+	/* An A in the additional section (glue for a name the answer holds) goes too. */
+	n = query(b, 3, "mx.test", 15);
+	b[2] |= 0x80;
+	b[7] = 1;
+	b[11] = 1;
+	n = put16(b, n, 0xc00c); /* mx.test MX 10 mail.mx.test */
+	n = put16(b, n, 15);
+	n = put16(b, n, 1);
+	n = put16(b, n, 0);
+	n = put16(b, n, 60);
+	n = put16(b, n, 9);
+	n = put16(b, n, 10);
+	size_t mail = n;
+	b[n++] = 4;
+	memcpy(b + n, "mail", 4);
+	n += 4;
+	n = put16(b, n, 0xc00c);
+	n = rr_a(b, n, (uint16_t)mail, 60, 0xc0000201);
+	m = net_dns_drop_a(b, n, &d201, out, sizeof(out), &dropped);
+	static const char full[] = "\x04"
+				   "mail\x02"
+				   "mx\x04"
+				   "test";
+	ok(m > 0 && dropped == 1 && out[7] == 1 && out[11] == 0 &&
+		   count_of(out, (size_t)m, full, sizeof(full)) == 1,
+	   "additional A dropped; the MX's exchange written in full");
+}
+
 static void test_patterns(void)
 {
 	char out[NET_DNS_NAME_MAX];
@@ -421,8 +516,15 @@ struct lab {
 	pid_t upstream_pid, fwd_pid;
 	int stop_w, seen_r, stats_r;
 	uint16_t udp_port, tcp_port;
-	bool open; /* not restricted: every name is forwarded */
+	bool open;   /* not restricted: every name is forwarded */
+	bool rebind; /* 10.0.0.1 is removed from answers */
 };
+
+static bool drop_first(uint32_t a, void *arg)
+{
+	(void)arg;
+	return a == 0x0a000001;
+}
 
 static size_t count_fds(void)
 {
@@ -435,9 +537,10 @@ static size_t count_fds(void)
 	return n;
 }
 
-static void run_forwarder(bool open, int udp, int tcp, int stop_r, int seen_w, int stats_w,
-			  uint16_t up_port)
+static void run_forwarder(const struct lab *l, int udp, int tcp, int stop_r, int seen_w,
+			  int stats_w, uint16_t up_port)
 {
+	bool open = l->open;
 	static const char *const patterns[] = { "*.example.com", "ok.test" };
 	static const uint32_t ups[] = { 0x7f000001, 0x7f000001 };
 	struct net_dns_fwd f = { .udp_fd = udp,
@@ -449,6 +552,7 @@ static void run_forwarder(bool open, int udp, int tcp, int stop_r, int seen_w, i
 				 .restricted = !open,
 				 .patterns = patterns,
 				 .n_patterns = 2,
+				 .drop_addr = l->rebind ? drop_first : NULL,
 				 .on_answer = on_answer,
 				 .arg = &seen_w,
 				 .timeout_ms = 300 };
@@ -482,7 +586,7 @@ static bool lab_start(struct lab *l)
 	l->tcp_port = port_of(ft);
 	if ((l->fwd_pid = fork()) == 0) {
 		close(stop[1]);
-		run_forwarder(l->open, fu, ft, stop[0], seen[1], stats[1], up_port);
+		run_forwarder(l, fu, ft, stop[0], seen[1], stats[1], up_port);
 	}
 	close(fu), close(ft);
 	close(stop[0]), close(seen[1]), close(stats[1]);
@@ -663,6 +767,44 @@ static void test_forwarder_open(void)
 	ok(st.answered == 2 && st.refused == 1, "open: stats");
 }
 
+/* An answer's address removed before on_answer is told, over UDP and TCP. */
+static void test_forwarder_rebind(void)
+{
+	struct lab l = { .rebind = true };
+	if (!lab_start(&l)) {
+		ok(0, "fake upstream and forwarder on 127.0.0.1");
+		return;
+	}
+	uint8_t q[512], r[4096];
+	uint32_t addrs[4], ttl;
+	struct seen s;
+	size_t n = query(q, 5, "a.example.com", 1);
+	ssize_t rl = ask_udp(&l, q, n, r, 2000);
+	ok(rl > 0 && rcode(r) == 0 && net_dns_answer_a(r, (size_t)rl, addrs, 4, &ttl) == 1 &&
+		   addrs[0] == 0x0a000002 && r[0] == 0 && r[1] == 5,
+	   "UDP: the refused address is not relayed, under the client's ID");
+	ok(read_seen(&l, &s) && s.n == 1 && s.addrs[0] == 0x0a000002,
+	   "on_answer saw only what was kept");
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = lo_addr(l.tcp_port);
+	struct timeval tv = { .tv_sec = 2 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = query(q + 2, 6, "b.example.com", 1);
+	put16(q, 0, (uint16_t)n);
+	size_t len = 0;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    hutch_write_all(fd, q, n + 2) == 0 && hutch_read_all(fd, r, 2) == 2)
+		len = (size_t)(r[0] << 8 | r[1]);
+	ok(len && hutch_read_all(fd, r, len) == (ssize_t)len &&
+		   net_dns_answer_a(r, len, addrs, 4, &ttl) == 1 && addrs[0] == 0x0a000002,
+	   "TCP: the same, its length prefix the new length (%zu)", len);
+	close(fd);
+	ok(read_seen(&l, &s) && s.n == 1, "on_answer, TCP");
+	struct net_dns_stats st = lab_stop(&l);
+	ok(st.answered == 2 && st.dropped == 2, "stats: %llu dropped",
+	   (unsigned long long)st.dropped);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -670,8 +812,10 @@ int main(void)
 	test_reply_empty();
 	test_same_question();
 	test_answer_a();
+	test_drop_a();
 	test_patterns();
 	test_forwarder();
 	test_forwarder_open();
+	test_forwarder_rebind();
 	return tap_done();
 }

@@ -176,7 +176,8 @@ static void test_cidr(void)
 	ok(net_cidr_parse("fd00::/64", &c, &err) == -ENOTSUP, "IPv6: not supported");
 }
 
-/* What `nft list table inet hutch` printed with two sandboxes in it (trimmed). */
+/* What `nft list table inet hutch` printed with two sandboxes in it (trimmed): an older
+ * hutch's layout, whose refused destinations were in one shared set. */
 static const char listing[] =
 	"table inet hutch {\n"
 	"\tset sandboxes {\n\t\ttype ifname\n\t\telements = { \"hv0a590002\", \"hv0a590003\" "
@@ -234,11 +235,104 @@ static void test_del_script(void)
 	ok(!*empty && st.n_dest == 0, "an empty listing");
 }
 
+/* This layout's own per-sandbox chains and set (trimmed). */
+static const char listing2[] =
+	"table inet hutch {\n"
+	"\tcounter ok_hv0a590002 {\n\t\tpackets 2 bytes 120\n\t}\n"
+	"\tcounter no_hv0a590002 {\n\t\tpackets 9 bytes 540\n\t}\n"
+	"\tset sandboxes {\n\t\ttype ifname\n\t\telements = { \"hv0a590002\", \"hv0a590003\" "
+	"}\n\t}\n"
+	"\tmap limits {\n\t\ttype ifname : verdict\n\t\telements = { \"hv0a590002\" : jump "
+	"lim_hv0a590002, \"hv0a590003\" : jump lim_hv0a590003 }\n\t}\n"
+	"\tmap record {\n\t\ttype ifname : verdict\n\t\telements = { \"hv0a590002\" : jump "
+	"rf_hv0a590002 }\n\t}\n"
+	"\tset rf_hv0a590002 {\n\t\ttype ipv4_addr . inet_proto . inet_service\n\t\tsize 256\n"
+	"\t\tflags dynamic\n\t\tcounter\n\t\telements = { 10.250.0.5 . tcp . 80 counter packets 2 "
+	"bytes 120,\n\t\t\t     10.89.0.1 . udp . 5353 counter packets 7 bytes 420 }\n\t}\n"
+	"\tset rf_hv0a590003 {\n\t\ttype ipv4_addr . inet_proto . inet_service\n\t\tsize 256\n"
+	"\t\tflags dynamic\n\t\tcounter\n\t\telements = { 10.250.0.9 . tcp . 80 counter packets 50 "
+	"bytes 120 }\n\t}\n"
+	"\tchain lim_hv0a590002 {\n\t\tct count over 200 counter packets 17 bytes 1020 goto "
+	"capped\n\t}\n"
+	"\tchain rf_hv0a590002 {\n\t\tadd @rf_hv0a590002 { ip daddr . meta l4proto . th dport "
+	"}\n\t}\n"
+	"\tchain lim_hv0a590003 {\n\t\tct count over 1024 counter packets 0 bytes 0 goto "
+	"capped\n\t}\n"
+	"}\n";
+
+static void test_del_own(void)
+{
+	struct net_egress_stats st;
+	_cleanup_free_ char *s = net_nft_del_script(listing2, "hv0a590002", &st);
+	ok(strstr(s, "delete element inet hutch limits { \"hv0a590002\" }\n") &&
+		   strstr(s, "delete element inet hutch record { \"hv0a590002\" }\n"),
+	   "its verdict map elements");
+	const char *map = strstr(s, "record {"), *lim = strstr(s, "delete chain inet hutch lim_"),
+		   *rf = strstr(s, "delete chain inet hutch rf_hv0a590002\n"),
+		   *set = strstr(s, "delete set inet hutch rf_hv0a590002\n"),
+		   *ctr = strstr(s, "delete counter inet hutch ok_hv0a590002\n");
+	ok(map && lim && rf && set && ctr && map < lim && map < rf && rf < set && set < ctr,
+	   "maps, then its chains, then its set, then its counters");
+	ok(!strstr(s, "hv0a590003"), "nothing of the other sandbox's");
+	ok(st.capped == 17 && st.allowed == 2 && st.refused == 9, "counters: capped %llu",
+	   (unsigned long long)st.capped);
+	ok(st.n_dest == 2 && st.dest[0].addr == 0x0a590001 && st.dest[0].proto == IPPROTO_UDP &&
+		   st.dest[0].port == 5353 && st.dest[0].packets == 7 &&
+		   st.dest[1].addr == 0x0afa0005 && st.dest[1].packets == 2,
+	   "refused destinations from its own set, most attempted first");
+}
+
+static void test_answer_judge(void)
+{
+	struct net_cidr allow[] = {
+		{ .addr = 0xa9fea9fe, .prefix = 32, .port_lo = 80, .port_hi = 80 },
+		{ .addr = 0x0afa0000, .prefix = 16 }
+	};
+	struct net_cidr deny[] = { { .addr = 0xcb007100, .prefix = 24 },
+				   { .addr = 0x0afa0500, .prefix = 24 } };
+	struct net_egress eg = { .allow = allow, .n_allow = 2, .deny = deny, .n_deny = 2 };
+	struct net_subnet sn = { 0xc6120000, 24 }; /* 198.18.0.0/24: special only as a subnet */
+	uint32_t host[] = { 0xc6336401 };
+	struct net_answer_policy p = { &eg, &sn, host, 1 };
+	static const struct {
+		uint32_t a;
+		enum net_answer want;
+		const char *what;
+	} cases[] = {
+		{ 0xc000020a, NET_ANSWER_OPEN, "a public address" },
+		{ 0xc6336401, NET_ANSWER_DROP, "the host's own" },
+		{ 0xc6120001, NET_ANSWER_DROP, "the sandboxes' subnet (its gateway)" },
+		{ 0x7f000001, NET_ANSWER_DROP, "loopback" },
+		{ 0xa9fe0001, NET_ANSWER_DROP, "link-local" },
+		{ 0xa9fea9fe, NET_ANSWER_KEEP, "the metadata address, allowed" },
+		{ 0xc0a80101, NET_ANSWER_DROP, "192.168/16" },
+		{ 0xac1f0001, NET_ANSWER_DROP, "172.16/12" },
+		{ 0x64400001, NET_ANSWER_DROP, "100.64/10" },
+		{ 0xe0000001, NET_ANSWER_DROP, "multicast" },
+		{ 0xffffffff, NET_ANSWER_DROP, "broadcast" },
+		{ 0x00000000, NET_ANSWER_DROP, "0.0.0.0" },
+		{ 0x0afa0001, NET_ANSWER_KEEP, "a private range, allowed" },
+		{ 0x0afa0505, NET_ANSWER_DROP, "in an allowed range, but denied" },
+		{ 0xcb007107, NET_ANSWER_DROP, "public, denied" },
+		{ 0x0b000001, NET_ANSWER_OPEN, "11.0.0.1: public" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		ok(net_answer_judge(&p, cases[i].a) == cases[i].want, "answer: %s", cases[i].what);
+	uint32_t mine[16];
+	int n = net_host_addrs(mine, 16);
+	bool lo = false;
+	for (int i = 0; i < n; i++)
+		lo |= mine[i] == 0x7f000001;
+	ok(n >= 0, "the host's addresses: %d%s", n, lo ? ", 127.0.0.1 among them" : "");
+}
+
 int main(void)
 {
 	test_addresses();
 	test_cidr();
 	test_del_script();
+	test_del_own();
+	test_answer_judge();
 	char tmp[] = "/tmp/hutch-test-net.XXXXXX";
 	if (!mkdtemp(tmp)) {
 		ok(false, "mkdtemp");

@@ -1,0 +1,325 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+#
+# --network bridge attacked (docs/networking.md). No packet leaves this machine: hutch runs
+# in a network namespace the test makes ("the host", $HOSTNS), wired to a second one ("the
+# internet" and a neighbour with a route to the sandboxes' subnet through the host,
+# $OUTNS), where dnsmasq on 192.0.2.53 answers the test's names with whatever address an
+# attacker who owns an allowed domain would give: the host's own, its gateway, the metadata
+# service, private and loopback ones, behind CNAMEs too. Checked:
+#  - an allowed name's answer is filtered before anything is opened (UDP, TCP, CNAME), and
+#    the firewall refuses the host and the special ranges before any name's addresses;
+#  - nothing outside reaches a sandbox's ports but --publish;
+#  - the per-sandbox cap on tracked connections, and its entries gone when it ends;
+#  - one sandbox's refused destinations cannot fill or empty another's.
+
+load ../integration/helpers
+load ../integration/net-helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	file_runs_here && [ -x "$BUSYBOX" ] || return 0
+	NET_IMAGE=$(mktemp -d /tmp/hutch-it-net.XXXXXX)
+	chmod 755 "$NET_IMAGE"
+	cp -a "$(rootfs_template)" "$NET_IMAGE/img"
+	mkdir -p "$NET_IMAGE/img/workspace" "$NET_IMAGE/b"
+	ln -s ../img "$NET_IMAGE/b/rootfs"
+	BUNDLE=$NET_IMAGE/b install_static_helper netprobe # /bin/netprobe
+	export NET_IMAGE
+}
+
+teardown_file() {
+	[ -z "${NET_IMAGE:-}" ] || rm -rf --one-file-system "$NET_IMAGE"
+}
+
+in_out() {
+	ip netns exec "$OUTNS" "$@"
+}
+
+# serve ADDR:PORT: busybox httpd there (in $OUTNS, or $HOSTNS with NS=host) answering "ok ADDR".
+serve() {
+	local ns=$OUTNS where=$1 www=$TEST_DIR/www-${1//[.:]/-}
+	[ "${NS:-}" = host ] && ns=$HOSTNS
+	mkdir -p "$www"
+	echo "ok ${where%:*}" >"$www/index.html"
+	ip netns exec "$ns" "$BUSYBOX" httpd -f -p "$where" -h "$www" &
+	SRV_PIDS+=($!)
+}
+
+wait_listen() {
+	local ns=$1 where=$2
+	for _ in $(seq 50); do
+		ip netns exec "$ns" ss -Hltn "src $where" | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "nothing listens on $where in $ns" >&2
+	return 1
+}
+
+# The names of the attack: NAME ADDRESS lines for dnsmasq's hosts file.
+HOSTS='198.51.100.1 lan.allowed.test
+10.89.0.1 gw.allowed.test
+169.254.169.254 meta.allowed.test
+10.250.0.5 priv.allowed.test
+127.0.0.1 loop.allowed.test
+203.0.113.7 deny.allowed.test
+192.0.2.10 mixed.allowed.test
+10.250.0.5 mixed.allowed.test
+192.0.2.10 ok.allowed.test
+10.250.0.5 inner.other.test'
+NAMES='lan gw meta priv loop deny mixed cname ok'
+
+setup() {
+	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing (apt-get install busybox-static)"
+	command -v dnsmasq >/dev/null || skip "dnsmasq missing (apt-get install dnsmasq-base)"
+	setup_tmp
+	net_setup
+	ip -n "$HOSTNS" route add default via 198.51.100.2
+	local a
+	for a in 192.0.2.10 192.0.2.53 192.0.2.60 203.0.113.7 10.250.0.5 169.254.169.254; do
+		ip -n "$OUTNS" addr add "$a/32" dev lo
+	done
+	echo "$HOSTS" >"$TEST_DIR/hosts"
+	ip netns exec "$OUTNS" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv \
+		--no-hosts --addn-hosts="$TEST_DIR/hosts" --cname=cname.allowed.test,inner.other.test \
+		--listen-address=192.0.2.53 --bind-interfaces --pid-file= --user=root --group=root \
+		--local-ttl=1 2>"$TEST_DIR/dnsmasq.log" &
+	SRV_PIDS+=($!)
+	for a in 192.0.2.10:80 203.0.113.7:80 10.250.0.5:80 169.254.169.254:80; do
+		serve "$a"
+	done
+	NS=host serve 198.51.100.1:8080 # the host's own address, not the gateway's
+	NS=host serve 0.0.0.0:8081      # every address of the host, the gateway's too
+	for a in 192.0.2.10:80 10.250.0.5:80 169.254.169.254:80 203.0.113.7:80; do
+		wait_listen "$OUTNS" "$a"
+	done
+	wait_listen "$HOSTNS" 198.51.100.1:8080
+	wait_listen "$HOSTNS" 0.0.0.0:8081
+	IMAGE=$NET_IMAGE/img
+}
+
+teardown() {
+	net_teardown
+}
+
+# sbn ARGS...: hutch sandbox --network bridge in the test's "host", upstream DNS in "the
+# internet". --as-root: its capabilities are the most a sandbox has.
+sbn() {
+	timeout -k 5 "$HUTCH_CMD_TIMEOUT" nsenter --net="/run/netns/$HOSTNS" \
+		"$HUTCH" sandbox --as-root --image "$IMAGE" --network bridge \
+		--dns 192.0.2.53 --timeout 25 "$@"
+}
+
+# What the sandbox prints for each URL ("REFUSED URL" when the connection failed).
+FETCH='for u in "$@"; do wget -q -O - "$u" 2>/dev/null || echo "REFUSED $u"; done'
+# Each attack name over UDP and TCP from the sandbox, through hutch's forwarder.
+LOOKUPS='for n in '$NAMES'; do for p in udp tcp; do echo "== $n $p"
+	netprobe dns $p 10.89.0.1 $n.allowed.test; done; done'
+# The host's own address and its gateway, the metadata service, a private and a denied one.
+TARGETS=(http://198.51.100.1:8080/ http://10.89.0.1:8081/ http://169.254.169.254/
+	http://10.250.0.5/ http://203.0.113.7/)
+
+# answer NAME PROTO: what netprobe printed for that lookup.
+answer() {
+	awk -v h="== $1 $2" '$0 == h {on = 1; next} !/^(rcode|A |CNAME)/ {on = 0} on' <<<"$output"
+}
+
+@test "network: an allowed name's answer opens neither the host, its gateway, the metadata service nor a private range (UDP, TCP, CNAME)" {
+	run -0 sbn --egress restricted --allow-host '*.allowed.test' --deny-cidr 203.0.113.0/24 \
+		--report "$TEST_DIR/r.json" -- sh -c "$LOOKUPS; $FETCH" _ "${TARGETS[@]}" \
+		http://ok.allowed.test/
+	echo "$output"
+	local a p n
+	for a in 198.51.100.1 10.89.0.1 169.254.169.254 10.250.0.5 127.0.0.1 203.0.113.7; do
+		! grep -qx "A $a" <<<"$output" || {
+			echo "an answer carried $a" >&2
+			return 1
+		}
+	done
+	for p in udp tcp; do
+		for n in lan gw meta priv loop deny; do
+			[ "$(answer $n $p | head -1)" = "rcode 0 answers 0" ]
+		done
+		[ "$(answer cname $p)" = $'rcode 0 answers 1\nCNAME' ] # the chain, not its end
+		[ "$(answer mixed $p)" = $'rcode 0 answers 1\nA 192.0.2.10' ]
+		[ "$(answer ok $p)" = $'rcode 0 answers 1\nA 192.0.2.10' ]
+	done
+	# Nothing was opened: each address is refused after the lookups, as before them.
+	for a in "${TARGETS[@]}"; do
+		[[ "$output" == *"REFUSED $a"* ]]
+	done
+	[[ "$output" == *"ok 192.0.2.10"* ]]
+	# 8 addresses removed per protocol (mixed and cname one each).
+	[ "$(jq .egress.dns.addresses_dropped "$TEST_DIR/r.json")" = 16 ]
+	check_report "$TEST_DIR/r.json"
+	nothing_left
+}
+
+@test "network: only an --allow-cidr keeps a special range in answers, and it alone opens it" {
+	# The metadata service allowed on port 80, a private address on port 81 only: their
+	# answers are relayed; the name (no port) does not widen the allow to port 80.
+	run -0 sbn --egress restricted --allow-host '*.allowed.test' \
+		--allow-cidr 169.254.169.254:80 --allow-cidr 10.250.0.5:81 -- sh -c \
+		'netprobe dns udp 10.89.0.1 meta.allowed.test
+		netprobe dns tcp 10.89.0.1 priv.allowed.test
+		netprobe dns udp 10.89.0.1 lan.allowed.test; '"$FETCH" _ http://meta.allowed.test/ \
+		http://priv.allowed.test/ http://198.51.100.1:8080/
+	echo "$output"
+	[[ "$output" == *"A 169.254.169.254"* ]]
+	[[ "$output" == *"A 10.250.0.5"* ]]
+	[[ "$output" != *"A 198.51.100.1"* ]]
+	[[ "$output" == *"ok 169.254.169.254"* ]]
+	[[ "$output" == *"REFUSED http://priv.allowed.test/"* ]]
+	[[ "$output" == *"REFUSED http://198.51.100.1:8080/"* ]]
+	nothing_left
+}
+
+# The sandbox's veth, once its elements are in the firewall.
+sandbox_veth() {
+	local v
+	for _ in $(seq 100); do
+		v=$(ip netns exec "$HOSTNS" nft list set inet hutch sandboxes 2>/dev/null |
+			grep -Eo '"hv[0-9a-f]{8}"' | head -1)
+		[ -n "$v" ] && echo "$v" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "network: the firewall refuses the host and the special ranges before any name's addresses" {
+	# What an allowed name's answer opened before: put in the set by hand, as if it had.
+	mkdir "$TEST_DIR/ws"
+	chown 1000:1000 "$TEST_DIR/ws"
+	sbn --egress restricted --workspace "$TEST_DIR/ws" -- sh -c \
+		'while [ ! -e /workspace/go ]; do sleep 0.1; done; '"$FETCH" _ \
+		"${TARGETS[@]:0:4}" >"$TEST_DIR/out" 2>&1 &
+	local pid=$! veth a
+	veth=$(sandbox_veth)
+	for a in 198.51.100.1 10.89.0.1 169.254.169.254 10.250.0.5; do
+		ip netns exec "$HOSTNS" nft add element inet hutch dns_net \
+			"{ $veth . $a timeout 60s }"
+	done
+	touch "$TEST_DIR/ws/go"
+	wait "$pid"
+	cat "$TEST_DIR/out"
+	for a in "${TARGETS[@]:0:4}"; do
+		grep -qF "REFUSED $a" "$TEST_DIR/out"
+	done
+	# In the rules: no name's set before the special ranges, none at all towards the host.
+	run -0 ip netns exec "$HOSTNS" nft list chain inet hutch egress
+	local special dnsnet
+	special=$(grep -n '@special' <<<"$output" | cut -d: -f1)
+	dnsnet=$(grep -n '@dns_net' <<<"$output" | cut -d: -f1)
+	[ "$special" -lt "$dnsnet" ]
+	run -0 ip netns exec "$HOSTNS" nft list chain inet hutch host_in
+	[[ "$output" != *dns_net* && "$output" != *dns_port* ]]
+	nothing_left
+}
+
+@test "network: a neighbour routing to the subnet reaches no sandbox port; replies and --publish work" {
+	ip -n "$OUTNS" route add 10.89.0.0/24 via 198.51.100.1
+	mkdir "$TEST_DIR/ws"
+	echo served >"$TEST_DIR/ws/index.html"
+	chown -R 1000:1000 "$TEST_DIR/ws"
+	sbn --publish 198.51.100.1:18080:8000 --workspace "$TEST_DIR/ws" -- sh -c \
+		'httpd -f -p 8000 -h /workspace & wget -q -O - http://192.0.2.10/; sleep 6' \
+		>"$TEST_DIR/out" 2>&1 &
+	local pid=$! got=
+	# From the host itself (not forwarded): the server is up.
+	for _ in $(seq 50); do
+		got=$(ip netns exec "$HOSTNS" "$BUSYBOX" wget -q -O - http://10.89.0.2:8000/ 2>/dev/null) &&
+			break
+		sleep 0.1
+	done
+	[ "$got" = served ]
+	# The neighbour: neither TCP nor ping gets through.
+	run timeout 3 ip netns exec "$OUTNS" "$BUSYBOX" wget -q -O - http://10.89.0.2:8000/
+	[ "$status" -ne 0 ]
+	[[ "$output" != *served* ]]
+	run ip netns exec "$OUTNS" "$BUSYBOX" ping -c 1 -W 1 10.89.0.2
+	[ "$status" -ne 0 ]
+	# --publish on the host's address: the neighbour's way in.
+	run -0 in_out "$BUSYBOX" wget -q -O - http://198.51.100.1:18080/
+	[ "$output" = served ]
+	wait "$pid"
+	cat "$TEST_DIR/out"
+	grep -q "ok 192.0.2.10" "$TEST_DIR/out" # its own connection's replies came back
+	nothing_left
+}
+
+# listen_hold: a TCP listener on 192.0.2.60:9000 in "the internet" whose connections stay
+# established (its backlog holds them) until the test ends.
+listen_hold() {
+	ip netns exec "$OUTNS" python3 -c 'import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("192.0.2.60", 9000)); s.listen(4096); time.sleep(80)' &
+	SRV_PIDS+=($!)
+	wait_listen "$OUTNS" 192.0.2.60:9000
+}
+
+# ct_of ADDR: the host's tracked connections from or to ADDR.
+ct_of() {
+	ip netns exec "$HOSTNS" conntrack -L 2>/dev/null | grep -E "(src|dst)=$1 " || true
+}
+
+@test "network: --max-connections caps a sandbox's tracked connections; its entries go when it ends" {
+	command -v conntrack >/dev/null || skip "conntrack missing (apt-get install conntrack)"
+	listen_hold
+	# The default cap (1024) lets 300 through; once it has ended, none of its entries is left.
+	run -0 sbn --report "$TEST_DIR/r1.json" -- netprobe conns 192.0.2.60 9000 9000 300 1
+	echo "$output"
+	[[ "$output" == *"ok 300 refused 0 other 0"* ]]
+	[ -z "$(ct_of 10.89.0.2)" ] || {
+		echo "left in the host's table: $(ct_of 10.89.0.2 | wc -l) entries, such as" >&2
+		ct_of 10.89.0.2 | head -2 >&2
+		return 1
+	}
+	[ "$(jq .egress.max_connections "$TEST_DIR/r1.json")" = 1024 ]
+	[ "$(jq .egress.connections_over_limit "$TEST_DIR/r1.json")" = 0 ]
+	# A cap of 200 and 400 connections: 200 refused at once (a reset), counted in the report.
+	run -0 sbn --max-connections 200 --report "$TEST_DIR/r2.json" -- \
+		netprobe conns 192.0.2.60 9000 9000 400 1
+	echo "$output"
+	[[ "$output" == *"ok 200 refused 200 other 0"* ]]
+	[ "$(jq .egress.max_connections "$TEST_DIR/r2.json")" = 200 ]
+	[ "$(jq .egress.connections_over_limit "$TEST_DIR/r2.json")" = 200 ]
+	check_report "$TEST_DIR/r2.json"
+	[ -z "$(ct_of 10.89.0.2)" ]
+	# The profile's key is the flag's.
+	echo '{ "version": 1, "network": "bridge", "max_connections": 100 }' >"$TEST_DIR/p.json"
+	run -0 sbn --profile "$TEST_DIR/p.json" -- netprobe conns 192.0.2.60 9000 9000 150 0
+	[[ "$output" == *"ok 100 refused 50 other 0"* ]]
+	run -125 sbn --max-connections 5 -- true
+	[[ "$output" == *"--max-connections 5: expected 16 to 1048576"* ]]
+	run -125 nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" \
+		--max-connections 100 -- true
+	[[ "$output" == *"need --network bridge"* ]]
+	nothing_left
+}
+
+@test "network: refused destinations are per sandbox: one filling its own leaves another's intact" {
+	# A is refused on every port of a private address (65535 destinations: an older hutch's
+	# shared set of refused destinations held that many) and stays on; B then is refused twice.
+	sbn --report "$TEST_DIR/a.json" -- sh -c \
+		'netprobe conns 10.250.0.5 1 65535 65535 0; echo filled; sleep 3' \
+		>"$TEST_DIR/a.out" 2>&1 &
+	local pid=$!
+	for _ in $(seq 600); do
+		grep -q filled "$TEST_DIR/a.out" && break
+		sleep 0.1
+	done
+	cat "$TEST_DIR/a.out"
+	grep -q "other 0" "$TEST_DIR/a.out"
+	run -0 sbn --report "$TEST_DIR/b.json" -- sh -c "$FETCH" _ http://10.250.0.5/ \
+		http://10.250.0.5/
+	jq -c .egress "$TEST_DIR/b.json"
+	[ "$(jq .egress.connections_refused "$TEST_DIR/b.json")" = 2 ]
+	[ "$(jq -c .egress.refused_destinations "$TEST_DIR/b.json")" = \
+		'[{"address":"10.250.0.5","protocol":"tcp","port":80,"attempts":2}]' ]
+	wait "$pid"
+	jq -c .egress "$TEST_DIR/a.json"
+	# A's own: every attempt counted (by the refusal or by its cap), its list bounded.
+	[ "$(jq '.egress.connections_refused + .egress.connections_over_limit' "$TEST_DIR/a.json")" = 65535 ]
+	[ "$(jq '.egress.refused_destinations | length' "$TEST_DIR/a.json")" = 8 ]
+	nothing_left
+}
