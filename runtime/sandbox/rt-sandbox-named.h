@@ -22,7 +22,7 @@ struct rt_sb_record {
 	pid_t supervisor;   /* the hutch that runs it */
 	int64_t grace_ms;
 };
-int rt_sb_write_record(const struct rt_sb_opts *o, const char *dir, const struct rt_spec *spec,
+int rt_sb_write_record(const struct rt_sb_opts *o, int dir, const struct rt_spec *spec,
 		       const char *image, struct hutch_err *err);
 int rt_sb_read_record(const char *id, struct rt_sb_record *r);
 void rt_sb_record_clear(struct rt_sb_record *r);

@@ -76,17 +76,20 @@ static void clean_stale(struct rt_global *g)
 	struct hutch_err e = { 0 };
 	if (rt_state_list_ids(g->root, &ids, &e) <= 0)
 		return;
-	for (char **id = ids; *id; id++) {
-		char path[512];
+	_cleanup_close_ int root = rt_run_subdir("sandbox", false, &e);
+	for (char **id = ids; root >= 0 && *id; id++) {
 		struct stat st;
 		int pid = 0;
-		snprintf(path, sizeof(path), "%s/%s/owner.lock", g->root, *id);
-		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+		_cleanup_close_ int dir =
+			openat(root, *id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0 || fstat(dir, &st) < 0)
+			continue;
+		/* Never a wait: O_NONBLOCK, and only a regular file is a lock. */
+		_cleanup_close_ int fd =
+			openat(dir, "owner.lock", O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && rt_regular(fd) && flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue; /* its hutch is alive */
-		snprintf(path, sizeof(path), "%s/%s", g->root, *id);
-		if (sscanf(*id, "sb-%d", &pid) == 1 && stat(path, &st) == 0 &&
-		    maker_alive(pid, st.st_ctim.tv_sec))
+		if (sscanf(*id, "sb-%d", &pid) == 1 && maker_alive(pid, st.st_ctim.tv_sec))
 			continue; /* being created by a live hutch */
 		rt_container_delete(g, *id, true, &e);
 	}
@@ -131,11 +134,12 @@ static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 	int r = ns_mount_apply_host(&slave, 1, err);
 	if (r < 0)
 		return r;
-	r = rt_run_dir_make(err);
-	if (r < 0)
+	/* Made in the held state dir, and never a symlink: then mounted on by its path, which
+	 * only root (or a rootless caller) could change. */
+	int fd = rt_run_subdir("sandbox-scratch", true, err);
+	if (fd < 0)
 		return hutch_err_prefix(err, "sandbox: ");
-	if (mkdir(SB_SCRATCH, 0700) < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", SB_SCRATCH);
+	close(fd);
 	/* 0711: the sandbox's mapped root must traverse it to reach the overlay root. */
 	uint64_t size = o->memory > (64ULL << 20) ? o->memory : 64ULL << 20;
 	char data[64];
@@ -174,14 +178,30 @@ static void collect(struct sandbox *sb)
 	}
 }
 
+/* The sandbox's state dir (made by create), opened from the held state root. */
+static int state_dir(struct sandbox *sb, struct hutch_err *err)
+{
+	_cleanup_close_ int root = rt_run_subdir("sandbox", false, err);
+	if (root < 0)
+		return root;
+	int fd = openat(root, sb->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 ? fd : hutch_fail_errno(err, errno, "sandbox: %s/%s", sb->g.root, sb->id);
+}
+
 /* Marks the state dir as ours for as long as we live (see clean_stale). */
 static int own_state(struct sandbox *sb, struct hutch_err *err)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s/owner.lock", sb->g.root, sb->id);
-	sb->owner_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	_cleanup_close_ int dir = state_dir(sb, err);
+	if (dir < 0)
+		return dir;
+	sb->owner_fd = openat(dir, "owner.lock",
+			      O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sb->owner_fd >= 0 && !rt_regular(sb->owner_fd))
+		return hutch_fail(err, EINVAL, "sandbox: %s/%s/owner.lock: not a regular file",
+				  sb->g.root, sb->id);
 	if (sb->owner_fd < 0 || flock(sb->owner_fd, LOCK_EX) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: %s", path);
+		return hutch_fail_errno(err, errno, "sandbox: %s/%s/owner.lock", sb->g.root,
+					sb->id);
 	return 0;
 }
 
@@ -189,13 +209,13 @@ static int own_state(struct sandbox *sb, struct hutch_err *err)
  * which runs outside the private mount namespace that holds scratch. */
 static int record(struct sandbox *sb, const struct rt_spec *spec, struct hutch_err *err)
 {
-	char dir[512];
-	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
+	_cleanup_close_ int dir = state_dir(sb, err);
+	if (dir < 0)
+		return dir;
 	if (!sb->o->name) { /* ls's image and supervisor; exec needs a name */
 		struct hutch_err e = { 0 };
-		_cleanup_free_ char *info = hutch_xasprintf("%s/sandbox.json", dir);
 		_cleanup_free_ char *text = hutch_xasprintf("{\"supervisor\":%d}", (int)getpid());
-		hutch_write_atomic(info, text, strlen(text), 0600, &e);
+		hutch_write_atomic_at(dir, "sandbox.json", text, strlen(text), 0600, &e);
 		return 0;
 	}
 	return rt_sb_write_record(sb->o, dir, spec,
@@ -415,9 +435,10 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 		TRY(rt_sb_rootless_cgroup(sb->o, &sb->plan, &base, err));
 	else
 		TRY(cg_own_common(&base, err));
-	TRY(rt_run_dir_make(err));
-	if (mkdir(RT_SB_ROOT, 0700) < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", RT_SB_ROOT);
+	int root = rt_run_subdir("sandbox", true, err); /* RT_SB_ROOT, the state root */
+	if (root < 0)
+		return hutch_err_prefix(err, "sandbox: ");
+	close(root);
 	clean_stale(&sb->g);
 	rt_sb_names_sweep();
 	if (base)
