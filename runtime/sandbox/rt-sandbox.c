@@ -207,11 +207,15 @@ static int own_state(struct sandbox *sb, struct hutch_err *err)
 
 /* The state dir is the bundle: a named sandbox's spec is written there for `sandbox exec`,
  * which runs outside the private mount namespace that holds scratch. */
-static int record(struct sandbox *sb, const struct rt_spec *spec, struct hutch_err *err)
+static int record(struct sandbox *sb, struct rt_spec *spec, pid_t init, struct hutch_err *err)
 {
 	_cleanup_close_ int dir = state_dir(sb, err);
 	if (dir < 0)
 		return dir;
+	/* The rootfs is a mount in that namespace, out of exec's reach: the record names the
+	 * init's root, which exec joins anyway. */
+	free(spec->rootfs);
+	spec->rootfs = hutch_xasprintf("/proc/%d/root", (int)init);
 	if (!sb->o->name) { /* ls's image and supervisor; exec needs a name */
 		struct hutch_err e = { 0 };
 		_cleanup_free_ char *text = hutch_xasprintf("{\"supervisor\":%d}", (int)getpid());
@@ -248,7 +252,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	_cleanup_close_ int pidfd = c.pidfd;
 	_cleanup_close_ int master = c.pty_master;
 	if (r >= 0)
-		r = record(sb, spec, err);
+		r = record(sb, spec, c.pid, err);
 	rt_spec_free(spec);
 	if (r < 0)
 		return r;
@@ -459,10 +463,18 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	if (!m->image)
 		return 0;
 	sb->plan.delegated = m->run == run_delegated;
-	rt_sb_plan_ranges(sb->o, &sb->plan);		  /* before the rootfs: --as-root's view */
+	rt_sb_plan_ranges(sb->o, &sb->plan); /* before the rootfs: --as-root's view */
+	/* Before the user namespace: who owns a directory decides whether a symlink in it is
+	 * followed, and only the caller's namespace shows the real owners. */
+	int r = rt_sb_resolve_paths(sb->o, &sb->plan, err);
+	if (r == -ENOENT && sb->plan.image.fd < 0 && rt_sb_image_is_dir(sb->o->image))
+		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
+	if (r < 0)
+		return r;
 	TRY(rt_sb_rootless_enter(sb->o, &sb->plan, err)); /* it owns the mount namespace */
 	TRY(enter_scratch(sb->o, err));
 	hutch_fault_point("sandbox:scratch");
+	TRY(rt_sb_anchor_paths(sb->o, &sb->plan, SB_SCRATCH, err)); /* the spec names these */
 	/* The lease and /etc files precede the spec; the network helper forked here does its
 	 * firewall work while the rootfs and the container are made. */
 	if (sb->o->network == RT_SB_NET_BRIDGE) {
@@ -470,7 +482,7 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 		sb->plan.net_etc = SB_SCRATCH_ROOT "/net";
 		sb->plan.net_address = sb->net.address;
 	}
-	int r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
+	r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
 	if (r == -ENOENT)
 		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
 	if (r < 0)
@@ -484,7 +496,7 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	TRY(rt_sb_plan_ids(sb->o, &sb->plan, err));
 	TRY(rt_sb_attach_idmapped(sb->o, &sb->plan, err)); /* into the rootfs just made */
 	hutch_fault_point("sandbox:rootfs");
-	rt_sb_note_ids(sb->o, &sb->plan);
+	rt_sb_note_ids(&sb->plan);
 	return 0;
 }
 
