@@ -8,6 +8,7 @@
  * the image's root owns and a package manager can work in the throw-away layer.
  */
 #include "rt-sandbox.h"
+#include "hutch-ids.h"
 #include "rt-sandbox-plan.h"
 #include "rt-image.h"
 #include "img.h"
@@ -229,7 +230,10 @@ int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const ch
 	if (!p->image.at)
 		return store_rootfs(o, p, scratch, err);
 	if (!needs_layer(o, p, p->image.tree)) {
-		p->rootfs = hutch_xstrdup(p->image.at);
+		/* Rootless, the sandbox's ids may not cross the caller's 0700 state dir to
+		 * scratch, and its init binds the rootfs by path: the path the image resolved to
+		 * (where rootless hutch holds no privilege its caller lacks). */
+		p->rootfs = hutch_xstrdup(hutch_rootless() ? p->image.real : p->image.at);
 		return 0;
 	}
 	_cleanup_free_ char *lower = hutch_xasprintf("%s/lower", scratch);

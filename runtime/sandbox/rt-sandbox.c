@@ -213,9 +213,12 @@ static int record(struct sandbox *sb, struct rt_spec *spec, pid_t init, struct h
 	if (dir < 0)
 		return dir;
 	/* The rootfs is a mount in that namespace, out of exec's reach: the record names the
-	 * init's root, which exec joins anyway. */
-	free(spec->rootfs);
-	spec->rootfs = hutch_xasprintf("/proc/%d/root", (int)init);
+	 * init's root, which exec joins anyway. (Rootless, exec is refused, and the caller may
+	 * not reach the init's root: the rootfs is the image's path, rt-sandbox-rootfs.c.) */
+	if (!hutch_rootless()) {
+		free(spec->rootfs);
+		spec->rootfs = hutch_xasprintf("/proc/%d/root", (int)init);
+	}
 	if (!sb->o->name) { /* ls's image and supervisor; exec needs a name */
 		struct hutch_err e = { 0 };
 		_cleanup_free_ char *text = hutch_xasprintf("{\"supervisor\":%d}", (int)getpid());

@@ -240,6 +240,7 @@ private_run() {
 		mkdir -m 700 /run/hutch/sandbox/sb-999999999
 		mkfifo /run/hutch/locks/$LOCK /run/hutch/sandbox-names/fifo-$TAG \
 			/run/hutch/sandbox/sb-999999999/owner.lock"
+	# shellcheck disable=SC2034 # sb_raw's timeout (sandbox-helpers.bash): a hang fails fast
 	HUTCH_CMD_TIMEOUT=10
 	sb_fails "--lock $LOCK: /run/hutch/locks/$LOCK is not a regular file" --lock "$LOCK" -- true
 	sb_fails "--name fifo-$TAG: /run/hutch/sandbox-names/fifo-$TAG is not a regular file" \
