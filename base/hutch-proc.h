@@ -18,8 +18,9 @@ int hutch_close_fds_from(int from, const int *keep, size_t n_keep);
 void hutch_proctitle_init(int argc, char **argv);
 void hutch_set_proctitle(const char *title);
 
-/* A named point where a test may have hutch killed (HUTCH_TEST_KILL_AT=NAME): see
- * base-fault.c and tests/security/faults.bats, which lists every name. */
+/* A named point where a test may have hutch killed (HUTCH_TEST_KILL_AT=NAME) or stopped
+ * (HUTCH_TEST_STOP_AT=NAME): see base-fault.c and tests/security/faults.bats, which lists
+ * every name. */
 void hutch_fault_point(const char *name);
 
 /* Process start time (field 22 of /proc/PID/stat) and whether it is a zombie/dead. */

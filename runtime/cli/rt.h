@@ -17,10 +17,21 @@
 #define RT_DEFAULT_ROOT "/run/hutch" /* host root's; rt_run_dir() is the caller's */
 
 /* rt-rundir.c: the state directory (RT_DEFAULT_ROOT, or a rootless caller's own), a path
- * beneath it (kept for the run: for hutch's fixed names), and making it. */
+ * beneath it (kept for the run: for hutch's fixed names), and making it: made and opened
+ * without following a symlink (its parents through hutch_chase), and refused unless it is
+ * the caller's alone; then held open for the run. */
 const char *rt_run_dir(void);
 const char *rt_run_path(const char *sub);
 int rt_run_dir_make(struct hutch_err *err);
+/* The directory sub of it (one name), made 0700 when make, else ENOENT when missing; opened
+ * O_NOFOLLOW from the held fd. An fd the caller closes. */
+int rt_run_subdir(const char *sub, bool make, struct hutch_err *err);
+/* mkdir path (-p with parents), then open it: every component but the last through
+ * hutch_chase, the last never a symlink (refused naming it). A directory fd, or -errno. */
+int rt_make_dir(const char *what, const char *path, mode_t mode, bool parents,
+		struct hutch_err *err);
+/* fd is a regular file (a lock or a record planted as a FIFO or a device is not one). */
+bool rt_regular(int fd);
 
 struct rt_global {
 	const char *root;

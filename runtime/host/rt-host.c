@@ -126,8 +126,10 @@ static void reclaim(int dfd)
 	while (d && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		_cleanup_close_ int fd = openat(dfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+		/* O_NONBLOCK: a FIFO planted here must not hang every later run. */
+		_cleanup_close_ int fd =
+			openat(dfd, e->d_name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 || !rt_regular(fd) || flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
 		remove_listed(fd);
 		unlinkat(dfd, e->d_name, 0);
@@ -137,13 +139,10 @@ static void reclaim(int dfd)
 static void open_registry(struct rt_host *hs)
 {
 	struct hutch_err e = { 0 };
-	if (rt_run_dir_make(&e) < 0)
-		return; /* no registry: a killed run's cgroup is swept by the next root run */
 	const char *dir = rt_run_path("host-runs");
-	mkdir(dir, 0700);
-	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int dfd = rt_run_subdir("host-runs", true, &e);
 	if (dfd < 0)
-		return;
+		return; /* no registry: a killed run's cgroup is swept by the next root run */
 	reclaim(dfd);
 	char name[32];
 	snprintf(name, sizeof(name), "%d", (int)getpid());

@@ -6,6 +6,7 @@
  */
 #include "rt.h"
 #include "rt-json.h"
+#include "hutch-path.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,36 +30,60 @@ static int lock_dir(int dirfd, const char *id, struct hutch_err *err)
 	return 0;
 }
 
-/* mkdir -p: the containerd shim passes --root <runtime root>/<namespace>, whose parents may not
- * exist yet, and runc creates them all. */
-static int mkdir_parents(const char *root, struct hutch_err *err)
+/*
+ * --root, resolved once per process into an fd that every state dir beneath it is opened
+ * from: its parents through hutch_chase (a symlink followed only where root or the caller
+ * put it), the root itself never a symlink. Create makes it, mkdir -p (the containerd shim
+ * passes --root <runtime root>/<namespace>, whose parents may not exist yet, and runc
+ * creates them all). A process that closed every fd (--detach's supervisor) opens it again.
+ */
+#define ROOTS 4
+static struct {
+	char *path;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} roots[ROOTS];
+
+static int root_fd(const char *root, bool make, struct hutch_err *err)
 {
-	char path[4096];
+	struct stat st;
+	size_t i = 0;
 	if (!*root)
 		return hutch_fail(err, EINVAL, "--root: empty path");
-	if (snprintf(path, sizeof(path), "%s", root) >= (int)sizeof(path))
-		return hutch_fail(err, ENAMETOOLONG, "state root too long: %s", root);
-	for (char *p = path + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		if (mkdir(path, 0711) < 0 && errno != EEXIST)
-			return hutch_fail_errno(err, errno, "create state root %s", path);
-		if (!c)
-			return 0;
-		*p = c;
-	}
+	for (; i < ROOTS && roots[i].path; i++)
+		if (!strcmp(roots[i].path, root))
+			break;
+	if (i < ROOTS && roots[i].path && fstat(roots[i].fd, &st) == 0 &&
+	    st.st_dev == roots[i].dev && st.st_ino == roots[i].ino)
+		return roots[i].fd;
+	int fd = make ? rt_make_dir("--root", root, 0711, true, err)
+		      : hutch_chase_type("--root", root, HUTCH_CHASE_NOFOLLOW, S_IFDIR, NULL, err);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return fd < 0 ? fd : hutch_fail_errno(err, errno, "--root %s", root);
+	if (i == ROOTS) /* more roots than any verb uses: not held */
+		return fd;
+	if (!roots[i].path)
+		roots[i].path = hutch_xstrdup(root);
+	roots[i].fd = fd, roots[i].dev = st.st_dev, roots[i].ino = st.st_ino;
+	return fd;
+}
+
+/* The fd of root to use, closed after use only when it was not held (ROOTS exceeded). */
+static bool held_root(int fd)
+{
+	for (size_t i = 0; i < ROOTS && roots[i].path; i++)
+		if (roots[i].fd == fd)
+			return true;
+	return false;
 }
 
 int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hutch_err *err)
 {
-	int r = mkdir_parents(root, err);
-	if (r < 0)
-		return r;
-	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int rootfd = root_fd(root, true, err);
 	if (rootfd < 0)
-		return hutch_fail_errno(err, errno, "open state root %s", root);
+		return rootfd;
+	_cleanup_close_ int own = held_root(rootfd) ? -1 : rootfd;
 	if (mkdirat(rootfd, id, 0700) < 0) {
 		if (errno == EEXIST)
 			return hutch_fail(err, EEXIST, "container %s already exists", id);
@@ -67,7 +92,7 @@ int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hut
 	int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open state dir %s/%s", root, id);
-	r = lock_dir(fd, id, err);
+	int r = lock_dir(fd, id, err);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -78,13 +103,17 @@ int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hut
 
 int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err)
 {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", root, id);
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	int rootfd = root_fd(root, false, err);
+	if (rootfd == -ENOENT)
+		return hutch_fail(err, ENOENT, "container %s does not exist", id);
+	if (rootfd < 0)
+		return rootfd;
+	_cleanup_close_ int own = held_root(rootfd) ? -1 : rootfd;
+	int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return hutch_fail(err, ENOENT, "container %s does not exist", id);
-		return hutch_fail_errno(err, errno, "open state dir %s", path);
+		return hutch_fail_errno(err, errno, "open state dir %s/%s", root, id);
 	}
 	int r = lock_dir(fd, id, err);
 	if (r < 0) {
@@ -292,10 +321,12 @@ int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_er
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			unlinkat(dirfd, de->d_name, 0);
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", root, id);
-	if (rmdir(path) < 0 && errno != ENOENT)
-		return hutch_fail_errno(err, errno, "remove state dir %s", path);
+	int rootfd = root_fd(root, false, err);
+	if (rootfd < 0)
+		return rootfd == -ENOENT ? 0 : rootfd;
+	_cleanup_close_ int own = held_root(rootfd) ? -1 : rootfd;
+	if (unlinkat(rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return hutch_fail_errno(err, errno, "remove state dir %s/%s", root, id);
 	return 0;
 }
 
@@ -342,11 +373,19 @@ static int cmp_id(const void *a, const void *b)
 
 int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err)
 {
-	_cleanup_(hutch_closedirp) DIR *d = opendir(root);
+	_cleanup_(hutch_closedirp) DIR *d = NULL;
 	size_t n = 0;
 	*ids = hutch_xcalloc(1, sizeof(char *));
-	if (!d)
-		return errno == ENOENT ? 0 : hutch_fail_errno(err, errno, "open %s", root);
+	int rootfd = root_fd(root, false, err);
+	if (rootfd < 0)
+		return rootfd == -ENOENT ? 0 : rootfd;
+	_cleanup_close_ int own = held_root(rootfd) ? -1 : rootfd;
+	int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return hutch_fail_errno(err, errno, "open %s", root);
+	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || de->d_type != DT_DIR)

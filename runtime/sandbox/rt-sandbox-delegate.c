@@ -9,6 +9,7 @@
 #include "rt-sandbox.h"
 #include "rt-process.h"
 #include "rt-json.h"
+#include "hutch-path.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -26,6 +27,7 @@ enum kind { KIND_RUNC, KIND_CRUN, KIND_RUNSC };
 
 struct delegate {
 	char path[4096];
+	int fd; /* the binary, resolved once: every run of it is through this fd */
 	enum kind kind;
 	bool runsc_hostinet; /* bridge: runsc's host stack inside the wired namespace */
 	char bundle[256], state[256], log[256];
@@ -52,9 +54,27 @@ static int find_runtime(const char *name, struct delegate *d, struct hutch_err *
 	if (!d->path[0] || access(d->path, X_OK) < 0)
 		return hutch_fail(err, ENOENT, "--runtime %s: not found (no fallback to native)",
 				  name);
+	/* Run as root, several times (run, delete, the keeper's delete): a name swapped in
+	 * between would run someone else's program. */
+	struct stat st;
+	d->fd = hutch_chase_type("--runtime", d->path, 0, S_IFREG, &st, err);
+	if (d->fd < 0)
+		return d->fd;
+	if (!(st.st_mode & 0111)) {
+		close(d->fd);
+		return hutch_fail(err, EACCES, "--runtime %s: not executable", d->path);
+	}
 	const char *base = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
 	d->kind = strstr(base, "runsc") ? KIND_RUNSC : strstr(base, "crun") ? KIND_CRUN : KIND_RUNC;
 	return 0;
+}
+
+/* execv of the binary find_runtime resolved, through its fd (close-on-exec: a binary, never a
+ * script, whose interpreter would need the fd after exec). */
+static void exec_fd(const struct delegate *d, const char *const *argv)
+{
+	extern char **environ;
+	syscall(SYS_execveat, d->fd, "", (char *const *)argv, environ, AT_EMPTY_PATH);
 }
 
 /*
@@ -65,15 +85,16 @@ static int find_runtime(const char *name, struct delegate *d, struct hutch_err *
  * its host stack (--network=host) instead: the same veth, addresses and firewall, with the
  * sentry making the socket calls there. The version's date decides.
  */
-static bool runsc_netstack_works(const char *path)
+static bool runsc_netstack_works(const struct delegate *d)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return true;
 	pid_t pid = fork();
 	if (pid == 0) {
+		const char *argv[] = { d->path, "--version", NULL };
 		dup2(p[1], 1);
-		execl(path, path, "--version", (char *)NULL);
+		exec_fd(d, argv);
 		_exit(127);
 	}
 	close(p[1]);
@@ -151,7 +172,7 @@ static void exec_runtime(const struct sandbox_delegate_in *in, const struct dele
 		_exit(RT_SB_EXIT_FAIL);
 	}
 	rt_reset_signals();
-	execv(d->path, (char *const *)argv);
+	exec_fd(d, argv);
 	dprintf(2, "hutch: error: exec %s: %s\n", d->path, strerror(errno));
 	_exit(RT_SB_EXIT_FAIL);
 }
@@ -206,8 +227,9 @@ static void delete_container(const struct sandbox_delegate_in *in, const struct 
 		dup2(null, 1);
 		dup2(null, 2);
 		hide_unified(d);
-		execl(d->path, d->path, "--root", d->state, "delete", "--force", in->id,
-		      (char *)NULL);
+		const char *argv[] = { d->path,	  "--root", d->state, "delete",
+				       "--force", in->id,   NULL };
+		exec_fd(d, argv);
 		_exit(1);
 	}
 	if (pid > 0)
@@ -363,7 +385,8 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
 		*done_fd = p[1];
 		return pid;
 	}
-	hutch_close_fds_from(3, &p[0], 1);
+	int keep[] = { p[0], d->fd }; /* its delete runs the runtime */
+	hutch_close_fds_from(3, keep, ARRAY_SIZE(keep));
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			signal(sig, SIG_IGN); /* only the pipe decides */
@@ -398,10 +421,11 @@ static void child_stats(struct sandbox_delegate_in *in)
 
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err)
 {
-	struct delegate d = { 0 };
+	struct delegate d = { .fd = -1 };
 	char unified[MAX_DEPTH][512];
 	TRY(find_runtime(in->runtime, &d, err));
-	if (in->network_bridge && d.kind == KIND_RUNSC && !runsc_netstack_works(d.path)) {
+	_cleanup_close_ int bin = d.fd; /* closed when the runtime is done */
+	if (in->network_bridge && d.kind == KIND_RUNSC && !runsc_netstack_works(&d)) {
 		d.runsc_hostinet = true;
 		hutch_warn("%s predates release-20240801, whose netstack cannot start on this "
 			   "kernel: it runs with its host stack in the sandbox's network namespace",

@@ -69,21 +69,19 @@ static int plan_rootless_dir(const char *flag, const char *path, const struct st
 static int plan_workspace(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err)
 {
 	struct stat st;
-	if (stat(o->workspace, &st) < 0)
-		return hutch_fail_errno(err, errno, "--workspace %s", o->workspace);
-	if (!S_ISDIR(st.st_mode))
-		return hutch_fail(err, ENOTDIR, "--workspace %s: not a directory", o->workspace);
+	const char *ws = p->ws.real; /* the directory resolved once, then only its fd */
+	if (fstat(p->ws.fd, &st) < 0)
+		return hutch_fail_errno(err, errno, "--workspace %s", ws);
 	if (o->has_owner && (st.st_uid != o->owner_uid || st.st_gid != o->owner_gid)) {
-		if (chown(o->workspace, o->owner_uid, o->owner_gid) < 0)
-			return hutch_fail_errno(err, errno, "--workspace-owner: chown %s",
-						o->workspace);
+		if (fchownat(p->ws.fd, "", o->owner_uid, o->owner_gid, AT_EMPTY_PATH) < 0)
+			return hutch_fail_errno(err, errno, "--workspace-owner: chown %s", ws);
 		p->ws_chowned = true;
 		st.st_uid = o->owner_uid;
 		st.st_gid = o->owner_gid;
 	}
 	if (p->rootless) {
-		TRY(plan_rootless_dir("--workspace", o->workspace, &st, p, &p->write_uid,
-				      &p->write_gid, err));
+		TRY(plan_rootless_dir("--workspace", ws, &st, p, &p->write_uid, &p->write_gid,
+				      err));
 		p->host_uid = p->write_uid, p->host_gid = p->write_gid; /* --as-root: root is you */
 		return 0;
 	}
@@ -92,8 +90,8 @@ static int plan_workspace(const struct rt_sb_opts *o, struct rt_sb_plan *p, stru
 				  "--workspace %s is owned by root: what the sandbox writes there "
 				  "would be root's, and a setuid file it left a way to root; chown "
 				  "it to an unprivileged user, or give --workspace-owner UID:GID",
-				  o->workspace);
-	TRY(refuse_setgid_root("--workspace", o->workspace, &st, err));
+				  ws);
+	TRY(refuse_setgid_root("--workspace", ws, &st, err));
 	p->write_uid = st.st_uid;
 	p->write_gid = st.st_gid ? st.st_gid : p->host_gid;
 	p->ws_gid_replaced = st.st_gid == 0;
@@ -107,17 +105,17 @@ static int plan_workspace(const struct rt_sb_opts *o, struct rt_sb_plan *p, stru
 }
 
 /* An rw bind of someone else's (not the sandbox user's) is idmapped onto the sandbox user. */
-static int plan_bind(const struct rt_sb_bind *b, struct rt_sb_bind_ids *ids,
-		     const struct rt_sb_plan *p, struct hutch_err *err)
+static int plan_bind(const struct rt_sb_bind *b, const struct rt_sb_src *src,
+		     struct rt_sb_bind_ids *ids, const struct rt_sb_plan *p, struct hutch_err *err)
 {
 	struct stat st;
 	if (b->ro)
 		return 0;
-	if (stat(b->src, &st) < 0)
-		return hutch_fail_errno(err, errno, "--bind %s", b->src);
+	if (fstat(src->fd, &st) < 0)
+		return hutch_fail_errno(err, errno, "--bind %s", src->real);
 	if (p->rootless) {
 		ids->idmapped = false;
-		return plan_rootless_dir("--bind", b->src, &st, p, &ids->uid, &ids->gid, err);
+		return plan_rootless_dir("--bind", src->real, &st, p, &ids->uid, &ids->gid, err);
 	}
 	if (st.st_uid == 0)
 		return hutch_fail(
@@ -125,8 +123,8 @@ static int plan_bind(const struct rt_sb_bind *b, struct rt_sb_bind_ids *ids,
 			"--bind %s:%s:rw: %s is owned by root: what the sandbox writes "
 			"there would be root's; chown it to an unprivileged user, or bind "
 			"it :ro",
-			b->src, b->dst, b->src);
-	TRY(refuse_setgid_root("--bind", b->src, &st, err));
+			b->src, b->dst, src->real);
+	TRY(refuse_setgid_root("--bind", src->real, &st, err));
 	ids->uid = st.st_uid;
 	ids->gid = st.st_gid ? st.st_gid : p->host_gid;
 	ids->idmapped = st.st_uid != p->host_uid || (st.st_gid && st.st_gid != p->host_gid);
@@ -160,14 +158,16 @@ int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutc
 	if (o->workspace)
 		TRY(plan_workspace(o, p, err));
 	for (size_t i = 0; i < o->n_binds; i++)
-		TRY(plan_bind(&o->binds[i], &p->binds[i], p, err));
+		TRY(plan_bind(&o->binds[i], &p->srcs[i], &p->binds[i], p, err));
 	return 0;
 }
 
-/* src, its on-disk uid:gid seen as the sandbox user's host ids, onto dst in the rootfs. */
-static int attach(int rootfd, const char *flag, const char *src, const char *dst, uid_t uid,
-		  gid_t gid, const struct rt_sb_plan *p, struct hutch_err *err)
+/* src (a mount in scratch of what the caller named: rt-sandbox-paths.c), its on-disk uid:gid
+ * seen as the sandbox user's host ids, onto dst in the rootfs. */
+static int attach(int rootfd, const char *flag, const struct rt_sb_src *s, const char *dst,
+		  uid_t uid, gid_t gid, const struct rt_sb_plan *p, struct hutch_err *err)
 {
+	const char *src = s->at, *real = s->real;
 	struct ns_idmap u = { uid, p->host_uid, 1 }, g = { gid, p->host_gid, 1 };
 	struct ns_tree_opts to = { .recursive = true,
 				   .idmap = true,
@@ -182,7 +182,7 @@ static int attach(int rootfd, const char *flag, const char *src, const char *dst
 		return hutch_fail(err, EINVAL,
 				  "%s %s: its filesystem cannot be idmapped, which writing there "
 				  "as its owner (uid %u) needs; chown it to uid %u, or bind it :ro",
-				  flag, src, (unsigned)uid, (unsigned)p->host_uid);
+				  flag, real, (unsigned)uid, (unsigned)p->host_uid);
 	if (tree < 0)
 		return hutch_err_prefix(err, "%s: ", flag);
 	_cleanup_close_ int target = hutch_open_in_root(rootfd, dst, O_PATH, 0, err);
@@ -205,18 +205,18 @@ int rt_sb_attach_idmapped(const struct rt_sb_opts *o, const struct rt_sb_plan *p
 	if (rootfd < 0)
 		return hutch_fail_errno(err, errno, "sandbox: open %s", p->rootfs);
 	if (p->ws_idmapped)
-		TRY(attach(rootfd, "--workspace", o->workspace, "/workspace", p->write_uid,
-			   p->write_gid, p, err));
+		TRY(attach(rootfd, "--workspace", &p->ws, "/workspace", p->write_uid, p->write_gid,
+			   p, err));
 	for (size_t i = 0; i < o->n_binds; i++)
 		if (p->binds[i].idmapped)
-			TRY(attach(rootfd, "--bind", o->binds[i].src, o->binds[i].dst,
-				   p->binds[i].uid, p->binds[i].gid, p, err));
+			TRY(attach(rootfd, "--bind", &p->srcs[i], o->binds[i].dst, p->binds[i].uid,
+				   p->binds[i].gid, p, err));
 	return 0;
 }
 
 /* What a caller would not expect from its flags alone, said once on stderr. (An rw bind of
  * another user's is written as its owner, as a workspace is: the report says so.) */
-void rt_sb_note_ids(const struct rt_sb_opts *o, const struct rt_sb_plan *p)
+void rt_sb_note_ids(const struct rt_sb_plan *p)
 {
 	if (p->host_root)
 		hutch_warn(
@@ -225,9 +225,9 @@ void rt_sb_note_ids(const struct rt_sb_opts *o, const struct rt_sb_plan *p)
 	if (p->ws_chowned)
 		hutch_warn("--workspace-owner: %s now belongs to %u:%u, whom the sandbox writes "
 			   "as",
-			   o->workspace, (unsigned)p->write_uid, (unsigned)p->write_gid);
+			   p->ws.real, (unsigned)p->write_uid, (unsigned)p->write_gid);
 	if (p->ws_gid_replaced)
 		hutch_warn("--workspace %s: its group is root's; the sandbox's files get host gid "
 			   "%u instead",
-			   o->workspace, (unsigned)p->write_gid);
+			   p->ws.real, (unsigned)p->write_gid);
 }

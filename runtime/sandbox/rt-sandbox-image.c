@@ -84,6 +84,7 @@ int rt_sb_plan_process(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct 
 
 void rt_sb_plan_clear(struct rt_sb_plan *p)
 {
+	rt_sb_paths_clear(p);
 	free(p->rootfs);
 	free(p->image_name);
 	free(p->cgroup);

@@ -21,31 +21,42 @@ static int holder(int fd)
 	return n > 0 ? atoi(buf) : 0;
 }
 
-/* Still the file at path? A holder unlinks it before it lets go (rt_sb_unlock), so the
+/* Still the file name in dir? A holder unlinks it before it lets go (rt_sb_unlock), so the
  * inode a waiter finally locks may be one nobody else will ever look at. */
-static bool still_there(int fd, const char *path)
+static bool still_there(int fd, int dir, const char *name)
 {
 	struct stat a, b;
-	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
+	return fstat(fd, &a) == 0 && fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* The lock file, never a wait in open (O_NONBLOCK: a FIFO planted there) nor a symlink
+ * followed; only a regular file is a lock. */
+static int open_lock(int dir, const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	int fd = openat(dir, o->lock, O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "--lock %s: %s/%s", o->lock, RT_SB_LOCKS,
+					o->lock);
+	if (!rt_regular(fd)) {
+		close(fd);
+		return hutch_fail(err, EINVAL, "--lock %s: %s/%s is not a regular file", o->lock,
+				  RT_SB_LOCKS, o->lock);
+	}
+	return fd;
 }
 
 int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 {
-	char path[512];
-	int r = rt_run_dir_make(err);
-	if (r < 0)
+	_cleanup_close_ int dir = rt_run_subdir("locks", true, err);
+	if (dir < 0)
 		return hutch_err_prefix(err, "--lock: ");
-	if (mkdir(RT_SB_LOCKS, 0700) < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "--lock: create %s", RT_SB_LOCKS);
-	snprintf(path, sizeof(path), "%s/%s", RT_SB_LOCKS, o->lock);
 	double start = hutch_now_ms();
 	bool poll_mode = o->no_wait || o->lock_timeout >= 0;
 	for (;;) {
-		_cleanup_close_ int fd =
-			open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		_cleanup_close_ int fd = open_lock(dir, o, err);
 		if (fd < 0)
-			return hutch_fail_errno(err, errno, "--lock %s", o->lock);
+			return fd;
 		/* Without a limit, block in the kernel; with one, poll every 10 ms. */
 		while (flock(fd, poll_mode ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
 			if (errno == EINTR)
@@ -57,7 +68,7 @@ int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 						  o->lock, holder(fd));
 			usleep(10000);
 		}
-		if (!still_there(fd, path))
+		if (!still_there(fd, dir, o->lock))
 			continue; /* its holder removed it as it finished: lock the new one */
 		char pid[32];
 		int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
@@ -70,11 +81,12 @@ int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 
 void rt_sb_unlock(const struct rt_sb_opts *o, int fd)
 {
-	char path[512];
+	struct hutch_err e = { 0 };
 	if (fd < 0)
 		return;
-	snprintf(path, sizeof(path), "%s/%s", RT_SB_LOCKS, o->lock);
-	if (still_there(fd, path)) /* ours: a waiter that locks it next sees it gone */
-		unlink(path);
+	_cleanup_close_ int dir = rt_run_subdir("locks", false, &e);
+	if (dir >= 0 &&
+	    still_there(fd, dir, o->lock)) /* a waiter that locks it next sees it gone */
+		unlinkat(dir, o->lock, 0);
 	close(fd);
 }

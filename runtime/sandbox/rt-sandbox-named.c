@@ -68,32 +68,38 @@ int rt_sb_check_named(const struct rt_sb_opts *o, struct hutch_err *err)
 
 /* ---- the name record ---- */
 
-static bool still_there(int fd, const char *path)
+static bool still_there(int fd, int dir, const char *name)
 {
 	struct stat a, b;
-	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
+	return fstat(fd, &a) == 0 && fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static void name_path(const char *name, char *buf, size_t len)
+/* A record never waits in open (O_NONBLOCK: a FIFO planted there) nor follows a symlink; only
+ * a regular file is one. -1 (errno set) otherwise. */
+static int open_record(int dir, const char *name, int flags)
 {
-	snprintf(buf, len, "%s/%s", RT_SB_NAMES, name);
+	int fd = openat(dir, name, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 && !rt_regular(fd)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
 }
 
 /* A sweep of stale records holds a free one's lock for an instant: a few tries tell it from
  * a sandbox that runs. */
 int rt_sb_name_take(const char *name, int *out, struct hutch_err *err)
 {
-	char path[512];
-	int r = rt_run_dir_make(err);
-	if (r < 0)
+	_cleanup_close_ int dir = rt_run_subdir("sandbox-names", true, err);
+	if (dir < 0)
 		return hutch_err_prefix(err, "--name: ");
-	if (mkdir(RT_SB_NAMES, 0700) < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "--name: create %s", RT_SB_NAMES);
-	name_path(name, path, sizeof(path));
 	for (int tries = 0; tries < 50;) {
-		_cleanup_close_ int fd =
-			open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		_cleanup_close_ int fd = open_record(dir, name, O_RDWR | O_CREAT);
+		if (fd < 0 && errno == EINVAL)
+			return hutch_fail(err, EINVAL, "--name %s: %s/%s is not a regular file",
+					  name, RT_SB_NAMES, name);
 		if (fd < 0)
 			return hutch_fail_errno(err, errno, "--name %s", name);
 		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -104,7 +110,7 @@ int rt_sb_name_take(const char *name, int *out, struct hutch_err *err)
 			usleep(10000);
 			continue;
 		}
-		if (!still_there(fd, path))
+		if (!still_there(fd, dir, name))
 			continue; /* its sandbox ended meanwhile: take the new file */
 		if (ftruncate(fd, 0) < 0)
 			return hutch_fail_errno(err, errno, "--name %s", name);
@@ -122,42 +128,56 @@ void rt_sb_name_set(int fd, const char *id)
 
 void rt_sb_name_release(const char *name, int fd)
 {
-	char path[512];
+	struct hutch_err e = { 0 };
 	if (fd < 0)
 		return;
-	name_path(name, path, sizeof(path));
-	if (still_there(fd, path)) /* unlinked before the lock goes: see rt_sb_name_take */
-		unlink(path);
+	_cleanup_close_ int dir = rt_run_subdir("sandbox-names", false, &e);
+	if (dir >= 0 && still_there(fd, dir, name)) /* unlinked before the lock goes */
+		unlinkat(dir, name, 0);
 	close(fd);
 }
 
 /* The records of sandboxes whose hutch was killed: nobody holds their lock. */
 void rt_sb_names_sweep(void)
 {
-	DIR *d = opendir(RT_SB_NAMES);
+	struct hutch_err e = { 0 };
+	_cleanup_close_ int dir = rt_run_subdir("sandbox-names", false, &e);
+	int fd = dir >= 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	_cleanup_(hutch_closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d))) {
-		char path[512];
 		if (de->d_name[0] == '.')
 			continue;
-		name_path(de->d_name, path, sizeof(path));
-		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_there(fd, path))
-			unlink(path);
+		_cleanup_close_ int rec = open_record(dir, de->d_name, O_RDONLY);
+		if (rec >= 0 && flock(rec, LOCK_EX | LOCK_NB) == 0 &&
+		    still_there(rec, dir, de->d_name))
+			unlinkat(dir, de->d_name, 0);
 	}
-	closedir(d);
+}
+
+/* A small file of the record's, read from dir without waiting or following a link. */
+static int read_record_file(int dir, const char *name, size_t max, char **text)
+{
+	struct hutch_err e = { 0 };
+	char link[HUTCH_FD_PATH_MAX];
+	_cleanup_close_ int fd = open_record(dir, name, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	return hutch_read_file_at(AT_FDCWD, hutch_fd_path(fd, link), max, text, NULL, &e);
 }
 
 int rt_sb_name_resolve(const char *name, char *id, size_t len, struct hutch_err *err)
 {
-	char path[512];
 	_cleanup_free_ char *text = NULL;
 	struct hutch_err e = { 0 };
-	name_path(name, path, sizeof(path));
-	if (rt_validate_id(name, &e) < 0 ||
-	    hutch_read_file_at(AT_FDCWD, path, 64, &text, NULL, &e) < 0 || !text[0])
+	_cleanup_close_ int dir = -1;
+	if (rt_validate_id(name, &e) < 0 || (dir = rt_run_subdir("sandbox-names", false, &e)) < 0 ||
+	    read_record_file(dir, name, 64, &text) < 0 || !text[0])
 		return hutch_fail(err, ENOENT, "sandbox %s: no such sandbox", name);
 	snprintf(id, len, "%s", text);
 	return 0;
@@ -166,13 +186,12 @@ int rt_sb_name_resolve(const char *name, char *id, size_t len, struct hutch_err 
 /* ---- the sandbox's record, in its state dir (removed with it) ---- */
 
 /* config.json makes the state dir the bundle `exec` reads; sandbox.json holds the rest. */
-int rt_sb_write_record(const struct rt_sb_opts *o, const char *dir, const struct rt_spec *spec,
+int rt_sb_write_record(const struct rt_sb_opts *o, int dir, const struct rt_spec *spec,
 		       const char *image, const struct rt_sb_setid *setid, struct hutch_err *err)
 {
-	_cleanup_free_ char *config = NULL, *cpath = NULL, *ipath = NULL;
+	_cleanup_free_ char *config = NULL;
 	TRY(rt_spec_write(spec, &config, err));
-	cpath = hutch_xasprintf("%s/config.json", dir);
-	TRY(hutch_write_atomic(cpath, config, strlen(config), 0600, err));
+	TRY(hutch_write_atomic_at(dir, "config.json", config, strlen(config), 0600, err));
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);
 	hutch_json_gen_kv(g, "name", o->name);
@@ -183,20 +202,21 @@ int rt_sb_write_record(const struct rt_sb_opts *o, const char *dir, const struct
 	yajl_gen_map_close(g);
 	size_t n;
 	_cleanup_free_ char *info = hutch_json_gen_finish(g, &n);
-	ipath = hutch_xasprintf("%s/sandbox.json", dir);
-	return hutch_write_atomic(ipath, info, n, 0600, err);
+	return hutch_write_atomic_at(dir, "sandbox.json", info, n, 0600, err);
 }
 
 int rt_sb_read_record(const char *id, struct rt_sb_record *r)
 {
-	_cleanup_free_ char *path = hutch_xasprintf("%s/%s/sandbox.json", RT_SB_ROOT, id);
 	_cleanup_free_ char *text = NULL;
 	_cleanup_json_ yajl_val doc = NULL;
 	struct hutch_err e = { 0 };
 	int64_t v = 0;
 	*r = (struct rt_sb_record){ 0 };
-	if (hutch_read_file_at(AT_FDCWD, path, 1 << 16, &text, NULL, &e) < 0 ||
-	    hutch_json_parse(text, path, &doc, &e) < 0)
+	_cleanup_close_ int root = rt_run_subdir("sandbox", false, &e);
+	_cleanup_close_ int dir =
+		root < 0 ? -1 : openat(root, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0 || read_record_file(dir, "sandbox.json", 1 << 16, &text) < 0 ||
+	    hutch_json_parse(text, "sandbox.json", &doc, &e) < 0)
 		return -ENOENT;
 	hutch_json_string(doc, "name", "name", false, &r->name, &e);
 	hutch_json_string(doc, "image", "image", false, &r->image, &e);

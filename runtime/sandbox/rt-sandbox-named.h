@@ -23,7 +23,7 @@ struct rt_sb_record {
 	int64_t grace_ms;
 	struct rt_sb_setid setid; /* what exec walks after each command */
 };
-int rt_sb_write_record(const struct rt_sb_opts *o, const char *dir, const struct rt_spec *spec,
+int rt_sb_write_record(const struct rt_sb_opts *o, int dir, const struct rt_spec *spec,
 		       const char *image, const struct rt_sb_setid *setid, struct hutch_err *err);
 int rt_sb_read_record(const char *id, struct rt_sb_record *r);
 void rt_sb_record_clear(struct rt_sb_record *r);

@@ -139,10 +139,21 @@ static int add_net_files(struct rt_spec *s, const struct rt_sb_opts *o, const st
 	return 0;
 }
 
+/* A caller's path is named in the spec only by its mount in scratch (rt-sandbox-paths.c). */
+static bool anchored(const struct rt_sb_opts *o, const struct rt_sb_plan *p)
+{
+	bool all = !o->workspace || p->ws.at;
+	for (size_t i = 0; i < o->n_binds; i++)
+		all = all && p->srcs && i < p->n_srcs && p->srcs[i].at;
+	return all;
+}
+
 static int plan_mounts(struct rt_spec *s, const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		       struct hutch_err *err)
 {
 	char buf[128];
+	if (!anchored(o, p))
+		return hutch_fail(err, EINVAL, "sandbox: a workspace or bind source not resolved");
 	for (size_t i = 0; i < ARRAY_SIZE(kernel_mounts); i++) {
 		bool bind_sys = p->sysfs && !strcmp(kernel_mounts[i].dst, "/sys");
 		const char *opts =
@@ -160,21 +171,22 @@ static int plan_mounts(struct rt_spec *s, const struct rt_sb_opts *o, const stru
 		TRY(rt_spec_add_mount(s, o->tmpfs[i].path, "tmpfs", "tmpfs", buf, err));
 	}
 	/* Idmapped mounts: natively, binds with their maps (hutch makes the trees); a delegate
-	 * finds them in the rootfs already (rt_sb_attach_idmapped), as few runtimes idmap. */
+	 * finds them in the rootfs already (rt_sb_attach_idmapped), as few runtimes idmap.
+	 * Sources are never the caller's paths, but their mounts in scratch (src.at), made
+	 * from the fds they were resolved into (rt-sandbox-paths.c). */
 	if (o->workspace && p->ws_idmapped && !p->delegated)
-		TRY(add_idmapped(s, "/workspace", o->workspace, p->write_uid, p->write_gid, p,
-				 err));
+		TRY(add_idmapped(s, "/workspace", p->ws.at, p->write_uid, p->write_gid, p, err));
 	else if (o->workspace && !p->ws_idmapped)
-		TRY(rt_spec_add_mount(s, "/workspace", "bind", o->workspace,
-				      "rbind,nosuid,nodev,rw", err));
+		TRY(rt_spec_add_mount(s, "/workspace", "bind", p->ws.at, "rbind,nosuid,nodev,rw",
+				      err));
 	for (size_t i = 0; i < o->n_binds; i++) {
 		const struct rt_sb_bind *b = &o->binds[i];
+		const char *src = p->srcs[i].at;
 		if (p->binds[i].idmapped && !p->delegated)
-			TRY(add_idmapped(s, b->dst, b->src, p->binds[i].uid, p->binds[i].gid, p,
-					 err));
+			TRY(add_idmapped(s, b->dst, src, p->binds[i].uid, p->binds[i].gid, p, err));
 		else if (!p->binds[i].idmapped)
 			TRY(rt_spec_add_mount(
-				s, b->dst, "bind", b->src,
+				s, b->dst, "bind", src,
 				b->ro ? "rbind,nosuid,nodev,ro" : "rbind,nosuid,nodev,rw", err));
 	}
 	return add_net_files(s, o, p, err);

@@ -21,6 +21,17 @@ struct rt_sb_bind_ids {
 
 struct img_run_config;
 
+/* A path the caller gave (--workspace, a bind's source, an --image directory), resolved once by
+ * rt_sb_resolve_paths. Everything after uses fd, or the mount made from it at `at`, a path of
+ * hutch's own in scratch, which is what the spec and a delegate's config.json name. */
+struct rt_sb_src {
+	int fd;	    /* O_PATH, from hutch_chase (-1: none) */
+	int tree;   /* a detached copy of fd's tree, then (attached) the mount at `at`; or -1 */
+	char *real; /* where it resolved to, for messages (NULL: not resolved) */
+	char *at;   /* its mount in scratch (NULL until rt_sb_anchor_paths) */
+	bool file;  /* a regular file (else a directory) */
+};
+
 /* What the sandbox's spec is built from beside its options (rt-sandbox-plan.c). */
 struct rt_sb_plan {
 	char *rootfs; /* what root.path points at (the image, or an overlay on it) */
@@ -44,9 +55,12 @@ struct rt_sb_plan {
 	bool ws_chowned;      /* --workspace-owner gave the directory to write_uid:write_gid */
 	bool ws_gid_replaced; /* the workspace's group is root's: write_gid is subordinate */
 	struct rt_sb_bind_ids *binds; /* per o->binds */
-	bool layered;		      /* a throw-away layer over the image */
-	bool rootfs_copy;	      /* layered by copying the image (no overlayfs) */
-	bool with_init;		      /* PID 1 is hutch's init (native runs) */
+	struct rt_sb_src ws, image;   /* --workspace, --image as a directory */
+	struct rt_sb_src *srcs;	      /* per o->binds: their sources */
+	size_t n_srcs;
+	bool layered;	  /* a throw-away layer over the image */
+	bool rootfs_copy; /* layered by copying the image (no overlayfs) */
+	bool with_init;	  /* PID 1 is hutch's init (native runs) */
 	bool userns;
 	char *cgroup; /* the sandbox's cgroup path, as cg_open takes it */
 	const char
@@ -81,6 +95,14 @@ int rt_sb_rootless_cgroup(const struct rt_sb_opts *o, struct rt_sb_plan *p, char
 			  struct hutch_err *err);
 int rt_sb_rootless_enter(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
 
+/* rt-sandbox-paths.c: the caller's paths into fds, first, in the caller's own namespaces (whose
+ * owners decide which symlinks may be followed); then, in scratch, each one mounted from its fd
+ * at a path of hutch's own (src->at). Cleared by rt_sb_plan_clear. */
+int rt_sb_resolve_paths(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
+int rt_sb_anchor_paths(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
+		       struct hutch_err *err);
+void rt_sb_paths_clear(struct rt_sb_plan *p);
+
 /* rt-sandbox-ids.c: the host ids (refusing root-owned workspaces and rw binds), then, once
  * the rootfs exists, the idmapped mounts of what the sandbox user does not own. */
 uint32_t rt_sb_sub_ids(const char *file); /* root's range in /etc/subuid or subgid */
@@ -90,7 +112,7 @@ void rt_sb_plan_ranges(const struct rt_sb_opts *o, struct rt_sb_plan *p);
 int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
 int rt_sb_attach_idmapped(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 			  struct hutch_err *err);
-void rt_sb_note_ids(const struct rt_sb_opts *o, const struct rt_sb_plan *p);
+void rt_sb_note_ids(const struct rt_sb_plan *p);
 /* rt-sandbox-rootfs.c: p->rootfs, the image as is or under a throw-away layer in scratch with
  * the mount points the options need. */
 int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,

@@ -8,6 +8,7 @@
  * the image's root owns and a package manager can work in the throw-away layer.
  */
 #include "rt-sandbox.h"
+#include "hutch-ids.h"
 #include "rt-sandbox-plan.h"
 #include "rt-image.h"
 #include "img.h"
@@ -40,20 +41,19 @@ static bool image_has(int imgfd, const char *path)
 }
 
 /* Every mount point the sandbox needs in its root, and whether it is a file. */
-static size_t mount_points(const struct rt_sb_opts *o, const char **v, bool *file, size_t max)
+static size_t mount_points(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char **v,
+			   bool *file, size_t max)
 {
 	/* Not /sys/fs/cgroup: it lies in the sysfs mounted (or the host's bound) on /sys. */
 	static const char *const base[] = { "/proc", "/dev", "/sys" };
 	static const char *const net[] = { "/etc/resolv.conf", "/etc/hosts", "/etc/hostname" };
 	size_t n = 0;
-	struct stat st;
 	for (size_t i = 0; i < ARRAY_SIZE(base) && n < max; i++, n++)
 		v[n] = base[i], file[n] = false;
 	for (size_t i = 0; i < o->n_tmpfs && n < max; i++, n++)
 		v[n] = o->tmpfs[i].path, file[n] = false;
 	for (size_t i = 0; i < o->n_binds && n < max; i++, n++)
-		v[n] = o->binds[i].dst,
-		file[n] = stat(o->binds[i].src, &st) == 0 && !S_ISDIR(st.st_mode);
+		v[n] = o->binds[i].dst, file[n] = p->srcs[i].file;
 	if (o->workspace && n < max)
 		v[n] = "/workspace", file[n++] = false;
 	/* host: the host's resolv.conf; bridge: the three files hutch writes (rt-sandbox-net.c) */
@@ -63,11 +63,11 @@ static size_t mount_points(const struct rt_sb_opts *o, const char **v, bool *fil
 	return n;
 }
 
-static bool needs_layer(const struct rt_sb_opts *o, int imgfd)
+static bool needs_layer(const struct rt_sb_opts *o, const struct rt_sb_plan *p, int imgfd)
 {
 	const char *v[256];
 	bool file[256];
-	size_t n = mount_points(o, v, file, ARRAY_SIZE(v));
+	size_t n = mount_points(o, p, v, file, ARRAY_SIZE(v));
 	if (rt_sb_root_inside(o))
 		return true;
 	for (size_t i = 0; i < n; i++)
@@ -110,7 +110,7 @@ static int make_mount_points(const struct rt_sb_opts *o, const struct rt_sb_plan
 {
 	const char *v[256];
 	bool file[256];
-	size_t n = mount_points(o, v, file, ARRAY_SIZE(v));
+	size_t n = mount_points(o, p, v, file, ARRAY_SIZE(v));
 	_cleanup_close_ int rootfd = open(p->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return hutch_fail_errno(err, errno, "sandbox: open %s", p->rootfs);
@@ -222,24 +222,23 @@ static int store_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const 
 	return mount_layered(o, p, scratch, &l, err);
 }
 
+/* A directory: resolved once (rt-sandbox-paths.c) and mounted from its fd in scratch, where
+ * the rootfs, or the overlay's lower layer, is that mount. */
 int rt_sb_plan_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
 		      struct hutch_err *err)
 {
-	char real[4096];
-	if (!rt_sb_image_is_dir(o->image))
+	if (!p->image.at)
 		return store_rootfs(o, p, scratch, err);
-	if (!realpath(o->image, real))
-		return hutch_fail_errno(err, errno, "--image %s", o->image);
-	_cleanup_close_ int imgfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (imgfd < 0)
-		return hutch_fail_errno(err, errno, "--image %s", o->image);
-	if (!needs_layer(o, imgfd)) {
-		p->rootfs = hutch_xstrdup(real);
+	if (!needs_layer(o, p, p->image.tree)) {
+		/* Rootless, the sandbox's ids may not cross the caller's 0700 state dir to
+		 * scratch, and its init binds the rootfs by path: the path the image resolved to
+		 * (where rootless hutch holds no privilege its caller lacks). */
+		p->rootfs = hutch_xstrdup(hutch_rootless() ? p->image.real : p->image.at);
 		return 0;
 	}
 	_cleanup_free_ char *lower = hutch_xasprintf("%s/lower", scratch);
 	if (o->as_root) /* the image seen with root inside as its owner */
-		TRY(idmapped_view(real, lower, p, err));
-	struct img_layered l = { .lower = o->as_root ? lower : real };
+		TRY(idmapped_view(p->image.at, lower, p, err));
+	struct img_layered l = { .lower = o->as_root ? lower : p->image.at };
 	return mount_layered(o, p, scratch, &l, err);
 }

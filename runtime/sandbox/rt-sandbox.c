@@ -77,17 +77,20 @@ static void clean_stale(struct rt_global *g)
 	struct hutch_err e = { 0 };
 	if (rt_state_list_ids(g->root, &ids, &e) <= 0)
 		return;
-	for (char **id = ids; *id; id++) {
-		char path[512];
+	_cleanup_close_ int root = rt_run_subdir("sandbox", false, &e);
+	for (char **id = ids; root >= 0 && *id; id++) {
 		struct stat st;
 		int pid = 0;
-		snprintf(path, sizeof(path), "%s/%s/owner.lock", g->root, *id);
-		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+		_cleanup_close_ int dir =
+			openat(root, *id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0 || fstat(dir, &st) < 0)
+			continue;
+		/* Never a wait: O_NONBLOCK, and only a regular file is a lock. */
+		_cleanup_close_ int fd =
+			openat(dir, "owner.lock", O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && rt_regular(fd) && flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue; /* its hutch is alive */
-		snprintf(path, sizeof(path), "%s/%s", g->root, *id);
-		if (sscanf(*id, "sb-%d", &pid) == 1 && stat(path, &st) == 0 &&
-		    maker_alive(pid, st.st_ctim.tv_sec))
+		if (sscanf(*id, "sb-%d", &pid) == 1 && maker_alive(pid, st.st_ctim.tv_sec))
 			continue; /* being created by a live hutch */
 		rt_container_delete(g, *id, true, &e);
 	}
@@ -132,11 +135,12 @@ static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 	int r = ns_mount_apply_host(&slave, 1, err);
 	if (r < 0)
 		return r;
-	r = rt_run_dir_make(err);
-	if (r < 0)
+	/* Made in the held state dir, and never a symlink: then mounted on by its path, which
+	 * only root (or a rootless caller) could change. */
+	int fd = rt_run_subdir("sandbox-scratch", true, err);
+	if (fd < 0)
 		return hutch_err_prefix(err, "sandbox: ");
-	if (mkdir(SB_SCRATCH, 0700) < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", SB_SCRATCH);
+	close(fd);
 	/* 0711: the sandbox's mapped root must traverse it to reach the overlay root. */
 	uint64_t size = o->memory > (64ULL << 20) ? o->memory : 64ULL << 20;
 	char data[64];
@@ -175,41 +179,56 @@ static void collect(struct sandbox *sb)
 	}
 }
 
+/* The sandbox's state dir (made by create), opened from the held state root. */
+static int state_dir(struct sandbox *sb, struct hutch_err *err)
+{
+	_cleanup_close_ int root = rt_run_subdir("sandbox", false, err);
+	if (root < 0)
+		return root;
+	int fd = openat(root, sb->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 ? fd : hutch_fail_errno(err, errno, "sandbox: %s/%s", sb->g.root, sb->id);
+}
+
 /* Marks the state dir as ours for as long as we live (see clean_stale). */
 static int own_state(struct sandbox *sb, struct hutch_err *err)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s/owner.lock", sb->g.root, sb->id);
-	sb->owner_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	_cleanup_close_ int dir = state_dir(sb, err);
+	if (dir < 0)
+		return dir;
+	sb->owner_fd = openat(dir, "owner.lock",
+			      O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sb->owner_fd >= 0 && !rt_regular(sb->owner_fd))
+		return hutch_fail(err, EINVAL, "sandbox: %s/%s/owner.lock: not a regular file",
+				  sb->g.root, sb->id);
 	if (sb->owner_fd < 0 || flock(sb->owner_fd, LOCK_EX) < 0)
-		return hutch_fail_errno(err, errno, "sandbox: %s", path);
+		return hutch_fail_errno(err, errno, "sandbox: %s/%s/owner.lock", sb->g.root,
+					sb->id);
 	return 0;
 }
 
 /* The state dir is the bundle: a named sandbox's spec is written there for `sandbox exec`,
- * which runs outside the private mount namespace that holds scratch. A rootfs with a
- * throw-away layer is mounted in scratch, so its root.path is not there for exec, which
- * joins the init's mount namespace and root and never uses it, but must find it to load
- * the spec: the state dir stands in for it. */
-static int record(struct sandbox *sb, struct rt_spec *spec, struct hutch_err *err)
+ * which runs outside the private mount namespace that holds scratch. */
+static int record(struct sandbox *sb, struct rt_spec *spec, pid_t init, struct hutch_err *err)
 {
-	char dir[512];
-	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
+	_cleanup_close_ int dir = state_dir(sb, err);
+	if (dir < 0)
+		return dir;
+	/* The rootfs is a mount in that namespace, out of exec's reach: the record names the
+	 * init's root, which exec joins anyway. (Rootless, exec is refused, and the caller may
+	 * not reach the init's root: the rootfs is the image's path, rt-sandbox-rootfs.c.) */
+	if (!hutch_rootless()) {
+		free(spec->rootfs);
+		spec->rootfs = hutch_xasprintf("/proc/%d/root", (int)init);
+	}
 	if (!sb->o->name) { /* ls's image and supervisor; exec needs a name */
 		struct hutch_err e = { 0 };
-		_cleanup_free_ char *info = hutch_xasprintf("%s/sandbox.json", dir);
 		_cleanup_free_ char *text = hutch_xasprintf("{\"supervisor\":%d}", (int)getpid());
-		hutch_write_atomic(info, text, strlen(text), 0600, &e);
+		hutch_write_atomic_at(dir, "sandbox.json", text, strlen(text), 0600, &e);
 		return 0;
 	}
-	char *root = spec->rootfs; /* what rt_spec_write writes as root.path */
-	if (sb->plan.layered)
-		spec->rootfs = dir;
-	int r = rt_sb_write_record(sb->o, dir, spec,
-				   sb->plan.image_name ? sb->plan.image_name : sb->o->image,
-				   &sb->setid, err);
-	spec->rootfs = root;
-	return r;
+	return rt_sb_write_record(sb->o, dir, spec,
+				  sb->plan.image_name ? sb->plan.image_name : sb->o->image,
+				  &sb->setid, err);
 }
 
 /* Create, start and wait, with hutch's init as PID 1 reporting the command's status. */
@@ -238,7 +257,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	_cleanup_close_ int pidfd = c.pidfd;
 	_cleanup_close_ int master = c.pty_master;
 	if (r >= 0)
-		r = record(sb, spec, err);
+		r = record(sb, spec, c.pid, err);
 	rt_spec_free(spec);
 	if (r < 0)
 		return r;
@@ -457,9 +476,10 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 		TRY(rt_sb_rootless_cgroup(sb->o, &sb->plan, &base, err));
 	else
 		TRY(cg_own_common(&base, err));
-	TRY(rt_run_dir_make(err));
-	if (mkdir(RT_SB_ROOT, 0700) < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "sandbox: mkdir %s", RT_SB_ROOT);
+	int root = rt_run_subdir("sandbox", true, err); /* RT_SB_ROOT, the state root */
+	if (root < 0)
+		return hutch_err_prefix(err, "sandbox: ");
+	close(root);
 	clean_stale(&sb->g);
 	rt_sb_names_sweep();
 	if (base)
@@ -480,10 +500,18 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	if (!m->image)
 		return 0;
 	sb->plan.delegated = m->run == run_delegated;
-	rt_sb_plan_ranges(sb->o, &sb->plan);		  /* before the rootfs: --as-root's view */
+	rt_sb_plan_ranges(sb->o, &sb->plan); /* before the rootfs: --as-root's view */
+	/* Before the user namespace: who owns a directory decides whether a symlink in it is
+	 * followed, and only the caller's namespace shows the real owners. */
+	int r = rt_sb_resolve_paths(sb->o, &sb->plan, err);
+	if (r == -ENOENT && sb->plan.image.fd < 0 && rt_sb_image_is_dir(sb->o->image))
+		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
+	if (r < 0)
+		return r;
 	TRY(rt_sb_rootless_enter(sb->o, &sb->plan, err)); /* it owns the mount namespace */
 	TRY(enter_scratch(sb->o, err));
 	hutch_fault_point("sandbox:scratch");
+	TRY(rt_sb_anchor_paths(sb->o, &sb->plan, SB_SCRATCH, err)); /* the spec names these */
 	/* The lease and /etc files precede the spec; the network helper forked here does its
 	 * firewall work while the rootfs and the container are made. */
 	if (sb->o->network == RT_SB_NET_BRIDGE) {
@@ -491,7 +519,7 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 		sb->plan.net_etc = SB_SCRATCH_ROOT "/net";
 		sb->plan.net_address = sb->net.address;
 	}
-	int r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
+	r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
 	if (r == -ENOENT)
 		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
 	if (r < 0)
@@ -505,7 +533,7 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	TRY(rt_sb_plan_ids(sb->o, &sb->plan, err));
 	TRY(rt_sb_attach_idmapped(sb->o, &sb->plan, err)); /* into the rootfs just made */
 	hutch_fault_point("sandbox:rootfs");
-	rt_sb_note_ids(sb->o, &sb->plan);
+	rt_sb_note_ids(&sb->plan);
 	return 0;
 }
 

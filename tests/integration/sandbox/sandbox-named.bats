@@ -369,9 +369,12 @@ teardown() {
 		echo "# $fd -> $l" >&2
 		[[ $l != "$TEST_DIR"* ]] || fail "inherited $fd -> $l"
 	done
-	# what it holds is its own: the sandbox's cgroups, locks, state, init's pipe, pidfd
+	# what it holds is its own: the sandbox's cgroups, locks, state (and the state dir it holds
+	# open), init's pipe, pidfd, and the image directory it was given, resolved once and held
+	# (docs/design.md, "Paths from callers")
 	run bash -c "for f in /proc/$sup/fd/*; do readlink \$f; done | grep -v -e '^/sys/fs/cgroup/' \
-		-e '^/run/hutch/' -e '^/dev/null$' -e '^pipe:' -e '^anon_inode:'"
+		-e '^/run/hutch$' -e '^/run/hutch/' -e '^/dev/null$' -e '^pipe:' -e '^anon_inode:' \
+		| grep -vxF -e '$IMAGE'"
 	[ -z "$output" ] || fail "unexpected fds: $output"
 	hs stop "$N"
 }

@@ -249,6 +249,11 @@ static int image_process(const char *cfg, char *out, size_t len, struct hutch_er
 		r = img_run_config_parse(cfg, &c, err);
 	p.image_config = r >= 0 ? &c : NULL;
 	p.binds = hutch_xcalloc(o.n_binds + 1, sizeof(*p.binds));
+	p.srcs = hutch_xcalloc(o.n_binds + 1, sizeof(*p.srcs));
+	p.n_srcs = o.n_binds;
+	p.ws.at = "/s/src/workspace";
+	for (size_t i = 0; i < o.n_binds; i++)
+		p.srcs[i].at = "/s/src/bind";
 	if (r >= 0)
 		r = rt_sb_plan_process(&o, &p, err);
 	if (r >= 0)
@@ -269,6 +274,7 @@ static int image_process(const char *cfg, char *out, size_t len, struct hutch_er
 	hutch_strv_free(p.image_env);
 	free(p.cwd);
 	free(p.binds);
+	free(p.srcs);
 	rt_sb_opts_free(&o);
 	return r;
 }

@@ -829,13 +829,19 @@ static int sandbox_spec(char **argv, bool idmapped, bool userns, struct hutch_er
 		r = rt_sb_check(&o, err);
 	if (r >= 0) {
 		plan.binds = hutch_xcalloc(o.n_binds + 1, sizeof(*plan.binds));
+		plan.srcs = hutch_xcalloc(o.n_binds + 1, sizeof(*plan.srcs));
+		plan.n_srcs = o.n_binds;
+		plan.ws.at = "/s/src/workspace";
 		plan.ws_idmapped = idmapped && o.workspace;
+		for (size_t i = 0; i < o.n_binds; i++)
+			plan.srcs[i].at = "/s/src/bind";
 		for (size_t i = 0; idmapped && i < o.n_binds; i++)
 			plan.binds[i] = (struct rt_sb_bind_ids){ 5, 6, !o.binds[i].ro };
 		r = rt_sb_plan_process(&o, &plan, err);
 		if (r >= 0)
 			r = rt_sb_spec(&o, &plan, "/b", &typed, err);
 		free(plan.binds);
+		free(plan.srcs);
 		hutch_strv_free(plan.argv);
 		free(plan.cwd);
 	}
@@ -868,6 +874,7 @@ static void test_sandbox_spec_fields(void)
 			 "HOME=/h", "--",     "id",  NULL };
 
 	plan.binds = ids;
+	plan.ws.at = "/s/src/workspace"; /* its mount in scratch, made from the fd of /tmp */
 	rt_sb_opts_init(&o);
 	int r = rt_sb_parse_args(&o, ARRAY_SIZE(argv) - 1, argv, &err);
 	if (r >= 0)
@@ -895,6 +902,8 @@ static void test_sandbox_spec_fields(void)
 	ok(ws && ws->bind && ws->idmap && ws->n_uid_map == 1 && ws->uid_map[0].container_id == 7 &&
 		   ws->uid_map[0].host_id == 1000 && ws->gid_map[0].container_id == 8,
 	   "sandbox spec: the workspace is an idmapped bind, on-disk 7:8 seen as the user");
+	ok(ws && !strcmp(ws->source, "/s/src/workspace"),
+	   "sandbox spec: the workspace's source is its mount in scratch, never the path given");
 	ok(s->resources.mem_limit.set && s->resources.mem_limit.v == 8 << 20 &&
 		   s->resources.cpu_quota.v == 50000 && s->resources.cpu_period.v == 100000 &&
 		   s->resources.pids_limit.v == 9 && s->n_device_rules == 1 &&
