@@ -3,7 +3,9 @@
  * Where hutch keeps its runtime state (containers, sandboxes, locks, names). Host root uses
  * /run/hutch. A rootless caller cannot write there, and must not share it: it gets
  * $XDG_RUNTIME_DIR/hutch, else /run/user/UID/hutch, else $TMPDIR/hutch-UID (as tmux does),
- * made 0700 and refused when someone else owns it.
+ * made 0700. That last name is guessable, and anyone may make it first in a sticky /tmp: then
+ * (another owner, a link, a loose mode) the caller gets a fresh private directory instead,
+ * whose name is remembered in its own ~/.cache/hutch/run-dir for the invocations after.
  */
 #include "rt.h"
 #include "hutch-ids.h"
@@ -23,6 +25,71 @@ static bool own_dir(const char *path)
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid();
 }
 
+/* Whether path is a directory of ours alone, reached without a symlink. */
+static bool private_dir(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       !(st.st_mode & 077);
+}
+
+/* ~/.cache/hutch (or $XDG_CACHE_HOME/hutch), made, as an fd: where the fallback is noted. */
+static int cache_dir(struct hutch_err *err)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	_cleanup_free_ char *dir = xdg && xdg[0] == '/' ? hutch_xasprintf("%s/hutch", xdg)
+				   : home && home[0] == '/'
+					   ? hutch_xasprintf("%s/.cache/hutch", home)
+					   : NULL;
+	if (!dir)
+		return hutch_fail(err, ENOENT, "no HOME or XDG_CACHE_HOME");
+	return rt_make_dir("cache dir", dir, 0700, true, err);
+}
+
+/*
+ * $TMPDIR/hutch-UID was taken by someone else: the remembered fallback if it is still ours,
+ * else a new one (mkdtemp: a name nobody can make first), remembered. Without a place to
+ * remember it, a new one each time, said once: state then lasts one invocation.
+ */
+static char *fallback_dir(const char *tmp, const char *taken)
+{
+	struct hutch_err err = { 0 };
+	_cleanup_close_ int cache = cache_dir(&err);
+	_cleanup_free_ char *noted = NULL;
+	size_t len = 0;
+	if (cache >= 0 && hutch_read_file_at(cache, "run-dir", PATH_MAX, &noted, &len, &err) >= 0 &&
+	    len && noted[len - 1] == '\n') {
+		noted[len - 1] = '\0';
+		if (noted[0] == '/' && private_dir(noted))
+			return steal_ptr(noted);
+	}
+	char *dir = hutch_xasprintf("%s/hutch-%u.XXXXXX", tmp, (unsigned)geteuid());
+	if (!mkdtemp(dir))
+		return dir; /* the error comes from making the state dir */
+	_cleanup_free_ char *line = hutch_xasprintf("%s\n", dir);
+	if (cache < 0 ||
+	    hutch_write_atomic_at(cache, "run-dir", line, strlen(line), 0600, &err) < 0)
+		hutch_warn("%s is not a directory of uid %u's alone: state goes to %s, which the "
+			   "next invocation will not find (%s; set XDG_RUNTIME_DIR or give --root)",
+			   taken, (unsigned)geteuid(), dir, err.msg);
+	return dir;
+}
+
+/* $TMPDIR/hutch-UID, made now unless it exists: then it must be ours alone. */
+static char *tmp_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	tmp = tmp && tmp[0] == '/' ? tmp : "/tmp";
+	char *dir = hutch_xasprintf("%s/hutch-%u", tmp, (unsigned)geteuid());
+	if (mkdir(dir, 0700) == 0 || private_dir(dir))
+		return dir;
+	char *other = fallback_dir(tmp, dir);
+	hutch_debug("%s is not a directory of uid %u's alone: state in %s", dir,
+		    (unsigned)geteuid(), other);
+	free(dir);
+	return other;
+}
+
 const char *rt_run_dir(void)
 {
 	static char *dir;
@@ -37,11 +104,8 @@ const char *rt_run_dir(void)
 		dir = hutch_xasprintf("%s/hutch", xdg);
 	else if (own_dir(user_run))
 		dir = hutch_xasprintf("%s/hutch", user_run);
-	else {
-		const char *tmp = getenv("TMPDIR");
-		dir = hutch_xasprintf("%s/hutch-%u", tmp && tmp[0] == '/' ? tmp : "/tmp",
-				      (unsigned)geteuid());
-	}
+	else
+		dir = tmp_dir();
 	return dir;
 }
 

@@ -314,3 +314,35 @@ wait_until_stopped() {
 	[ "$status" -eq 1 ]
 	[[ $output == *"--format: expected text or json"* ]]
 }
+
+@test "rootless: a \$TMPDIR/hutch-UID made first by another user is not used, nor in the way" {
+	rootless_pass && skip "needs a second user to squat (runs as root)"
+	local uid tmp=$TEST_DIR/tmp home=$TEST_DIR/home-sub
+	uid=$(id -u hutch-it-sub)
+	mkdir -m 1777 "$tmp"
+	mkdir -m 777 "$tmp/hutch-$uid" # the squat: another user's, open to all
+	chown hutch-it-one: "$tmp/hutch-$uid"
+	# no XDG_RUNTIME_DIR, no /run/user/UID: cron, su, CI
+	squatted() {
+		timeout -k 5 "$HUTCH_CMD_TIMEOUT" setpriv --reuid hutch-it-sub --regid hutch-it-sub \
+			--init-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" \
+			TMPDIR="$tmp" "$RL_DIR/hutch" "$@"
+	}
+	[ ! -e "/run/user/$uid" ] || skip "/run/user/$uid exists"
+	run -0 --separate-stderr squatted sandbox --best-effort --image "$RL_DIR/image" -- echo one
+	[ "$output" = one ]
+	local dir
+	dir=$(cat "$home/.cache/hutch/run-dir")
+	[[ $dir == "$tmp/hutch-$uid."* ]]
+	[ "$(stat -c '%U %a' "$dir")" = "hutch-it-sub 700" ]
+	# the next invocation finds the same state: a named sandbox, then its ls
+	run -0 squatted sandbox --best-effort --image "$RL_DIR/image" --name sq --detach -- sleep 30
+	run -0 squatted sandbox ls
+	[[ $output == *sq* ]]
+	run -0 squatted sandbox rm -f sq
+	[ "$(cat "$home/.cache/hutch/run-dir")" = "$dir" ]
+	# the squatted directory was never used
+	[ -z "$(ls -A "$tmp/hutch-$uid")" ]
+	[ "$(stat -c %U "$tmp/hutch-$uid")" = hutch-it-one ]
+	rm -rf "$dir"
+}
