@@ -23,6 +23,17 @@ sb_images_setup() {
 	export SB_IMAGES
 }
 
+# sb_image_helpers NAME...: static builds of helpers/NAME.c in the full image's /bin (after
+# sb_images_setup, in setup_file).
+sb_image_helpers() {
+	[ -n "${SB_IMAGES:-}" ] || return 0
+	local h
+	for h in "$@"; do
+		cc -static -O2 -Wall -o "$SB_IMAGES/full/bin/$h" "$INTEGRATION_ROOT/helpers/$h.c" ||
+			return 1
+	done
+}
+
 # The per-test start both files' setup share: the temp dir, the image, the pid list and the
 # cgroups there were before (teardown compares).
 sb_setup() { untraced _sb_setup "$@"; }

@@ -14,13 +14,9 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
 	sb_images_setup
-	[ -n "${SB_IMAGES:-}" ] || return 0
-	cc -static -O2 -Wall -o "$SB_IMAGES/full/bin/kmemhog" "$INTEGRATION_ROOT/helpers/kmemhog.c"
+	sb_image_helpers kmemhog
 }
 
-teardown_file() {
-	[ -z "${SB_IMAGES:-}" ] || rm -rf "$SB_IMAGES"
-}
 
 setup() {
 	sb_setup

@@ -13,15 +13,9 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
 	sb_images_setup
-	[ -n "${SB_IMAGES:-}" ] || return 0
-	local dir=${HUTCH_HELPERS_BIN:-${BATS_RUN_TMPDIR:?}/bin}
-	mkdir -p "$dir"
-	cc -static -O2 -Wall -o "$SB_IMAGES/full/bin/tcphog" "$INTEGRATION_ROOT/helpers/tcphog.c"
+	sb_image_helpers tcphog
 }
 
-teardown_file() {
-	[ -z "${SB_IMAGES:-}" ] || rm -rf "$SB_IMAGES"
-}
 
 setup() {
 	sb_setup

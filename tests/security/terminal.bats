@@ -15,9 +15,6 @@ setup_file() {
 	sb_images_setup
 }
 
-teardown_file() {
-	[ -z "${SB_IMAGES:-}" ] || rm -rf "$SB_IMAGES"
-}
 
 setup() {
 	sb_setup

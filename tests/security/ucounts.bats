@@ -14,14 +14,9 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
 	sb_images_setup
-	[ -n "${SB_IMAGES:-}" ] || return 0
-	cc -static -O2 -Wall -o "$SB_IMAGES/full/bin/inotifyhog" \
-		"$INTEGRATION_ROOT/helpers/inotifyhog.c"
+	sb_image_helpers inotifyhog
 }
 
-teardown_file() {
-	[ -z "${SB_IMAGES:-}" ] || rm -rf "$SB_IMAGES"
-}
 
 setup() {
 	sb_setup
