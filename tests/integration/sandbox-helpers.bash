@@ -112,6 +112,11 @@ is_hutch() {
 	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$HUTCH")" ] && ! pid_gone "$1"
 }
 
+# any_hutch PID: a live hutch of any build (another session's, whose state is its own).
+any_hutch() {
+	[[ "$(readlink "/proc/$1/exe" 2>/dev/null)" == */hutch* ]] && ! pid_gone "$1"
+}
+
 # The cgroup dirs of sandbox PID's hutch, in every hierarchy; only those made during the
 # test: hutches of other sessions on this host (whose pids may be the same) have their own.
 sb_cgroups() {

@@ -516,8 +516,9 @@ TMPDIR=/tmp" ]
 		echo "stale cgroups: $d" >&2
 		false
 	}
+	# no state of a dead hutch (another session's live sandboxes are theirs)
 	[ -z "$(find "$SB_STATE" -mindepth 1 -maxdepth 1 -name 'sb-*' | while read -r d; do
-		is_hutch "${d##*/sb-}" || echo "$d"
+		any_hutch "${d##*/sb-}" || echo "$d"
 	done)" ]
 }
 
