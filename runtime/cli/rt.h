@@ -21,6 +21,14 @@
 const char *rt_run_dir(void);
 const char *rt_run_path(const char *sub);
 int rt_run_dir_make(struct hutch_err *err);
+/* rt-own-dirs.c: hutch's own directories for this caller, which no sandbox may write (the
+ * state directory, the image stores, the seccomp caches or the "hutch" directories holding
+ * them), as absolute paths, malloc'd and NULL-terminated. path resolved as far as it exists
+ * (realpath of its longest existing prefix, the rest as it is), malloc'd. Whether path is dir
+ * or beneath it (by name). */
+char **rt_own_dirs(void);
+char *rt_path_resolve(const char *path);
+bool rt_path_under(const char *path, const char *dir);
 
 struct rt_global {
 	const char *root;

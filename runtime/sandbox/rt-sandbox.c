@@ -682,6 +682,8 @@ static RT_VERB_RUN(verb_sandbox)
 	int r = rt_sb_parse_args(&o, argc, argv, err);
 	if (r >= 0)
 		r = refuse_systemd_cgroup(g, err); /* a bad option too, with its report */
+	if (r >= 0)
+		r = rt_sb_check_own_dirs(&o, err); /* the caller's paths, not an image build's */
 	if (r >= 0) {
 		r = rt_sandbox_run(g, &o, err);
 	} else { /* the report of the bad flag, wherever --report stands */
