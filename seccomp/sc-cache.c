@@ -218,10 +218,11 @@ static bool make_secret(int dfd, uint8_t secret[SECRET_LEN])
 	snprintf(tmp, sizeof(tmp), "%s.new.%d", SECRET_NAME, (int)getpid());
 	if (hutch_write_atomic_at(dfd, tmp, secret, SECRET_LEN, 0600, &ignored) < 0)
 		return false;
-	int r = missing ? linkat(dfd, tmp, dfd, SECRET_NAME, 0)
-			: renameat(dfd, tmp, dfd, SECRET_NAME);
+	/* renamed when bad, or on a filesystem without hard links */
+	if (!missing || (linkat(dfd, tmp, dfd, SECRET_NAME, 0) < 0 && errno != EEXIST))
+		(void)!renameat(dfd, tmp, dfd, SECRET_NAME);
 	unlinkat(dfd, tmp, 0);
-	return (r == 0 || errno == EEXIST) && read_secret(dfd, secret);
+	return read_secret(dfd, secret);
 }
 
 /* HMAC-SHA256 (RFC 2104) by hand on the low-level SHA-256: OpenSSL's HMAC() goes through EVP
