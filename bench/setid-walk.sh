@@ -7,8 +7,9 @@
 #            one statx a file);
 #   changed  once, after the command chmods every file: all of them are then newer than the
 #            run's start, and each is also looked at for a file capability;
-#   run      `hutch sandbox --as-root -- true` with that workspace and without one,
-#            interleaved R times (bench/interleave.c): what the whole run pays.
+#   run      `hutch sandbox --as-root -- true` with that workspace and without one, and a
+#            default sandbox (no root inside, walked all the same) with it, interleaved R
+#            times (bench/interleave.c): what the whole run pays.
 # Usage: bench/setid-walk.sh [N] [R] (default 100000 and 20). Root, a built hutch ($HUTCH).
 # WORK=DIR keeps the tree there between runs (it is reused when it has N files).
 set -euo pipefail
@@ -64,4 +65,5 @@ done | sort -k2 -n | awk '{ t[NR] = $2; c = c " " $3; f = $1 } END {
 
 cc -O2 -o "$work/interleave" bench/interleave.c
 "$work/interleave" "$rounds" "no-workspace=$hutch sandbox --image $img --as-root --network none -- true" \
-	"workspace=$hutch sandbox --image $img --as-root --network none --workspace $ws -- true"
+	"workspace=$hutch sandbox --image $img --as-root --network none --workspace $ws -- true" \
+	"default-ws=$hutch sandbox --image $img --network none --workspace $ws -- true"

@@ -3,8 +3,11 @@
  * The compiled-filter cache: <dir>/<sha256>.bpf holds the BPF program that libseccomp (plus
  * the ENOSYS prologue) made for one canonical config, so a hit skips libseccomp, which costs
  * milliseconds for Docker's profile. Entries are only trusted in a directory that no one but
- * us can write, and each one carries its key and a checksum of the program: anything odd is a
- * miss, and the caller compiles and rewrites the entry.
+ * us can write, and each one carries its key and an HMAC of itself under a secret of the
+ * directory's (<dir>/key, made once): anything odd is a miss, and the caller compiles and
+ * rewrites the entry. Owning the file proves nothing: a host-mode sandbox of root's is root,
+ * so every entry it could write had to carry a MAC it cannot make. (hutch also keeps its own
+ * directories out of every sandbox's reach: docs/landlock.md, docs/sandbox-ids.md.)
  */
 #include "sc-internal.h"
 #include "hutch-ids.h"
@@ -17,44 +20,43 @@
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 
 #define DEFAULT_DIR "/var/cache/hutch/seccomp"
-#define FORMAT_VERSION 7 /* bump when the program layout or the key changes */
+#define FORMAT_VERSION 8  /* bump when the program layout or the key changes */
+#define SECRET_NAME "key" /* no entry's name: those are 64 hex digits and ".bpf" */
+#define SECRET_LEN 32
 static const char magic[8] = "HUTCHBPF";
 
 struct header {
 	char magic[8];
 	uint32_t version, flags, notify, len; /* len in instructions */
 	uint8_t key[32];
-	uint8_t sum[32]; /* SHA-256 of the instructions */
+	uint8_t mac[32]; /* HMAC-SHA256 under the secret of this header (mac zeroed), then the
+			  * instructions */
 };
+
+const char *sc_cache_default_dir(void)
+{
+	static const char *own;
+	if (!hutch_rootless())
+		return DEFAULT_DIR;
+	if (!own) /* the caller's own: root's is not theirs to trust */
+		own = hutch_rootless_dir("XDG_CACHE_HOME", ".cache", "hutch/seccomp");
+	return own;
+}
 
 const char *sc_cache_dir(void)
 {
-	static const char *own;
 	const char *d = getenv("HUTCH_SECCOMP_CACHE");
-	if (!d && hutch_rootless()) { /* the caller's own: root's is not theirs to trust */
-		if (!own)
-			own = hutch_rootless_dir("XDG_CACHE_HOME", ".cache", "hutch/seccomp");
-		return own;
-	}
 	if (!d)
-		return DEFAULT_DIR;
+		return sc_cache_default_dir();
 	if (!*d || strcmp(d, "off") == 0)
 		return NULL;
 	return d;
-}
-
-/* Not OpenSSL's SHA256(): in 3.0 that one goes through EVP as well. */
-static void sha256(const void *p, size_t n, uint8_t out[32])
-{
-	SHA256_CTX c;
-	SHA256_Init(&c);
-	SHA256_Update(&c, p, n);
-	SHA256_Final(out, &c);
 }
 
 static void put(SHA256_CTX *c, const void *p, size_t n)
@@ -187,7 +189,86 @@ static int open_dir(const char *dir)
 	return fd < 0 ? -errno : fd;
 }
 
-/* One fstat and one readv (header, then the program into f): a hit is on every start. */
+/* The directory's secret: ours, readable by no one else, one name only (another link could
+ * be elsewhere, where the cover hutch puts on the cache in host mode is not). */
+static bool read_secret(int dfd, uint8_t secret[SECRET_LEN])
+{
+	_cleanup_close_ int fd = openat(dfd, SECRET_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	       !(st.st_mode & 077) && st.st_nlink == 1 && st.st_size == SECRET_LEN &&
+	       read(fd, secret, SECRET_LEN) == SECRET_LEN;
+}
+
+/*
+ * The secret, made when there is none (or one not to trust): written whole under a temp name,
+ * then linked to its name, which fails if another hutch got there first: every writer ends
+ * up with the one secret on disk. A bad one is renamed over (entries under it only miss).
+ */
+static bool make_secret(int dfd, uint8_t secret[SECRET_LEN])
+{
+	struct hutch_err ignored = { 0 };
+	char tmp[32];
+	if (read_secret(dfd, secret))
+		return true;
+	bool missing =
+		faccessat(dfd, SECRET_NAME, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+	if (getrandom(secret, SECRET_LEN, 0) != SECRET_LEN)
+		return false;
+	snprintf(tmp, sizeof(tmp), "%s.new.%d", SECRET_NAME, (int)getpid());
+	if (hutch_write_atomic_at(dfd, tmp, secret, SECRET_LEN, 0600, &ignored) < 0)
+		return false;
+	/* renamed when bad, or on a filesystem without hard links */
+	if (!missing || (linkat(dfd, tmp, dfd, SECRET_NAME, 0) < 0 && errno != EEXIST))
+		(void)!renameat(dfd, tmp, dfd, SECRET_NAME);
+	unlinkat(dfd, tmp, 0);
+	return read_secret(dfd, secret);
+}
+
+/* HMAC-SHA256 (RFC 2104) by hand on the low-level SHA-256: OpenSSL's HMAC() goes through EVP
+ * (see above). The header is taken with its mac zeroed. */
+static void entry_mac(const uint8_t secret[SECRET_LEN], const struct header *h, const void *insns,
+		      size_t bytes, uint8_t out[32])
+{
+	struct header copy = *h;
+	uint8_t pad[64], inner[32];
+	SHA256_CTX c;
+
+	memset(copy.mac, 0, sizeof(copy.mac));
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] = (uint8_t)((i < SECRET_LEN ? secret[i] : 0) ^ 0x36);
+	SHA256_Init(&c);
+	SHA256_Update(&c, pad, sizeof(pad));
+	SHA256_Update(&c, &copy, sizeof(copy));
+	SHA256_Update(&c, insns, bytes);
+	SHA256_Final(inner, &c);
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] ^= 0x36 ^ 0x5c;
+	SHA256_Init(&c);
+	SHA256_Update(&c, pad, sizeof(pad));
+	SHA256_Update(&c, inner, sizeof(inner));
+	SHA256_Final(out, &c);
+}
+
+static bool same_mac(const uint8_t a[32], const uint8_t b[32])
+{
+	uint8_t d = 0;
+	for (int i = 0; i < 32; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
+/* The entry's size, when it can be one: a header and 1 to SC_MAX_INSNS instructions. */
+static bool entry_size_ok(const struct stat *st)
+{
+	return (size_t)st->st_size > sizeof(struct header) &&
+	       (size_t)st->st_size <=
+		       sizeof(struct header) + SC_MAX_INSNS * sizeof(struct sock_filter) &&
+	       (st->st_size - sizeof(struct header)) % sizeof(struct sock_filter) == 0;
+}
+
+/* One fstat and one readv (header, then the program into f), the secret, and the MAC over
+ * the whole entry: a hit is on every start. */
 int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_config *cfg,
 		    struct sc_filter **out)
 {
@@ -196,7 +277,7 @@ int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_conf
 	struct header h;
 	struct stat st;
 	char name[70];
-	uint8_t sum[32];
+	uint8_t secret[SECRET_LEN], mac[32];
 
 	*out = NULL;
 	if (dfd < 0)
@@ -204,9 +285,7 @@ int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_conf
 	entry_name(key, name);
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !trusted_stat(&st) || !S_ISREG(st.st_mode) ||
-	    (size_t)st.st_size <= sizeof(h) ||
-	    (size_t)st.st_size > sizeof(h) + SC_MAX_INSNS * sizeof(struct sock_filter) ||
-	    (st.st_size - sizeof(h)) % sizeof(struct sock_filter))
+	    !entry_size_ok(&st))
 		return 0;
 	size_t bytes = (size_t)st.st_size - sizeof(h);
 	f = hutch_xmalloc(sizeof(*f) + bytes);
@@ -217,8 +296,11 @@ int sc_cache_lookup(const char *dir, const uint8_t key[32], const struct sc_conf
 	    memcmp(h.key, key, 32) != 0 || h.len * sizeof(struct sock_filter) != bytes ||
 	    (cfg && (h.flags != sc_load_flags(cfg) || h.notify != sc_config_notifies(cfg))))
 		return 0;
-	sha256(f->insns, bytes, sum);
-	if (memcmp(sum, h.sum, sizeof(sum)) != 0)
+	if (!read_secret(dfd, secret))
+		return 0;
+	entry_mac(secret, &h, f->insns, bytes, mac);
+	explicit_bzero(secret, sizeof(secret));
+	if (!same_mac(mac, h.mac))
 		return 0;
 	f->len = h.len;
 	f->flags = h.flags;
@@ -243,11 +325,12 @@ static void make_dir(const char *dir)
 void sc_cache_store(const char *dir, const uint8_t key[32], const struct sc_filter *f)
 {
 	struct hutch_err ignored = { 0 };
+	uint8_t secret[SECRET_LEN];
 	char name[70];
 
 	make_dir(dir);
 	_cleanup_close_ int dfd = open_dir(dir);
-	if (dfd < 0)
+	if (dfd < 0 || !make_secret(dfd, secret))
 		return;
 	size_t bytes = f->len * sizeof(struct sock_filter);
 	_cleanup_free_ uint8_t *buf = hutch_xmalloc(sizeof(struct header) + bytes);
@@ -257,7 +340,8 @@ void sc_cache_store(const char *dir, const uint8_t key[32], const struct sc_filt
 			    .len = (uint32_t)f->len };
 	memcpy(h.magic, magic, sizeof(magic));
 	memcpy(h.key, key, 32);
-	sha256(f->insns, bytes, h.sum);
+	entry_mac(secret, &h, f->insns, bytes, h.mac);
+	explicit_bzero(secret, sizeof(secret));
 	memcpy(buf, &h, sizeof(h));
 	memcpy(buf + sizeof(h), f->insns, bytes);
 	entry_name(key, name);

@@ -39,6 +39,9 @@ int sc_compile_default(uint64_t caps, unsigned extras, struct sc_filter **out,
 		       struct hutch_err *err);
 /* $HUTCH_SECCOMP_CACHE or the default; NULL when disabled. */
 const char *sc_cache_dir(void);
+/* The default alone, whatever the environment says: /var/cache/hutch/seccomp, or a rootless
+ * caller's $XDG_CACHE_HOME/hutch/seccomp (~/.cache/...; NULL without either). */
+const char *sc_cache_default_dir(void);
 /* SHA-256 of the canonical form of cfg plus libseccomp's and the kernel's versions. */
 void sc_config_hash(const struct sc_config *cfg, uint8_t out[32]);
 

@@ -32,6 +32,14 @@ int rt_make_dir(const char *what, const char *path, mode_t mode, bool parents,
 		struct hutch_err *err);
 /* fd is a regular file (a lock or a record planted as a FIFO or a device is not one). */
 bool rt_regular(int fd);
+/* rt-own-dirs.c: hutch's own directories for this caller, which no sandbox may write (the
+ * state directory, the image stores, the seccomp caches or the "hutch" directories holding
+ * them), as absolute paths, malloc'd and NULL-terminated. path resolved as far as it exists
+ * (realpath of its longest existing prefix, the rest as it is), malloc'd. Whether path is dir
+ * or beneath it (by name). */
+char **rt_own_dirs(void);
+char *rt_path_resolve(const char *path);
+bool rt_path_under(const char *path, const char *dir);
 
 struct rt_global {
 	const char *root;

@@ -243,6 +243,67 @@ static int resolve_denied(struct rt_host *hs, struct hutch_err *err)
 	return 0;
 }
 
+/* mkdir -p of path's parents (0755, as hutch makes them): a placeholder needs its parent. */
+static void make_parents(const char *path)
+{
+	_cleanup_free_ char *p = hutch_xstrdup(path);
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+}
+
+/* An allowed path inside one of hutch's own directories would open it to the command. */
+static int refuse_inside(struct rt_host *hs, const char *own, const char *real,
+			 struct hutch_err *err)
+{
+	const struct rt_host_paths *allowed[] = { &hs->rw, &hs->read };
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
+		for (size_t j = 0; j < allowed[i]->n; j++)
+			if (rt_path_under(allowed[i]->v[j], real))
+				return hutch_fail(err, EPERM,
+						  "%s %s: inside %s, one of hutch's own "
+						  "directories, which no sandbox may reach",
+						  i ? "--allow-read" : "--allow-rw",
+						  allowed[i]->v[j], own);
+	return 0;
+}
+
+/*
+ * hutch's own directories (rt_own_dirs: state, image store, seccomp cache) are denied as
+ * --deny paths are, whatever the policy: the command is the caller, root's is root without
+ * capabilities, and either owns them, so --allow-rw /var/cache would hand it the compiled
+ * filters every later sandbox loads. One still missing beneath an rw tree gets a placeholder,
+ * or the command could make it; an allowed path inside one, or one reached through a link a
+ * sandbox could have planted, is refused.
+ */
+static int deny_own(struct rt_host *hs, struct hutch_err *err)
+{
+	_cleanup_strv_ char **own = rt_own_dirs();
+	for (char **d = own; *d; d++) {
+		_cleanup_free_ char *link = rt_host_planted_link(*d, &hs->rw);
+		if (link)
+			return hutch_fail(err, ELOOP,
+					  "%s, one of hutch's own directories: resolves through "
+					  "%s, a symlink in an --allow-rw tree that a sandbox "
+					  "could have made",
+					  *d, link);
+		_cleanup_free_ char *real = rt_path_resolve(*d);
+		struct stat st;
+		TRY(refuse_inside(hs, *d, real, err));
+		if (rt_host_under_any(real, &hs->deny)) /* covered already */
+			continue;
+		if (lstat(real, &st) == 0)
+			paths_add(&hs->deny, steal_ptr(real));
+		else if (rt_host_under_any(real, &hs->rw)) {
+			make_parents(real);
+			TRY(deny_missing(hs, real, err));
+		}
+	}
+	return 0;
+}
+
 /* Limits where cgroups allow: root must get them, an unprivileged caller may not. */
 static int make_cgroup(struct rt_host *hs, struct hutch_err *err)
 {
@@ -342,7 +403,8 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 	if (rt_host_network(o) != RT_SB_NET_NONE)
 		hs->resolv = realpath("/etc/resolv.conf", NULL); /* may live in /run */
 	TRY(resolve_denied(hs, err));
-	TRY(compile_seccomp(hs, err));
+	TRY(compile_seccomp(hs, err)); /* it may make the cache: before it is denied */
+	TRY(deny_own(hs, err));
 	TRY(make_cgroup(hs, err));
 	if (o->deny_host_loopback)
 		TRY(deny_loopback(hs, err));

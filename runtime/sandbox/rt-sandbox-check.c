@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Sandbox option values and combinations: the parsers of sizes, seconds, --memory and
- * --network (shared with image build's flags), and rt_sb_check, which refuses the option
- * sets that cannot run, once flags and profile are all in.
+ * --network (shared with image build's flags), rt_sb_check, which refuses the option sets
+ * that cannot run, once flags and profile are all in, and rt_sb_check_own_dirs, which keeps
+ * the caller's writable paths out of hutch's own directories.
  */
 #include "rt-sandbox.h"
 #include "hutch-ids.h"
@@ -240,4 +241,42 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 	if (o->tty && !isatty(0))
 		return hutch_fail(err, EINVAL, "--tty: standard input is not a terminal");
 	return rt_sb_check_named(o, err);
+}
+
+/* A workspace or rw bind holding one of hutch's own directories (or lying in one) would let
+ * the sandbox rewrite what later runs trust: the seccomp cache that every sandbox loads, a
+ * named sandbox's spec, an image. Both by name and resolved: a link on the way to a directory
+ * of hutch's inside the source is the sandbox's to repoint. */
+static int check_own(const char *flag, const char *src, char *const *own, struct hutch_err *err)
+{
+	_cleanup_free_ char *real = realpath(src, NULL);
+	if (!real)
+		return 0; /* the mount says why, naming the flag */
+	for (; *own; own++) {
+		_cleanup_free_ char *dir = rt_path_resolve(*own);
+		if (rt_path_under(*own, real) || rt_path_under(dir, real))
+			return hutch_fail(err, EPERM,
+					  "%s %s: holds %s, one of hutch's own directories, "
+					  "which no sandbox may write",
+					  flag, src, *own);
+		if (rt_path_under(real, dir))
+			return hutch_fail(err, EPERM,
+					  "%s %s: inside %s, one of hutch's own directories, "
+					  "which no sandbox may write",
+					  flag, src, *own);
+	}
+	return 0;
+}
+
+int rt_sb_check_own_dirs(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	if (o->isolation != RT_SB_ISO_NAMESPACES || (!o->workspace && !o->n_binds))
+		return 0;
+	_cleanup_strv_ char **own = rt_own_dirs();
+	if (o->workspace)
+		TRY(check_own("--workspace", o->workspace, own, err));
+	for (size_t i = 0; i < o->n_binds; i++)
+		if (!o->binds[i].ro)
+			TRY(check_own("--bind", o->binds[i].src, own, err));
+	return 0;
 }

@@ -649,7 +649,9 @@ void rt_sb_print_help(int fd)
 		"that user's (a root-owned one is refused); no setuid or setgid bit can be set.\n"
 		"--as-root is root in a user namespace whose ids are all subordinate, writing\n"
 		"the workspace as its owner. Only --host-root is the host's root (warned of).\n"
-		"With either, the setuid bits it leaves there are cleared when it ends.\n");
+		"Setid files in the workspace and rw binds that a run made (root inside) or\n"
+		"changed lose their bits when it ends. Neither may hold or lie in hutch's own\n"
+		"directories (state, image store, seccomp cache).\n");
 	rt_sb_print_subcommands(fd);
 }
 

@@ -102,6 +102,10 @@ void rt_sb_opts_free(struct rt_sb_opts *o);
 int rt_sb_parse_args(struct rt_sb_opts *o, int argc, char **argv, struct hutch_err *err);
 int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err *err);
 int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err);
+/* The caller's --workspace and rw --bind sources against hutch's own directories
+ * (rt_own_dirs): refused when one holds or lies in one. Flags and profiles only: an image
+ * build binds a directory of its own in the store. */
+int rt_sb_check_own_dirs(const struct rt_sb_opts *o, struct hutch_err *err);
 /* rt-sandbox-env.c: the setters of --env and --env-file (p: the struct rt_sb_opts), and one
  * file line: 0 for a blank or comment line, 1 with *ret_kv "KEY=VALUE" (unquoted) or a bare
  * "KEY" (the caller's value). */

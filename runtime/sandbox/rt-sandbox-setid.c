@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Setuid and setgid bits and file capabilities that a sandbox with root inside left on the
- * host. --as-root and --host-root may set them (dpkg sets them on what it installs into the
- * throw-away layer), so what they set in the workspace and the rw binds is cleared by a walk
+ * Setuid and setgid bits and file capabilities that a sandbox left on the host. --as-root and
+ * --host-root may set them (dpkg sets them on what it installs into the throw-away layer);
+ * any sandbox may change the content of a file that already has them without losing them (a
+ * write through a shared mapping) or its permission bits (a POSIX ACL). So what is setid in
+ * the workspace and the rw binds and was changed during the run is cleared by a walk
  * (base/base-setid.c) when the run ends, and after each `sandbox exec` of a named sandbox.
  * See docs/sandbox-ids.md.
  */
@@ -25,13 +27,14 @@ static void add_path(struct rt_sb_setid *s, const char *flag, const char *path)
 	s->paths[s->n++] = (struct rt_sb_setid_path){ hutch_xstrdup(flag), hutch_xstrdup(path) };
 }
 
-/* Without root inside the seccomp filter refuses every bit (seccomp_extras in
- * rt-sandbox-plan.c): then there is nothing to walk. */
+/* Without root inside the seccomp filter refuses every new bit (seccomp_extras in
+ * rt-sandbox-plan.c), but not a changed file that had one: every run with a workspace or an
+ * rw bind is walked. Host mode has neither. */
 void rt_sb_setid_plan(const struct rt_sb_opts *o, struct rt_sb_setid *s)
 {
 	*s = (struct rt_sb_setid){ 0 };
 	hutch_setid_now(&s->since); /* before anything of the sandbox exists */
-	if (!rt_sb_root_inside(o) || o->isolation != RT_SB_ISO_NAMESPACES)
+	if (o->isolation != RT_SB_ISO_NAMESPACES)
 		return;
 	if (o->workspace)
 		add_path(s, "--workspace", o->workspace);

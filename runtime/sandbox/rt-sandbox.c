@@ -42,7 +42,7 @@ struct sandbox {
 	int name_fd;	/* --name's record, held while the sandbox lives */
 	int *notify_fd; /* --detach: the pipe to the caller until the command started */
 	char *rootfs;
-	struct rt_sb_setid setid; /* where root inside may leave setid bits, and since when */
+	struct rt_sb_setid setid; /* where the sandbox may leave setid bits, and since when */
 	char error[sizeof(((struct hutch_err *)0)->msg)];
 };
 
@@ -590,8 +590,8 @@ static int64_t delete_state(struct sandbox *sb)
 	return by_execs;
 }
 
-/* The bits root inside may have set on the host (rt-sandbox-setid.c), once nothing of the
- * sandbox runs; with what its execs cleared, for the report. */
+/* The setid files the sandbox may have set or changed on the host (rt-sandbox-setid.c), once
+ * nothing of the sandbox runs; with what its execs cleared, for the report. */
 static void clear_setid(struct sandbox *sb, int64_t by_execs)
 {
 	int64_t n = rt_sb_setid_clear(&sb->setid);
@@ -710,6 +710,8 @@ static RT_VERB_RUN(verb_sandbox)
 	int r = rt_sb_parse_args(&o, argc, argv, err);
 	if (r >= 0)
 		r = refuse_systemd_cgroup(g, err); /* a bad option too, with its report */
+	if (r >= 0)
+		r = rt_sb_check_own_dirs(&o, err); /* the caller's paths, not an image build's */
 	if (r >= 0) {
 		r = rt_sandbox_run(g, &o, err);
 	} else { /* the report of the bad flag, wherever --report stands */

@@ -24,15 +24,15 @@
 
 struct rt_sb_plan; /* rt-sandbox-plan.h */
 
-/* rt-sandbox-setid.c: what a sandbox with root inside may leave setuid or setgid files (or
- * file capabilities) in on the host, its workspace and rw binds, and since when. */
+/* rt-sandbox-setid.c: where a sandbox may leave setuid or setgid files (or file capabilities)
+ * on the host, set or changed, its workspace and rw binds, and since when. */
 struct rt_sb_setid_path {
 	char *flag, *path; /* "--workspace" or "--bind", and the host path as given */
 };
 struct rt_sb_setid {
 	struct timespec since; /* taken before the sandbox is made */
 	struct rt_sb_setid_path *paths;
-	size_t n; /* 0: no root inside, or nothing writable on the host */
+	size_t n; /* 0: nothing writable on the host (or host mode) */
 };
 void rt_sb_setid_plan(const struct rt_sb_opts *o, struct rt_sb_setid *s);
 void rt_sb_setid_free(struct rt_sb_setid *s);
@@ -95,7 +95,7 @@ struct rt_sb_result {
 	const char *error;
 	struct rt_sb_host host;
 	struct rt_sb_egress_result egress;
-	bool setid_walked;	/* the workspace and rw binds were walked (root inside) */
+	bool setid_walked;	/* the workspace and rw binds were walked */
 	uint64_t setid_cleared; /* files whose setid bits or capability the walks removed */
 };
 int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,

@@ -1,11 +1,13 @@
 #!/usr/bin/env bats
-# Setuid and setgid bits and file capabilities left on the host by a sandbox with root inside.
-# --as-root and --host-root may set them (dpkg must, in the image's throw-away layer), so hutch
-# clears what the sandbox set in its workspace and rw binds when it ends, and after each
-# `sandbox exec` of a named sandbox (docs/sandbox-ids.md). Each plant is checked from the host:
-# its mode, and what it grants when run as nobody. What the walk must leave alone is checked
-# too: the host's own older setuid files, a symlink's target outside, a setgid directory, a
-# FIFO, a nosuid mount.
+# Setuid and setgid bits and file capabilities left on the host by a sandbox. --as-root and
+# --host-root may set them (dpkg must, in the image's throw-away layer); any sandbox may
+# rewrite a setid file the host already has through a shared mapping or change its permission
+# bits with a POSIX ACL, neither of which drops the bits. So hutch clears what was setid and
+# changed in the workspace and rw binds when the sandbox ends, and after each `sandbox exec`
+# of a named sandbox (docs/sandbox-ids.md). Each plant is checked from the host: its mode, and
+# what it grants when run as nobody. What the walk must leave alone is checked too: the
+# host's own older setuid files, a symlink's target outside, a setgid directory, a FIFO, a
+# nosuid mount.
 
 load ../integration/helpers
 load ../integration/sandbox-helpers
@@ -36,6 +38,11 @@ teardown() {
 	sb_teardown || rc=1
 	teardown_bundle || rc=1
 	return $rc
+}
+
+# requires_runtime NAME: skips the test when the runtime's binary is absent.
+requires_runtime() {
+	command -v "$1" >/dev/null || skip "$1 not installed"
 }
 
 # mode_of FILE: its permission bits in octal, as stat prints them (4755, 755...).
@@ -193,8 +200,78 @@ host_files() {
 	jq -e '.setid_bits_cleared == 0' "$R"
 }
 
-@test "setid-walk: no walk without root inside, or without a workspace or rw bind: the count is null" {
+# The host owner's own setid files in the workspace, older than the run: a setuid file anyone
+# may run (as 1500), and ones only the owner may run yet (4700), or its group (2710); one
+# with a file capability; and one the run leaves alone.
+owners_setid_files() {
+	local f
+	for f in mapped acl-u acl-g capped untouched; do
+		cp "$BUNDLE/rootfs/bin/euid" "$1/$f"
+	done
+	chown 1500:1500 "$1"/*
+	chmod 4755 "$1/mapped" "$1/untouched"
+	chmod 4700 "$1/acl-u"
+	chmod 2710 "$1/acl-g"
+	"$BUNDLE/rootfs/bin/filecap" "$1/capped"
+	sleep 0.1 # older than the run by more than a clock tick
+}
+
+# What a sandbox without root inside may do to them, which its filter can't see: a write
+# through a shared mapping keeps every bit and the capability (only write, truncate and
+# fallocate drop them), a POSIX ACL rewrites the permission bits and keeps S_ISUID (and
+# S_ISGID for a member of the file's group).
+REWRITE='d=$1
+	setidmod mmap $d/mapped /bin/euid && setidmod acl $d/acl-u && setidmod acl $d/acl-g &&
+	setidmod mmap $d/capped /bin/euid'
+
+# The files owners_setid_files made in DIR, after a run that rewrote them: no bit, no
+# capability, nothing granted; the untouched one as it was.
+rewritten_cleared() {
+	local d=$1
+	[ "$(mode_of "$d/mapped")" = 755 ]
+	[ "$(mode_of "$d/acl-u")" = 755 ]
+	[ "$(mode_of "$d/acl-g")" = 755 ]
+	[ -z "$(caps_of "$d/capped")" ]
+	grants_nothing "$d/mapped"
+	grants_nothing "$d/acl-u"
+	grants_nothing "$d/acl-g"
+	[ "$(mode_of "$d/untouched")" = 4755 ]
+}
+
+@test "setid-walk: a default sandbox that rewrites a setid file through a shared mapping or a POSIX ACL leaves it no bit" {
+	install_static_helper setidmod
+	owners_setid_files "$WS"
+	[ -n "$(caps_of "$WS/capped")" ]
+	run sb --workspace "$WS" --report "$R" -- sh -c "$REWRITE" sh /workspace
+	check_status 0
+	# Inside, each kept its bits: the filter refused nothing (nothing set a bit).
+	[[ $output == *"/workspace/mapped 4755"* ]]
+	[[ $output == *"/workspace/acl-u 4755"* ]]
+	[[ $output == *"/workspace/acl-g 2750"* || $output == *"/workspace/acl-g 2755"* ]]
+	rewritten_cleared "$WS"
+	[[ $output == *"hutch: warning: --workspace $WS: cleared setuid/setgid bits or file capabilities on 4 files the sandbox left there"* ]]
+	jq -e '.setid_bits_cleared == 4 and .isolation.user.writes_as.setid_bits_blocked == true' "$R"
+}
+
+@test "setid-walk: --runtime runc: an rw bind's setid files rewritten the same way are cleared too" {
+	requires_runtime runc
+	install_static_helper setidmod
+	mkdir "$TEST_DIR/bind"
+	chown 1500:1500 "$TEST_DIR/bind"
+	owners_setid_files "$TEST_DIR/bind"
+	run sb --runtime runc --workspace "$WS" --bind "$TEST_DIR/bind:/data" --report "$R" \
+		-- sh -c "$REWRITE" sh /data
+	check_status 0
+	[[ $output == *"/data/mapped 4755"* ]]
+	rewritten_cleared "$TEST_DIR/bind"
+	jq -e '.setid_bits_cleared == 4' "$R"
+}
+
+@test "setid-walk: a default sandbox's workspace is walked; without a workspace or rw bind the count is null" {
 	run sb --workspace "$WS" --report "$R" -- true
+	check_status 0
+	jq -e '.setid_bits_cleared == 0' "$R"
+	run sb --report "$R" -- true
 	check_status 0
 	jq -e 'has("setid_bits_cleared") and .setid_bits_cleared == null' "$R"
 	run sb --as-root --report "$R" -- true

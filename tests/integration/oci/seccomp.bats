@@ -351,7 +351,9 @@ init_status() {
 	[ "$(find "$cache" -name '*.bpf' -size +100c | wc -l)" -eq 2 ]
 	[ "$(stat -c %i $entries)" != "$inos" ]
 
-	rm "$cache"/*.bpf # a directory others can write is neither read nor written
+	# The entries' secret: made once, ours alone.
+	[ "$(stat -c %a:%s:%u "$cache/key")" = 600:32:0 ]
+	rm "$cache"/* # a directory others can write is neither read nor written
 	chmod 777 "$cache"
 	run_ok
 	[ -z "$(ls "$cache")" ]

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * `hutch sandbox`'s option values (rt-sandbox-opts.c, rt-sandbox-check.c): sizes, --cpus
- * against the CPUs this process may use, --env-file's lines. Pure parsing: no root needed.
+ * against the CPUs this process may use, --env-file's lines, hutch's own directories against
+ * the workspace and binds (rt-own-dirs.c, in a temp dir). No root needed.
  */
 #include "tap.h"
 #include "rt-sandbox.h"
 #include "rt-sandbox-plan.h"
 #include "img-rootfs.h"
+#include "hutch-ids.h"
 
 #include <sched.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +385,86 @@ static void test_ucounts(void)
 	rt_sb_opts_free(&o);
 }
 
+static bool has(char **v, const char *s)
+{
+	for (; v && *v; v++)
+		if (!strcmp(*v, s))
+			return true;
+	return false;
+}
+
+/* hutch's own directories, and the caller's rw paths against them: refused when one holds or
+ * lies in one, by name or resolved, made yet or not. In a temp dir, through the variables
+ * that place them. */
+static void test_own_dirs(void)
+{
+	char tmp[] = "/tmp/test-sb-own.XXXXXX", path[128], path2[256];
+	struct hutch_err err = { 0 };
+	struct rt_sb_opts o;
+	if (!mkdtemp(tmp)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/c/hutch/seccomp", tmp);
+	setenv("HUTCH_SECCOMP_CACHE", path, 1);
+	snprintf(path, sizeof(path), "%s/store", tmp);
+	setenv("HUTCH_STORE", path, 1);
+	char **own = rt_own_dirs();
+	snprintf(path, sizeof(path), "%s/c/hutch", tmp);
+	snprintf(path2, sizeof(path2), "%s/store", tmp);
+	ok(has(own, path) && has(own, path2) && has(own, rt_run_dir()) &&
+		   (hutch_rootless() ||
+		    (has(own, "/var/lib/hutch") && has(own, "/var/cache/hutch"))),
+	   "own dirs: the state dir, the stores, the caches' hutch directories");
+	hutch_strv_free(own);
+
+	snprintf(path, sizeof(path), "%s/ws/a", tmp);
+	_cleanup_free_ char *res = rt_path_resolve(path);
+	ok(res && !strcmp(res, path), "resolve: a missing tail is kept as it is (%s)", res);
+	ok(rt_path_under("/a/b", "/a") && rt_path_under("/a", "/a/") && rt_path_under("/x", "/") &&
+		   !rt_path_under("/ab", "/a") && !rt_path_under("/a", "/a/b"),
+	   "under: by whole components");
+
+	rt_sb_opts_init(&o);
+	snprintf(path, sizeof(path), "%s/ws", tmp);
+	mkdir(path, 0755);
+	ok(sb_args(&o, &err, "--image", "/", "--workspace", path, NULL) == 0 &&
+		   rt_sb_check_own_dirs(&o, &err) == 0,
+	   "own dirs: a workspace beside them (%s)", err.msg);
+	ok(sb_args(&o, &err, "--image", "/", "--workspace", tmp, NULL) == 0 &&
+		   rt_sb_check_own_dirs(&o, &err) == -EPERM && strstr(err.msg, "--workspace ") &&
+		   strstr(err.msg, "/store, one of hutch's own directories"),
+	   "own dirs: a workspace holding the store, which doesn't exist yet (%s)", err.msg);
+	snprintf(path, sizeof(path), "%s/c/hutch/seccomp", tmp);
+	snprintf(path2, sizeof(path2), "mkdir -p '%s'", path);
+	(void)!system(path2);
+	snprintf(path, sizeof(path), "%s/c:/c", tmp);
+	ok(sb_args(&o, &err, "--image", "/", "--bind", path, NULL) == 0 &&
+		   rt_sb_check_own_dirs(&o, &err) == -EPERM && strstr(err.msg, "/c/hutch, one of"),
+	   "own dirs: an rw bind holding the cache's directory (%s)", err.msg);
+	snprintf(path, sizeof(path), "%s/c/hutch/seccomp", tmp);
+	snprintf(path2, sizeof(path2), "%s:/c", path);
+	ok(sb_args(&o, &err, "--image", "/", "--bind", path2, NULL) == 0 &&
+		   rt_sb_check_own_dirs(&o, &err) == -EPERM && strstr(err.msg, ": inside "),
+	   "own dirs: an rw bind inside one (%s)", err.msg);
+	snprintf(path2, sizeof(path2), "%s/c:/c", tmp);
+	ok(sb_args(&o, &err, "--image", "/", "--ro-bind", path2, NULL) == 0 &&
+		   rt_sb_check_own_dirs(&o, &err) == 0,
+	   "own dirs: a read-only bind of one is not refused (%s)", err.msg);
+	snprintf(path, sizeof(path), "%s/link", tmp);
+	snprintf(path2, sizeof(path2), "%s/c", tmp);
+	(void)!symlink(path2, path);
+	snprintf(path2, sizeof(path2), "%s:/l", path);
+	ok(sb_args(&o, &err, "--image", "/", "--bind", path2, NULL) == 0 &&
+		   rt_sb_check_own_dirs(&o, &err) == -EPERM,
+	   "own dirs: through a symlink, resolved (%s)", err.msg);
+	rt_sb_opts_free(&o);
+	unsetenv("HUTCH_SECCOMP_CACHE");
+	unsetenv("HUTCH_STORE");
+	snprintf(path, sizeof(path), "rm -rf '%s'", tmp);
+	(void)!system(path);
+}
+
 int main(void)
 {
 	test_sizes();
@@ -391,5 +474,6 @@ int main(void)
 	test_env_file();
 	test_image_config();
 	test_ucounts();
+	test_own_dirs();
 	return tap_done();
 }
