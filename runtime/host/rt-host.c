@@ -334,8 +334,6 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 	TRY(resolve_allowed(o->allow_rw, "--allow-rw", &hs->rw, err));
 	TRY(refuse_planted(o->allow_read, "--allow-read", &hs->rw, err)); /* against all rw */
 	TRY(refuse_planted(o->allow_rw, "--allow-rw", &hs->rw, err));
-	for (size_t i = 0; i < o->n_tmpfs; i++)
-		paths_add(&hs->tmpfs, hutch_xstrdup(o->tmpfs[i].path));
 	if (o->home_dotfiles)
 		list_dotfiles(&hs->dotfiles);
 	for (size_t i = 0; i < hs->dotfiles.n; i++) /* read trees: in the view, in the rules */
@@ -539,7 +537,6 @@ int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *res, struct 
 	paths_free(&hs.rw);
 	paths_free(&hs.deny);
 	paths_free(&hs.dotfiles);
-	paths_free(&hs.tmpfs);
 	paths_free(&hs.placeholders);
 	free(hs.cwd);
 	free(hs.resolv);
