@@ -87,7 +87,7 @@ static int enter_namespaces(struct rt_host *hs, struct hutch_err *err)
 			      h->ll.abi);
 }
 
-/* What the view holds: trees, the root's links, denied paths. */
+/* What the view holds: trees by name, the root's links, denied paths by every name. */
 struct view_lists {
 	struct rt_host_paths read, rw, deny, link_targets;
 	struct ns_view_link
@@ -126,6 +126,22 @@ static void add_system(struct view_lists *l, const char *path)
 		(struct ns_view_link){ path, l->link_targets.v[l->link_targets.n - 1] };
 }
 
+/* The name an allowed path was given (a symlink to it, or a path through one) shows the tree
+ * too, unless a tree has that name already (its link is there) or a link of the root is on the
+ * way (nothing is made through a link). */
+static void add_names(struct view_lists *l, struct rt_host_paths *to, char *const *given)
+{
+	for (; given && *given; given++) {
+		_cleanup_free_ char *name = rt_host_given_name(*given);
+		bool skip = !name || rt_host_under_any(name, &l->read) ||
+			    rt_host_under_any(name, &l->rw);
+		for (size_t i = 0; !skip && i < l->n_links; i++)
+			skip = rt_host_under(name, l->links[i].path);
+		if (!skip)
+			hutch_strv_push(&to->v, &to->n, name);
+	}
+}
+
 static void view_lists(struct rt_host *hs, struct view_lists *l)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(system_read); i++)
@@ -136,12 +152,34 @@ static void view_lists(struct rt_host *hs, struct view_lists *l)
 		add_system(l, dev_links[i]);
 	if (hs->resolv && !rt_host_under_any(hs->resolv, &l->read)) /* may live in /run */
 		hutch_strv_push(&l->read.v, &l->read.n, hs->resolv);
-	for (size_t i = 0; i < hs->read.n; i++)
-		hutch_strv_push(&l->read.v, &l->read.n, hs->read.v[i]);
+	for (size_t i = 0; i < hs->read.n; i++) { /* dotfiles by their name: by what they are */
+		_cleanup_free_ char *real = realpath(hs->read.v[i], NULL);
+		if (real)
+			hutch_strv_push(&l->read.v, &l->read.n, real);
+	}
 	for (size_t i = 0; i < hs->rw.n; i++)
 		hutch_strv_push(&l->rw.v, &l->rw.n, hs->rw.v[i]);
+	struct rt_host_paths ro_names = { 0 }, rw_names = { 0 };
+	add_names(l, &ro_names, hs->o->allow_read);
+	add_names(l, &ro_names, hs->dotfiles.v);
+	add_names(l, &rw_names, hs->o->allow_rw);
+	for (size_t i = 0; i < ro_names.n; i++)
+		hutch_strv_push(&l->read.v, &l->read.n, ro_names.v[i]);
+	for (size_t i = 0; i < rw_names.n; i++)
+		hutch_strv_push(&l->rw.v, &l->rw.n, rw_names.v[i]);
+	hutch_strv_free(ro_names.v);
+	hutch_strv_free(rw_names.v);
 	for (size_t i = 0; i < hs->deny.n; i++)
 		hutch_strv_push(&l->deny.v, &l->deny.n, hs->deny.v[i]);
+	struct rt_host_paths aliases = { 0 };
+	_cleanup_strv_ char **trees = hutch_strv_dup((const char *const *)l->read.v);
+	size_t n_trees = l->read.n;
+	for (size_t i = 0; i < l->rw.n; i++)
+		hutch_strv_push(&trees, &n_trees, l->rw.v[i]);
+	rt_host_deny_aliases(hs->deny.v, hs->deny.n, trees, n_trees, &aliases);
+	for (size_t i = 0; i < aliases.n; i++)
+		hutch_strv_push(&l->deny.v, &l->deny.n, aliases.v[i]);
+	hutch_strv_free(aliases.v);
 }
 
 /* The view (ns_mount_plan_view), then into it: its root is the command's. */

@@ -40,8 +40,15 @@ static inline enum rt_sb_network rt_host_network(const struct rt_sb_opts *o)
 bool rt_host_under(const char *path, const char *dir);
 bool rt_host_under_any(const char *path, const struct rt_host_paths *p);
 /* rt-host-links.c: the first symlink on the way to path (absolute) that lies inside one of
- * the rw trees, where a sandbox could have made it; malloc'd, or NULL. */
+ * the rw trees (by name or by inode), where a sandbox could have made it; malloc'd, or NULL. */
 char *rt_host_planted_link(const char *path, const struct rt_host_paths *rw);
+/* The name an allowed path was given ("//", "/." cleaned) when it is not its real path (a
+ * symlink on the way): malloc'd, or NULL (also when it has ".." or doesn't resolve). */
+char *rt_host_given_name(const char *given);
+/* The other names each denied path has in the trees, added to out (none already in deny): a
+ * tree that is a denied directory, or one above it, by another name; a tree beneath one. */
+void rt_host_deny_aliases(char *const *deny, size_t n_deny, char *const *trees, size_t n_trees,
+			  struct rt_host_paths *out);
 /* A guarantee that can't be had: strict mode fails with it, --best-effort records it. */
 int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

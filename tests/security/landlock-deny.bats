@@ -362,6 +362,73 @@ while True: s.accept()[0].close()' "$name" >"$TEST_DIR/abstract.up" &
 	done
 }
 
+@test "landlock-deny: a dotfile symlink into an rw tree doesn't open a denied directory" {
+	local who home
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		echo key-1 >"$W/sub/key"
+		mkdir -p "$W/sub/deep" && echo key-2 >"$W/sub/deep/key"
+		[ "$who" = root ] || chown -R 65534:65534 "$W"
+		# A home inside /tmp: the private /tmp hides it, so its dotfiles are put back.
+		home=$TEST_DIR/home-$who
+		mkdir -p "$home"
+		ln -s "$W" "$home/.proj"
+		ln -s "$W/sub" "$home/.sdir"
+		echo rc >"$home/.rc"
+		chmod -R a+rX "$home"
+		LL_HOME=$home run -0 ll_as "$who" --allow-home-dotfiles --allow-rw "$W" \
+			--deny "$W/sub" -- sh -c 'cd "$HOME"
+				cat .proj/sub/key .proj/sub/deep/key .sdir/key 2>/dev/null
+				ls .proj/sub .sdir 2>/dev/null
+				cat .proj/sub/plain .sdir/plain 2>/dev/null
+				echo x 2>/dev/null >.proj/sub/new && echo WROTE
+				cat .rc; ls .proj | sort | tr "\n" " "'
+		[ "$output" = "$(printf 'rc\na sub ')" ]
+		[ ! -e "$W/sub/new" ]
+		# In an rw home a run could have planted the link: not followed, and said so.
+		[ "$who" = root ] || chown -R 65534:65534 "$home"
+		LL_HOME=$home run -0 --separate-stderr ll_as "$who" --allow-home-dotfiles \
+			--allow-rw "$home" -- sh -c 'cat "$HOME/.proj/sub/plain" 2>/dev/null; cat "$HOME/.rc"'
+		[ "$output" = rc ]
+		[[ $stderr == *"--allow-home-dotfiles: $home/.proj: through $home/.proj, a symlink in an rw tree, ignoring"* ]]
+	done
+}
+
+@test "landlock-deny: --allow-read through a symlink, and another mount of a tree, keep the deny" {
+	local who out
+	out=$(mktemp -d /var/tmp/hutch-ll-names.XXXXXX) # outside the private /tmp, as a home
+	LL_HOST_DIRS+=("$out")
+	chmod 755 "$out"
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		echo key >"$W/sub/key"
+		[ "$who" = root ] || chown -R 65534:65534 "$W"
+		# A symlink outside the rw trees, into the denied directory's parent.
+		ln -sfn "$W" "$out/link"
+		run -0 ll_as "$who" --allow-read "$out/link" --deny "$W/sub" -- sh -c '
+			cat "$1/sub/key" "$1/sub/secret" 2>/dev/null; ls "$1/sub" 2>/dev/null
+			ls "$1" | tr "\n" " "' _ "$out/link"
+		[ "$output" = "a sub " ]
+		# Another name for the tree, a bind mount on the host (as /srv/data of /data): the
+		# deny covers it there too, by what the directory is, not by its name; and the
+		# directories above a denied path are pinned under that name as well.
+		mkdir -p "$out/alias"
+		mount --bind "$W" "$out/alias"
+		LL_MOUNTS+=("$out/alias")
+		run -0 ll_as "$who" --allow-read "$out/alias" --allow-rw "$W" \
+			--deny "$W/sub" --deny "$W/a/b/secret" -- sh -c '
+			cat "$1/sub/key" "$1/a/b/secret" 2>/dev/null; ls "$1/sub" 2>/dev/null
+			cat "$1/sub/plain" 2>/dev/null; echo listed $(ls "$1")' _ "$out/alias"
+		[ "$output" = "listed a sub" ]
+		run -0 ll_as "$who" --allow-rw "$out/alias" --deny "$W/a/b/secret" -- sh -c '
+			cd "$1" && mv a a2 2>/dev/null && echo RENAMED
+			mv a/b a/c 2>/dev/null && echo RENAMED-B
+			cat a/b/secret 2>/dev/null; echo done' _ "$out/alias"
+		[ "$output" = done ] && [ "$(cat "$W/a/b/secret")" = secret-2 ]
+		umount "$out/alias"
+	done
+}
+
 @test "landlock-deny: --tmpfs inside --allow-rw is a tmpfs, and nothing written there persists" {
 	local who w2
 	w2=$(mktemp -d /var/tmp/hutch-ll-tmpfs.XXXXXX) # outside the default private /tmp
