@@ -32,18 +32,19 @@ struct ll_path_beneath_attr {
 static const uint64_t fs_added[LL_ABI_MAX + 1] = {
 	[1] = (1ULL << 13) - 1, /* execute ... make_sym */
 	[2] = 1ULL << 13,	/* refer */
-	[3] = LL_FS_TRUNCATE,
-	[5] = LL_FS_IOCTL_DEV,
+	[3] = LL_FS_TRUNCATE,	  [5] = LL_FS_IOCTL_DEV,
+	[9] = LL_FS_RESOLVE_UNIX, /* 7 added audit flags, 8 a restrict_self flag: no right */
 };
 
 /* Rights that only mean something on a directory: the kernel refuses them on a file rule. */
 #define FS_FILE_RIGHTS                                                                             \
-	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV |   \
+	 LL_FS_RESOLVE_UNIX)
 
 static const char *const fs_names[] = {
-	"execute",   "write_file", "read_file", "read_dir",  "remove_dir", "remove_file",
-	"make_char", "make_dir",   "make_reg",	"make_sock", "make_fifo",  "make_block",
-	"make_sym",  "refer",	   "truncate",	"ioctl_dev",
+	"execute",   "write_file", "read_file", "read_dir",  "remove_dir",   "remove_file",
+	"make_char", "make_dir",   "make_reg",	"make_sock", "make_fifo",    "make_block",
+	"make_sym",  "refer",	   "truncate",	"ioctl_dev", "resolve_unix",
 };
 static const char *const net_names[] = { "bind_tcp", "connect_tcp" };
 static const char *const scope_names[] = { "abstract_unix_socket", "signal" };

@@ -16,15 +16,16 @@
  * every file right the ABI knows, so anything no rule grants is denied. Landlock can only
  * allow: a deny beneath an allowed tree needs a mount on top (runtime/host/rt-host.c).
  */
-#define LL_ABI_MAX 7 /* the newest ABI hutch knows (7: audit, Linux 6.15) */
+#define LL_ABI_MAX 9 /* the newest ABI hutch knows (9: pathname unix sockets) */
 #define LL_FS_EXECUTE (1ULL << 0)
 #define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
-#define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
-#define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define LL_FS_TRUNCATE (1ULL << 14)	/* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15)	/* ABI 5 */
+#define LL_FS_RESOLVE_UNIX (1ULL << 16) /* ABI 9: connect/sendto a pathname unix socket */
 #define LL_FS_READ (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR)
-#define LL_FS_ALL ((1ULL << 16) - 1) /* masked by what the ABI handles */
+#define LL_FS_ALL ((1ULL << 17) - 1) /* masked by what the ABI handles */
 #define LL_NET_BIND_TCP (1ULL << 0)  /* ABI 4 */
 #define LL_NET_CONNECT_TCP (1ULL << 1)
 #define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */

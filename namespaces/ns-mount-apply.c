@@ -299,7 +299,8 @@ static int set_rdonly(struct applier *a, const struct ns_mount_op *op, struct hu
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
 	int fd = op->slot >= 0 ? slot_fd(a, op->slot) : a->rootfd;
 	const char *path = op->slot >= 0 ? "" : rel(op->target);
-	unsigned int flags = AT_RECURSIVE | (*path ? 0 : AT_EMPTY_PATH);
+	unsigned int flags =
+		(op->flags & NS_RDONLY_ALONE ? 0 : AT_RECURSIVE) | (*path ? 0 : AT_EMPTY_PATH);
 	if (hutch_sys->mount_setattr(fd, path, flags, &attr, sizeof(attr)) < 0)
 		return hutch_fail_errno(err, errno, "%s", op->label);
 	return 0;
@@ -325,9 +326,10 @@ static int view_fds(struct applier *a, const struct ns_mount_op *op, struct hutc
 			return hutch_fail_errno(err, errno, "%s", op->label);
 		close(fd);
 		return 0;
-	case NS_OP_CLONE:
+	case NS_OP_CLONE: /* "/" itself: the root fd */
 		fd = hutch_sys->open_tree(a->rootfd, rel(op->target),
-					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+						  (*rel(op->target) ? 0 : AT_EMPTY_PATH));
 		if (fd < 0)
 			return hutch_fail_errno(err, errno, "%s", op->label);
 		return set_slot(a, op->slot, fd) < 0 ? -EINVAL : 0;

@@ -33,7 +33,7 @@ enum ns_mount_op_kind {
 	NS_OP_CLOSE,	  /* closes slot */
 	NS_OP_TMPFS,	  /* slot: a detached tmpfs, root mode source, size data, MS_RDONLY */
 	NS_OP_CREATE_IN,  /* an empty file source in the mount in slot2 */
-	NS_OP_SET_RDONLY, /* the mount in slot, or at target when slot < 0, recursively */
+	NS_OP_SET_RDONLY, /* the mount in slot, or at target if slot < 0, recursively: flags 0 */
 	NS_OP_CLONE,	  /* slot: a detached copy of the tree at target, with its submounts */
 	NS_OP_MKPOINT,	  /* mkdir -p, and a file last if is_file, or if slot holds one */
 	NS_OP_MOVE,	  /* the mount in slot moved onto target */
@@ -53,6 +53,7 @@ enum ns_mount_branch {
 	NS_BRANCH_MISSING = 8,
 };
 
+#define NS_RDONLY_ALONE 1u /* SET_RDONLY: that mount, not those beneath it */
 #define NS_FALLBACK_EPERM 1u
 #define NS_FALLBACK_EBUSY 2u
 
@@ -84,7 +85,8 @@ struct ns_mount_plan {
 	size_t n, cap;
 	char **owned; /* strings the ops point to */
 	size_t n_owned, cap_owned;
-	bool dev_bound; /* a spec mount binds a whole /dev: it is not populated */
+	bool dev_bound;	       /* a spec mount binds a whole /dev: it is not populated */
+	const char *view_root; /* host mode's view: where its new root is staged */
 };
 void ns_mount_plan_free(struct ns_mount_plan *p);
 
@@ -107,18 +109,27 @@ void ns_mount_facts_free(struct ns_mount_facts *f);
 int ns_stat_kind(void *ctx, const char *path, int tree);
 
 /* Host mode's view: the directories between rw roots and denied paths pinned (bound onto
- * themselves: no rename), the host read-only, read trees a private tmpfs would hide and rw
- * trees cloned and put back, private tmpfs, denied paths covered (deny wins, then rw, then
- * read). */
+ * themselves: no rename), every tree the command may see cloned, the host read-only, and a new
+ * root with only those trees, links and private tmpfs in it, denied paths covered on top (deny
+ * wins, then rw, then read); ns_pivot_root(plan.view_root) then enters it. */
 struct ns_view_tmpfs {
 	const char *path;
 	uint64_t size;
 };
+struct ns_view_link {
+	const char *path, *target; /* a symlink the new root has: /bin -> usr/bin, /dev/fd */
+};
+struct ns_view_bind {
+	const char *source, *target; /* a host file laid over another first (bridge's /etc) */
+};
 struct ns_view {
-	char *const *read, *const *rw, *const *deny, *const *hidden; /* hidden: by a tmpfs */
-	size_t n_read, n_rw, n_deny, n_hidden;
+	char *const *read, *const *rw, *const *deny; /* read: the system's trees too */
+	size_t n_read, n_rw, n_deny;
+	const char *cwd; /* the working directory: an empty one where no tree is */
 	const struct ns_view_tmpfs *tmpfs;
-	size_t n_tmpfs;
+	const struct ns_view_link *links;
+	const struct ns_view_bind *binds;
+	size_t n_tmpfs, n_links, n_binds;
 };
 /* Pure (f->source_kind answers what exists): the view's ops, for a root fd of "/". */
 void ns_mount_plan_view(const struct ns_view *v, const struct ns_mount_facts *f,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* What both sides of host mode (rt-host.c, rt-host-view.c) record: a guarantee weakened. */
+/* What both sides of host mode (rt-host.c, rt-host-view.c) share: a guarantee weakened, and
+ * paths compared by name. */
 #include "rt-host.h"
 
 #include <stdarg.h>
@@ -29,4 +30,20 @@ int rt_host_weaken(struct rt_host *hs, struct hutch_err *err, const char *fmt, .
 	hutch_warn("%s (--best-effort)", msg); /* the report lists it too */
 	rt_host_note(hs->h, msg);
 	return 0;
+}
+
+bool rt_host_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (n == 1)
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+bool rt_host_under_any(const char *path, const struct rt_host_paths *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (rt_host_under(path, p->v[i]))
+			return true;
+	return false;
 }

@@ -4,10 +4,9 @@
  * own with the same veth, NAT, egress rules and DNS forwarder as a sandbox (rt-sandbox-net.c),
  * so that it has a network without the host's loopback services. hutch makes and wires the
  * namespace before the fork; the child joins it and sees the generated resolv.conf and hosts
- * over the host's, in its private mount view.
+ * over the host's, in its private mount view (bound before the view clones /etc).
  */
 #include "rt-host.h"
-#include "ns-mount-plan.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -43,25 +42,22 @@ int rt_host_net_enter(struct rt_host *hs, struct hutch_err *err)
 	return 0;
 }
 
-int rt_host_net_files(struct rt_host *hs, struct hutch_err *err)
+size_t rt_host_net_binds(const struct rt_host *hs, struct ns_view_bind out[2], char *owned[2])
 {
-	if (hs->net_dir == NULL || !hs->h->mount_view)
-		return 0;
-	_cleanup_free_ char *resolv = hutch_xasprintf("%s/resolv.conf", hs->net_dir);
-	_cleanup_free_ char *hosts = hutch_xasprintf("%s/hosts", hs->net_dir);
-	struct ns_mount_op ops[4];
 	size_t n = 0;
+	if (hs->net_dir == NULL)
+		return 0;
 	if (hs->resolv) { /* the host's file (its real path), whatever links lead to it */
-		ops[n++] = NS_MOUNT_OP(NS_OP_MKFILE, .target = hs->resolv);
-		ops[n++] = NS_MOUNT_OP(NS_OP_BIND, .target = hs->resolv, .source = resolv,
-				       .label = "/etc/resolv.conf");
+		owned[n] = hutch_xasprintf("%s/resolv.conf", hs->net_dir);
+		out[n] = (struct ns_view_bind){ owned[n], hs->resolv };
+		n++;
 	}
 	if (access("/etc/hosts", F_OK) == 0) {
-		ops[n++] = NS_MOUNT_OP(NS_OP_MKFILE, .target = "/etc/hosts");
-		ops[n++] = NS_MOUNT_OP(NS_OP_BIND, .target = "/etc/hosts", .source = hosts,
-				       .label = "/etc/hosts");
+		owned[n] = hutch_xasprintf("%s/hosts", hs->net_dir);
+		out[n] = (struct ns_view_bind){ owned[n], "/etc/hosts" };
+		n++;
 	}
-	return ns_mount_apply_host(ops, n, err);
+	return n;
 }
 
 bool rt_host_net_helper(const struct rt_host *hs, pid_t pid)

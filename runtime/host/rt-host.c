@@ -81,16 +81,28 @@ static int resolve_allowed(char *const *in, const char *flag, struct rt_host_pat
 	return 0;
 }
 
-/* ~/.* as they are now: a dotfile made during the run is not readable. */
-static void list_dotfiles(struct rt_host_paths *out)
+/* ~/.* as they are now: a dotfile made during the run is not readable. One that is a symlink
+ * shows what it leads to, as an --allow-read of it would (the same denies cover it there),
+ * unless the link lies in an rw tree, where a sandbox could have planted it. */
+static void list_dotfiles(struct rt_host_paths *out, const struct rt_host_paths *rw)
 {
 	const char *home = getenv("HOME");
 	_cleanup_(hutch_closedirp) DIR *d = home && *home == '/' ? opendir(home) : NULL;
 	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			paths_add(out, hutch_xasprintf("%s/%s", strcmp(home, "/") ? home : "",
-						       e->d_name));
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] != '.' || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *p = hutch_xasprintf("%s/%s", strcmp(home, "/") ? home : "", e->d_name);
+		_cleanup_free_ char *link = rt_host_planted_link(p, rw);
+		if (link) {
+			hutch_warn(
+				"--allow-home-dotfiles: %s: through %s, a symlink in an rw tree, "
+				"ignoring",
+				p, link);
+			free(p);
+		} else
+			paths_add(out, p);
+	}
 }
 
 /* A run's registry: "dev ino path" lines for placeholders, "cgroup path" for its cgroup. A
@@ -394,10 +406,8 @@ static int prepare(struct rt_host *hs, struct hutch_err *err)
 	TRY(resolve_allowed(o->allow_rw, "--allow-rw", &hs->rw, err));
 	TRY(refuse_planted(o->allow_read, "--allow-read", &hs->rw, err)); /* against all rw */
 	TRY(refuse_planted(o->allow_rw, "--allow-rw", &hs->rw, err));
-	for (size_t i = 0; i < o->n_tmpfs; i++)
-		paths_add(&hs->tmpfs, hutch_xstrdup(o->tmpfs[i].path));
 	if (o->home_dotfiles)
-		list_dotfiles(&hs->dotfiles);
+		list_dotfiles(&hs->dotfiles, &hs->rw);
 	for (size_t i = 0; i < hs->dotfiles.n; i++) /* read trees: in the view, in the rules */
 		paths_add(&hs->read, hutch_xstrdup(hs->dotfiles.v[i]));
 	if (rt_host_network(o) != RT_SB_NET_NONE)
@@ -600,7 +610,6 @@ int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *res, struct 
 	paths_free(&hs.rw);
 	paths_free(&hs.deny);
 	paths_free(&hs.dotfiles);
-	paths_free(&hs.tmpfs);
 	paths_free(&hs.placeholders);
 	free(hs.cwd);
 	free(hs.resolv);

@@ -30,11 +30,20 @@ setup() {
 	W=$TEST_DIR/w
 	mkdir -m 700 "$TEST_DIR/run-nobody" && chown 65534:65534 "$TEST_DIR/run-nobody"
 	mkdir -m 1777 "$TEST_DIR/reports" # whoever runs the sandbox writes its report there
+	LL_MOUNTS=()   # host mounts a test makes (aliases), unmounted before the leak check
+	LL_HOST_DIRS=() # stand-in host services' directories outside $TEST_DIR
 }
 
 teardown() {
 	local rc=0 p d
 	[ -n "${TEST_DIR:-}" ] || return 0
+	for p in "${BG_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	BG_PIDS=()
+	for d in "${LL_MOUNTS[@]}"; do umount -l "$d" 2>/dev/null; done
+	for d in "${LL_HOST_DIRS[@]}"; do rm -rf "$d"; done
 	for p in $(sort -u "$LL_PIDS" 2>/dev/null); do
 		for d in $(own_cgroup_dirs); do
 			[ ! -e "$d/hutch-sb-$p" ] || { echo "LEAK: cgroup $d/hutch-sb-$p" >&2 && rc=1; }
@@ -72,7 +81,8 @@ ll_as() {
 		xdg=XDG_RUNTIME_DIR=$TEST_DIR/run-nobody
 		set -- --memory 0 --pids 0 "$@" # no delegated cgroup here: no limits asked
 	fi
-	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "${pre[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "${pre[@]}" env -i PATH=/usr/bin:/bin \
+		HOME="${LL_HOME:-/nonexistent}" \
 		"$xdg" sh -c 'echo $$ >>"$0"; exec "$@"' "$LL_PIDS" \
 		"$HUTCH" sandbox --isolation landlock "$@"
 }
@@ -262,5 +272,178 @@ sys.exit(ctypes.CDLL(None, use_errno=True).umount2(b\"sub\", 2))" && echo UNMOUN
 			sh -c 'echo pwned >"$1/x/build/written"' _ "$W"
 		[[ $output == *"--allow-rw $W/x/build: resolves through $W/x/build"* ]]
 		[ ! -e "$out/written" ]
+	done
+}
+
+# unix_listener PATH: a stand-in host service on the pathname socket PATH, connectable by
+# anyone (mode 777, its directory 755), as the host's /run/docker.sock or a session bus would
+# be to their users; each connection it accepts is logged to PATH.log.
+unix_listener() {
+	python3 -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777)
+s.listen(16)
+print("up", flush=True)
+while True:
+    c = s.accept()[0]; open(sys.argv[1] + ".log", "a").write("hit\n"); c.close()' \
+		"$1" >"$1.up" &
+	BG_PIDS+=($!)
+	local tries=100
+	until grep -qs up "$1.up"; do
+		[ $tries -gt 0 ] || return 1
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+}
+
+# connect_each PATH...: run inside; "ok" or the errno's name for each socket, one a line.
+# shellcheck disable=SC2016 # python's, not the shell's
+CONNECT_EACH='import errno, socket, sys
+for p in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect("\0" + p[1:] if p[0] == "@" else p); print("ok")
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, e.errno))'
+
+@test "landlock-deny: the host's pathname unix sockets are out of reach, allowed ones are not" {
+	local who net run var
+	# Where host services put their sockets: /run (and /var/run), and any directory the
+	# policy doesn't name (here one under /var/tmp, outside $TEST_DIR's /tmp).
+	run=$(mktemp -d /run/hutch-ll-sock.XXXXXX)
+	var=$(mktemp -d /var/tmp/hutch-ll-sock.XXXXXX)
+	LL_HOST_DIRS+=("$run" "$var")
+	chmod 755 "$run" "$var"
+	unix_listener "$run/ctl.sock"
+	unix_listener "$var/s.sock"
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		unix_listener "$W/a/own.sock" # under --allow-rw: the command may use it
+		for net in none host; do
+			run -0 ll_as "$who" --network "$net" --allow-rw "$W" --deny "$W/a/b/secret" \
+				-- sh -c 'ls "$1" >/dev/null 2>&1 && echo LISTED
+					python3 -c "$2" "$1/ctl.sock" "/var/run/${1#/run/}/ctl.sock" \
+						"$3/s.sock" "$4/a/own.sock"' \
+				_ "$run" "$CONNECT_EACH" "$var" "$W"
+			[ "${#lines[@]}" -eq 4 ]
+			local l
+			for l in "${lines[@]:0:3}"; do
+				[[ $l == ENOENT || $l == ECONNREFUSED || $l == EACCES ]]
+			done
+			[ "${lines[3]}" = ok ]
+		done
+		{ kill -9 "${BG_PIDS[-1]}" && wait "${BG_PIDS[-1]}"; } 2>/dev/null || true
+		unset 'BG_PIDS[-1]'
+	done
+	[ ! -e "$run/ctl.sock.log" ] && [ ! -e "$var/s.sock.log" ] # seen from the host
+}
+
+@test "landlock-deny: a host abstract unix socket is out of reach with --network host (ABI 6+)" {
+	local abi who
+	abi=$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))')
+	[ "$abi" -ge 6 ] || skip "Landlock ABI $abi: no scopes (documented in docs/landlock.md)"
+	local name="hutch-ll-abstract-$$-$RANDOM"
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind("\0" + sys.argv[1]); s.listen(16)
+print("up", flush=True)
+while True: s.accept()[0].close()' "$name" >"$TEST_DIR/abstract.up" &
+	BG_PIDS+=($!)
+	local tries=100
+	until grep -qs up "$TEST_DIR/abstract.up"; do
+		[ $tries -gt 0 ] || false
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	for who in $LL_USERS; do
+		run -0 ll_as "$who" --network host --report "$TEST_DIR/reports/$who.json" -- \
+			python3 -c "$CONNECT_EACH" "@$name"
+		[ "$output" = EPERM ]
+		jq -e '.isolation.landlock_rights.scoped | index("abstract_unix_socket")' \
+			"$TEST_DIR/reports/$who.json"
+	done
+}
+
+@test "landlock-deny: a dotfile symlink into an rw tree doesn't open a denied directory" {
+	local who home
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		echo key-1 >"$W/sub/key"
+		mkdir -p "$W/sub/deep" && echo key-2 >"$W/sub/deep/key"
+		[ "$who" = root ] || chown -R 65534:65534 "$W"
+		# A home inside /tmp: the private /tmp hides it, so its dotfiles are put back.
+		home=$TEST_DIR/home-$who
+		mkdir -p "$home"
+		ln -s "$W" "$home/.proj"
+		ln -s "$W/sub" "$home/.sdir"
+		echo rc >"$home/.rc"
+		chmod -R a+rX "$home"
+		LL_HOME=$home run -0 ll_as "$who" --allow-home-dotfiles --allow-rw "$W" \
+			--deny "$W/sub" -- sh -c 'cd "$HOME"
+				cat .proj/sub/key .proj/sub/deep/key .sdir/key 2>/dev/null
+				ls .proj/sub .sdir 2>/dev/null
+				cat .proj/sub/plain .sdir/plain 2>/dev/null
+				echo x 2>/dev/null >.proj/sub/new && echo WROTE
+				cat .rc; ls .proj | sort | tr "\n" " "'
+		[ "$output" = "$(printf 'rc\na sub ')" ]
+		[ ! -e "$W/sub/new" ]
+		# In an rw home a run could have planted the link: not followed, and said so.
+		[ "$who" = root ] || chown -R 65534:65534 "$home"
+		LL_HOME=$home run -0 --separate-stderr ll_as "$who" --allow-home-dotfiles \
+			--allow-rw "$home" -- sh -c 'cat "$HOME/.proj/sub/plain" 2>/dev/null; cat "$HOME/.rc"'
+		[ "$output" = rc ]
+		[[ $stderr == *"--allow-home-dotfiles: $home/.proj: through $home/.proj, a symlink in an rw tree, ignoring"* ]]
+	done
+}
+
+@test "landlock-deny: --allow-read through a symlink, and another mount of a tree, keep the deny" {
+	local who out
+	out=$(mktemp -d /var/tmp/hutch-ll-names.XXXXXX) # outside the private /tmp, as a home
+	LL_HOST_DIRS+=("$out")
+	chmod 755 "$out"
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		echo key >"$W/sub/key"
+		[ "$who" = root ] || chown -R 65534:65534 "$W"
+		# A symlink outside the rw trees, into the denied directory's parent.
+		ln -sfn "$W" "$out/link"
+		run -0 ll_as "$who" --allow-read "$out/link" --deny "$W/sub" -- sh -c '
+			cat "$1/sub/key" "$1/sub/secret" 2>/dev/null; ls "$1/sub" 2>/dev/null
+			ls "$1" | tr "\n" " "' _ "$out/link"
+		[ "$output" = "a sub " ]
+		# Another name for the tree, a bind mount on the host (as /srv/data of /data): the
+		# deny covers it there too, by what the directory is, not by its name; and the
+		# directories above a denied path are pinned under that name as well.
+		mkdir -p "$out/alias"
+		mount --bind "$W" "$out/alias"
+		LL_MOUNTS+=("$out/alias")
+		run -0 ll_as "$who" --allow-read "$out/alias" --allow-rw "$W" \
+			--deny "$W/sub" --deny "$W/a/b/secret" -- sh -c '
+			cat "$1/sub/key" "$1/a/b/secret" 2>/dev/null; ls "$1/sub" 2>/dev/null
+			cat "$1/sub/plain" 2>/dev/null; echo listed $(ls "$1")' _ "$out/alias"
+		[ "$output" = "listed a sub" ]
+		run -0 ll_as "$who" --allow-rw "$out/alias" --deny "$W/a/b/secret" -- sh -c '
+			cd "$1" && mv a a2 2>/dev/null && echo RENAMED
+			mv a/b a/c 2>/dev/null && echo RENAMED-B
+			cat a/b/secret 2>/dev/null; echo done' _ "$out/alias"
+		[ "$output" = done ] && [ "$(cat "$W/a/b/secret")" = secret-2 ]
+		umount "$out/alias"
+	done
+}
+
+@test "landlock-deny: --tmpfs inside --allow-rw is a tmpfs, and nothing written there persists" {
+	local who w2
+	w2=$(mktemp -d /var/tmp/hutch-ll-tmpfs.XXXXXX) # outside the default private /tmp
+	LL_HOST_DIRS+=("$w2")
+	for who in $LL_USERS; do
+		fresh_tree "$who"
+		rm -rf "${w2:?}"/* && cp -a "$W/." "$w2"
+		local tree
+		for tree in "$w2" "$W"; do
+			run -0 ll_as "$who" --allow-rw "$tree" --tmpfs /tmp --tmpfs "$tree/sub:1m" -- \
+				sh -c 'ls -A "$1/sub"; df -k "$1/sub" | tail -1 | awk "{print \$2}"
+				echo new >"$1/sub/new" && cat "$1/sub/new"; echo kept >"$1/kept"' _ "$tree"
+			[ "$output" = "$(printf '1024\nnew')" ]
+			[ ! -e "$tree/sub/new" ] && [ "$(cat "$tree/sub/plain")" = plain ]
+			[ "$(cat "$tree/kept")" = kept ]
+		done
 	done
 }

@@ -145,6 +145,27 @@ ll() {
 	done
 }
 
+@test "host mode: a denied directory inside another, in either order or twice, holds, and over a tree in it" {
+	local who
+	mkdir -p "$W/rw/secretdir/in"
+	for who in $LL_USERS; do
+		local d=$W/rw/secretdir i
+		local pairs=("$d" "$d/in" "$d/in" "$d" "$d" "$d")
+		for i in 0 2 4; do
+			run -0 ll_as "$who" --allow-rw "$W/rw" --deny "${pairs[i]}" \
+				--deny "${pairs[i + 1]}" -- \
+				sh -c 'ls "$1" "$1/in" 2>/dev/null; cat "$1/x" 2>/dev/null; echo held' \
+				_ "$d"
+			[ "$output" = held ]
+		done
+		# A tree allowed inside a denied directory: deny wins over it too.
+		echo in >"$d/in/f"
+		run -0 ll_as "$who" --allow-read "$d/in" --deny "$d" -- \
+			sh -c 'cat "$1/in/f" 2>/dev/null; ls "$1/in" 2>/dev/null; echo held' _ "$d"
+		[ "$output" = held ]
+	done
+}
+
 @test "host mode: a denied path that doesn't exist yet holds, and its placeholder goes after" {
 	local who
 	for who in $LL_USERS; do

@@ -25,13 +25,16 @@ static void test_rights(void)
 	ok(ll_fs_rights(1) == (1ULL << 13) - 1, "ABI 1: execute to make_sym");
 	ok(ll_fs_rights(2) == (1ULL << 14) - 1, "ABI 2 adds refer");
 	ok(ll_fs_rights(4) == (1ULL << 15) - 1, "ABI 3 adds truncate, 4 no file right");
-	ok(ll_fs_rights(7) == LL_FS_ALL, "ABI 5 adds ioctl_dev, up to 7");
+	ok(ll_fs_rights(8) == LL_FS_ALL - LL_FS_RESOLVE_UNIX, "ABI 5 adds ioctl_dev, up to 8");
+	ok(ll_fs_rights(9) == LL_FS_ALL, "ABI 9 adds resolve_unix");
 	const char *names[8];
 	size_t n = ll_names(LL_FS_READ, 'f', names, ARRAY_SIZE(names));
 	ok(n == 3 && !strcmp(names[0], "execute") && !strcmp(names[2], "read_dir") && !names[3],
 	   "names of the read rights");
 	n = ll_names(LL_NET_CONNECT_TCP, 'n', names, ARRAY_SIZE(names));
 	ok(n == 1 && !strcmp(names[0], "connect_tcp"), "names of the TCP rights");
+	n = ll_names(LL_FS_RESOLVE_UNIX, 'f', names, ARRAY_SIZE(names));
+	ok(n == 1 && !strcmp(names[0], "resolve_unix"), "the name of ABI 9's right");
 	n = ll_names(LL_FS_ALL, 'f', names, 3);
 	ok(n == 2 && !names[2], "names stop at max");
 }

@@ -93,6 +93,10 @@ static const char *render(const struct ns_mount_plan *p)
 		case NS_OP_SETATTR:
 			append(buf, sizeof(buf), " +%#lx-%#lx", op->flags, op->clear);
 			break;
+		case NS_OP_SET_RDONLY:
+			append(buf, sizeof(buf), "%s",
+			       op->flags & NS_RDONLY_ALONE ? "(alone)" : "");
+			break;
 		default:
 			break;
 		}
@@ -355,20 +359,20 @@ static int files_only(void *ctx, const char *path, int tree)
 
 static char *v_read[] = { "/work/ro", "/opt/x", "/tmp/tool" };
 static char *v_rw[] = { "/work" };
-static char *v_deny[] = { "/work/secret", "/work/key.file", "/nope" };
-static char *v_hidden[] = { "/tmp" };
-static const struct ns_view_tmpfs v_tmpfs[] = { { "/tmp", 1 << 20 } };
+static char *v_deny[] = { "/work/secret", "/work/key.file", "/nope", "/elsewhere/d" };
+static const struct ns_view_tmpfs v_tmpfs[] = { { "/tmp", 1 << 20 }, { "/work/t", 1 << 20 } };
+static const struct ns_view_link v_links[] = { { "/bin", "usr/bin" }, { "/work/l", "x" } };
 static const struct ns_view view = {
 	.read = v_read,
 	.n_read = 3,
 	.rw = v_rw,
 	.n_rw = 1,
 	.deny = v_deny,
-	.n_deny = 3,
-	.hidden = v_hidden,
-	.n_hidden = 1,
+	.n_deny = 4,
 	.tmpfs = v_tmpfs,
-	.n_tmpfs = 1,
+	.n_tmpfs = 2,
+	.links = v_links,
+	.n_links = 2,
 };
 
 static void test_plan_view(void)
@@ -379,35 +383,79 @@ static void test_plan_view(void)
 	const char *want =
 		"propagation 0x84000 /; "
 		/* denied files: held, then bound from a staged empty file */
-		"open /work/key.file #0; open /nope #1; tmpfs #2; create-in; ro #2; move /mnt #2; "
-		"open-at #3; bind-fd /work/key.file #0; bind-fd /nope #1; umount /mnt; close #0; "
-		"close #1; "
-		/* trees: /work/ro is inside rw (rw wins), /opt/x is not hidden: not cloned */
-		"clone /tmp/tool #4; ro #4; clone /work #5; ro /; mount-at /tmp; "
-		/* read trees first, then rw */
-		"mkpoint /tmp/tool #4; move /tmp/tool #4; mkpoint /work #5; move /work #5; "
-		/* deny wins: last, on whatever is there by then */
-		"test /work/secret; mkpoint /work/secret; tmpfs #6; move /work/secret #6; "
-		"test /work/key.file; mkpoint /work/key.file; tmpfs #6; move /work/key.file #6; "
-		"test /nope; mkpoint /nope; tmpfs #6; move /nope #6";
-	ok(strcmp(render(&p), want) == 0, "view: deny inside allow, ro inside rw, missing paths");
+		"open /work/key.file #0; open /nope #1; open /elsewhere/d #2; tmpfs #3; create-in; "
+		"ro #3; move /mnt #3; open-at #4; bind-fd /work/key.file #0; bind-fd /nope #1; "
+		"bind-fd /elsewhere/d #2; umount /mnt; close #0; close #1; close #2; "
+		/* every tree: /work/ro is inside rw (rw wins) */
+		"clone /opt/x #5; ro #5; clone /tmp/tool #6; ro #6; clone /work #7; ro /; "
+		/* the new root, staged on /mnt; the link in /work is the tree's own */
+		"tmpfs #8; move /mnt #8; symlink usr/bin /mnt/bin; "
+		/* shallow first, a tmpfs before a tree at one depth; a tmpfs in a tree: on top,
+		 * nothing made in the tree for it */
+		"mkpoint /mnt/tmp; mount-at /mnt/tmp; mkpoint /mnt/work #7; move /mnt/work #7; "
+		"mount-at /mnt/work/t; mkpoint /mnt/opt/x #5; move /mnt/opt/x #5; "
+		"mkpoint /mnt/tmp/tool #6; move /mnt/tmp/tool #6; "
+		/* deny wins: last, on whatever is there by then; nothing for what the root lacks */
+		"test /mnt/work/secret; mkpoint /mnt/work/secret; tmpfs #9; move /mnt/work/secret "
+		"#9; "
+		"test /mnt/work/key.file; mkpoint /mnt/work/key.file; tmpfs #9; "
+		"move /mnt/work/key.file #9; "
+		/* the root alone turns read-only: not the trees in it */
+		"ro(alone) #8";
+	ok(strcmp(render(&p), want) == 0, "view: a new root: trees, tmpfs and links, deny on top");
 	if (strcmp(render(&p), want) != 0)
 		printf("#   got:  %s\n#   want: %s\n", render(&p), want);
+	ok(p.view_root && !strcmp(p.view_root, "/mnt"), "view: its root is staged on /mnt");
 	size_t n_missing = 0, n_dir = 0;
 	for (size_t i = 0; i < p.n; i++) {
 		n_missing += p.ops[i].kind == NS_OP_MKPOINT && p.ops[i].branch == NS_BRANCH_MISSING;
 		n_dir += p.ops[i].kind == NS_OP_MOVE &&
 			 p.ops[i].branch == (NS_BRANCH_DIR | NS_BRANCH_MISSING);
 	}
-	ok(n_missing == 3 && n_dir == 3,
+	ok(n_missing == 2 && n_dir == 2,
 	   "view: a denied path gets a mount point only when missing, a tmpfs unless a file");
 	ns_mount_plan_free(&p);
 
 	struct ns_view none = { .deny = v_deny + 1, .n_deny = 1 };
 	f.source_kind = files_only; /* no /mnt, /media, /srv nor /tmp */
 	ns_mount_plan_view(&none, &f, &p);
-	ok(strstr(render(&p), "fail view: no directory to stage the denied files on") != NULL,
-	   "view: denied files without a place to stage them fail");
+	ok(!strcmp(render(&p), "fail view: no directory to stage the new root on") && !p.view_root,
+	   "view: without a place to stage the root on, it fails");
+	ns_mount_plan_free(&p);
+
+	/* A denied path inside another (or twice): the outer cover hides it, and one would be
+	 * made through it (read-only). */
+	static char *rw[] = { "/work" };
+	static char *nested[] = { "/work/secret/in", "/work/secret", "/work/secret" };
+	struct ns_view inner = { .rw = rw, .n_rw = 1, .deny = nested, .n_deny = 3 };
+	f.source_kind = view_kind;
+	ns_mount_plan_view(&inner, &f, &p);
+	size_t covers = 0;
+	for (size_t i = 0; i < p.n; i++)
+		covers += p.ops[i].kind == NS_OP_TEST;
+	ok(covers == 1 && strstr(render(&p), "test /mnt/work/secret;"),
+	   "view: one cover for a denied path inside another, or named twice");
+	ns_mount_plan_free(&p);
+	/* A tree inside a denied directory: the denied directory is covered all the same. */
+	static char *inside[] = { "/work/secret/in" }, *outer[] = { "/work/secret" };
+	struct ns_view in = { .read = inside, .n_read = 1, .deny = outer, .n_deny = 1 };
+	ns_mount_plan_view(&in, &f, &p);
+	ok(strstr(render(&p), "move /mnt/work/secret/in #0; test /mnt/work/secret; ") != NULL,
+	   "view: a denied directory with a tree in it is covered, after the tree");
+	ns_mount_plan_free(&p);
+
+	/* The bridge's files go over the host's before /etc is cloned. */
+	static char *etc[] = { "/etc" };
+	static const struct ns_view_bind binds[] = { { "/run/x/hosts", "/etc/hosts" } };
+	struct ns_view bridge = { .read = etc, .n_read = 1, .binds = binds, .n_binds = 1 };
+	ns_mount_plan_view(&bridge, &f, &p);
+	ok(!strncmp(
+		   render(&p),
+		   "propagation 0x84000 /; mkfile /etc/hosts; bind /run/x/hosts /etc/hosts; "
+		   "clone /etc #0",
+		   strlen("propagation 0x84000 /; mkfile /etc/hosts; bind /run/x/hosts /etc/hosts; "
+			  "clone /etc #0")),
+	   "view: files bound over the host's first, then cloned (%s)", render(&p));
 	ns_mount_plan_free(&p);
 }
 
@@ -710,7 +758,8 @@ static int root_kind(void *ctx, const char *path, int tree)
 
 static void test_apply_view(void)
 {
-	static const char *const dirs[] = { "/mnt", "/work", "/work/secret", "/tmp", "/tmp/tool" };
+	static const char *const dirs[] = { "/mnt", "/work",	 "/work/secret", "/work/t",
+					    "/tmp", "/tmp/tool", "/opt",	 "/opt/x" };
 	char p[PATH_MAX * 2];
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
 		snprintf(p, sizeof(p), "%s%s", root, dirs[i]);
@@ -732,12 +781,17 @@ static void test_apply_view(void)
 	ok(r == 0, "apply view: through the recorder (%s)", err.msg);
 	is_str(rendered_calls(),
 	       "propagation /; tmpfs; ro /.t0; move /mnt; bind /.t0/denied /work/key.file; "
-	       "umount /mnt; clone /tmp/tool; ro /tmp/tool; clone /work; ro /; mount tmpfs /tmp; "
-	       "move /tmp/tool; move /work; tmpfs; move /work/secret; tmpfs; move /nope",
-	       "apply view: the calls in order (a denied file bound, a missing one skipped, "
-	       "denied directories last)");
-	ok(exists("/.t0/denied", S_IFREG) && exists("/nope", S_IFDIR),
-	   "apply view: the empty denied file, a mount point for the missing denied path");
+	       "umount /mnt; clone /opt/x; ro /opt/x; clone /tmp/tool; ro /tmp/tool; clone /work; "
+	       "ro /; tmpfs; move /mnt; mount tmpfs /mnt/tmp; move /mnt/work; "
+	       "mount tmpfs /mnt/work/t; move /mnt/opt/x; move /mnt/tmp/tool; "
+	       "tmpfs; move /mnt/work/secret; tmpfs; move /mnt/work/key.file; ro /.t1",
+	       "apply view: the calls in order (a denied file bound, a missing one skipped, the "
+	       "root staged and filled, denied directories last, the root read-only)");
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/mnt/bin", root);
+	ok(exists("/.t0/denied", S_IFREG) && exists("/mnt/opt/x", S_IFDIR) && lstat(p, &st) == 0 &&
+		   S_ISLNK(st.st_mode),
+	   "apply view: the empty denied file, the root's mount points and link");
 }
 
 int main(void)
