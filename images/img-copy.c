@@ -19,7 +19,7 @@
 #define COPY_BUF (128 * 1024)
 
 struct copy {
-	bool root, devices;
+	bool root;
 	char path[PATH_MAX]; /* of the entry at hand, relative to the rootfs: for errors */
 	size_t skipped_devices;
 };
@@ -131,15 +131,13 @@ static int copy_other(struct copy *c, int src, int dst, const char *name, const 
 			return hutch_fail_errno(err, errno, "copy: symlink %s", c->path);
 	} else if (S_ISSOCK(st->st_mode)) {
 		return 0; /* as unpacking: a socket in an image is meaningless */
-	} else if (!c->devices && !S_ISFIFO(st->st_mode)) {
+	} else if (!S_ISFIFO(st->st_mode)) {
+		/* A device node: never made (a layer that an older hutch unpacked as root may hold one). A
+		 * bundle's runtime and a sandbox make their own /dev. */
 		c->skipped_devices++;
 		return 0;
-	} else if (mknodat(dst, name, st->st_mode & S_IFMT, st->st_rdev) < 0) {
-		if (errno == EPERM && !S_ISFIFO(st->st_mode)) {
-			c->skipped_devices++; /* in a user namespace: as unpacking */
-			return 0;
-		}
-		return hutch_fail_errno(err, errno, "copy: mknod %s", c->path);
+	} else if (mknodat(dst, name, S_IFIFO, 0) < 0) {
+		return hutch_fail_errno(err, errno, "copy: mkfifo %s", c->path);
 	}
 	return apply_meta(c, dst, name, st, -1, -1, err);
 }
@@ -213,12 +211,12 @@ static int copy_tree(struct copy *c, int src, int dst, struct hutch_err *err)
 	return 0;
 }
 
-int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, bool devices,
-		    size_t *skipped_devices, struct hutch_err *err)
+int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, size_t *skipped_devices,
+		    struct hutch_err *err)
 {
 	_cleanup_strv_ char **dirs = NULL;
 	size_t n = 0;
-	struct copy c = { .root = geteuid() == 0, .devices = devices };
+	struct copy c = { .root = geteuid() == 0 };
 	TRY(img_layer_dirs(s, ref, &dirs, &n, err));
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_close_ int src =

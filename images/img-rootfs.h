@@ -42,11 +42,10 @@ int img_mount_layered(const struct img_layered *l, struct hutch_err *err);
 
 /* Copies the image's layers, bottom to top, into dstfd (an empty directory), applying their
  * whiteouts and opaque directories: the result is what an overlay of them shows. For bundles,
- * and for sandboxes where overlayfs is unavailable. The image's device nodes are made only
- * when devices is set (and hutch is real root); skipped_devices (may be NULL) counts those
- * that were not. Hardlinks become separate copies. */
-int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, bool devices,
-		    size_t *skipped_devices, struct hutch_err *err);
+ * and for sandboxes where overlayfs is unavailable. Device nodes are never made;
+ * skipped_devices (may be NULL) counts them. Hardlinks become separate copies. */
+int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, size_t *skipped_devices,
+		    struct hutch_err *err);
 
 /* rm -rf dirfd/name without following symlinks (a failed bundle's leftovers). */
 int img_remove_tree_at(int dirfd, const char *name);

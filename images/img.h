@@ -91,7 +91,7 @@ struct img_import_result {
 	char *name; /* NAME:TAG it was stored under */
 	size_t n_layers, n_new_layers;
 	uint64_t bytes;		/* unpacked bytes written */
-	size_t skipped_devices; /* device nodes not created (not real root) */
+	size_t skipped_devices; /* device nodes not created (never are) */
 	const char *kind;	/* "oci", "docker-archive", "rootfs" */
 };
 /* An OCI image layout (dir or tar), a docker-archive tar, or a plain rootfs tar. name may be

@@ -182,7 +182,7 @@ static int write_bundle(struct img_store *s, const char *image, int dfd, struct 
 		r = hutch_fail_errno(err, errno, "bundle: rootfs");
 	/* No device nodes: a runtime makes the container's /dev, and an image's 0666 node for
 	 * the host's disk is no file to leave lying in a directory on the host. */
-	if (r >= 0 && (r = img_copy_rootfs(s, image, rootfd, false, &skipped, err)) < 0)
+	if (r >= 0 && (r = img_copy_rootfs(s, image, rootfd, &skipped, err)) < 0)
 		hutch_err_prefix(err, "--image %s: ", image);
 	if (r >= 0 && (r = img_resolve_user(rootfd, c.user, &p.uid, &p.gid, err)) < 0)
 		hutch_err_prefix(err, "--image %s: config.User: ", image);

@@ -181,8 +181,8 @@ static int do_import(struct rt_global *g, int argc, char **argv, int first, void
 		img_tmp_remove(s, tmp, lockfd);
 	if (r >= 0) {
 		if (res.skipped_devices)
-			hutch_warn("%zu device node(s) not created: hutch is not real root, "
-				   "ignoring",
+			hutch_warn("%zu device node(s) of the image not created (a sandbox's /dev "
+				   "is its own), ignoring",
 				   res.skipped_devices);
 		human(res.bytes, size);
 		printf("%s %s (%s: %zu layers, %zu new, %s unpacked)\n", res.name, res.digest,

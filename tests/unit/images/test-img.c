@@ -179,8 +179,8 @@ static void test_hostile(void)
 	   "a hardlink inside the layer works");
 	const struct ent dev[] = { { "null", 'c', NULL } };
 	int r = unpack("dev", dev, 1, &st, &err);
-	ok(r == 0 && (st.skipped_devices == 1) == !exists("%s/dev/root/%s", "null"),
-	   "a device node is made only by real root (skipped: %zu)", st.skipped_devices);
+	ok(r == 0 && st.skipped_devices == 1 && !exists("%s/dev/root/%s", "null"),
+	   "a device node is never made (skipped: %zu)", st.skipped_devices);
 	const struct ent wh[] = { { "d/.wh..wh..opq", 'f', "" },
 				  { "d/x", 'f', "y" },
 				  { ".wh.gone", 'f', "" } };
