@@ -75,11 +75,23 @@ static int check_arch(const char *config, struct hutch_err *err)
 	return 0;
 }
 
-/* A file of the source, opened without leaving it (names come from the source itself). */
+/* A file of the source, opened without leaving it (names come from the source itself), and
+ * only a regular file: O_NONBLOCK so that a FIFO cannot hang the open, and a device node
+ * (/dev/zero: an endless blob; /dev/kmsg: the host's) is refused before it is read. */
 static int open_src(struct import *im, const char *path, struct hutch_err *err)
 {
-	int fd = hutch_open_in_root(im->srcfd, path, O_RDONLY | O_NOFOLLOW, 0, err);
-	return fd < 0 ? hutch_err_prefix(err, "%s: ", im->src) : fd;
+	struct stat st;
+	int fd = hutch_open_in_root(im->srcfd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0, err);
+	if (fd < 0)
+		return hutch_err_prefix(err, "%s: ", im->src);
+	int r = fd;
+	if (fstat(fd, &st) < 0)
+		r = hutch_fail_errno(err, errno, "%s: %s", im->src, path);
+	else if (!S_ISREG(st.st_mode))
+		r = hutch_fail(err, EINVAL, "%s: %s: not a regular file", im->src, path);
+	if (r < 0)
+		close(fd);
+	return r;
 }
 
 static int read_src(struct import *im, const char *path, char **out, size_t *len,
@@ -177,7 +189,8 @@ static int unpack_new_layer(struct import *im, int fd, const char *want_blob, co
 	    (rootfd = openat(im->s->dirfd, root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		r = hutch_fail_errno(err, errno, "store: %s", root);
 	if (r >= 0)
-		r = img_unpack_layer(fd, rootfd, true, &im->budget, diff, blob, &st, err);
+		r = img_unpack_layer(fd, rootfd, IMG_UNPACK_LAYER, &im->budget, diff, blob, &st,
+				     err);
 	*size = st.tar_size;
 	if (r >= 0 && want_diff && strcmp(diff, want_diff))
 		r = hutch_fail(err, EBADMSG, "layer %s: diff_id mismatch (content is %s)",
@@ -541,7 +554,8 @@ static int import_archive(struct import *im, int fd, struct hutch_err *err)
 	if (r >= 0 && im->srcfd < 0)
 		r = hutch_fail_errno(err, errno, "store: %s", tmp);
 	if (r >= 0)
-		r = img_unpack_layer(fd, im->srcfd, false, &outer, NULL, NULL, NULL, err);
+		r = img_unpack_layer(fd, im->srcfd, IMG_UNPACK_ARCHIVE, &outer, NULL, NULL, NULL,
+				     err);
 	if (r >= 0)
 		r = img_budget_init(&im->budget, im->lim, im->s->dirfd, err);
 	if (r >= 0)

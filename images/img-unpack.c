@@ -22,7 +22,7 @@
 
 struct unpack {
 	int rootfd;
-	bool whiteouts, root;
+	bool whiteouts, archive, root;
 	struct img_unpack_stats *st;
 	struct img_budget *b;
 	/* a limit passed in a libarchive callback: err holds why, whatever libarchive says */
@@ -359,6 +359,30 @@ static int put_whiteout(struct unpack *u, int dfd, const char *base, struct hutc
 	return 0;
 }
 
+/* An image archive holds blobs, their directories and links to them: anything else would be
+ * opened as a blob later (a FIFO blocks the import, a 1:5 node is an endless blob, 1:11 the
+ * host's /dev/kmsg), so it fails the import before it is made. */
+static int check_archive_entry(const char *name, struct archive_entry *e, struct hutch_err *err)
+{
+	static const struct {
+		mode_t type;
+		const char *what;
+	} kinds[] = { { AE_IFCHR, "a character device" },
+		      { AE_IFBLK, "a block device" },
+		      { AE_IFIFO, "a FIFO" },
+		      { AE_IFSOCK, "a socket" } };
+	mode_t type = archive_entry_filetype(e);
+	if (archive_entry_hardlink(e) || type == AE_IFREG || type == AE_IFDIR || type == AE_IFLNK)
+		return 0;
+	const char *what = "of an unknown type";
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i].type == type)
+			what = kinds[i].what;
+	return hutch_fail(err, EINVAL,
+			  "entry %s: %s in an image archive (only files, directories and links)",
+			  name, what);
+}
+
 static int put_entry(struct unpack *u, struct archive *a, struct archive_entry *e,
 		     struct hutch_err *err)
 {
@@ -374,6 +398,8 @@ static int put_entry(struct unpack *u, struct archive *a, struct archive_entry *
 	if (dfd < 0)
 		return dfd;
 	u->st->entries++;
+	if (u->archive)
+		TRY(check_archive_entry(archive_entry_pathname(e), e, err));
 	if (u->whiteouts && hutch_str_has_prefix(base, ".wh."))
 		return put_whiteout(u, dfd, base, err);
 	const char *hl = archive_entry_hardlink(e);
@@ -461,7 +487,7 @@ static int drain(struct unpack *u, struct hutch_err *err)
 	return n < 0 ? hutch_fail_errno(err, errno, "layer: read") : 0;
 }
 
-int img_unpack_layer(int fd, int rootfd, bool whiteouts, struct img_budget *budget,
+int img_unpack_layer(int fd, int rootfd, enum img_unpack_kind kind, struct img_budget *budget,
 		     char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
 		     struct img_unpack_stats *st, struct hutch_err *err)
 {
@@ -471,7 +497,8 @@ int img_unpack_layer(int fd, int rootfd, bool whiteouts, struct img_budget *budg
 	if (!budget)
 		img_budget_init(&unlimited, NULL, -1, err);
 	struct unpack u = { .rootfd = rootfd,
-			    .whiteouts = whiteouts,
+			    .whiteouts = kind == IMG_UNPACK_LAYER,
+			    .archive = kind == IMG_UNPACK_ARCHIVE,
 			    .root = geteuid() == 0,
 			    .st = st ? st : &dummy,
 			    .b = budget ? budget : &unlimited,

@@ -234,3 +234,68 @@ node('sda', tarfile.BLKTYPE, 8, 0)" >/dev/null
 	# From the host: the console was not written through the sandbox (still the node).
 	[ -c "$l/console" ]
 }
+
+# evil_archive PATH NODE...: a gzip'd docker-archive whose manifest names one layer,
+# blobs/sha256/0…0, and whose tar then holds the python statements NODE (the layer as a
+# device node or a FIFO, or manifest.json itself as one).
+evil_archive() {
+	local out=$1
+	shift
+	layer "$out" "
+import hashlib, json
+cfg = json.dumps({'os': 'linux', 'rootfs': {'type': 'layers', 'diff_ids': ['sha256:' + '0' * 64]}}).encode()
+cname = 'blobs/sha256/' + hashlib.sha256(cfg).hexdigest()
+man = json.dumps([{'Config': cname, 'RepoTags': ['evil:1'], 'Layers': ['blobs/sha256/' + '0' * 64]}]).encode()
+f(cname, cfg)
+$*
+if 'manifest.json' not in t.getnames(): f('manifest.json', man)" >/dev/null
+}
+
+@test "images: an image archive's device nodes and FIFOs are refused, not read: one line, nothing left" {
+	requires_host_root
+	local z='blobs/sha256/0000000000000000000000000000000000000000000000000000000000000000'
+	img ls >/dev/null
+	local before kind
+	before=$(store_files)
+	# 1:5 (/dev/zero) as the layer spun forever, a FIFO hung in open(), 1:11 opened the
+	# host's /dev/kmsg; each held the store's lock and left tmp/ behind.
+	for kind in "node('$z', tarfile.CHRTYPE, 1, 5)" "node('$z', tarfile.CHRTYPE, 1, 11)" \
+		"node('$z', tarfile.FIFOTYPE)" "node('manifest.json', tarfile.FIFOTYPE)" \
+		"node('$z', tarfile.BLKTYPE, 7, 0)"; do
+		evil_archive "$TEST_DIR/evil.tar.gz" "$kind"
+		run timeout -k 5 20 "$HUTCH" image import "$TEST_DIR/evil.tar.gz"
+		echo "$kind: $status $output"
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "hutch: error: import $TEST_DIR/evil.tar.gz: entry "*" in an image archive (only files, directories and links)" ]]
+		[ "$(store_files)" = "$before" ]
+	done
+	[[ "$output" == *"entry $z: a block device in an image archive"* ]]
+	# The lock was let go: prune (exclusive, never waits) runs.
+	run -0 img prune
+}
+
+@test "images: a layout directory's FIFO or device node as a blob is refused without blocking" {
+	requires_host_root
+	local d=$TEST_DIR/dir
+	mkdir "$d"
+	docker_dir "$d" "sha256:$(printf '0%.0s' {1..64})"
+	img ls >/dev/null
+	local before
+	before=$(store_files)
+	mkfifo "$d/l1.tar.gz"
+	run timeout -k 5 20 "$HUTCH" image import "$d"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "hutch: error: import $d: $d: l1.tar.gz: not a regular file" ]]
+	rm "$d/l1.tar.gz"
+	mknod "$d/l1.tar.gz" c 1 5
+	run timeout -k 5 20 "$HUTCH" image import "$d"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "hutch: error: import $d: $d: l1.tar.gz: not a regular file" ]]
+	rm "$d/l1.tar.gz" "$d/config.json"
+	mkfifo "$d/config.json"
+	run timeout -k 5 20 "$HUTCH" image import "$d"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"config.json: not a regular file" ]]
+	[ "$(store_files)" = "$before" ]
+}

@@ -79,7 +79,7 @@ static int unpack_tar(const char *name, struct img_budget *b, struct img_unpack_
 	snprintf(tar, sizeof(tar), "%s/%s.tar", tmpdir, name);
 	int fd = open(tar, O_RDONLY | O_CLOEXEC);
 	int root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int r = img_unpack_layer(fd, root, true, b, NULL, NULL, st, err);
+	int r = img_unpack_layer(fd, root, IMG_UNPACK_LAYER, b, NULL, NULL, st, err);
 	close(fd);
 	close(root);
 	return r;
