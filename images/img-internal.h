@@ -18,6 +18,7 @@
  * STORE/lock             flock: shared while importing/reading, exclusive for prune
  * STORE/blobs/sha256/HEX manifests and configs
  * STORE/layers/HEX/root  a layer unpacked (HEX = its diff_id), STORE/layers/HEX/size
+ * STORE/layers/HEX/blobs/BLOBHEX  a blob proven to unpack to it (the tar's size)
  * STORE/names/ESCAPED    one file per NAME:TAG holding the manifest digest
  * STORE/tmp/KIND-...     work in progress, each with a held KIND-....lock
  */
@@ -77,6 +78,17 @@ int img_blob_read(struct img_store *s, const char *digest, char **out, size_t *l
 /* rm -rf dirfd/name without following symlinks; permissions are widened as it goes. */
 int img_remove_tree_at(int dirfd, const char *name);
 bool img_layer_exists(struct img_store *s, const char *diff_id);
+/* A blob (a layer's bytes as a source holds them, compressed or not) proven to unpack to
+ * diff_id's layer: STORE/layers/HEX/blobs/BLOBHEX, holding the tar's size. A stored layer is
+ * reused for an image only through such a pair, else after its blob is hashed. */
+int img_layer_note_blob(struct img_store *s, const char *diff_id, const char *blob,
+			uint64_t tar_size, struct hutch_err *err);
+bool img_layer_blob_known(struct img_store *s, const char *diff_id, const char *blob,
+			  uint64_t *tar_size);
+/* img-unpack.c: the digests of a layer's bytes (blob) and of its tar (diff_id), and the tar's
+ * size, read through the decompression and written nowhere. */
+int img_hash_layer(int fd, struct img_budget *budget, char diff_id[IMG_DIGEST_MAX],
+		   char blob[IMG_DIGEST_MAX], uint64_t *tar_size, struct hutch_err *err);
 /* Moves STORE/tmp/tmpdir (holding root/) to STORE/layers/HEX; a concurrent import that got
  * there first wins and ours is dropped. */
 int img_layer_add(struct img_store *s, const char *tmpdir, const char *diff_id, uint64_t size,

@@ -236,6 +236,36 @@ bool img_layer_exists(struct img_store *s, const char *diff_id)
 	return fstatat(s->dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
+int img_layer_note_blob(struct img_store *s, const char *diff_id, const char *blob,
+			uint64_t tar_size, struct hutch_err *err)
+{
+	char path[160], num[32];
+	snprintf(path, sizeof(path), "layers/%s/blobs", IMG_HEX(diff_id));
+	if (mkdirat(s->dirfd, path, 0700) < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "store: mkdir %s", path);
+	_cleanup_close_ int d =
+		openat(s->dirfd, path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return hutch_fail_errno(err, errno, "store: %s", path);
+	snprintf(num, sizeof(num), "%" PRIu64 "\n", tar_size);
+	if (hutch_write_atomic_at(d, IMG_HEX(blob), num, strlen(num), 0600, err) < 0)
+		return hutch_err_prefix(err, "store: %s: ", path);
+	return 0;
+}
+
+bool img_layer_blob_known(struct img_store *s, const char *diff_id, const char *blob,
+			  uint64_t *tar_size)
+{
+	char path[240];
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	snprintf(path, sizeof(path), "layers/%s/blobs/%s", IMG_HEX(diff_id), IMG_HEX(blob));
+	if (hutch_read_file_at(s->dirfd, path, 64, &text, NULL, &e) < 0)
+		return false;
+	const char *num = strtok(text, "\n");
+	return num && hutch_parse_u64(num, tar_size) >= 0;
+}
+
 uint64_t img_layer_size(struct img_store *s, const char *diff_id)
 {
 	char path[128];

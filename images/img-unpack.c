@@ -538,3 +538,30 @@ int img_unpack_layer(int fd, int rootfd, enum img_unpack_kind kind, struct img_b
 		img_sha_final(&u.blob, blob);
 	return 0;
 }
+
+int img_hash_layer(int fd, struct img_budget *budget, char diff_id[IMG_DIGEST_MAX],
+		   char blob[IMG_DIGEST_MAX], uint64_t *tar_size, struct hutch_err *err)
+{
+	struct img_unpack_stats st = { 0 };
+	_cleanup_free_ char *buf = hutch_xmalloc(BUF_SIZE);
+	/* No rootfd: nothing is written. The budget's ratio still stops a bomb's zeros. */
+	struct unpack u = { .rootfd = -1,
+			    .st = &st,
+			    .b = budget,
+			    .err = err,
+			    .parentfd = -1,
+			    .fd = fd,
+			    .buf = buf };
+	img_sha_init(&u.blob);
+	img_sha_init(&u.diff);
+	_cleanup_(archive_freep) struct archive *raw = NULL;
+	int r = open_raw(&u, err);
+	raw = u.raw;
+	if (r < 0)
+		return r;
+	TRY(drain(&u, err));
+	img_sha_final(&u.diff, diff_id);
+	img_sha_final(&u.blob, blob);
+	*tar_size = st.tar_size;
+	return 0;
+}

@@ -299,3 +299,78 @@ if 'manifest.json' not in t.getnames(): f('manifest.json', man)" >/dev/null
 	[[ "$output" == *"config.json: not a regular file" ]]
 	[ "$(store_files)" = "$before" ]
 }
+
+# oci_dir DIR TAG DIFF_IDS LAYER...: an OCI layout at DIR (tag TAG) of the gzip'd LAYER files
+# in order, its config's rootfs.diff_ids the comma-separated DIFF_IDS, as given.
+oci_dir() {
+	python3 - "$@" <<-'EOF'
+		import hashlib, json, os, sys
+		d, tag, diffs, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+		os.makedirs(d + "/blobs/sha256", exist_ok=True)
+		def put(b):
+		    h = hashlib.sha256(b).hexdigest()
+		    open(d + "/blobs/sha256/" + h, "wb").write(b)
+		    return {"digest": "sha256:" + h, "size": len(b)}
+		layers = [dict(put(open(f, "rb").read()),
+		               mediaType="application/vnd.oci.image.layer.v1.tar+gzip") for f in files]
+		cfg = put(json.dumps({"os": "linux", "rootfs": {"type": "layers",
+		                      "diff_ids": diffs.split(",")}}).encode())
+		man = put(json.dumps({"schemaVersion": 2, "layers": layers, "config": dict(cfg,
+		          mediaType="application/vnd.oci.image.config.v1+json")}).encode())
+		json.dump({"schemaVersion": 2, "manifests": [dict(man,
+		           mediaType="application/vnd.oci.image.manifest.v1+json",
+		           annotations={"org.opencontainers.image.ref.name": tag})]},
+		          open(d + "/index.json", "w"))
+		open(d + "/oci-layout", "w").write('{"imageLayoutVersion": "1.0.0"}')
+	EOF
+}
+
+@test "images: a stored layer is reused only for a blob proven to make its diff_id" {
+	requires_host_root
+	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing"
+	local rootfs bb secret harmless
+	rootfs=$(rootfs_template)
+	bb=$(layer "$TEST_DIR/bb.tar.gz" "t.add('$rootfs', arcname='.')")
+	secret=$(layer "$TEST_DIR/secret.tar.gz" 'f("secret/key", b"TOPSECRET\n", 0o644)')
+	harmless=$(layer "$TEST_DIR/harmless.tar.gz" 'f("x")')
+	oci_dir "$TEST_DIR/victim" 1 "$bb,$secret" "$TEST_DIR/bb.tar.gz" "$TEST_DIR/secret.tar.gz"
+	run -0 img import "$TEST_DIR/victim" --name victim:1
+	[[ "$output" == *"(oci: 2 layers, 2 new"* ]]
+	# Each layer records the blob it was unpacked from, and the tar's size.
+	local rec=$HUTCH_STORE/layers/${secret#sha256:}/blobs
+	[ "$(cat "$rec/$(sha256sum <"$TEST_DIR/secret.tar.gz" | cut -d' ' -f1)")" = \
+		"$(gzip -dc "$TEST_DIR/secret.tar.gz" | wc -c)" ]
+	# The attacker's own blob is harmless and its digest right, but its config names the
+	# victim's layer: "0 new" took the victim's tree for it, and the secret with it.
+	oci_dir "$TEST_DIR/attacker" 1 "$bb,$secret" "$TEST_DIR/bb.tar.gz" "$TEST_DIR/harmless.tar.gz"
+	local before
+	before=$(store_files)
+	run -1 img import "$TEST_DIR/attacker" --name attacker:1
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"layer $secret: diff_id mismatch (content is $harmless)" ]]
+	[ "$(store_files)" = "$before" ]
+	run -125 timeout -k 5 60 "$HUTCH" --root "$HUTCH_ROOT" sandbox --image attacker:1 -- cat /secret/key
+	[[ "$output" != *TOPSECRET* ]]
+	# The victim's own blob again: reused, from the pair recorded when it was unpacked.
+	run -0 img import "$TEST_DIR/victim" --name victim:2
+	[[ "$output" == *"(oci: 2 layers, 0 new"* ]]
+	# The same tar compressed otherwise (another blob): proven by hashing it, then reused.
+	gzip -dc "$TEST_DIR/secret.tar.gz" | gzip -1 >"$TEST_DIR/secret1.tar.gz"
+	oci_dir "$TEST_DIR/again" 1 "$bb,$secret" "$TEST_DIR/bb.tar.gz" "$TEST_DIR/secret1.tar.gz"
+	run -0 img import "$TEST_DIR/again" --name again:1
+	[[ "$output" == *"(oci: 2 layers, 0 new"* ]]
+	[ -f "$rec/$(sha256sum <"$TEST_DIR/secret1.tar.gz" | cut -d' ' -f1)" ]
+	run -0 timeout -k 5 60 "$HUTCH" --root "$HUTCH_ROOT" sandbox --image again:1 -- cat /secret/key
+	[ "$output" = TOPSECRET ]
+	# A docker-archive of gzip'd layers whose trees are stored: proven the same way.
+	local dd=$TEST_DIR/docker
+	mkdir "$dd"
+	cp "$TEST_DIR/bb.tar.gz" "$dd/l1.tar.gz"
+	cp "$TEST_DIR/harmless.tar.gz" "$dd/l2.tar.gz"
+	docker_dir "$dd" "$bb" "$secret"
+	run -1 img import "$dd"
+	[[ "$output" == *"layer $secret: diff_id mismatch (content is $harmless)" ]]
+	cp "$TEST_DIR/secret1.tar.gz" "$dd/l2.tar.gz"
+	run -0 img import "$dd"
+	[[ "$output" == *"(docker-archive: 2 layers, 0 new"* ]]
+}
