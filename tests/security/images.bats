@@ -374,3 +374,37 @@ oci_dir() {
 	run -0 img import "$dd"
 	[[ "$output" == *"(docker-archive: 2 layers, 0 new"* ]]
 }
+
+@test "images: JSON nested 400,000 deep (index.json, a manifest, a config) is refused, no crash" {
+	local d=$TEST_DIR/deep what
+	img ls >/dev/null
+	local before
+	before=$(store_files)
+	# yajl builds and frees its tree by recursion: 800 KB of '[' (under the 4 MiB blob cap)
+	# overflowed the stack and hutch died of SIGSEGV.
+	for what in index.json manifest config; do
+		rm -rf "$d"
+		python3 - "$d" "$what" <<-'PY'
+			import hashlib, json, os, sys
+			d, what = sys.argv[1], sys.argv[2]
+			deep = b"[" * 400000 + b"]" * 400000
+			os.makedirs(d + "/blobs/sha256")
+			def put(b):
+			    h = hashlib.sha256(b).hexdigest()
+			    open(d + "/blobs/sha256/" + h, "wb").write(b)
+			    return {"digest": "sha256:" + h, "size": len(b),
+			            "mediaType": "application/vnd.oci.image.manifest.v1+json"}
+			cfg = put(deep if what == "config" else b'{"os": "linux"}')
+			man = put(deep if what == "manifest" else json.dumps({"config": cfg, "layers": []}).encode())
+			index = deep if what == "index.json" else json.dumps({"manifests": [man]}).encode()
+			open(d + "/index.json", "wb").write(index)
+			open(d + "/oci-layout", "w").write('{"imageLayoutVersion": "1.0.0"}')
+		PY
+		run timeout -k 5 60 "$HUTCH" image import "$d" --name deep:1
+		echo "$what: $status $output"
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "hutch: error: import $d: "*": invalid JSON: nested deeper than 512" ]]
+	done
+	[ "$(store_files)" = "$before" ]
+}
