@@ -75,8 +75,10 @@ int img_blob_put(struct img_store *s, const void *buf, size_t len, char digest[I
 		 struct hutch_err *err);
 int img_blob_read(struct img_store *s, const char *digest, char **out, size_t *len,
 		  struct hutch_err *err);
-/* rm -rf dirfd/name without following symlinks; permissions are widened as it goes. */
+/* rm -rf dirfd/name without following symlinks; permissions are widened as it goes
+ * (img-rmtree.c: however deep, with at most 64 fds). _counted adds the files' sizes. */
 int img_remove_tree_at(int dirfd, const char *name);
+int img_remove_tree_counted(int dirfd, const char *name, uint64_t *bytes);
 bool img_layer_exists(struct img_store *s, const char *diff_id);
 /* A blob (a layer's bytes as a source holds them, compressed or not) proven to unpack to
  * diff_id's layer: STORE/layers/HEX/blobs/BLOBHEX, holding the tar's size. A stored layer is

@@ -194,38 +194,6 @@ void img_tmp_remove(struct img_store *s, const char *name, int lockfd)
 		close(lockfd);
 }
 
-int img_remove_tree_at(int at, const char *name)
-{
-	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		if (errno != ENOTDIR && errno != ELOOP)
-			return -errno;
-		return unlinkat(at, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-	}
-	fchmod(fd, 0700); /* a 0555 dir from an image would refuse the unlinks below */
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	int r = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		int q = e->d_type == DT_DIR || e->d_type == DT_UNKNOWN
-				? img_remove_tree_at(dirfd(d), e->d_name)
-				: (unlinkat(dirfd(d), e->d_name, 0) < 0 ? -errno : 0);
-		if (q < 0 && r == 0)
-			r = q;
-	}
-	closedir(d);
-	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
-		r = -errno;
-	return r;
-}
-
 /* ---- layers ---- */
 
 bool img_layer_exists(struct img_store *s, const char *diff_id)

@@ -87,6 +87,21 @@ static int make_parents(struct unpack *u, const char *dir, struct hutch_err *err
 	return fd;
 }
 
+/* A name fits in PATH_MAX (img_clean_path), and so must the directory it reaches through the
+ * layer's own symlinks ("l2 -> l1/d/.../d", then "l2/d/.../d/x"): a tree the kernel cannot
+ * name is no layer, and every walk of it (prune's, a bundle's copy) would need a fd per
+ * level. The directory's full path in the store counts. */
+static int check_reach(int fd, const char *dir, struct hutch_err *err)
+{
+	char fdp[HUTCH_FD_PATH_MAX], buf[PATH_MAX];
+	ssize_t n = readlink(hutch_fd_path(fd, fdp), buf, sizeof(buf));
+	if ((n < 0 && errno == ENAMETOOLONG) || n >= (ssize_t)sizeof(buf))
+		return hutch_fail(
+			err, ENAMETOOLONG,
+			"entry %.64s...: deeper than PATH_MAX through the layer's symlinks", dir);
+	return 0;
+}
+
 /* The directory holding path (made when missing, inside the root), and path's last name. */
 static int open_parent(struct unpack *u, char *path, const char **base, struct hutch_err *err)
 {
@@ -105,6 +120,11 @@ static int open_parent(struct unpack *u, char *path, const char **base, struct h
 		fd = make_parents(u, dir, err);
 	if (fd < 0)
 		return fd;
+	int r = check_reach(fd, dir, err);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	snprintf(u->parent, sizeof(u->parent), "%s", dir);
 	u->parentfd = fd;
 	return fd;

@@ -408,3 +408,40 @@ oci_dir() {
 	done
 	[ "$(store_files)" = "$before" ]
 }
+
+@test "images: a layer deeper than PATH_MAX through its symlinks is refused; prune removes any depth" {
+	command -v prlimit >/dev/null || skip "prlimit missing"
+	# Names fit in PATH_MAX, but l1 -> l0/d/.../d reaches below l0's end, and so on.
+	layer "$TEST_DIR/deep.tar.gz" '
+prev = ""
+for k in range(3):
+    d = (prev + "/" if prev else "") + "/".join(["d"] * 1000)
+    f(d + "/x")
+    i = tarfile.TarInfo("l%d" % k); i.type = tarfile.SYMTYPE; i.linkname = d; t.addfile(i)
+    prev = "l%d" % k' >/dev/null
+	img ls >/dev/null
+	local before
+	before=$(store_files)
+	# Few fds: the failed import's cleanup walks ~2,000 levels with them.
+	run prlimit --nofile=64 "$HUTCH" image import "$TEST_DIR/deep.tar.gz" --name deep:1
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *": entry l1/d/d/"*"...: deeper than PATH_MAX through the layer's symlinks" ]]
+	[ "$(store_files)" = "$before" ]
+	# A layer that deep in the store (an older hutch's import; a build's layer, made by its
+	# steps) made prune fail with EMFILE on every run: one fd per level.
+	python3 - "$HUTCH_STORE/layers/$(printf 'ab%.0s' {1..32})/root" <<-'PY'
+		import os, sys
+		os.makedirs(sys.argv[1])
+		fd = os.open(sys.argv[1], os.O_RDONLY)
+		for i in range(3000):
+		    os.mkdir("d", 0o555 if i % 7 == 0 else 0o755, dir_fd=fd)
+		    os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+		    n = os.open("d", os.O_RDONLY, dir_fd=fd)
+		    os.close(fd)
+		    fd = n
+	PY
+	run -0 prlimit --nofile=64 "$HUTCH" image prune
+	[[ "$output" == "removed 0 blobs, 1 layers, 0 leftovers"* ]]
+	[ "$(store_files)" = "$before" ]
+}
