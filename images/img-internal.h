@@ -42,6 +42,9 @@ struct img_budget {
 	uint64_t reserve; /* bytes kept free there whatever the limits */
 	uint64_t bytes, entries, stream, compressed; /* so far */
 	uint64_t next_bytes, next_entries;	     /* when the free space is looked at again */
+	/* Its messages' words: "unpacked size", "the store's filesystem", and what to do when
+	 * that fills ("use a --store on another filesystem"); a bundle's say its own. */
+	const char *size_is, *fs_is, *elsewhere;
 };
 /* lim NULL: the defaults; fsfd -1: no limits at all (tests, a tree outside the store). */
 int img_budget_init(struct img_budget *b, const struct img_limits *lim, int fsfd,

@@ -445,3 +445,59 @@ for k in range(3):
 	[[ "$output" == "removed 0 blobs, 1 layers, 0 leftovers"* ]]
 	[ "$(store_files)" = "$before" ]
 }
+
+@test "images: bundle keeps holes and hard links, and is held to --max-size and --max-entries" {
+	# 164 bytes of tar.gz: a sparse file that imports under --max-size as its blocks, and a
+	# bundle wrote all of its size as blocks.
+	mkdir "$TEST_DIR/sp"
+	truncate -s 256M "$TEST_DIR/sp/sparse"
+	dd if=/dev/urandom of="$TEST_DIR/sp/sparse" bs=64k count=1 seek=2000 conv=notrunc status=none
+	tar -C "$TEST_DIR/sp" --sparse -czf "$TEST_DIR/sparse.tar.gz" .
+	img import "$TEST_DIR/sparse.tar.gz" --name sparse:1 --max-size 1m
+	run -0 "$HUTCH" bundle --image sparse:1 "$TEST_DIR/b1"
+	local f=$TEST_DIR/b1/rootfs/sparse
+	[ "$(stat -c %s "$f")" -eq $((256 << 20)) ]
+	[ "$(($(stat -c %b "$f") * 512))" -le $((1 << 20)) ] # the holes stayed holes
+	cmp "$f" "$TEST_DIR/sp/sparse"
+	# 200 names of one 1 MiB file: one file with 200 links, not 200 MiB.
+	layer "$TEST_DIR/links.tar.gz" '
+import os
+f("f0", os.urandom(1 << 20))
+for k in range(1, 200):
+    i = tarfile.TarInfo("d/f%d" % k); i.type = tarfile.LNKTYPE; i.linkname = "f0"; t.addfile(i)' >/dev/null
+	img import "$TEST_DIR/links.tar.gz" --name links:1
+	run -0 "$HUTCH" bundle --image links:1 "$TEST_DIR/b2"
+	[ "$(stat -c %h "$TEST_DIR/b2/rootfs/d/f199")" -eq 200 ]
+	[ "$(stat -c %i "$TEST_DIR/b2/rootfs/d/f199")" = "$(stat -c %i "$TEST_DIR/b2/rootfs/f0")" ]
+	[ "$(du -sk "$TEST_DIR/b2" | cut -f1)" -lt 2048 ]
+	# The bundle's writes are charged, as an import's are: one line, DIR gone.
+	run -1 "$HUTCH" bundle --image links:1 --max-size 512k "$TEST_DIR/b3"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"copy /f0: the copied rootfs passed 512KiB (--max-size raises the limit)" ]]
+	[ ! -e "$TEST_DIR/b3" ]
+	run -1 "$HUTCH" bundle --image links:1 --max-entries 100 "$TEST_DIR/b3"
+	[[ "$output" == *"more than 100 entries (--max-entries raises the limit)" ]]
+	[ ! -e "$TEST_DIR/b3" ]
+}
+
+@test "images: bundle's default is half the free space of DIR's filesystem, and its reserve is kept" {
+	requires_host_root
+	layer "$TEST_DIR/data.tar.gz" 'import os
+f("blob", os.urandom(16 << 20))' >/dev/null
+	img import "$TEST_DIR/data.tar.gz" --name data:1
+	local m=$TEST_DIR/mnt
+	mkdir "$m"
+	mount -t tmpfs -o size=64m tmpfs "$m"
+	track_mount "$m"
+	dd if=/dev/zero of="$m/fill" bs=1M count=40 status=none
+	run -1 "$HUTCH" bundle --image data:1 "$m/b"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"the copied rootfs passed 12MiB, half the free space of DIR's filesystem at the start (--max-size raises the limit)" ]]
+	[ "$(ls -A "$m")" = fill ]
+	# No size limit: the reserve (5% of 64 MiB here, 1 GiB on a large disk) still holds.
+	dd if=/dev/zero of="$m/fill2" bs=1M count=8 status=none
+	run -1 "$HUTCH" bundle --image data:1 --max-size 0 "$m/b"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"DIR's filesystem is down to "*" free, below the 3.2MiB hutch keeps free (free some space, or write DIR on another filesystem)" ]]
+	[ "$(ls -A "$m" | tr '\n' ' ')" = "fill fill2 " ]
+}
