@@ -37,8 +37,8 @@ static int copy_layers(const struct img_layered *l, struct hutch_err *err)
 	_cleanup_close_ int fd = open(l->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open %s", l->root);
-	return img_copy_rootfs(l->store, l->ref, fd, NULL, NULL,
-			       err); /* the tmpfs's size bounds it */
+	/* No limits: the tmpfs's size bounds the copy. */
+	return img_copy_rootfs(l->store, l->ref, fd, NULL, NULL, err);
 }
 
 static int overlay_dir(const struct img_layered *l, struct hutch_err *err)
