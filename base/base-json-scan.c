@@ -156,6 +156,48 @@ int hutch_json_check_nul(const char *text, const char *what, struct hutch_err *e
 			  s.where[0] ? s.where : "the top level");
 }
 
+/* ---- nesting depth ---- */
+
+/* Past a string's closing quote (p just after the opening one), or at its end. */
+static const char *past_string(const char *p)
+{
+	for (; *p && *p != '"'; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	return *p ? p + 1 : p;
+}
+
+/* Past a comment (p at its '/'), or at the text's end when it never closes. */
+static const char *past_comment(const char *p)
+{
+	if (p[1] == '/')
+		return p + strcspn(p, "\n");
+	const char *end = strstr(p + 2, "*/");
+	return end ? end + 2 : p + strlen(p);
+}
+
+int hutch_json_check_depth(const char *text, const char *what, struct hutch_err *err)
+{
+	size_t depth = 0;
+	for (const char *p = text; *p;) {
+		if (*p == '"') {
+			p = past_string(p + 1);
+			continue;
+		}
+		if (*p == '/' && (p[1] == '/' || p[1] == '*')) {
+			p = past_comment(p);
+			continue;
+		}
+		if ((*p == '[' || *p == '{') && ++depth > HUTCH_JSON_DEPTH_MAX)
+			return hutch_fail(err, EINVAL, "%s: invalid JSON: nested deeper than %d",
+					  what, HUTCH_JSON_DEPTH_MAX);
+		if ((*p == ']' || *p == '}') && depth > 0)
+			depth--;
+		p++;
+	}
+	return 0;
+}
+
 /* ---- finding a member without parsing ---- */
 
 struct scan {

@@ -26,7 +26,9 @@ void hutch_json_gen_freep(yajl_gen *g)
 int hutch_json_parse(const char *text, const char *what, yajl_val *out, struct hutch_err *err)
 {
 	char buf[256] = "";
-	int r = hutch_json_check_nul(text, what, err);
+	int r = hutch_json_check_depth(text, what, err);
+	if (r >= 0)
+		r = hutch_json_check_nul(text, what, err);
 	if (r < 0)
 		return r;
 

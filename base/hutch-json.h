@@ -102,6 +102,13 @@ bool hutch_utf8_valid(const char *s);
 
 /* That NUL check alone: "what: process.args[1]: a string holds a NUL byte (\u0000)". */
 int hutch_json_check_nul(const char *text, const char *what, struct hutch_err *err);
+/* Arrays and objects nested deeper than this are refused before yajl sees them: its tree is
+ * built and freed by recursion, and 400,000 '[' (800 KB) overflowed the stack. No document
+ * hutch reads needs more than a dozen levels. */
+#define HUTCH_JSON_DEPTH_MAX 512
+/* "what: invalid JSON: nested deeper than 512". Strings and comments (yajl allows them) do
+ * not count; a text that is not JSON passes, for the parse to say what is wrong with it. */
+int hutch_json_check_depth(const char *text, const char *what, struct hutch_err *err);
 /*
  * Finds the object value of text's top-level member outer, then of its member inner (as
  * "linux" then "seccomp"), without parsing: *start and *len give its bytes. Only an

@@ -31,13 +31,14 @@ static int copy_layers(const struct img_layered *l, struct hutch_err *err)
 	img_info_clear(&i);
 	_cleanup_free_ char *opts =
 		hutch_xasprintf("mode=0755,size=%llu", (unsigned long long)size);
-	if (mount("tmpfs", l->root, "tmpfs", 0, opts) < 0)
+	/* nodev, as the overlay (img_mount_rootfs): the sandbox's /dev is its own */
+	if (mount("tmpfs", l->root, "tmpfs", MS_NODEV, opts) < 0)
 		return hutch_fail_errno(err, errno, "tmpfs for the image copy");
 	_cleanup_close_ int fd = open(l->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open %s", l->root);
-	/* the image's devices, as the overlay would show them (the sandbox's /dev is its own) */
-	return img_copy_rootfs(l->store, l->ref, fd, true, NULL, err);
+	/* No limits: the tmpfs's size bounds the copy. */
+	return img_copy_rootfs(l->store, l->ref, fd, NULL, NULL, err);
 }
 
 static int overlay_dir(const struct img_layered *l, struct hutch_err *err)

@@ -23,8 +23,8 @@
 struct pending {
 	char *tmp;
 	int lockfd;
-	char diff[IMG_DIGEST_MAX];
-	uint64_t bytes;
+	char diff[IMG_DIGEST_MAX], blob[IMG_DIGEST_MAX]; /* blob: the bytes it was unpacked from */
+	uint64_t bytes, tar_size;
 };
 
 struct import {
@@ -75,11 +75,23 @@ static int check_arch(const char *config, struct hutch_err *err)
 	return 0;
 }
 
-/* A file of the source, opened without leaving it (names come from the source itself). */
+/* A file of the source, opened without leaving it (names come from the source itself), and
+ * only a regular file: O_NONBLOCK so that a FIFO cannot hang the open, and a device node
+ * (/dev/zero: an endless blob; /dev/kmsg: the host's) is refused before it is read. */
 static int open_src(struct import *im, const char *path, struct hutch_err *err)
 {
-	int fd = hutch_open_in_root(im->srcfd, path, O_RDONLY | O_NOFOLLOW, 0, err);
-	return fd < 0 ? hutch_err_prefix(err, "%s: ", im->src) : fd;
+	struct stat st;
+	int fd = hutch_open_in_root(im->srcfd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0, err);
+	if (fd < 0)
+		return hutch_err_prefix(err, "%s: ", im->src);
+	int r = fd;
+	if (fstat(fd, &st) < 0)
+		r = hutch_fail_errno(err, errno, "%s: %s", im->src, path);
+	else if (!S_ISREG(st.st_mode))
+		r = hutch_fail(err, EINVAL, "%s: %s: not a regular file", im->src, path);
+	if (r < 0)
+		close(fd);
+	return r;
 }
 
 static int read_src(struct import *im, const char *path, char **out, size_t *len,
@@ -127,12 +139,12 @@ static int hash_fd(int fd, char out[IMG_DIGEST_MAX], uint64_t *size)
 	return 0;
 }
 
-static bool pending_has(const struct import *im, const char *diff)
+static const struct pending *pending_find(const struct import *im, const char *diff)
 {
 	for (size_t i = 0; i < im->n_pending; i++)
 		if (!strcmp(im->pending[i].diff, diff))
-			return true;
-	return false;
+			return &im->pending[i];
+	return NULL;
 }
 
 /* The image's new layers into STORE/layers, once all of them are unpacked. */
@@ -141,6 +153,8 @@ static int commit_layers(struct import *im, struct hutch_err *err)
 	for (size_t i = 0; i < im->n_pending; i++) {
 		struct pending *p = &im->pending[i];
 		int r = img_layer_add(im->s, p->tmp, p->diff, p->bytes, err);
+		if (r >= 0 && img_layer_note_blob(im->s, p->diff, p->blob, p->tar_size, err) < 0)
+			r = -err->code;
 		if (r < 0)
 			return r;
 		im->res->n_new_layers += (size_t)r;
@@ -177,7 +191,8 @@ static int unpack_new_layer(struct import *im, int fd, const char *want_blob, co
 	    (rootfd = openat(im->s->dirfd, root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		r = hutch_fail_errno(err, errno, "store: %s", root);
 	if (r >= 0)
-		r = img_unpack_layer(fd, rootfd, true, &im->budget, diff, blob, &st, err);
+		r = img_unpack_layer(fd, rootfd, IMG_UNPACK_LAYER, &im->budget, diff, blob, &st,
+				     err);
 	*size = st.tar_size;
 	if (r >= 0 && want_diff && strcmp(diff, want_diff))
 		r = hutch_fail(err, EBADMSG, "layer %s: diff_id mismatch (content is %s)",
@@ -190,26 +205,64 @@ static int unpack_new_layer(struct import *im, int fd, const char *want_blob, co
 		return r;
 	}
 	im->pending = hutch_xrealloc(im->pending, (im->n_pending + 1) * sizeof(*im->pending));
-	im->pending[im->n_pending++] =
-		(struct pending){ .tmp = steal_ptr(tmp), .lockfd = lockfd, .bytes = st.bytes };
-	snprintf(im->pending[im->n_pending - 1].diff, IMG_DIGEST_MAX, "%s", diff);
+	struct pending *p = &im->pending[im->n_pending++];
+	*p = (struct pending){
+		.tmp = steal_ptr(tmp), .lockfd = lockfd, .bytes = st.bytes, .tar_size = st.tar_size
+	};
+	snprintf(p->diff, IMG_DIGEST_MAX, "%s", diff);
+	snprintf(p->blob, IMG_DIGEST_MAX, "%s", blob);
 	im->res->skipped_devices += st.skipped_devices;
 	return 0;
 }
 
-/* One layer file: unpacked (unless its diff_id is in the store, or earlier in this image),
- * both digests checked. want_blob may be NULL (docker-archive: the tar is the diff). */
+/* Whether blob is known to unpack to the layer want_diff: unpacked from it in this import or
+ * an earlier one (the store's record). *size gets the tar's size. */
+static bool blob_proven(struct import *im, const char *blob, const char *want_diff, uint64_t *size)
+{
+	const struct pending *p = pending_find(im, want_diff);
+	if (p && !strcmp(p->blob, blob)) {
+		*size = p->tar_size;
+		return true;
+	}
+	return img_layer_blob_known(im->s, want_diff, blob, size);
+}
+
+/* A layer whose diff_id is stored (or earlier in this image): its tree is reused, but only
+ * for a blob proven to make it. An image's config names any diff_id it likes, so a claim
+ * alone would hand it another image's layer (its secrets): an unproven blob is decompressed
+ * and hashed, nothing written, and diff gets what it really is. */
+static int reuse_layer(struct import *im, int fd, const char *path, const char *want_blob,
+		       const char *want_diff, char diff[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
+		       uint64_t *size, struct hutch_err *err)
+{
+	char again[IMG_DIGEST_MAX];
+	if (hash_fd(fd, blob, size) < 0)
+		return hutch_fail_errno(err, errno, "read layer %s", path);
+	snprintf(diff, IMG_DIGEST_MAX, "%s", want_diff);
+	/* A wrong blob fails as such (the caller); an uncompressed tar's hash is its diff_id. */
+	if ((want_blob && strcmp(blob, want_blob)) || !strcmp(blob, want_diff))
+		return 0;
+	if (blob_proven(im, blob, want_diff, size))
+		return 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return hutch_fail_errno(err, errno, "seek layer %s", path);
+	if (img_hash_layer(fd, &im->budget, diff, again, size, err) < 0)
+		return hutch_err_prefix(err, "%s: ", path);
+	if (strcmp(diff, want_diff) || !img_layer_exists(im->s, want_diff))
+		return 0; /* a mismatch (the caller says so), or a layer pending in this import */
+	return img_layer_note_blob(im->s, want_diff, blob, *size, err);
+}
+
+/* One layer file: unpacked (unless its diff_id is in the store, or earlier in this image,
+ * and this blob makes it), both digests checked. want_blob may be NULL (docker-archive). */
 static int import_layer_fd(struct import *im, int fd, const char *path, const char *want_blob,
 			   const char *want_diff, struct img_desc *desc, struct hutch_err *err)
 {
 	char blob[IMG_DIGEST_MAX], diff[IMG_DIGEST_MAX];
 	uint64_t size = 0;
-	if (want_diff && (img_layer_exists(im->s, want_diff) || pending_has(im, want_diff))) {
-		if (hash_fd(fd, blob, &size) < 0)
-			return hutch_fail_errno(err, errno, "read layer %s", path);
-		snprintf(diff, sizeof(diff), "%s", want_diff);
-		if (!want_blob) /* the tar is the diff: its hash must be the diff_id */
-			snprintf(diff, sizeof(diff), "%s", blob);
+	if (want_diff && (img_layer_exists(im->s, want_diff) || pending_find(im, want_diff))) {
+		if (reuse_layer(im, fd, path, want_blob, want_diff, diff, blob, &size, err) < 0)
+			return -err->code;
 	} else if (unpack_new_layer(im, fd, want_blob, want_diff, diff, blob, &size, err) < 0) {
 		return hutch_err_prefix(err, "%s: ", path);
 	}
@@ -541,7 +594,8 @@ static int import_archive(struct import *im, int fd, struct hutch_err *err)
 	if (r >= 0 && im->srcfd < 0)
 		r = hutch_fail_errno(err, errno, "store: %s", tmp);
 	if (r >= 0)
-		r = img_unpack_layer(fd, im->srcfd, false, &outer, NULL, NULL, NULL, err);
+		r = img_unpack_layer(fd, im->srcfd, IMG_UNPACK_ARCHIVE, &outer, NULL, NULL, NULL,
+				     err);
 	if (r >= 0)
 		r = img_budget_init(&im->budget, im->lim, im->s->dirfd, err);
 	if (r >= 0)

@@ -18,6 +18,7 @@
  * STORE/lock             flock: shared while importing/reading, exclusive for prune
  * STORE/blobs/sha256/HEX manifests and configs
  * STORE/layers/HEX/root  a layer unpacked (HEX = its diff_id), STORE/layers/HEX/size
+ * STORE/layers/HEX/blobs/BLOBHEX  a blob proven to unpack to it (the tar's size)
  * STORE/names/ESCAPED    one file per NAME:TAG holding the manifest digest
  * STORE/tmp/KIND-...     work in progress, each with a held KIND-....lock
  */
@@ -41,6 +42,9 @@ struct img_budget {
 	uint64_t reserve; /* bytes kept free there whatever the limits */
 	uint64_t bytes, entries, stream, compressed; /* so far */
 	uint64_t next_bytes, next_entries;	     /* when the free space is looked at again */
+	/* Its messages' words: "unpacked size", "the store's filesystem", and what to do when
+	 * that fills ("use a --store on another filesystem"); a bundle's say its own. */
+	const char *size_is, *fs_is, *elsewhere;
 };
 /* lim NULL: the defaults; fsfd -1: no limits at all (tests, a tree outside the store). */
 int img_budget_init(struct img_budget *b, const struct img_limits *lim, int fsfd,
@@ -74,9 +78,22 @@ int img_blob_put(struct img_store *s, const void *buf, size_t len, char digest[I
 		 struct hutch_err *err);
 int img_blob_read(struct img_store *s, const char *digest, char **out, size_t *len,
 		  struct hutch_err *err);
-/* rm -rf dirfd/name without following symlinks; permissions are widened as it goes. */
+/* rm -rf dirfd/name without following symlinks; permissions are widened as it goes
+ * (img-rmtree.c: however deep, with at most 64 fds). _counted adds the files' sizes. */
 int img_remove_tree_at(int dirfd, const char *name);
+int img_remove_tree_counted(int dirfd, const char *name, uint64_t *bytes);
 bool img_layer_exists(struct img_store *s, const char *diff_id);
+/* A blob (a layer's bytes as a source holds them, compressed or not) proven to unpack to
+ * diff_id's layer: STORE/layers/HEX/blobs/BLOBHEX, holding the tar's size. A stored layer is
+ * reused for an image only through such a pair, else after its blob is hashed. */
+int img_layer_note_blob(struct img_store *s, const char *diff_id, const char *blob,
+			uint64_t tar_size, struct hutch_err *err);
+bool img_layer_blob_known(struct img_store *s, const char *diff_id, const char *blob,
+			  uint64_t *tar_size);
+/* img-unpack.c: the digests of a layer's bytes (blob) and of its tar (diff_id), and the tar's
+ * size, read through the decompression and written nowhere. */
+int img_hash_layer(int fd, struct img_budget *budget, char diff_id[IMG_DIGEST_MAX],
+		   char blob[IMG_DIGEST_MAX], uint64_t *tar_size, struct hutch_err *err);
 /* Moves STORE/tmp/tmpdir (holding root/) to STORE/layers/HEX; a concurrent import that got
  * there first wins and ours is dropped. */
 int img_layer_add(struct img_store *s, const char *tmpdir, const char *diff_id, uint64_t size,

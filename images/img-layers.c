@@ -37,7 +37,7 @@ static int bind_ro(const char *src, const char *target, struct hutch_err *err)
 {
 	if (mount(src, target, NULL, MS_BIND, NULL) < 0)
 		return hutch_fail_errno(err, errno, "bind %s", src);
-	if (mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
+	if (mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NODEV, NULL) < 0)
 		return hutch_fail_errno(err, errno, "remount %s read-only", target);
 	return 0;
 }
@@ -80,7 +80,9 @@ int img_mount_rootfs(struct img_store *s, const char *ref, const char *target, c
 	if (o >= 4096) /* one page of mount data */
 		return hutch_fail(err, E2BIG, "image %s: %zu layers are too many for one overlay",
 				  ref, n);
-	if (mount("overlay", target, "overlay", upper ? 0 : MS_RDONLY, data) < 0)
+	/* nodev: an image's device node (a 0666 5:1, the host's console) must not open in the
+	 * sandbox, whose /dev is hutch's own mount; the device cgroup allows runc's defaults. */
+	if (mount("overlay", target, "overlay", MS_NODEV | (upper ? 0 : MS_RDONLY), data) < 0)
 		return hutch_fail_errno(err, errno, "overlay for image %s", ref);
 	return 0;
 }

@@ -57,6 +57,9 @@ int img_budget_init(struct img_budget *b, const struct img_limits *lim, int fsfd
 	uint64_t avail = 0, total = 0;
 	memset(b, 0, sizeof(*b));
 	b->fsfd = -1;
+	b->size_is = "unpacked size";
+	b->fs_is = "the store's filesystem";
+	b->elsewhere = "use a --store on another filesystem";
 	b->max_size = b->max_entries = b->max_ratio = IMG_NO_LIMIT;
 	if (fsfd < 0)
 		return 0;
@@ -88,10 +91,9 @@ static int check_room(struct img_budget *b, uint64_t cur, struct hutch_err *err)
 		human(avail, a);
 		human(b->reserve, res);
 		return hutch_fail(err, ENOSPC,
-				  "the store's filesystem is down to %s free, below the %s hutch "
-				  "keeps free (free some space, or use a --store on another "
-				  "filesystem)",
-				  a, res);
+				  "%s is down to %s free, below the %s hutch keeps free (free some "
+				  "space, or %s)",
+				  b->fs_is, a, res, b->elsewhere);
 	}
 	uint64_t step = (avail - b->reserve) / 2;
 	step = step < CHECK_BYTES_MIN ? CHECK_BYTES_MIN : step;
@@ -106,11 +108,10 @@ int img_budget_check_bytes(struct img_budget *b, uint64_t pending, struct hutch_
 	char lim[32];
 	if (cur > b->max_size) {
 		human(b->max_size, lim);
-		return hutch_fail(err, EFBIG,
-				  "unpacked size passed %s%s (--max-size raises the limit)", lim,
-				  b->half_free ? ", half the free space of the store's filesystem "
-						 "at the start"
-					       : "");
+		return hutch_fail(err, EFBIG, "%s passed %s%s%s%s (--max-size raises the limit)",
+				  b->size_is, lim, b->half_free ? ", half the free space of " : "",
+				  b->half_free ? b->fs_is : "",
+				  b->half_free ? " at the start" : "");
 	}
 	return b->fsfd >= 0 && cur >= b->next_bytes ? check_room(b, cur, err) : 0;
 }

@@ -54,24 +54,6 @@ static int collect(struct img_store *s, struct refs *r, struct hutch_err *err)
 	return 0;
 }
 
-static uint64_t tree_bytes(int at, const char *name)
-{
-	struct stat st;
-	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0;
-	if (!S_ISDIR(st.st_mode))
-		return (uint64_t)st.st_size;
-	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	_cleanup_(hutch_closedirp) DIR *d = fdopendir(fd);
-	uint64_t sum = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			sum += tree_bytes(dirfd(d), e->d_name);
-	return sum;
-}
-
 /* Removes the entries of STORE/sub that keep() refuses; counts them in *count. */
 static int sweep(struct img_store *s, const char *sub, const struct refs *keep, size_t *count,
 		 uint64_t *bytes, struct hutch_err *err)
@@ -85,12 +67,10 @@ static int sweep(struct img_store *s, const char *sub, const struct refs *keep, 
 			continue;
 		if (keep && refs_has(keep, e->d_name))
 			continue;
-		uint64_t b = tree_bytes(dirfd(d), e->d_name);
-		int r = img_remove_tree_at(dirfd(d), e->d_name);
+		int r = img_remove_tree_counted(dirfd(d), e->d_name, bytes);
 		if (r < 0)
 			return hutch_fail_errno(err, r, "prune: remove %s/%s", sub, e->d_name);
 		(*count)++;
-		*bytes += b;
 	}
 	return 0;
 }

@@ -42,10 +42,12 @@ int img_mount_layered(const struct img_layered *l, struct hutch_err *err);
 
 /* Copies the image's layers, bottom to top, into dstfd (an empty directory), applying their
  * whiteouts and opaque directories: the result is what an overlay of them shows. For bundles,
- * and for sandboxes where overlayfs is unavailable. The image's device nodes are made only
- * when devices is set (and hutch is real root); skipped_devices (may be NULL) counts those
- * that were not. Hardlinks become separate copies. */
-int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, bool devices,
+ * and for sandboxes where overlayfs is unavailable. Holes stay holes, and a layer's hard
+ * links stay links. Device nodes are never made; skipped_devices (may be NULL) counts them.
+ * lim (NULL: none; a bundle's) bounds what is written, on dstfd's filesystem, as an import's
+ * limits bound the store (max_ratio does not apply). */
+struct img_limits;
+int img_copy_rootfs(struct img_store *s, const char *ref, int dstfd, const struct img_limits *lim,
 		    size_t *skipped_devices, struct hutch_err *err);
 
 /* rm -rf dirfd/name without following symlinks (a failed bundle's leftovers). */

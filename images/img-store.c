@@ -194,38 +194,6 @@ void img_tmp_remove(struct img_store *s, const char *name, int lockfd)
 		close(lockfd);
 }
 
-int img_remove_tree_at(int at, const char *name)
-{
-	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		if (errno != ENOTDIR && errno != ELOOP)
-			return -errno;
-		return unlinkat(at, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-	}
-	fchmod(fd, 0700); /* a 0555 dir from an image would refuse the unlinks below */
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	int r = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		int q = e->d_type == DT_DIR || e->d_type == DT_UNKNOWN
-				? img_remove_tree_at(dirfd(d), e->d_name)
-				: (unlinkat(dirfd(d), e->d_name, 0) < 0 ? -errno : 0);
-		if (q < 0 && r == 0)
-			r = q;
-	}
-	closedir(d);
-	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
-		r = -errno;
-	return r;
-}
-
 /* ---- layers ---- */
 
 bool img_layer_exists(struct img_store *s, const char *diff_id)
@@ -234,6 +202,36 @@ bool img_layer_exists(struct img_store *s, const char *diff_id)
 	struct stat st;
 	snprintf(path, sizeof(path), "layers/%s/root", IMG_HEX(diff_id));
 	return fstatat(s->dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+int img_layer_note_blob(struct img_store *s, const char *diff_id, const char *blob,
+			uint64_t tar_size, struct hutch_err *err)
+{
+	char path[160], num[32];
+	snprintf(path, sizeof(path), "layers/%s/blobs", IMG_HEX(diff_id));
+	if (mkdirat(s->dirfd, path, 0700) < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "store: mkdir %s", path);
+	_cleanup_close_ int d =
+		openat(s->dirfd, path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return hutch_fail_errno(err, errno, "store: %s", path);
+	snprintf(num, sizeof(num), "%" PRIu64 "\n", tar_size);
+	if (hutch_write_atomic_at(d, IMG_HEX(blob), num, strlen(num), 0600, err) < 0)
+		return hutch_err_prefix(err, "store: %s: ", path);
+	return 0;
+}
+
+bool img_layer_blob_known(struct img_store *s, const char *diff_id, const char *blob,
+			  uint64_t *tar_size)
+{
+	char path[240];
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	snprintf(path, sizeof(path), "layers/%s/blobs/%s", IMG_HEX(diff_id), IMG_HEX(blob));
+	if (hutch_read_file_at(s->dirfd, path, 64, &text, NULL, &e) < 0)
+		return false;
+	const char *num = strtok(text, "\n");
+	return num && hutch_parse_u64(num, tar_size) >= 0;
 }
 
 uint64_t img_layer_size(struct img_store *s, const char *diff_id)

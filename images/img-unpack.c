@@ -22,7 +22,7 @@
 
 struct unpack {
 	int rootfd;
-	bool whiteouts, root, real_root;
+	bool whiteouts, archive, root;
 	struct img_unpack_stats *st;
 	struct img_budget *b;
 	/* a limit passed in a libarchive callback: err holds why, whatever libarchive says */
@@ -41,16 +41,6 @@ static void archive_freep(struct archive **a)
 {
 	if (*a)
 		archive_read_free(*a);
-}
-
-static bool is_real_root(void)
-{
-	char buf[128] = "";
-	unsigned long a = 1, b = 1, c = 0;
-	_cleanup_close_ int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
-	if (geteuid() != 0 || fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
-		return false;
-	return sscanf(buf, "%lu %lu %lu", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295UL;
 }
 
 int img_clean_path(const char *in, char *out, size_t cap, struct hutch_err *err)
@@ -97,6 +87,21 @@ static int make_parents(struct unpack *u, const char *dir, struct hutch_err *err
 	return fd;
 }
 
+/* A name fits in PATH_MAX (img_clean_path), and so must the directory it reaches through the
+ * layer's own symlinks ("l2 -> l1/d/.../d", then "l2/d/.../d/x"): a tree the kernel cannot
+ * name is no layer, and every walk of it (prune's, a bundle's copy) would need a fd per
+ * level. The directory's full path in the store counts. */
+static int check_reach(int fd, const char *dir, struct hutch_err *err)
+{
+	char fdp[HUTCH_FD_PATH_MAX], buf[PATH_MAX];
+	ssize_t n = readlink(hutch_fd_path(fd, fdp), buf, sizeof(buf));
+	if ((n < 0 && errno == ENAMETOOLONG) || n >= (ssize_t)sizeof(buf))
+		return hutch_fail(
+			err, ENAMETOOLONG,
+			"entry %.64s...: deeper than PATH_MAX through the layer's symlinks", dir);
+	return 0;
+}
+
 /* The directory holding path (made when missing, inside the root), and path's last name. */
 static int open_parent(struct unpack *u, char *path, const char **base, struct hutch_err *err)
 {
@@ -115,6 +120,11 @@ static int open_parent(struct unpack *u, char *path, const char **base, struct h
 		fd = make_parents(u, dir, err);
 	if (fd < 0)
 		return fd;
+	int r = check_reach(fd, dir, err);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	snprintf(u->parent, sizeof(u->parent), "%s", dir);
 	u->parentfd = fd;
 	return fd;
@@ -310,18 +320,17 @@ static int put_special(struct unpack *u, int dfd, const char *base, struct archi
 		       struct hutch_err *err)
 {
 	mode_t type = archive_entry_filetype(e);
-	dev_t dev = 0;
 	if (type == AE_IFSOCK)
 		return 0; /* a socket in an image is meaningless */
+	/* A device node is never made, whoever unpacks: the sandbox's /dev is hutch's own, its
+	 * root is mounted nodev, and an image's 0666 node for the host's console or disk is no
+	 * file to keep in the store. (Made by real root, one opened the host's /dev/console.) */
 	if (type == AE_IFCHR || type == AE_IFBLK) {
-		if (!u->real_root) { /* a device node grants nothing to a mapped root anyway */
-			u->st->skipped_devices++;
-			return 0;
-		}
-		dev = makedev(archive_entry_rdevmajor(e), archive_entry_rdevminor(e));
+		u->st->skipped_devices++;
+		return 0;
 	}
 	TRY(clear_name(dfd, base, false, err));
-	if (mknodat(dfd, base, type | 0600, dev) < 0)
+	if (mknodat(dfd, base, type | 0600, 0) < 0)
 		return hutch_fail_errno(err, errno, "mknod %s", base);
 	return apply_meta(u, dfd, base, -1, e, err);
 }
@@ -370,6 +379,30 @@ static int put_whiteout(struct unpack *u, int dfd, const char *base, struct hutc
 	return 0;
 }
 
+/* An image archive holds blobs, their directories and links to them: anything else would be
+ * opened as a blob later (a FIFO blocks the import, a 1:5 node is an endless blob, 1:11 the
+ * host's /dev/kmsg), so it fails the import before it is made. */
+static int check_archive_entry(const char *name, struct archive_entry *e, struct hutch_err *err)
+{
+	static const struct {
+		mode_t type;
+		const char *what;
+	} kinds[] = { { AE_IFCHR, "a character device" },
+		      { AE_IFBLK, "a block device" },
+		      { AE_IFIFO, "a FIFO" },
+		      { AE_IFSOCK, "a socket" } };
+	mode_t type = archive_entry_filetype(e);
+	if (archive_entry_hardlink(e) || type == AE_IFREG || type == AE_IFDIR || type == AE_IFLNK)
+		return 0;
+	const char *what = "of an unknown type";
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i].type == type)
+			what = kinds[i].what;
+	return hutch_fail(err, EINVAL,
+			  "entry %s: %s in an image archive (only files, directories and links)",
+			  name, what);
+}
+
 static int put_entry(struct unpack *u, struct archive *a, struct archive_entry *e,
 		     struct hutch_err *err)
 {
@@ -385,6 +418,8 @@ static int put_entry(struct unpack *u, struct archive *a, struct archive_entry *
 	if (dfd < 0)
 		return dfd;
 	u->st->entries++;
+	if (u->archive)
+		TRY(check_archive_entry(archive_entry_pathname(e), e, err));
 	if (u->whiteouts && hutch_str_has_prefix(base, ".wh."))
 		return put_whiteout(u, dfd, base, err);
 	const char *hl = archive_entry_hardlink(e);
@@ -472,7 +507,7 @@ static int drain(struct unpack *u, struct hutch_err *err)
 	return n < 0 ? hutch_fail_errno(err, errno, "layer: read") : 0;
 }
 
-int img_unpack_layer(int fd, int rootfd, bool whiteouts, struct img_budget *budget,
+int img_unpack_layer(int fd, int rootfd, enum img_unpack_kind kind, struct img_budget *budget,
 		     char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
 		     struct img_unpack_stats *st, struct hutch_err *err)
 {
@@ -482,9 +517,9 @@ int img_unpack_layer(int fd, int rootfd, bool whiteouts, struct img_budget *budg
 	if (!budget)
 		img_budget_init(&unlimited, NULL, -1, err);
 	struct unpack u = { .rootfd = rootfd,
-			    .whiteouts = whiteouts,
+			    .whiteouts = kind == IMG_UNPACK_LAYER,
+			    .archive = kind == IMG_UNPACK_ARCHIVE,
 			    .root = geteuid() == 0,
-			    .real_root = is_real_root(),
 			    .st = st ? st : &dummy,
 			    .b = budget ? budget : &unlimited,
 			    .err = err,
@@ -521,5 +556,32 @@ int img_unpack_layer(int fd, int rootfd, bool whiteouts, struct img_budget *budg
 		img_sha_final(&u.diff, diff_id);
 	if (blob)
 		img_sha_final(&u.blob, blob);
+	return 0;
+}
+
+int img_hash_layer(int fd, struct img_budget *budget, char diff_id[IMG_DIGEST_MAX],
+		   char blob[IMG_DIGEST_MAX], uint64_t *tar_size, struct hutch_err *err)
+{
+	struct img_unpack_stats st = { 0 };
+	_cleanup_free_ char *buf = hutch_xmalloc(BUF_SIZE);
+	/* No rootfd: nothing is written. The budget's ratio still stops a bomb's zeros. */
+	struct unpack u = { .rootfd = -1,
+			    .st = &st,
+			    .b = budget,
+			    .err = err,
+			    .parentfd = -1,
+			    .fd = fd,
+			    .buf = buf };
+	img_sha_init(&u.blob);
+	img_sha_init(&u.diff);
+	_cleanup_(archive_freep) struct archive *raw = NULL;
+	int r = open_raw(&u, err);
+	raw = u.raw;
+	if (r < 0)
+		return r;
+	TRY(drain(&u, err));
+	img_sha_final(&u.diff, diff_id);
+	img_sha_final(&u.blob, blob);
+	*tar_size = st.tar_size;
 	return 0;
 }

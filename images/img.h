@@ -91,7 +91,7 @@ struct img_import_result {
 	char *name; /* NAME:TAG it was stored under */
 	size_t n_layers, n_new_layers;
 	uint64_t bytes;		/* unpacked bytes written */
-	size_t skipped_devices; /* device nodes not created (not real root) */
+	size_t skipped_devices; /* device nodes not created (never are) */
 	const char *kind;	/* "oci", "docker-archive", "rootfs" */
 };
 /* An OCI image layout (dir or tar), a docker-archive tar, or a plain rootfs tar. name may be
@@ -111,11 +111,15 @@ struct img_unpack_stats {
 	size_t skipped_devices;
 };
 struct img_budget;
-/* Extracts a layer tar (any compression) read from fd into rootfd, never outside it; OCI
- * whiteouts become overlayfs whiteouts when whiteouts is set. diff_id (may be NULL) gets the
- * sha256 of the uncompressed stream, blob (may be NULL) that of the bytes read. budget (may
- * be NULL: no limits) is charged, and the layer stops at the first limit it passes. */
-int img_unpack_layer(int fd, int rootfd, bool whiteouts, struct img_budget *budget,
+/* A layer: OCI whiteouts become overlayfs ones. An image archive's own tar (OCI layout,
+ * docker-archive): no whiteouts, and only files, directories and links, since its entries
+ * are then opened and read as blobs (a FIFO would block, a device node would be the host's). */
+enum img_unpack_kind { IMG_UNPACK_LAYER, IMG_UNPACK_ARCHIVE };
+/* Extracts a tar (any compression) read from fd into rootfd, never outside it. diff_id (may
+ * be NULL) gets the sha256 of the uncompressed stream, blob (may be NULL) that of the bytes
+ * read. budget (may be NULL: no limits) is charged, and the layer stops at the first limit
+ * it passes. */
+int img_unpack_layer(int fd, int rootfd, enum img_unpack_kind kind, struct img_budget *budget,
 		     char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
 		     struct img_unpack_stats *st, struct hutch_err *err);
 

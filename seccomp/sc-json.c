@@ -207,6 +207,9 @@ int sc_config_parse(const char *text, const char *prefix, struct sc_config *out,
 		    struct hutch_err *err)
 {
 	char buf[256] = "";
+	int d = hutch_json_check_depth(text, prefix, err);
+	if (d < 0)
+		return d;
 	yajl_val v = yajl_tree_parse(text, buf, sizeof(buf));
 	if (!v) {
 		buf[strcspn(buf, "\n")] = '\0'; /* yajl adds the text and a caret: keep one line */

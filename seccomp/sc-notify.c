@@ -26,6 +26,9 @@ static int process_state(pid_t process, const char *state_json, const char *meta
 	const unsigned char *text = NULL;
 	size_t len = 0;
 
+	int d = hutch_json_check_depth(state_json, "seccomp listener: container state", err);
+	if (d < 0)
+		return d;
 	yajl_val state = yajl_tree_parse(state_json, buf, sizeof(buf));
 	if (!YAJL_IS_OBJECT(state)) {
 		yajl_tree_free(state);

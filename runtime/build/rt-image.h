@@ -7,6 +7,10 @@
 #include "rt.h"
 
 void rt_image_print_help(int fd);
+/* --max-size and --max-entries into a uint64_t of struct img_limits (0: IMG_NO_LIMIT), for
+ * import and bundle. */
+int rt_image_set_max_size(void *field, const char *v, struct hutch_err *err);
+int rt_image_set_max_entries(void *field, const char *v, struct hutch_err *err);
 
 struct img_store;
 struct rt_build {

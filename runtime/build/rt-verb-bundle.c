@@ -9,6 +9,7 @@
 #include "rt-json.h"
 #include "rt-spec.h"
 #include "rt-spec-build.h"
+#include "rt-image.h"
 #include "img.h"
 
 #include <dirent.h>
@@ -19,6 +20,7 @@
 
 struct bundle_flags {
 	const char *image, *store;
+	struct img_limits limits; /* on DIR's filesystem; 0: import's defaults */
 };
 
 struct bundle_proc {
@@ -168,7 +170,8 @@ static int guard_dir(int dfd, const char *dir, struct hutch_err *err)
 	return 0;
 }
 
-static int write_bundle(struct img_store *s, const char *image, int dfd, struct hutch_err *err)
+static int write_bundle(struct img_store *s, const char *image, const struct img_limits *lim,
+			int dfd, struct hutch_err *err)
 {
 	struct img_run_config c;
 	struct bundle_proc p = { 0 };
@@ -182,7 +185,7 @@ static int write_bundle(struct img_store *s, const char *image, int dfd, struct 
 		r = hutch_fail_errno(err, errno, "bundle: rootfs");
 	/* No device nodes: a runtime makes the container's /dev, and an image's 0666 node for
 	 * the host's disk is no file to leave lying in a directory on the host. */
-	if (r >= 0 && (r = img_copy_rootfs(s, image, rootfd, false, &skipped, err)) < 0)
+	if (r >= 0 && (r = img_copy_rootfs(s, image, rootfd, lim, &skipped, err)) < 0)
 		hutch_err_prefix(err, "--image %s: ", image);
 	if (r >= 0 && (r = img_resolve_user(rootfd, c.user, &p.uid, &p.gid, err)) < 0)
 		hutch_err_prefix(err, "--image %s: config.User: ", image);
@@ -223,7 +226,7 @@ static RT_VERB_RUN(verb_bundle)
 	if (r < 0 && !made)
 		return r; /* nothing written, and a DIR that is not ours is not ours to clean */
 	if (r >= 0)
-		r = write_bundle(s, image, dfd, err);
+		r = write_bundle(s, image, &f->limits, dfd, err);
 	if (r < 0 && made) { /* nothing half-made is left behind */
 		img_remove_tree_at(AT_FDCWD, dir);
 	} else if (r < 0) {
@@ -238,12 +241,19 @@ static const struct rt_flag bundle_flags[] = {
 	  offsetof(struct bundle_flags, image), NULL },
 	{ "store", 0, RT_FLAG_STR, "image store (default $HUTCH_STORE or /var/lib/hutch)",
 	  offsetof(struct bundle_flags, store), NULL },
+	{ "max-size", 0, RT_FLAG_FN,
+	  "disk DIR/rootfs may take (default: half the free space of DIR's filesystem, at most "
+	  "64g; 0: no limit)",
+	  offsetof(struct bundle_flags, limits.max_size), rt_image_set_max_size },
+	{ "max-entries", 0, RT_FLAG_FN,
+	  "entries DIR/rootfs may hold (default 2000000; 0: no limit)",
+	  offsetof(struct bundle_flags, limits.max_entries), rt_image_set_max_entries },
 };
 
 const struct rt_verb rt_bundle_verb = {
 	.name = "bundle",
 	.summary = "write an OCI bundle (config.json + rootfs) from a stored image",
-	.usage = "--image NAME[:TAG] [--store DIR] DIR",
+	.usage = "--image NAME[:TAG] [--store DIR] [--max-size SIZE] [--max-entries N] DIR",
 	.flags = RT_FLAGS(bundle_flags, 0),
 	.flags_size = sizeof(struct bundle_flags),
 	.run = verb_bundle,

@@ -60,7 +60,7 @@ static int one_arg(int argc, char **argv, int first, struct hutch_err *err)
 }
 
 /* The import limits (img_limits): 0 lifts one, leaving the store's reserve of free space. */
-static int set_max_size(void *field, const char *v, struct hutch_err *err)
+int rt_image_set_max_size(void *field, const char *v, struct hutch_err *err)
 {
 	uint64_t n;
 	int r = rt_sb_parse_size(v, &n);
@@ -80,7 +80,7 @@ static int set_count(const char *flag, void *field, const char *v, struct hutch_
 	return 0;
 }
 
-static int set_max_entries(void *field, const char *v, struct hutch_err *err)
+int rt_image_set_max_entries(void *field, const char *v, struct hutch_err *err)
 {
 	return set_count("--max-entries", field, v, err);
 }
@@ -100,10 +100,10 @@ static const struct rt_flag import_flags[] = {
 	{ "max-size", 0, RT_FLAG_FN,
 	  "disk the new layers may take unpacked (default: half the store's free space, at "
 	  "most 64g; 0: no limit)",
-	  LIMIT(max_size), set_max_size },
+	  LIMIT(max_size), rt_image_set_max_size },
 	{ "max-entries", 0, RT_FLAG_FN,
 	  "entries the new layers may hold (default 2000000; 0: no limit)", LIMIT(max_entries),
-	  set_max_entries },
+	  rt_image_set_max_entries },
 	{ "max-ratio", 0, RT_FLAG_FN,
 	  "how many times the layers' tar may outgrow their compressed size once past 1g "
 	  "(default 100; 0: no limit)",
@@ -181,8 +181,8 @@ static int do_import(struct rt_global *g, int argc, char **argv, int first, void
 		img_tmp_remove(s, tmp, lockfd);
 	if (r >= 0) {
 		if (res.skipped_devices)
-			hutch_warn("%zu device node(s) not created: hutch is not real root, "
-				   "ignoring",
+			hutch_warn("%zu device node(s) of the image not created (a sandbox's /dev "
+				   "is its own), ignoring",
 				   res.skipped_devices);
 		human(res.bytes, size);
 		printf("%s %s (%s: %zu layers, %zu new, %s unpacked)\n", res.name, res.digest,

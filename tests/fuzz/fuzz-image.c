@@ -45,12 +45,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * -Wl,--wrap=img_unpack_layer, import calls this instead: it takes the stream as an
  * uncompressed layer (diff_id = blob digest) and writes nothing into the layer.
  */
-int __wrap_img_unpack_layer(int fd, int layerfd, bool whiteouts, struct img_budget *budget,
-			    char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
-			    struct img_unpack_stats *st, struct hutch_err *err);
-int __wrap_img_unpack_layer(int fd, int layerfd, bool whiteouts, struct img_budget *budget,
-			    char diff_id[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX],
-			    struct img_unpack_stats *st, struct hutch_err *err)
+int __wrap_img_unpack_layer(int fd, int layerfd, enum img_unpack_kind kind,
+			    struct img_budget *budget, char diff_id[IMG_DIGEST_MAX],
+			    char blob[IMG_DIGEST_MAX], struct img_unpack_stats *st,
+			    struct hutch_err *err);
+int __wrap_img_unpack_layer(int fd, int layerfd, enum img_unpack_kind kind,
+			    struct img_budget *budget, char diff_id[IMG_DIGEST_MAX],
+			    char blob[IMG_DIGEST_MAX], struct img_unpack_stats *st,
+			    struct hutch_err *err)
 {
 	struct img_unpack_stats dummy;
 	struct img_sha h;
@@ -58,7 +60,7 @@ int __wrap_img_unpack_layer(int fd, int layerfd, bool whiteouts, struct img_budg
 	ssize_t n;
 
 	(void)layerfd;
-	(void)whiteouts;
+	(void)kind;
 	(void)budget;
 	st = st ? st : &dummy;
 	memset(st, 0, sizeof(*st));

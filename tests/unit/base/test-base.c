@@ -416,6 +416,54 @@ static void test_json_getters(void)
 	   "json: a NUL byte in a string is refused (%s)", err.msg);
 }
 
+/* "[[...0]]" n deep (objects for odd levels when mixed), malloc'd. */
+static char *nested(size_t n, bool mixed)
+{
+	char *t = malloc(6 * n + 8);
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)sprintf(t + o, "%s", mixed && i % 2 ? "{\"k\":" : "[");
+	t[o++] = '0';
+	for (size_t i = n; i-- > 0;)
+		t[o++] = mixed && i % 2 ? '}' : ']';
+	t[o] = '\0';
+	return t;
+}
+
+/* yajl builds and frees its tree by recursion: 400,000 levels (800 KB, under the 4 MiB
+ * blob cap) overflowed the stack. Nesting is refused past 512, before yajl sees it. */
+static void test_json_depth(void)
+{
+	struct hutch_err err = { 0 };
+	yajl_val v = NULL;
+	char *deep = nested(400000, false), *max = nested(HUTCH_JSON_DEPTH_MAX, true);
+	char *over = nested(HUTCH_JSON_DEPTH_MAX + 1, true);
+	ok(hutch_json_parse(deep, "index.json", &v, &err) == -EINVAL && !v &&
+		   !strcmp(err.msg, "index.json: invalid JSON: nested deeper than 512"),
+	   "json: 400,000 levels are refused, no crash (%s)", err.msg);
+	err = (struct hutch_err){ 0 };
+	ok(hutch_json_parse(max, "doc", &v, &err) == 0 && v, "json: 512 levels parse (%s)",
+	   err.msg);
+	yajl_tree_free(v);
+	v = NULL;
+	ok(hutch_json_parse(over, "doc", &v, &err) == -EINVAL && !v, "json: 513 do not");
+	err = (struct hutch_err){ 0 };
+	/* Brackets in strings (escaped quotes too) and comments are not nesting. */
+	char *quoted = malloc(2000), *t = quoted;
+	t += sprintf(t, "{\"a\\\"\": \"");
+	for (int i = 0; i < 600; i++)
+		*t++ = '[';
+	t += sprintf(t, "\" /* {{{ */, \"b\": [1]}");
+	ok(hutch_json_check_depth(quoted, "doc", &err) == 0 &&
+		   hutch_json_parse(quoted, "doc", &v, &err) == 0,
+	   "json: brackets in strings and comments do not count (%s)", err.msg);
+	yajl_tree_free(v);
+	free(quoted);
+	free(deep);
+	free(max);
+	free(over);
+}
+
 /* Each element with its field name; absent and null are no array, a non-array an error. */
 static void test_json_items(void)
 {
@@ -611,6 +659,7 @@ int main(void)
 	test_json_find_long();
 	test_utf8();
 	test_json_getters();
+	test_json_depth();
 	test_json_gen_numbers();
 	test_json_items();
 	test_utc_stamp();
