@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -79,6 +80,8 @@ struct relay {
 static void relay_read(struct relay *r)
 {
 	ssize_t n = read(r->in, r->buf + r->len, RELAY_MAX - r->len);
+	if (n > 0 && r->out < 0)
+		return; /* nowhere to write it (no stdout, or one not open for writing): dropped */
 	if (n > 0)
 		r->len += (size_t)n;
 	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -99,19 +102,28 @@ static void relay_write(struct relay *r)
 }
 
 /*
- * An fd of ours to write fd's file without blocking, never changing the caller's own file
- * description (an O_NONBLOCK set on a shared terminal would outlive hutch in the shell): a
- * new open of the same file. A socket can't be reopened; it gets O_NONBLOCK, put back by
- * relay_done (*restore).
+ * An fd of ours for fd's file in direction mode (O_RDONLY or O_WRONLY) that never blocks,
+ * without changing the caller's own file description (an O_NONBLOCK set on a shared
+ * terminal would outlive hutch in the shell), or -1. Never wider than the caller's fd: one it
+ * opened read-only is never written (hutch may be root, and a reopen would ask again as
+ * root). A regular file never blocks: its own fd, with the caller's offset and O_APPEND. A
+ * pipe, FIFO or terminal is opened anew; a socket can't be, and gets O_NONBLOCK, put back by
+ * relays_close (*restore).
  */
-static int nonblocking_fd(int fd, int mode, int *restore)
+static int relay_fd(int fd, int mode, int *restore)
 {
+	struct stat st;
 	char link[HUTCH_FD_PATH_MAX];
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fstat(fd, &st) < 0 ||
+	    ((fl & O_ACCMODE) != mode && (fl & O_ACCMODE) != O_RDWR))
+		return -1;
+	if (S_ISREG(st.st_mode))
+		return fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	int r = open(hutch_fd_path(fd, link), mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (r >= 0)
 		return r;
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0 && !(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0)
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0)
 		*restore = fl;
 	return fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }
@@ -196,8 +208,8 @@ static void on_deadline(struct rt_waiter *w)
 /* The two directions of a terminal: the pty's output to our stdout, our stdin to the pty. */
 struct relays {
 	struct relay out, in;
-	int stdout_flags; /* to put back on fd 1, or -1 */
-	sigset_t mask;	  /* before SIGPIPE was blocked */
+	int stdout_flags, stdin_flags; /* to put back on fd 1 and fd 0, or -1 */
+	sigset_t mask;		       /* before SIGPIPE was blocked */
 };
 
 static int relays_open(struct relays *r, int master)
@@ -209,15 +221,13 @@ static int relays_open(struct relays *r, int master)
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &pipe, &r->mask);
-	r->stdout_flags = -1;
-	r->out = (struct relay){ .in = master, .out = -1 };
-	r->in = (struct relay){ .in = 0, .out = master };
+	r->stdout_flags = r->stdin_flags = -1;
+	r->out = (struct relay){ .in = master, .out = relay_fd(1, O_WRONLY, &r->stdout_flags) };
+	r->in = (struct relay){ .in = relay_fd(0, O_RDONLY, &r->stdin_flags), .out = master };
+	r->in.eof = r->in.in < 0; /* no stdin to read */
 	int fl = fcntl(master, F_GETFL);
 	if (fl < 0 || fcntl(master, F_SETFL, fl | O_NONBLOCK) < 0)
 		return -errno;
-	r->out.out = nonblocking_fd(1, O_WRONLY, &r->stdout_flags);
-	if (r->out.out < 0)
-		r->out.eof = true, r->out.out = -1; /* no stdout: the output is read and dropped */
 	return 0;
 }
 
@@ -225,8 +235,12 @@ static void relays_close(struct relays *r)
 {
 	if (r->out.out >= 0)
 		close(r->out.out);
+	if (r->in.in >= 0)
+		close(r->in.in);
 	if (r->stdout_flags >= 0)
 		fcntl(1, F_SETFL, r->stdout_flags);
+	if (r->stdin_flags >= 0)
+		fcntl(0, F_SETFL, r->stdin_flags);
 	sigset_t pipe;
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);

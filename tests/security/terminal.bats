@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # `hutch sandbox -t`'s terminal relay against a caller or a command that stops reading: a
-# paste the command never reads, an output the caller never reads. hutch relayed with
-# blocking writes: it stopped in write(), the timeout never fired, no report was written
-# and hutch never returned. Each direction now pauses alone, and the timeout, the report and
-# the exit status happen whatever the terminal does.
+# paste the command never reads, an output the caller never reads, a stdin another process
+# also reads. hutch relayed with blocking writes and reads: it stopped in write() or read(),
+# the timeout never fired, no report was written and hutch never returned. Each direction now
+# pauses alone, and the timeout, the report and the exit status happen whatever the terminal
+# does. The relay's own fds are never wider than the caller's: a stdout opened read-only was
+# reopened for writing (as root), and a file's offset was lost.
 
 load ../integration/helpers
 load ../integration/sandbox-helpers
@@ -85,4 +87,63 @@ PY
 	run -3 --separate-stderr timeout 20 script -qec "echo \$\$ >>$SB_PIDS; exec $cmd" /dev/null </dev/null
 	[ "$(printf '%s\n' "$output" | tr -d '\r' | tail -1)" = 20000 ]
 	[ "$(printf '%s\n' "$output" | tr -d '\r' | grep -c .)" = 20000 ]
+}
+
+# stdout_file MODE: hutch sandbox -t on a pty's stdin, with stdout a file opened MODE ("r":
+# read-only, "a": append) holding "original"; prints hutch's status, then the file.
+stdout_file() {
+	local f=$TEST_DIR/out
+	printf 'original\n' >"$f"
+	chmod 444 "$f"
+	python3 - "$1" "$f" "$SB_PIDS" "$HUTCH" sandbox --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" \
+		-t -- echo WRITTEN-BY-SANDBOX <<'PY'
+import os, pty, subprocess, sys
+mode, path, pids, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+master, slave = pty.openpty()
+out = open(path, "rb" if mode == "r" else "ab")
+p = subprocess.Popen(argv, stdin=slave, stdout=out, stderr=subprocess.DEVNULL)
+open(pids, "a").write(f"{p.pid}\n")
+os.close(slave)
+print(p.wait(timeout=20))
+PY
+	cat "$f"
+}
+
+@test "sandbox -t: a stdout opened read-only is never written (hutch never reopens it wider)" {
+	run -0 stdout_file r
+	echo "# $output" >&3
+	[ "${lines[1]}" = original ]
+	[ "${#lines[@]}" = 2 ]
+}
+
+@test "sandbox -t: a stdout opened for appending keeps what it held, and gets the output after it" {
+	run -0 stdout_file a
+	[ "${lines[1]}" = original ]
+	[[ "${lines[2]}" == WRITTEN-BY-SANDBOX* ]]
+}
+
+@test "sandbox -t: a terminal stdin that another process also reads does not stop the timeout" {
+	# hutch read fd 0 blocking: the byte poll saw was taken by the other reader first, and
+	# hutch sat in read() past --timeout. A race: the old code failed this about 1 run in 3.
+	run -0 python3 - "$SB_PIDS" "$HUTCH" sandbox --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" \
+		--timeout 3 -t -- sleep 60 <<'PY'
+import os, pty, subprocess, sys, time
+pids, argv = sys.argv[1], sys.argv[2:]
+master, slave = pty.openpty()
+t0 = time.monotonic()
+p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=subprocess.DEVNULL)
+open(pids, "a").write(f"{p.pid}\n")
+# a reader already blocked in read(): it is woken with hutch's poll, and takes the one byte
+thief = subprocess.Popen(["cat"], stdin=slave, stdout=subprocess.DEVNULL)
+time.sleep(1)
+os.write(master, b"x")
+try:
+    rc = p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill(); p.wait(); rc = "alive"
+thief.kill(); thief.wait()
+print(rc, round(time.monotonic() - t0))
+PY
+	echo "# $output" >&3
+	[ "${output%% *}" = 124 ]
 }
