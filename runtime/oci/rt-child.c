@@ -105,7 +105,9 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
  * runc's, with the process's env unless they have their own (startContainer: prepare_exec). */
 static int create_hooks(const struct rt_child *c, const char *state, struct hutch_err *err)
 {
-	const struct rt_hook_where where = { .cwd = c->spec->rootfs, .env = c->spec->process.env };
+	const struct rt_hook_where where = { .cwd = c->spec->rootfs,
+					     .env = c->spec->process.env,
+					     .tramp_fd = c->tramp_fd };
 	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n == 0)
 		return 0;
 	return rt_hooks_run_in(&c->spec->hooks[RT_HOOK_CREATE_CONTAINER], &where, "createContainer",
@@ -196,10 +198,17 @@ static int early_filter(struct rt_child *c, struct hutch_err *err)
 	return r;
 }
 
+/* startContainer hooks run in process.cwd, with the process's env unless they have their own,
+ * through the trampoline. */
+static struct rt_hook_where start_where(const struct rt_child *c)
+{
+	return (struct rt_hook_where){ .env = c->spec->process.env, .tramp_fd = c->tramp_fd };
+}
+
 /*
  * What execve and the startContainer hooks need, made while no filter is loaded (it comes at
  * create with a seccomp listener, else at start): the exec's argv and env, and each hook's
- * stdin, a pipe already holding the state. After the filter the init makes only the hooks'
+ * stdin, a pipe already holding the state, and its argv for the trampoline. After the filter the init makes only the hooks'
  * fork, execve and wait4, then its own execve, as runc's init does.
  */
 static int prepare_exec(struct rt_child *c, const char *exe, const char *state,
@@ -214,8 +223,9 @@ static int prepare_exec(struct rt_child *c, const char *exe, const char *state,
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	if (h->n == 0)
 		return 0;
-	c->hook_stdin = hutch_xcalloc(h->n, sizeof(int));
-	return rt_hooks_fill_stdin(h, "startContainer", state, c->hook_stdin, err);
+	const struct rt_hook_where where = start_where(c);
+	c->hooks_ready = hutch_xcalloc(h->n, sizeof(*c->hooks_ready));
+	return rt_hooks_prepare(h, &where, "startContainer", state, c->hooks_ready, err);
 }
 
 /* The fd the open of exec.fifo will return, the lowest free one once late_cgroup has closed
@@ -272,7 +282,7 @@ static bool answer(int fd, enum rt_sync_type type, const struct hutch_err *e)
 static int wait_for_start(struct rt_child *c, int *fifo_out, bool *told, struct hutch_err *err)
 {
 	static const char name[] = "startContainer";
-	const struct rt_hook_where where = { .env = c->spec->process.env }; /* in process.cwd */
+	const struct rt_hook_where where = start_where(c);
 	char fifo[HUTCH_FD_PATH_MAX];
 	int r = drop_early(c, hutch_fd_path(c->fifo_fd, fifo)) ? drop_now(c, NULL, err) : 0;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, fifo, O_WRONLY | O_CLOEXEC, 0);
@@ -284,9 +294,9 @@ static int wait_for_start(struct rt_child *c, int *fifo_out, bool *told, struct 
 		r = hutch_fail_errno(err, errno, "answer start through exec.fifo");
 	if (r >= 0)
 		r = drop_now(c, NULL, err); /* the filter, unless drop_early loaded it */
-	if (r >= 0 && c->hook_stdin)
-		r = rt_hooks_run_filled(&c->spec->hooks[RT_HOOK_START_CONTAINER], &where, name,
-					c->hook_stdin, err);
+	if (r >= 0 && c->hooks_ready)
+		r = rt_hooks_run_ready(&c->spec->hooks[RT_HOOK_START_CONTAINER], &where, name,
+				       c->hooks_ready, err);
 	if (r < 0) {
 		*told = answer(fd, RT_SYNC_ERROR, err);
 		return r;

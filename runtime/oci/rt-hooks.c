@@ -5,9 +5,11 @@
  * without env gets the runtime's environment (runc's: Go's exec with a nil Env); an empty
  * env list is an empty environment. startContainer hooks run under the container's seccomp
  * filter, so their stdin is filled first (rt_hooks_fill_stdin) and running them takes only
- * fork, execve and wait4.
+ * fork, execve and wait4. Container hooks (createContainer, startContainer) are forks of the
+ * init, itself a fork of hutch: they are exec'd through the trampoline, as the process is.
  */
 #include "rt.h"
+#include "rt-process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,11 +23,14 @@
 /*
  * Forks the hook with stdin_fd as its stdin. The fork is the bare clone syscall, as glibc's
  * child would call set_robust_list too: under the container's filter (startContainer) the
- * hook's side is then clone, dup2 (or fcntl), close_range and execve, and nothing else. The
+ * hook's side is then clone, dup2 (or fcntl), close_range and execveat, and nothing else. The
  * child calls nothing that needs glibc's view of its thread (no lock, no malloc) before it.
+ * A container hook (w) runs through the trampoline with targv (rt_trampoline_argv), so that
+ * /proc/self/exe is not hutch's binary while the kernel resolves its "#!" (CVE-2019-5736: a
+ * hook in the image of "#!/proc/self/exe" ran hutch in the container, dumpable).
  */
 static int spawn_hook(const struct rt_hook *h, const struct rt_hook_where *w, int stdin_fd,
-		      pid_t *pid, struct hutch_err *err)
+		      char **targv, pid_t *pid, struct hutch_err *err)
 {
 	pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (child < 0)
@@ -36,14 +41,24 @@ static int spawn_hook(const struct rt_hook *h, const struct rt_hook_where *w, in
 		/* (fd 0 itself when stdin was closed: then only its close-on-exec goes) */
 		if ((stdin_fd == 0 ? fcntl(0, F_SETFD, 0) : dup2(stdin_fd, 0)) < 0)
 			_exit(127);
-		hutch_close_fds_from(3, NULL, 0);
+		hutch_close_fds_from(3, w ? &w->tramp_fd : NULL, w ? 1 : 0);
 		if (w && w->cwd && chdir(w->cwd) < 0)
 			_exit(127);
-		execve(h->path, h->args ? h->args : def_args, env);
+		if (w)
+			rt_trampoline_exec(w->tramp_fd, targv, env);
+		else
+			execve(h->path, h->args ? h->args : def_args, env);
 		_exit(127);
 	}
 	*pid = child;
 	return 0;
+}
+
+/* The trampoline's argv for a container hook (NULL for one in the runtime's namespace). */
+static char **hook_targv(const struct rt_hook *h, const struct rt_hook_where *w)
+{
+	char *const def_args[] = { h->path, NULL };
+	return w ? rt_trampoline_argv(h->path, h->args ? h->args : def_args) : NULL;
 }
 
 /* Waits for the hook, killing it after timeout seconds (0 = none): only then is a pidfd
@@ -94,7 +109,8 @@ int rt_hooks_run_in(const struct rt_hooks *hooks, const struct rt_hook_where *wh
 		pid_t pid = 0;
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return hutch_fail_errno(err, errno, "hook %s: pipe", h->path);
-		int r = spawn_hook(h, where, p[0], &pid, err);
+		_cleanup_free_ char **targv = hook_targv(h, where);
+		int r = spawn_hook(h, where, p[0], targv, &pid, err);
 		close(p[0]);
 		if (r < 0) {
 			close(p[1]);
@@ -137,29 +153,35 @@ static int state_pipe(const char *state, size_t len, struct hutch_err *err)
 	return p[0];
 }
 
-int rt_hooks_fill_stdin(const struct rt_hooks *hooks, const char *name, const char *state_json,
-			int *fds, struct hutch_err *err)
+int rt_hooks_prepare(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		     const char *name, const char *state_json, struct rt_hook_ready *ready,
+		     struct hutch_err *err)
 {
 	for (size_t i = 0; i < hooks->n; i++)
-		fds[i] = -1;
+		ready[i] = (struct rt_hook_ready){ .stdin_fd = -1 };
 	for (size_t i = 0; i < hooks->n; i++) {
-		fds[i] = state_pipe(state_json, strlen(state_json), err);
-		if (fds[i] < 0) {
+		ready[i].targv = hook_targv(&hooks->v[i], where);
+		ready[i].stdin_fd = state_pipe(state_json, strlen(state_json), err);
+		if (ready[i].stdin_fd < 0) {
 			int r = hutch_err_prefix(err, "%s hook %s: ", name, hooks->v[i].path);
-			for (size_t j = 0; j < i; j++)
-				close(fds[j]);
+			for (size_t j = 0; j <= i; j++) {
+				if (j < i)
+					close(ready[j].stdin_fd);
+				free(ready[j].targv);
+			}
 			return r;
 		}
 	}
 	return 0;
 }
 
-int rt_hooks_run_filled(const struct rt_hooks *hooks, const struct rt_hook_where *where,
-			const char *name, const int *fds, struct hutch_err *err)
+int rt_hooks_run_ready(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		       const char *name, const struct rt_hook_ready *ready, struct hutch_err *err)
 {
 	for (size_t i = 0; i < hooks->n; i++) {
 		pid_t pid = 0;
-		int r = spawn_hook(&hooks->v[i], where, fds[i], &pid, err);
+		int r = spawn_hook(&hooks->v[i], where, ready[i].stdin_fd, ready[i].targv, &pid,
+				   err);
 		if (r >= 0)
 			r = wait_hook(&hooks->v[i], name, pid, err);
 		if (r < 0)

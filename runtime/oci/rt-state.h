@@ -72,21 +72,28 @@ int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err);
 /* Runtime-namespace hooks: in hutch's cwd, with hutch's environment unless they have env. */
 int rt_hooks_run(const struct rt_hooks *hooks, const char *name, const char *state_json,
 		 struct hutch_err *err);
-/* Container hooks: a hook without env gets env (runc gives them the process's), and runs in
- * cwd (NULL: where we are). */
+/* Container hooks (createContainer, startContainer): a hook without env gets env (runc gives
+ * them the process's), runs in cwd (NULL: where we are), and is exec'd through the trampoline
+ * tramp_fd (rt_trampoline_open), as the container's process is. */
 struct rt_hook_where {
 	const char *cwd;
 	char *const *env;
+	int tramp_fd;
 };
 int rt_hooks_run_in(const struct rt_hooks *hooks, const struct rt_hook_where *where,
 		    const char *name, const char *state_json, struct hutch_err *err);
 /* startContainer hooks, which run under the container's seccomp filter, as runc's: before
- * it, rt_hooks_fill_stdin gives each hook a pipe already holding the state (fds[i], the read
- * end, close-on-exec); after it, rt_hooks_run_filled makes only the hooks' fork, execve and
- * wait4 (and pidfd_open, poll and kill for a hook with a timeout). */
-int rt_hooks_fill_stdin(const struct rt_hooks *hooks, const char *name, const char *state_json,
-			int *fds, struct hutch_err *err);
-int rt_hooks_run_filled(const struct rt_hooks *hooks, const struct rt_hook_where *where,
-			const char *name, const int *fds, struct hutch_err *err);
+ * it, rt_hooks_prepare makes what each needs (ready[i]: its stdin, a pipe already holding the
+ * state, close-on-exec; its trampoline argv); after it, rt_hooks_run_ready makes only the
+ * hooks' fork, execveat and wait4 (and pidfd_open, poll and kill for a hook with a timeout). */
+struct rt_hook_ready {
+	int stdin_fd;
+	char **targv;
+};
+int rt_hooks_prepare(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		     const char *name, const char *state_json, struct rt_hook_ready *ready,
+		     struct hutch_err *err);
+int rt_hooks_run_ready(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		       const char *name, const struct rt_hook_ready *ready, struct hutch_err *err);
 
 #endif
