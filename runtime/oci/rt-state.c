@@ -101,7 +101,10 @@ int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hut
 	return 0;
 }
 
-int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err)
+/* Opens <root>/<id>; then locks it, waiting for the lock when wait, else only trying to:
+ * *locked says whether it holds it. */
+static int open_dir(const char *root, const char *id, bool wait, bool *locked, int *dirfd,
+		    struct hutch_err *err)
 {
 	int rootfd = root_fd(root, false, err);
 	if (rootfd == -ENOENT)
@@ -115,18 +118,39 @@ int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err
 			return hutch_fail(err, ENOENT, "container %s does not exist", id);
 		return hutch_fail_errno(err, errno, "open state dir %s/%s", root, id);
 	}
-	int r = lock_dir(fd, id, err);
+	*locked = wait || flock(fd, LOCK_EX | LOCK_NB) == 0;
+	int r = wait ? rt_state_relock(fd, id, err) : 0;
 	if (r < 0) {
 		close(fd);
 		return r;
 	}
+	*dirfd = fd;
+	return 0;
+}
+
+int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err)
+{
+	bool locked;
+	return open_dir(root, id, true, &locked, dirfd, err);
+}
+
+int rt_state_peek(const char *root, const char *id, int *dirfd, bool *locked, struct hutch_err *err)
+{
+	return open_dir(root, id, false, locked, dirfd, err);
+}
+
+void rt_state_unlock(int dirfd)
+{
+	flock(dirfd, LOCK_UN);
+}
+
+int rt_state_relock(int dirfd, const char *id, struct hutch_err *err)
+{
+	TRY(lock_dir(dirfd, id, err));
 	/* A concurrent delete may have removed it while we waited for the lock. */
 	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_nlink == 0) {
-		close(fd);
+	if (fstat(dirfd, &st) < 0 || st.st_nlink == 0)
 		return hutch_fail(err, ENOENT, "container %s does not exist", id);
-	}
-	*dirfd = fd;
 	return 0;
 }
 

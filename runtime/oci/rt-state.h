@@ -50,6 +50,14 @@ int rt_validate_id(const char *id, struct hutch_err *err);
 int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hutch_err *err);
 /* Opens and locks <root>/<id> (ENOENT: "container ID does not exist"). */
 int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err);
+/* Opens it for a reader that must not wait for the lock (list): *locked says whether it was
+ * free (else a create, say, holds it). state.json is replaced whole, never seen half written. */
+int rt_state_peek(const char *root, const char *id, int *dirfd, bool *locked,
+		  struct hutch_err *err);
+/* Lets the lock go (start, while it waits for the process's execve), and takes it again:
+ * ENOENT when the container was deleted meanwhile. */
+void rt_state_unlock(int dirfd);
+int rt_state_relock(int dirfd, const char *id, struct hutch_err *err);
 int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err);
 int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err);
 void rt_state_clear(struct rt_state *st);

@@ -126,3 +126,92 @@ start_hook() {
 	done
 	[ "$(echo ${lines[6]})" = "00 00" ] # and the nodes still work
 }
+
+# start_hanging: creates $ID with a startContainer hook that never returns, then starts it in
+# the background (START_PID), once the hook runs.
+start_hanging() {
+	start_hook 'touch /shared/hook-runs; exec sleep 1000'
+	set_args sleep 1000
+	run_bg create "$ID"
+	check_status 0
+	hutch start "$ID" >"$TEST_DIR/start.out" 2>&1 3>&- &
+	START_PID=$!
+	track_pid "$START_PID"
+	local i
+	for i in $(seq 100); do
+		[ -e "$TEST_DIR/shared/hook-runs" ] && return 0
+		sleep 0.05
+	done
+	echo "the hook never ran" >&2
+	return 1
+}
+
+# The hook runs while start waits for the process's execve; start held the id's lock
+# meanwhile, so every other verb on it, and list on the whole root, waited as long.
+@test "hooks: a hanging startContainer hook blocks no verb; kill ends the start, as runc's" {
+	start_hanging
+	# runc 1.1.5 meanwhile: state and list say created, a second start waits for the exec.
+	HUTCH_CMD_TIMEOUT=4 run hutch list
+	check_status 0
+	[[ ${lines[1]} == "$ID "*created* ]]
+	HUTCH_CMD_TIMEOUT=4 run hutch state "$ID"
+	check_status 0
+	[ "$(jq -r .status <<<"$output")" = created ]
+	HUTCH_CMD_TIMEOUT=4 run hutch ps "$ID"
+	check_status 0
+	HUTCH_CMD_TIMEOUT=4 run hutch events --stats "$ID"
+	check_status 0
+	HUTCH_CMD_TIMEOUT=4 run hutch start "$ID"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot start container $ID: another start is in progress"* ]]
+	HUTCH_CMD_TIMEOUT=4 run hutch kill "$ID" KILL
+	check_status 0
+	wait_for_state "$ID" stopped
+	# runc's start then exits 0: its init had answered; the status says stopped.
+	local rc=0
+	wait "$START_PID" || rc=$?
+	cat "$TEST_DIR/start.out"
+	[ "$rc" -eq 0 ]
+	run hutch delete "$ID"
+	check_status 0
+}
+
+@test "hooks: delete --force of a container whose startContainer hook hangs, as kubelet's" {
+	start_hanging
+	HUTCH_CMD_TIMEOUT=4 run hutch delete --force "$ID"
+	check_status 0
+	local rc=0
+	wait "$START_PID" || rc=$?
+	cat "$TEST_DIR/start.out"
+	[ "$rc" -eq 1 ]
+	grep -q "container $ID was deleted while it started" "$TEST_DIR/start.out"
+	cd /
+	assert_no_leftovers
+}
+
+# A create holds the id's lock to its end, hooks included: list, for the whole root, waited.
+@test "hooks: list does not wait for a create whose hook hangs" {
+	set_cgroup other
+	run_bg create "$ID-other"
+	check_status 0
+	update_config '.linux.cgroupsPath = $c | .hooks.createRuntime = [{path: "/bin/sh",
+		args: ["sh", "-c", "touch \($d)/shared/hook-runs; exec sleep 1000"],
+		env: ["HUTCH_IT_TAG=" + $t], timeout: 4}]' \
+		--arg c "$TAG" --arg d "$TEST_DIR" --arg t "$TAG"
+	hutch create "$ID" </dev/null >"$TEST_DIR/create.out" 2>&1 3>&- &
+	local pid=$! i rc=0
+	track_pid "$pid"
+	for i in $(seq 60); do
+		[ -e "$TEST_DIR/shared/hook-runs" ] && break
+		sleep 0.05
+	done
+	HUTCH_CMD_TIMEOUT=2 run hutch list
+	check_status 0
+	echo "$output"
+	[[ ${lines[1]} == "$ID "*creating* ]]
+	[[ ${lines[2]} == "$ID-other "*created* ]]
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 1 ]
+	grep -q 'timed out after 4 s' "$TEST_DIR/create.out"
+}
