@@ -224,6 +224,7 @@ static int prepare_exec(struct rt_child *c, const char *exe, const char *state,
 	if (h->n == 0)
 		return 0;
 	const struct rt_hook_where where = start_where(c);
+	TRY(rt_hooks_check_filter(h, "startContainer", c->filter, err)); /* their timeouts */
 	c->hooks_ready = hutch_xcalloc(h->n, sizeof(*c->hooks_ready));
 	return rt_hooks_prepare(h, &where, "startContainer", state, c->hooks_ready, err);
 }

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -61,24 +62,70 @@ static char **hook_targv(const struct rt_hook *h, const struct rt_hook_where *w)
 	return w ? rt_trampoline_argv(h->path, h->args ? h->args : def_args) : NULL;
 }
 
+/* poll() of one fd, as the raw syscall that hook_calls names (glibc's may be another). */
+static int poll_one(struct pollfd *p, int ms)
+{
+#ifdef SYS_poll
+	return (int)syscall(SYS_poll, p, 1, ms);
+#else
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	return (int)syscall(SYS_ppoll, p, 1, &ts, NULL, 0);
+#endif
+}
+
+/* What keeping a hook's timeout makes, under the container's filter for startContainer
+ * (rt_hooks_check_filter); the pid is the hook's, unknown before, here 2. */
+static const struct hook_call {
+	long nr;
+	const char *name;
+	uint64_t args[6];
+} hook_calls[] = {
+	{ SYS_pidfd_open, "pidfd_open", { 2, 0 } },
+#ifdef SYS_poll
+	{ SYS_poll, "poll", { 0, 1 } },
+#else
+	{ SYS_ppoll, "ppoll", { 0, 1 } },
+#endif
+	{ SYS_kill, "kill", { 2, SIGKILL } },
+	{ SYS_wait4, "wait4", { 2, 0, 0, 0 } },
+};
+
+/* The hook is past its timeout, or cannot be timed (no pidfd): killed, then reaped, unless
+ * the kill failed, as the wait would then be as long as the hook. */
+static int kill_hook(const struct rt_hook *h, const char *name, pid_t pid, const char *why,
+		     struct hutch_err *err)
+{
+	if (kill(pid, SIGKILL) < 0)
+		return hutch_fail_errno(err, errno, "%s hook %s: %s; kill", name, h->path, why);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return hutch_fail(err, ETIMEDOUT, "%s hook %s: %s", name, h->path, why);
+}
+
 /* Waits for the hook, killing it after timeout seconds (0 = none): only then is a pidfd
  * opened and polled (the pid cannot be reused before we reap it). */
 static int wait_hook(const struct rt_hook *h, const char *name, pid_t pid, struct hutch_err *err)
 {
 	int status = 0;
 	_cleanup_close_ int pidfd = h->timeout > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	char why[64];
+	if (h->timeout > 0 && pidfd < 0) {
+		snprintf(why, sizeof(why), "pidfd_open: %s: its timeout cannot be kept",
+			 strerror(errno));
+		return kill_hook(h, name, pid, why, err);
+	}
 	if (pidfd >= 0) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 		int n;
 		do
-			n = poll(&pfd, 1, h->timeout * 1000);
+			n = poll_one(&pfd, h->timeout * 1000);
 		while (n < 0 && errno == EINTR);
-		if (n == 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return hutch_fail(err, ETIMEDOUT, "%s hook %s: timed out after %d s", name,
-					  h->path, h->timeout);
-		}
+		snprintf(why, sizeof(why), "timed out after %d s", h->timeout);
+		if (n == 0)
+			return kill_hook(h, name, pid, why, err);
+		if (n < 0)
+			return kill_hook(h, name, pid, "poll failed: its timeout cannot be kept",
+					 err);
 	}
 	int r;
 	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
@@ -92,6 +139,21 @@ static int wait_hook(const struct rt_hook *h, const char *name, pid_t pid, struc
 				  WTERMSIG(status));
 	return hutch_fail(err, ECANCELED, "%s hook %s: exited with status %d", name, h->path,
 			  WEXITSTATUS(status));
+}
+
+int rt_hooks_check_filter(const struct rt_hooks *hooks, const char *name,
+			  const struct sc_filter *filter, struct hutch_err *err)
+{
+	for (size_t i = 0; filter && i < hooks->n; i++) {
+		const struct rt_hook *h = &hooks->v[i];
+		for (size_t k = 0; h->timeout > 0 && k < ARRAY_SIZE(hook_calls); k++)
+			if (!sc_filter_allows(filter, hook_calls[k].nr, hook_calls[k].args))
+				return hutch_fail(err, EPERM,
+						  "hooks.%s[%zu].timeout: linux.seccomp denies %s, "
+						  "which killing the hook %s after %d s needs",
+						  name, i, hook_calls[k].name, h->path, h->timeout);
+	}
+	return 0;
 }
 
 int rt_hooks_run(const struct rt_hooks *hooks, const char *name, const char *state_json,

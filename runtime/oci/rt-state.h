@@ -101,6 +101,10 @@ struct rt_hook_ready {
 int rt_hooks_prepare(const struct rt_hooks *hooks, const struct rt_hook_where *where,
 		     const char *name, const char *state_json, struct rt_hook_ready *ready,
 		     struct hutch_err *err);
+/* Fails, naming the hook's timeout and the syscall, when filter denies one of those that
+ * keeping a hook's timeout takes (pidfd_open, poll, kill, wait4): it could not be killed. */
+int rt_hooks_check_filter(const struct rt_hooks *hooks, const char *name,
+			  const struct sc_filter *filter, struct hutch_err *err);
 int rt_hooks_run_ready(const struct rt_hooks *hooks, const struct rt_hook_where *where,
 		       const char *name, const struct rt_hook_ready *ready, struct hutch_err *err);
 
