@@ -13,6 +13,9 @@ struct rt_global;
 
 /* ---- state (rt-state.c) ---- */
 
+/* state.json is read back whole up to this size, and saved only up to it. */
+#define RT_STATE_MAX (1 << 20)
+
 enum rt_status { RT_CREATING, RT_CREATED, RT_RUNNING, RT_PAUSED, RT_STOPPED };
 const char *rt_status_name(enum rt_status s);
 

@@ -256,3 +256,32 @@ start_hanging() {
 	cd /
 	assert_no_leftovers
 }
+
+# annotate BYTES: an annotation "big" of that many bytes.
+annotate() {
+	head -c "$1" /dev/zero | tr '\0' a >"$TEST_DIR/big"
+	update_config '.annotations.big = $big' --rawfile big "$TEST_DIR/big"
+}
+
+# The init received the state for its hooks in one recv into 64 KiB: a 100 KB annotation
+# reached createContainer and startContainer hooks as exactly 65536 bytes of invalid JSON, and
+# past the socket's buffer (~212 KB) create failed ("sync: send state: Message too long").
+@test "hooks: createContainer and startContainer hooks get the whole state, 100 KB and 500 KB" {
+	local size kind
+	update_config '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c",
+			"cat > \($d)/shared/createContainer.json"], env: ["HUTCH_IT_TAG=" + $t]}]
+		| .hooks.startContainer = [{path: "/bin/sh", args: ["sh", "-c",
+			"cat > /shared/startContainer.json"], env: ["HUTCH_IT_TAG=" + $t]}]' \
+		--arg d "$TEST_DIR" --arg t "$TAG"
+	for size in 100000 500000; do
+		annotate "$size"
+		rm -f "$TEST_DIR"/shared/*.json
+		run hutch run "$ID"
+		echo "$output"
+		check_status 0
+		for kind in createContainer startContainer; do
+			[ "$(jq -r '.annotations.big | length' "$TEST_DIR/shared/$kind.json")" = "$size" ]
+			[ "$(jq -r .id "$TEST_DIR/shared/$kind.json")" = "$ID" ]
+		done
+	done
+}
