@@ -189,6 +189,7 @@ static int check_spec(struct create_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
 	TRY(check_rootless(x, err));
+	TRY(rt_state_check_annotations(x->spec->annotations, x->spec->n_annotations, err));
 	rt_process_skip_ambient(&x->spec->process);
 	return 0;
 }

@@ -214,11 +214,33 @@ char *rt_state_json(const struct rt_state *st, enum rt_status status, size_t *le
 	return gen_state(st, rt_status_name(status), false, len);
 }
 
+/* Never more than rt_state_load reads back: a state saved is one every later verb loads. */
 int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err)
 {
 	size_t len = 0;
 	_cleanup_free_ char *json = gen_state(st, "created", true, &len);
+	if (len > RT_STATE_MAX)
+		return hutch_fail(err, EFBIG, "state.json of %s: %zu bytes, more than %d", st->id,
+				  len, RT_STATE_MAX);
 	return hutch_write_atomic_at(dirfd, "state.json", json, len, 0600, err);
+}
+
+int rt_state_check_annotations(const struct cg_kv *a, size_t n, struct hutch_err *err)
+{
+	const struct rt_state st = { .annotations = (struct cg_kv *)a, .n_annotations = n };
+	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	gen_annotations(g, &st);
+	yajl_gen_map_close(g);
+	size_t len = 0;
+	_cleanup_free_ char *json = hutch_json_gen_finish(g, &len);
+	len -= strlen("{\"annotations\":}");
+	if (len > RT_ANNOTATIONS_MAX)
+		return hutch_fail(err, EFBIG,
+				  "annotations: %zu bytes as JSON, more than the %d a container's "
+				  "state can hold",
+				  len, RT_ANNOTATIONS_MAX);
+	return 0;
 }
 
 /* The string members of doc's object key (annotations, cgroup paths). */
@@ -243,7 +265,7 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	_cleanup_json_ yajl_val doc = NULL;
 	int64_t pid = 0;
 	uint64_t start = 0;
-	int r = hutch_read_file_at(dirfd, "state.json", 1 << 20, &text, NULL, err);
+	int r = hutch_read_file_at(dirfd, "state.json", RT_STATE_MAX + 1, &text, NULL, err);
 	if (r == -ENOENT)
 		return hutch_fail(err, ENOENT, "container %s does not exist (no state)", id);
 	if (r < 0)

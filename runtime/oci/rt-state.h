@@ -13,8 +13,11 @@ struct rt_global;
 
 /* ---- state (rt-state.c) ---- */
 
-/* state.json is read back whole up to this size, and saved only up to it. */
+/* state.json is read back whole up to RT_STATE_MAX bytes, and saved only up to it. All else
+ * it holds is ids and paths (a few KiB per cgroup hierarchy), so the annotations may take
+ * RT_ANNOTATIONS_MAX of it as JSON: create refuses more before it makes anything. */
 #define RT_STATE_MAX (1 << 20)
+#define RT_ANNOTATIONS_MAX (RT_STATE_MAX - (64 << 10))
 
 enum rt_status { RT_CREATING, RT_CREATED, RT_RUNNING, RT_PAUSED, RT_STOPPED };
 const char *rt_status_name(enum rt_status s);
@@ -62,6 +65,8 @@ int rt_state_peek(const char *root, const char *id, int *dirfd, bool *locked,
 void rt_state_unlock(int dirfd);
 int rt_state_relock(int dirfd, const char *id, struct hutch_err *err);
 int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err);
+/* Fails, naming annotations and the limit, when they exceed RT_ANNOTATIONS_MAX as JSON. */
+int rt_state_check_annotations(const struct cg_kv *a, size_t n, struct hutch_err *err);
 int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err);
 void rt_state_clear(struct rt_state *st);
 /* The container's config: the state dir's copy (create --config) or the bundle's. */
