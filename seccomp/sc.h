@@ -48,7 +48,7 @@ void sc_config_hash(const struct sc_config *cfg, uint8_t out[32]);
 size_t sc_filter_len(const struct sc_filter *f); /* in instructions */
 bool sc_filter_needs_listener(const struct sc_filter *f);
 /* Would the filter allow syscall nr with these arguments from this process (the native
- * arch)? It runs the program as the kernel would, in user space. */
+ * arch): ALLOW or LOG? It runs the program as the kernel would, in user space. */
 bool sc_filter_allows(const struct sc_filter *f, long nr, const uint64_t args[6]);
 void sc_filter_free(struct sc_filter *f);
 /* A copy of f that also allows execveat(fd, path, any, any, AT_EMPTY_PATH), with exactly these

@@ -72,6 +72,28 @@ static int join_namespaces(const struct rt_child *c, struct hutch_err *err)
 	return 0;
 }
 
+/* The state for the container's hooks, which the parent sends as a memfd (rt-create.c). */
+static int receive_state(const struct rt_child *c, char **state, struct hutch_err *err)
+{
+	struct stat st;
+	_cleanup_close_ int fd = ns_recv_fd(c->sync_fd, err);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return hutch_fail_errno(err, errno, "the hooks' state");
+	if (st.st_size > RT_STATE_MAX)
+		return hutch_fail(err, EFBIG, "the hooks' state: larger than %d bytes",
+				  RT_STATE_MAX);
+	size_t len = (size_t)st.st_size;
+	_cleanup_free_ char *buf = hutch_xmalloc(len + 1);
+	ssize_t n = pread(fd, buf, len, 0);
+	if (n != (ssize_t)len)
+		return hutch_fail_errno(err, n < 0 ? errno : EIO, "the hooks' state: read");
+	buf[len] = '\0';
+	*state = steal_ptr(buf);
+	return 0;
+}
+
 /* The parent sends our timens_offsets (after the state), which we could not open. */
 static int enter_new_time(const struct rt_child *c, struct hutch_err *err)
 {
@@ -105,7 +127,9 @@ static int setup_rootfs(const struct rt_child *c, struct hutch_err *err)
  * runc's, with the process's env unless they have their own (startContainer: prepare_exec). */
 static int create_hooks(const struct rt_child *c, const char *state, struct hutch_err *err)
 {
-	const struct rt_hook_where where = { .cwd = c->spec->rootfs, .env = c->spec->process.env };
+	const struct rt_hook_where where = { .cwd = c->spec->rootfs,
+					     .env = c->spec->process.env,
+					     .tramp_fd = c->tramp_fd };
 	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n == 0)
 		return 0;
 	return rt_hooks_run_in(&c->spec->hooks[RT_HOOK_CREATE_CONTAINER], &where, "createContainer",
@@ -196,10 +220,17 @@ static int early_filter(struct rt_child *c, struct hutch_err *err)
 	return r;
 }
 
+/* startContainer hooks run in process.cwd, with the process's env unless they have their own,
+ * through the trampoline. */
+static struct rt_hook_where start_where(const struct rt_child *c)
+{
+	return (struct rt_hook_where){ .env = c->spec->process.env, .tramp_fd = c->tramp_fd };
+}
+
 /*
  * What execve and the startContainer hooks need, made while no filter is loaded (it comes at
  * create with a seccomp listener, else at start): the exec's argv and env, and each hook's
- * stdin, a pipe already holding the state. After the filter the init makes only the hooks'
+ * stdin, a pipe already holding the state, and its argv for the trampoline. After the filter the init makes only the hooks'
  * fork, execve and wait4, then its own execve, as runc's init does.
  */
 static int prepare_exec(struct rt_child *c, const char *exe, const char *state,
@@ -214,8 +245,10 @@ static int prepare_exec(struct rt_child *c, const char *exe, const char *state,
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	if (h->n == 0)
 		return 0;
-	c->hook_stdin = hutch_xcalloc(h->n, sizeof(int));
-	return rt_hooks_fill_stdin(h, "startContainer", state, c->hook_stdin, err);
+	const struct rt_hook_where where = start_where(c);
+	TRY(rt_hooks_check_filter(h, "startContainer", c->filter, err)); /* their timeouts */
+	c->hooks_ready = hutch_xcalloc(h->n, sizeof(*c->hooks_ready));
+	return rt_hooks_prepare(h, &where, "startContainer", state, c->hooks_ready, err);
 }
 
 /* The fd the open of exec.fifo will return, the lowest free one once late_cgroup has closed
@@ -272,7 +305,7 @@ static bool answer(int fd, enum rt_sync_type type, const struct hutch_err *e)
 static int wait_for_start(struct rt_child *c, int *fifo_out, bool *told, struct hutch_err *err)
 {
 	static const char name[] = "startContainer";
-	const struct rt_hook_where where = { .env = c->spec->process.env }; /* in process.cwd */
+	const struct rt_hook_where where = start_where(c);
 	char fifo[HUTCH_FD_PATH_MAX];
 	int r = drop_early(c, hutch_fd_path(c->fifo_fd, fifo)) ? drop_now(c, NULL, err) : 0;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, fifo, O_WRONLY | O_CLOEXEC, 0);
@@ -284,9 +317,9 @@ static int wait_for_start(struct rt_child *c, int *fifo_out, bool *told, struct 
 		r = hutch_fail_errno(err, errno, "answer start through exec.fifo");
 	if (r >= 0)
 		r = drop_now(c, NULL, err); /* the filter, unless drop_early loaded it */
-	if (r >= 0 && c->hook_stdin)
-		r = rt_hooks_run_filled(&c->spec->hooks[RT_HOOK_START_CONTAINER], &where, name,
-					c->hook_stdin, err);
+	if (r >= 0 && c->hooks_ready)
+		r = rt_hooks_run_ready(&c->spec->hooks[RT_HOOK_START_CONTAINER], &where, name,
+				       c->hooks_ready, err);
 	if (r < 0) {
 		*told = answer(fd, RT_SYNC_ERROR, err);
 		return r;
@@ -296,7 +329,7 @@ static int wait_for_start(struct rt_child *c, int *fifo_out, bool *told, struct 
 }
 
 /* Everything the child does between clone and execve. Keep it a list. */
-static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_len,
+static int child_setup(struct rt_child *c, char **state, char *exe, size_t exe_len,
 		       struct hutch_err *err)
 {
 	const struct rt_spec *s = c->spec;
@@ -305,7 +338,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err)); /* id maps written, cgroup joined */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);		  /* rootless: once the maps are */
 	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n || c->spec->hooks[RT_HOOK_START_CONTAINER].n)
-		TRY(recv(c->sync_fd, state, 65536, 0) < 0 ? -errno : 0);
+		TRY(receive_state(c, state, err));
 	TRY(join_namespaces(c, err));
 	if (s->has_time_offsets) /* not through clone: see ns-time.c */
 		TRY(enter_new_time(c, err));
@@ -313,9 +346,9 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 		TRY(ns_set_hostname(s->hostname, s->domainname, err));
 	if (is_new(c, CLONE_NEWNET))
 		TRY(net_loopback_up(err));
-	TRY(setup_rootfs(c, err));	  /* host paths: before pivot */
-	TRY(create_hooks(c, state, err)); /* still sees host paths */
-	TRY(parent_hooks(c, err));	  /* prestart, createRuntime */
+	TRY(setup_rootfs(c, err));	   /* host paths: before pivot */
+	TRY(create_hooks(c, *state, err)); /* still sees host paths */
+	TRY(parent_hooks(c, err));	   /* prestart, createRuntime */
 	TRY(own_mount_ns(c) ? ns_pivot_root(s->rootfs, c->opts->no_pivot, err)
 			    : ns_chroot_root(s->rootfs, err));
 	TRY(rt_make_cwd(p->cwd, err)); /* before a read-only root is remounted so */
@@ -335,7 +368,7 @@ static int child_setup(struct rt_child *c, char *state, char *exe, size_t exe_le
 	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
 	TRY(receive_filter(c, err));		       /* when the parent made it meanwhile */
 	TRY(trampoline_filter(c, err));		       /* its execveat must pass */
-	TRY(prepare_exec(c, exe, state, err));	       /* all the rest needs: before any filter */
+	TRY(prepare_exec(c, exe, *state, err));	       /* all the rest needs: before any filter */
 	TRY(early_filter(c, err));		       /* only with a seccomp listener */
 	return 0;
 }
@@ -344,7 +377,7 @@ void rt_child_main(struct rt_child *c)
 {
 	struct hutch_err err = { 0 };
 	char exe[PATH_MAX];
-	_cleanup_free_ char *state = hutch_xcalloc(1, 65537);
+	_cleanup_free_ char *state = NULL; /* for the hooks (none: NULL) */
 
 	/* Rootless, the parent holds no capability over a non-dumpable child's /proc files
 	 * (they become host root's): it must write the id maps first (see child_setup). */
@@ -356,7 +389,7 @@ void rt_child_main(struct rt_child *c)
 	 * catches another signal for good. */
 	sigset_t not_default;
 	bool have_set = hutch_signals_not_default(&not_default) == 0;
-	if (child_setup(c, state, exe, sizeof(exe), &err) < 0)
+	if (child_setup(c, &state, exe, sizeof(exe), &err) < 0)
 		goto fail;
 	if (rt_sync_send(c->sync_fd, RT_SYNC_READY, NULL, &err) < 0)
 		_exit(1);

@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -188,6 +189,7 @@ static int check_spec(struct create_ctx *x, struct hutch_err *err)
 {
 	TRY(check_options(x, err));
 	TRY(check_rootless(x, err));
+	TRY(rt_state_check_annotations(x->spec->annotations, x->spec->n_annotations, err));
 	rt_process_skip_ambient(&x->spec->process);
 	return 0;
 }
@@ -504,6 +506,21 @@ static int send_timens_fd(struct create_ctx *x, struct hutch_err *err)
 	return r == -EPIPE || r == -ECONNRESET ? 0 : r;
 }
 
+/* The state for the container's hooks, as a memfd: a packet of it could not exceed the
+ * socket's send buffer (~208 KiB), nor a fixed buffer of the child's. */
+static int send_state(struct create_ctx *x, struct hutch_err *err)
+{
+	size_t len;
+	_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
+	_cleanup_close_ int fd = memfd_create("hutch-state", MFD_CLOEXEC);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "the hooks' state: memfd_create");
+	int r = hutch_write_all(fd, state, len);
+	if (r < 0)
+		return hutch_fail_errno(err, -r, "the hooks' state: write");
+	return ns_send_fd(x->sync[0], fd, "the hooks' state", err);
+}
+
 /* The parent's side of the conversation with the child, until it is ready to exec. */
 /* Id maps, the cgroup (where clone did not join it), the OOM score and the state: then GO. */
 static int configure(struct create_ctx *x, struct hutch_err *err)
@@ -524,12 +541,8 @@ static int configure(struct create_ctx *x, struct hutch_err *err)
 	TRY(rt_state_save(x->dirfd, &x->st, err)); /* a killed create can now be cleaned up */
 	TRY(rt_sync_send(x->sync[0], RT_SYNC_GO, NULL, err));
 	hutch_fault_point("create:go");
-	if (s->hooks[RT_HOOK_CREATE_CONTAINER].n || s->hooks[RT_HOOK_START_CONTAINER].n) {
-		size_t len;
-		_cleanup_free_ char *state = rt_state_json(&x->st, RT_CREATING, &len);
-		if (send(x->sync[0], state, len + 1, MSG_NOSIGNAL) < 0)
-			return hutch_fail_errno(err, errno, "sync: send state");
-	}
+	if (s->hooks[RT_HOOK_CREATE_CONTAINER].n || s->hooks[RT_HOOK_START_CONTAINER].n)
+		TRY(send_state(x, err));
 	if (s->has_time_offsets)
 		TRY(send_timens_fd(x, err));
 	if (x->filter_follows)

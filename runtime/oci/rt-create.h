@@ -69,7 +69,7 @@ struct rt_child {
 	char **env;	     /* process.env, with HOME (rt_env_with_home) */
 	char **exec_env;     /* env with LISTEN_FDS, and the trampoline's argv: made before the */
 	char **targv;	     /* filter, as is everything the init needs from there on */
-	int *hook_stdin;     /* per startContainer hook: a pipe holding the state (rt-hooks.c) */
+	struct rt_hook_ready *hooks_ready; /* per startContainer hook (rt_hooks_prepare) */
 };
 __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 

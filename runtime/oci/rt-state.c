@@ -101,7 +101,10 @@ int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hut
 	return 0;
 }
 
-int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err)
+/* Opens <root>/<id>; then locks it, waiting for the lock when wait, else only trying to:
+ * *locked says whether it holds it. */
+static int open_dir(const char *root, const char *id, bool wait, bool *locked, int *dirfd,
+		    struct hutch_err *err)
 {
 	int rootfd = root_fd(root, false, err);
 	if (rootfd == -ENOENT)
@@ -115,18 +118,39 @@ int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err
 			return hutch_fail(err, ENOENT, "container %s does not exist", id);
 		return hutch_fail_errno(err, errno, "open state dir %s/%s", root, id);
 	}
-	int r = lock_dir(fd, id, err);
+	*locked = wait || flock(fd, LOCK_EX | LOCK_NB) == 0;
+	int r = wait ? rt_state_relock(fd, id, err) : 0;
 	if (r < 0) {
 		close(fd);
 		return r;
 	}
+	*dirfd = fd;
+	return 0;
+}
+
+int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err)
+{
+	bool locked;
+	return open_dir(root, id, true, &locked, dirfd, err);
+}
+
+int rt_state_peek(const char *root, const char *id, int *dirfd, bool *locked, struct hutch_err *err)
+{
+	return open_dir(root, id, false, locked, dirfd, err);
+}
+
+void rt_state_unlock(int dirfd)
+{
+	flock(dirfd, LOCK_UN);
+}
+
+int rt_state_relock(int dirfd, const char *id, struct hutch_err *err)
+{
+	TRY(lock_dir(dirfd, id, err));
 	/* A concurrent delete may have removed it while we waited for the lock. */
 	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_nlink == 0) {
-		close(fd);
+	if (fstat(dirfd, &st) < 0 || st.st_nlink == 0)
 		return hutch_fail(err, ENOENT, "container %s does not exist", id);
-	}
-	*dirfd = fd;
 	return 0;
 }
 
@@ -190,11 +214,33 @@ char *rt_state_json(const struct rt_state *st, enum rt_status status, size_t *le
 	return gen_state(st, rt_status_name(status), false, len);
 }
 
+/* Never more than rt_state_load reads back: a state saved is one every later verb loads. */
 int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err)
 {
 	size_t len = 0;
 	_cleanup_free_ char *json = gen_state(st, "created", true, &len);
+	if (len > RT_STATE_MAX)
+		return hutch_fail(err, EFBIG, "state.json of %s: %zu bytes, more than %d", st->id,
+				  len, RT_STATE_MAX);
 	return hutch_write_atomic_at(dirfd, "state.json", json, len, 0600, err);
+}
+
+int rt_state_check_annotations(const struct cg_kv *a, size_t n, struct hutch_err *err)
+{
+	const struct rt_state st = { .annotations = (struct cg_kv *)a, .n_annotations = n };
+	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	gen_annotations(g, &st);
+	yajl_gen_map_close(g);
+	size_t len = 0;
+	_cleanup_free_ char *json = hutch_json_gen_finish(g, &len);
+	len -= strlen("{\"annotations\":}");
+	if (len > RT_ANNOTATIONS_MAX)
+		return hutch_fail(err, EFBIG,
+				  "annotations: %zu bytes as JSON, more than the %d a container's "
+				  "state can hold",
+				  len, RT_ANNOTATIONS_MAX);
+	return 0;
 }
 
 /* The string members of doc's object key (annotations, cgroup paths). */
@@ -219,7 +265,7 @@ int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_e
 	_cleanup_json_ yajl_val doc = NULL;
 	int64_t pid = 0;
 	uint64_t start = 0;
-	int r = hutch_read_file_at(dirfd, "state.json", 1 << 20, &text, NULL, err);
+	int r = hutch_read_file_at(dirfd, "state.json", RT_STATE_MAX + 1, &text, NULL, err);
 	if (r == -ENOENT)
 		return hutch_fail(err, ENOENT, "container %s does not exist (no state)", id);
 	if (r < 0)

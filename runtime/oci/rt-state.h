@@ -13,6 +13,12 @@ struct rt_global;
 
 /* ---- state (rt-state.c) ---- */
 
+/* state.json is read back whole up to RT_STATE_MAX bytes, and saved only up to it. All else
+ * it holds is ids and paths (a few KiB per cgroup hierarchy), so the annotations may take
+ * RT_ANNOTATIONS_MAX of it as JSON: create refuses more before it makes anything. */
+#define RT_STATE_MAX (1 << 20)
+#define RT_ANNOTATIONS_MAX (RT_STATE_MAX - (64 << 10))
+
 enum rt_status { RT_CREATING, RT_CREATED, RT_RUNNING, RT_PAUSED, RT_STOPPED };
 const char *rt_status_name(enum rt_status s);
 
@@ -50,7 +56,17 @@ int rt_validate_id(const char *id, struct hutch_err *err);
 int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hutch_err *err);
 /* Opens and locks <root>/<id> (ENOENT: "container ID does not exist"). */
 int rt_state_open(const char *root, const char *id, int *dirfd, struct hutch_err *err);
+/* Opens it for a reader that must not wait for the lock (list): *locked says whether it was
+ * free (else a create, say, holds it). state.json is replaced whole, never seen half written. */
+int rt_state_peek(const char *root, const char *id, int *dirfd, bool *locked,
+		  struct hutch_err *err);
+/* Lets the lock go (start, while it waits for the process's execve), and takes it again:
+ * ENOENT when the container was deleted meanwhile. */
+void rt_state_unlock(int dirfd);
+int rt_state_relock(int dirfd, const char *id, struct hutch_err *err);
 int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err);
+/* Fails, naming annotations and the limit, when they exceed RT_ANNOTATIONS_MAX as JSON. */
+int rt_state_check_annotations(const struct cg_kv *a, size_t n, struct hutch_err *err);
 int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err);
 void rt_state_clear(struct rt_state *st);
 /* The container's config: the state dir's copy (create --config) or the bundle's. */
@@ -72,21 +88,32 @@ int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err);
 /* Runtime-namespace hooks: in hutch's cwd, with hutch's environment unless they have env. */
 int rt_hooks_run(const struct rt_hooks *hooks, const char *name, const char *state_json,
 		 struct hutch_err *err);
-/* Container hooks: a hook without env gets env (runc gives them the process's), and runs in
- * cwd (NULL: where we are). */
+/* Container hooks (createContainer, startContainer): a hook without env gets env (runc gives
+ * them the process's), runs in cwd (NULL: where we are), and is exec'd through the trampoline
+ * tramp_fd (rt_trampoline_open), as the container's process is. */
 struct rt_hook_where {
 	const char *cwd;
 	char *const *env;
+	int tramp_fd;
 };
 int rt_hooks_run_in(const struct rt_hooks *hooks, const struct rt_hook_where *where,
 		    const char *name, const char *state_json, struct hutch_err *err);
 /* startContainer hooks, which run under the container's seccomp filter, as runc's: before
- * it, rt_hooks_fill_stdin gives each hook a pipe already holding the state (fds[i], the read
- * end, close-on-exec); after it, rt_hooks_run_filled makes only the hooks' fork, execve and
- * wait4 (and pidfd_open, poll and kill for a hook with a timeout). */
-int rt_hooks_fill_stdin(const struct rt_hooks *hooks, const char *name, const char *state_json,
-			int *fds, struct hutch_err *err);
-int rt_hooks_run_filled(const struct rt_hooks *hooks, const struct rt_hook_where *where,
-			const char *name, const int *fds, struct hutch_err *err);
+ * it, rt_hooks_prepare makes what each needs (ready[i]: its stdin, a pipe already holding the
+ * state, close-on-exec; its trampoline argv); after it, rt_hooks_run_ready makes only the
+ * hooks' fork, execveat and wait4 (and pidfd_open, poll and kill for a hook with a timeout). */
+struct rt_hook_ready {
+	int stdin_fd;
+	char **targv;
+};
+int rt_hooks_prepare(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		     const char *name, const char *state_json, struct rt_hook_ready *ready,
+		     struct hutch_err *err);
+/* Fails, naming the hook's timeout and the syscall, when filter denies one of those that
+ * keeping a hook's timeout takes (pidfd_open, poll, kill, wait4): it could not be killed. */
+int rt_hooks_check_filter(const struct rt_hooks *hooks, const char *name,
+			  const struct sc_filter *filter, struct hutch_err *err);
+int rt_hooks_run_ready(const struct rt_hooks *hooks, const struct rt_hook_where *where,
+		       const char *name, const struct rt_hook_ready *ready, struct hutch_err *err);
 
 #endif

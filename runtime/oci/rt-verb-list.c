@@ -27,11 +27,16 @@ static int load_all(struct rt_global *g, struct entry **out, struct hutch_err *e
 	for (int i = 0; i < n; i++) {
 		struct hutch_err e = { 0 };
 		int dfd = -1;
-		/* A container deleted meanwhile, or one still being created, is skipped. */
-		if (rt_state_open(g->root, ids[i], &dfd, &e) < 0)
+		bool locked = false;
+		/* No lock is waited for: a create's or a start's hooks may take long. A container
+		 * deleted meanwhile, or whose create has not saved a state yet, is skipped. */
+		if (rt_state_peek(g->root, ids[i], &dfd, &locked, &e) < 0)
 			continue;
 		if (rt_state_load(dfd, ids[i], &v[got].st, &e) == 0) {
 			v[got].status = rt_state_status(dfd, &v[got].st);
+			/* Still locked by its create, which may not have cloned the init yet. */
+			if (!locked && v[got].st.creating)
+				v[got].status = RT_CREATING;
 			if (v[got].status == RT_STOPPED)
 				v[got].st.pid = 0;
 			got++;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -37,17 +38,25 @@ static int open_locked(struct rt_global *g, const char *id, struct locked *l, st
 	return rt_state_load(l->dirfd, id, &l->st, err);
 }
 
-/* After READY the init loads the filter and runs the startContainer hooks: an ERROR should
+/*
+ * After READY the init loads the filter and runs the startContainer hooks: an ERROR should
  * either fail, else the end of the fifo, which its execve closes (as runc's start reads its
  * fifo to the end). An init that dies meanwhile ends it too: a stopped container, as under
- * runc, whose status tells. */
-static int await_exec(int fifo, struct rt_sync_msg *m, struct hutch_err *err)
+ * runc, whose status tells. The hooks may take as long as they like, so the id's lock is let
+ * go meanwhile: state (created, as runc's), kill, delete --force, ps and events are not held
+ * up, and kill or delete end the wait. A second start is kept off by the fifo's own flock.
+ */
+static int await_exec(struct locked *l, int fifo, struct rt_sync_msg *m, struct hutch_err *err)
 {
 	int fl = fcntl(fifo, F_GETFL);
 	if (fl < 0 || fcntl(fifo, F_SETFL, fl & ~O_NONBLOCK) < 0)
 		return hutch_fail_errno(err, errno, "exec.fifo");
 	struct rt_sync_msg more;
+	rt_state_unlock(l->dirfd);
 	ssize_t got = hutch_read_all(fifo, &more, sizeof(more));
+	if (rt_state_relock(l->dirfd, l->st.id, err) < 0)
+		return hutch_fail(err, ENOENT, "container %s was deleted while it started",
+				  l->st.id);
 	if (got < 0)
 		return hutch_fail_errno(err, (int)-got, "read exec.fifo");
 	if (got == (ssize_t)sizeof(more))
@@ -57,12 +66,30 @@ static int await_exec(int fifo, struct rt_sync_msg *m, struct hutch_err *err)
 	return 0;
 }
 
-/* Opens exec.fifo without blocking, then waits for the child's answer or its death. */
-static int release_child(struct locked *l, struct hutch_err *err)
+/* exec.fifo, opened without blocking, and held: its flock marks the start in progress. */
+static int open_fifo(const struct locked *l, struct hutch_err *err)
 {
-	_cleanup_close_ int fifo = openat(l->dirfd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fifo = openat(l->dirfd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fifo < 0)
 		return hutch_fail_errno(err, errno, "open exec.fifo");
+	if (flock(fifo, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		close(fifo);
+		if (e == EWOULDBLOCK)
+			return hutch_fail(err, EBUSY,
+					  "cannot start container %s: another start is in progress",
+					  l->st.id);
+		return hutch_fail_errno(err, e, "lock exec.fifo");
+	}
+	return fifo;
+}
+
+/* Opens exec.fifo, then waits for the child's answer or its death. */
+static int release_child(struct locked *l, struct hutch_err *err)
+{
+	_cleanup_close_ int fifo = open_fifo(l, err);
+	if (fifo < 0)
+		return fifo;
 	hutch_fault_point("start:fifo-opened");
 	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, l->st.pid, 0);
 	struct pollfd p[2] = { { .fd = fifo, .events = POLLIN },
@@ -82,8 +109,10 @@ static int release_child(struct locked *l, struct hutch_err *err)
 	}
 	struct rt_sync_msg m;
 	ssize_t got = hutch_read_all(fifo, &m, sizeof(m));
-	int r = got == (ssize_t)sizeof(m) && m.type == RT_SYNC_READY ? await_exec(fifo, &m, err)
+	int r = got == (ssize_t)sizeof(m) && m.type == RT_SYNC_READY ? await_exec(l, fifo, &m, err)
 								     : 0;
+	if (r == -ENOENT) /* deleted: its state dir, exec.fifo with it, is gone */
+		return r;
 	hutch_fault_point("start:answered");
 	unlinkat(l->dirfd, "exec.fifo", 0);
 	if (r < 0)

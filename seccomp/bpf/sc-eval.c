@@ -129,6 +129,8 @@ bool sc_filter_allows(const struct sc_filter *f, long nr, const uint64_t args[6]
 	struct seccomp_data d = { .nr = (int)nr, .arch = seccomp_arch_native() };
 	uint32_t ret;
 	memcpy(d.args, args, sizeof(d.args));
-	return sc_bpf_run(f->insns, f->len, &d, &ret) &&
-	       (ret & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ALLOW;
+	if (!sc_bpf_run(f->insns, f->len, &d, &ret))
+		return false;
+	ret &= SECCOMP_RET_ACTION_FULL;
+	return ret == SECCOMP_RET_ALLOW || ret == SECCOMP_RET_LOG; /* LOG runs it, logged */
 }

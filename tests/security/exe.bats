@@ -117,3 +117,43 @@ stop_attacker() {
 	[[ $output != *WROTE* ]]
 	[[ $output != *hutch* ]]
 }
+
+# hook_bundle DIR KIND PATH: a bundle in the attacker's pid namespace whose KIND hook is the
+# image's /usr/libexec/hook, "#!/proc/self/exe --version", at PATH as the hook sees it.
+hook_bundle() {
+	local pid
+	pid=$(state_field "$ID" .pid)
+	make_bundle "$1"
+	mkdir -p "$1/rootfs/usr/libexec"
+	printf '#!/proc/self/exe --version\n' >"$1/rootfs/usr/libexec/hook"
+	chmod 755 "$1/rootfs/usr/libexec/hook"
+	update_config_in "$1" '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)
+		| .hooks[$k] = [{path: $h}]' --arg p "/proc/$pid/ns/pid" --arg k "$2" --arg h "$3"
+}
+
+# A container hook (createContainer: before pivot, its path resolved on the host; startContainer:
+# in the container) is forked from the init, a fork of hutch: exec'd directly, its
+# "#!/proc/self/exe" ran the host binary in the container, where a neighbour in its pid
+# namespace held its exe. Through the trampoline, the re-run is refused (126).
+@test "exe: createContainer and startContainer hooks of #!/proc/self/exe do not run the runtime" {
+	start_attacker
+	local i kind
+	hook_bundle "$TEST_DIR/s" startContainer /usr/libexec/hook
+	hook_bundle "$TEST_DIR/c" createContainer "$TEST_DIR/c/rootfs/usr/libexec/hook"
+	for i in $(seq 20); do
+		for kind in s c; do
+			hutch run --bundle "$TEST_DIR/$kind" "$ID-$kind$i" >>"$TEST_DIR/run.$kind" 2>&1 || true
+			hutch delete --force "$ID-$kind$i" 2>/dev/null || true
+		done
+	done
+	stop_attacker
+	for kind in s c; do
+		sort "$TEST_DIR/run.$kind" | uniq -c >&2
+	done
+	[ "$(sha256sum <"$HUTCH")" = "$SUM" ]
+	! ctr_output "$ID" | grep -q '^WROTE'
+	! grep -q 'hutch version' "$TEST_DIR/run.s" "$TEST_DIR/run.c"
+	[ "$(grep -c 'cannot be run again' "$TEST_DIR/run.s")" -eq 20 ]
+	[ "$(grep -c 'startContainer hook /usr/libexec/hook: exited with status 126' "$TEST_DIR/run.s")" -eq 20 ]
+	[ "$(grep -c 'cannot be run again' "$TEST_DIR/run.c")" -eq 20 ]
+}

@@ -60,3 +60,30 @@ load ../integration/helpers
 	[ $((SECONDS - t0)) -lt 10 ]
 	assert_no_leftovers
 }
+
+# state.json was saved whatever its size and read back only up to 1 MiB: a create with a
+# 1.1 MB annotation exited 0, then state, start and delete --force failed, and the init, its
+# cgroup and its state dir were left. Annotations get what state.json may hold but for room
+# for its paths (960 KiB), checked before anything is made.
+@test "input: annotations larger than a container's state can hold are refused at create" {
+	head -c 1100000 /dev/zero | tr '\0' a >"$TEST_DIR/big"
+	update_config '.annotations.big = $big' --rawfile big "$TEST_DIR/big"
+	set_args sleep 100
+	run_bg create "$ID"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"annotations: 1100010 bytes as JSON, more than the 983040 a container's state can hold"* ]]
+	assert_no_leftovers
+	# Just within: created, and every later verb reads its state back.
+	head -c 983000 /dev/zero | tr '\0' a >"$TEST_DIR/big"
+	update_config '.annotations.big = $big' --rawfile big "$TEST_DIR/big"
+	run_bg create "$ID"
+	check_status 0
+	[ "$(hutch state "$ID" | jq -r '.annotations.big | length')" = 983000 ]
+	run hutch start "$ID"
+	check_status 0
+	run hutch delete --force "$ID"
+	check_status 0
+	assert_no_leftovers
+}

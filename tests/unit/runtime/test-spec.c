@@ -10,6 +10,7 @@
 #include "rt-sandbox.h"
 #include "rt-sandbox-plan.h"
 #include "rt-spec.h"
+#include "rt-state.h"
 #include "rt-spec-build.h"
 #include "rt-process.h"
 
@@ -1073,6 +1074,42 @@ static void test_exec_cgroup(void)
 	   "exec --cgroup: no known cgroup is refused");
 }
 
+/* state.json: saved only as large as it is loaded back; annotations held to their share. */
+static void test_state_size(void)
+{
+	struct hutch_err err = { 0 };
+	char dir[] = "/tmp/hutch-test-state.XXXXXX";
+	int dirfd = mkdtemp(dir) ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	size_t len = RT_ANNOTATIONS_MAX - strlen("{\"a\":\"\"}");
+	char *value = hutch_xmalloc(RT_STATE_MAX + 1);
+	memset(value, 'v', RT_STATE_MAX);
+	value[len] = '\0';
+	struct cg_kv a = { .key = "a", .value = value };
+	ok(rt_state_check_annotations(&a, 1, &err) == 0, "annotations of exactly %d bytes pass",
+	   RT_ANNOTATIONS_MAX);
+	value[len] = 'v', value[len + 1] = '\0';
+	ok(rt_state_check_annotations(&a, 1, &err) == -EFBIG &&
+		   strstr(err.msg, "annotations: 983041 bytes as JSON, more than the 983040"),
+	   "one more is refused: %s", err.msg);
+	struct rt_state st = { .id = "c", .bundle = "/b", .annotations = &a, .n_annotations = 1 };
+	struct rt_state back = { 0 };
+	ok(dirfd >= 0 && rt_state_save(dirfd, &st, &err) == 0 &&
+		   rt_state_load(dirfd, "c", &back, &err) == 0 && back.n_annotations == 1 &&
+		   strlen(back.annotations[0].value) == len + 1,
+	   "a state with them is saved and loaded back (%s)", err.msg);
+	rt_state_clear(&back);
+	value[len + 1] = 'v', value[RT_STATE_MAX] = '\0';
+	ok(rt_state_save(dirfd, &st, &err) == -EFBIG && strstr(err.msg, "more than 1048576"),
+	   "a state over %d bytes is not saved: %s", RT_STATE_MAX, err.msg);
+	ok(rt_state_load(dirfd, "c", &back, &err) == 0, "the one before stays");
+	rt_state_clear(&back);
+	unlinkat(dirfd, "state.json", 0);
+	rmdir(dir);
+	if (dirfd >= 0)
+		close(dirfd);
+	free(value);
+}
+
 int main(void)
 {
 	test_nul();
@@ -1096,6 +1133,7 @@ int main(void)
 	test_sandbox_spec_fields();
 	test_passwd_home();
 	test_exec_cgroup();
+	test_state_size();
 	remove_bundle();
 	return tap_done();
 }

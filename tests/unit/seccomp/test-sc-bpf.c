@@ -420,6 +420,13 @@ static void test_allows(void)
 		   !sc_filter_allows(f, SYS_openat, wronly) && !sc_filter_allows(f, SYS_close, fd),
 	   "openat allowed read-only: the arguments decide; close is denied");
 	sc_filter_free(f);
+	f = NULL;
+	struct sc_rule logged[] = { RULE(openat_names, SCMP_ACT_LOG) };
+	cfg = x86_config(logged, 1, SCMP_ACT_ERRNO(1));
+	ok(sc_compile_bpf(&cfg, true, &f, &err) == 0 && sc_filter_allows(f, SYS_openat, wronly) &&
+		   !sc_filter_allows(f, SYS_close, fd),
+	   "a logged openat is allowed (the kernel runs it)");
+	sc_filter_free(f);
 }
 
 /* The exec trampoline's exception (sc_filter_allow_fd_exec): for a profile that allows execve
