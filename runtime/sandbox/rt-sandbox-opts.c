@@ -539,7 +539,9 @@ static const struct rt_flag options[] = {
 	{ "pids", 0, RT_FLAG_FN, "process limit (default 1024; 0 = none)", 0, set_pids },
 	{ "ucount", 0, RT_FLAG_FN_LIST,
 	  "NAME=N: the user namespace's limit /proc/sys/user/max_NAME, per uid inside (default "
-	  "inotify_instances=16, inotify_watches=8192, fanotify_*=8 and 8192, *_namespaces=256)",
+	  "inotify_instances=16, inotify_watches=8192, fanotify_*=8 and 8192, *_namespaces=256), "
+	  "or its RLIMIT_SIGPENDING or RLIMIT_MSGQUEUE, for the whole sandbox (sigpending=1024, "
+	  "msgqueue=204800 bytes)",
 	  0, rt_sb_set_ucount },
 	{ "timeout", 0, RT_FLAG_FN, "seconds before SIGTERM (default 300; 0 = none)", 0,
 	  set_timeout },
