@@ -526,8 +526,8 @@ static const struct rt_flag options[] = {
 	  "directory hutch then gives to them)",
 	  0, set_workspace_owner },
 	{ "as-root", 0, RT_FLAG_FN_BOOL,
-	  "root inside a user namespace (subordinate host ids), default capabilities there, "
-	  "a writable throw-away layer: for package installs",
+	  "root inside a user namespace (subordinate host ids), Docker's default capabilities but "
+	  "CAP_NET_RAW there, a writable throw-away layer: for package installs",
 	  0, set_as_root },
 	{ "host-root", 0, RT_FLAG_FN_BOOL,
 	  "host root without a user namespace (what --as-root was): warns every time", 0,
