@@ -69,6 +69,60 @@ int ns_set_rlimits(const struct ns_rlimit *v, size_t n, struct hutch_err *err)
 	return 0;
 }
 
+/*
+ * What a process queues of RLIMIT_SIGPENDING (signals, POSIX timers) and RLIMIT_MSGQUEUE
+ * (POSIX message queue bytes) is counted for its user, and again for the owner of its user
+ * namespace in the parent namespace, up to the initial one (kernel/ucount.c,
+ * inc_rlimit_ucounts). At each parent the count is held to the child namespace's own limit,
+ * which create_user_ns copies from its maker's soft rlimit (set_userns_rlimit_max), not to
+ * anything the namespace's processes set later. A container's namespace is host root's: with
+ * the maker's limits (96367 signals, 819200 bytes) one container queued all of root's, and
+ * root's services and every other container got EAGAIN from sigqueue and timer_create and
+ * EMFILE from mq_open. So the maker lowers its own soft limits to the container's hard ones
+ * for the clone: together, everything the namespace queues stays below them.
+ */
+static const int userns_rlimits[] = { RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE };
+
+int ns_userns_limits_lower(const struct ns_rlimit *v, size_t n, struct ns_userns_limits *saved,
+			   struct hutch_err *err)
+{
+	saved->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct rlimit rl;
+		bool counted = false;
+		for (size_t k = 0; k < ARRAY_SIZE(userns_rlimits); k++)
+			counted |= v[i].resource == userns_rlimits[k];
+		if (!counted || saved->n == ARRAY_SIZE(saved->resource))
+			continue;
+		if (getrlimit(v[i].resource, &rl) < 0)
+			return hutch_fail_errno(err, errno, "%s", ns_rlimit_name(v[i].resource));
+		if (v[i].hard >= rl.rlim_cur)
+			continue; /* only ever lowered: a container's higher one is its own */
+		saved->resource[saved->n] = v[i].resource;
+		saved->soft[saved->n++] = rl.rlim_cur;
+		rl.rlim_cur = v[i].hard;
+		if (setrlimit(v[i].resource, &rl) < 0) {
+			int r = hutch_fail_errno(err, errno, "lower %s for the user namespace",
+						 ns_rlimit_name(v[i].resource));
+			saved->n--;
+			ns_userns_limits_restore(saved);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void ns_userns_limits_restore(const struct ns_userns_limits *saved)
+{
+	for (size_t i = 0; i < saved->n; i++) {
+		struct rlimit rl;
+		if (getrlimit(saved->resource[i], &rl) < 0)
+			continue;
+		rl.rlim_cur = saved->soft[i]; /* at most the hard limit, which lowering left */
+		(void)setrlimit(saved->resource[i], &rl);
+	}
+}
+
 int ns_set_hostname(const char *hostname, const char *domainname, struct hutch_err *err)
 {
 	if (hostname && *hostname && sethostname(hostname, strlen(hostname)) < 0)

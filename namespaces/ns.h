@@ -96,6 +96,16 @@ struct ns_rlimit {
 int ns_rlimit_from_name(const char *name);
 const char *ns_rlimit_name(int resource); /* and back ("RLIMIT_?" when unknown) */
 int ns_set_rlimits(const struct ns_rlimit *v, size_t n, struct hutch_err *err);
+/* A new user namespace's RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE are its maker's (ns-misc.c):
+ * lowered to v's hard limits around the clone that makes one, then restored. */
+struct ns_userns_limits {
+	size_t n;
+	int resource[2];
+	uint64_t soft[2]; /* as they were */
+};
+int ns_userns_limits_lower(const struct ns_rlimit *v, size_t n, struct ns_userns_limits *saved,
+			   struct hutch_err *err);
+void ns_userns_limits_restore(const struct ns_userns_limits *saved);
 
 int ns_set_hostname(const char *hostname, const char *domainname, struct hutch_err *err);
 /* A new network namespace, which this process does not stay in: its fd, and (path given) the

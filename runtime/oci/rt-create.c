@@ -425,7 +425,16 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 	TRY(pid_ns_fd(x->spec, &pidns, err));
 	int born_in =
 		x->memcg_fd >= 0 || !x->cg ? -1 : cg_dirfd(x->cg); /* v2, unless joining late */
-	pid_t pid = rt_clone(clone_flags(x), born_in, pidns, &x->pidfd, err);
+	uint64_t flags = clone_flags(x);
+	/* A new user namespace copies our soft limits, which then bound what it queues of its
+	 * owner's: the container's own, for the clone (ns-misc.c). */
+	struct ns_userns_limits saved = { 0 };
+	if (flags & CLONE_NEWUSER)
+		TRY(ns_userns_limits_lower(x->spec->process.rlimits, x->spec->process.n_rlimits,
+					   &saved, err));
+	pid_t pid = rt_clone(flags, born_in, pidns, &x->pidfd, err);
+	if (pid != 0)
+		ns_userns_limits_restore(&saved);
 	if (pid < 0)
 		return pid;
 	if (pid == 0) {

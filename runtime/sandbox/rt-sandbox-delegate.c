@@ -166,6 +166,16 @@ static void exec_runtime(const struct sandbox_delegate_in *in, const struct dele
 		_exit(RT_SB_EXIT_FAIL);
 	}
 	hide_unified(d);
+	/* The user namespace copies its maker's soft limits (ns-misc.c): runc makes it before
+	 * it sets process.rlimits (crun after, for which this changes nothing). runsc's sentry
+	 * queues the sandbox's signals and messages itself. */
+	struct ns_userns_limits saved;
+	struct hutch_err e = { 0 };
+	if (d->kind != KIND_RUNSC &&
+	    ns_userns_limits_lower(in->rlimits, in->n_rlimits, &saved, &e) < 0) {
+		dprintf(2, "hutch: error: %s\n", e.msg);
+		_exit(RT_SB_EXIT_FAIL);
+	}
 	if (d->runsc_hostinet && setns(in->netns_fd, CLONE_NEWNET) < 0) {
 		dprintf(2, "hutch: error: enter the sandbox's network namespace: %s\n",
 			strerror(errno));

@@ -526,8 +526,8 @@ static const struct rt_flag options[] = {
 	  "directory hutch then gives to them)",
 	  0, set_workspace_owner },
 	{ "as-root", 0, RT_FLAG_FN_BOOL,
-	  "root inside a user namespace (subordinate host ids), default capabilities there, "
-	  "a writable throw-away layer: for package installs",
+	  "root inside a user namespace (subordinate host ids), Docker's default capabilities but "
+	  "CAP_NET_RAW there, a writable throw-away layer: for package installs",
 	  0, set_as_root },
 	{ "host-root", 0, RT_FLAG_FN_BOOL,
 	  "host root without a user namespace (what --as-root was): warns every time", 0,
@@ -539,7 +539,9 @@ static const struct rt_flag options[] = {
 	{ "pids", 0, RT_FLAG_FN, "process limit (default 1024; 0 = none)", 0, set_pids },
 	{ "ucount", 0, RT_FLAG_FN_LIST,
 	  "NAME=N: the user namespace's limit /proc/sys/user/max_NAME, per uid inside (default "
-	  "inotify_instances=16, inotify_watches=8192, fanotify_*=8 and 8192, *_namespaces=256)",
+	  "inotify_instances=16, inotify_watches=8192, fanotify_*=8 and 8192, *_namespaces=256), "
+	  "or its RLIMIT_SIGPENDING or RLIMIT_MSGQUEUE, for the whole sandbox (sigpending=1024, "
+	  "msgqueue=204800 bytes)",
 	  0, rt_sb_set_ucount },
 	{ "timeout", 0, RT_FLAG_FN, "seconds before SIGTERM (default 300; 0 = none)", 0,
 	  set_timeout },

@@ -17,7 +17,7 @@ struct rt_sb_tmpfs {
 	uint64_t size;
 };
 
-#define RT_SB_N_UCOUNTS 12 /* /proc/sys/user's max_* (rt-sandbox-ucounts.c) */
+#define RT_SB_N_UCOUNTS 14 /* /proc/sys/user's max_*, two rlimits (rt-sandbox-ucounts.c) */
 
 enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST, RT_SB_NET_BRIDGE };
 

@@ -364,6 +364,10 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	rt_sb_ucount_hook(sb->o->runtime, spec);
 	if (r >= 0)
 		r = rt_spec_write(spec, &config, err);
+	size_t n_rlimits = spec->process.n_rlimits;
+	_cleanup_free_ struct ns_rlimit *rlimits = hutch_xcalloc(n_rlimits + 1, sizeof(*rlimits));
+	if (n_rlimits)
+		memcpy(rlimits, spec->process.rlimits, n_rlimits * sizeof(*rlimits));
 	rt_spec_free(spec);
 	if (r < 0)
 		return r;
@@ -395,7 +399,9 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 					  .network_none = sb->o->network == RT_SB_NET_NONE,
 					  .network_bridge = sb->o->network == RT_SB_NET_BRIDGE,
 					  .netns_fd = ns,
-					  .cgroup2_procs = cgroup2_procs };
+					  .cgroup2_procs = cgroup2_procs,
+					  .rlimits = rlimits,
+					  .n_rlimits = n_rlimits };
 	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o->timeout * 1000),
 			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,

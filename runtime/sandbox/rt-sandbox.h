@@ -126,6 +126,10 @@ struct sandbox_delegate_in {
 	 * and runsc leave the container in their own cgroup2 cgroup there, where the filter
 	 * on ours would not reach it. */
 	int cgroup2_procs;
+	/* The spec's process.rlimits: runc and crun make the user namespace, which takes its
+	 * limits on what it queues of root's from theirs (ns_userns_limits_lower). */
+	const struct ns_rlimit *rlimits;
+	size_t n_rlimits;
 	bool has_stats; /* out: the container cgroup's figures, read before delete */
 	struct cg_stats stats;
 };

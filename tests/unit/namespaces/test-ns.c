@@ -228,6 +228,34 @@ static void test_split_path(void)
 	ok(ns_split_path("/a/..", dir, base, &err) < 0, "split: .. refused");
 }
 
+/* The limits a new user namespace copies: only RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE, only
+ * lowered (to the hard values given), and put back. */
+static void test_userns_limits(void)
+{
+	struct rlimit sig0, mq0, nofile0, rl;
+	getrlimit(RLIMIT_SIGPENDING, &sig0);
+	getrlimit(RLIMIT_MSGQUEUE, &mq0);
+	getrlimit(RLIMIT_NOFILE, &nofile0);
+	const struct ns_rlimit v[] = { { RLIMIT_NOFILE, 3, 3 },
+				       { RLIMIT_SIGPENDING, 7, 9 },
+				       { RLIMIT_MSGQUEUE, RLIM_INFINITY, RLIM_INFINITY } };
+	struct ns_userns_limits saved;
+	struct hutch_err err = { 0 };
+	int r = ns_userns_limits_lower(v, 3, &saved, &err);
+	getrlimit(RLIMIT_SIGPENDING, &rl);
+	ok(r == 0 && rl.rlim_cur == (sig0.rlim_cur < 9 ? sig0.rlim_cur : 9) &&
+		   rl.rlim_max == sig0.rlim_max,
+	   "userns limits: the soft RLIMIT_SIGPENDING lowered to the hard value given (%s)",
+	   err.msg);
+	getrlimit(RLIMIT_MSGQUEUE, &rl);
+	ok(rl.rlim_cur == mq0.rlim_cur, "userns limits: a higher one is not raised");
+	getrlimit(RLIMIT_NOFILE, &rl);
+	ok(rl.rlim_cur == nofile0.rlim_cur, "userns limits: other rlimits are left alone");
+	ns_userns_limits_restore(&saved);
+	getrlimit(RLIMIT_SIGPENDING, &rl);
+	ok(rl.rlim_cur == sig0.rlim_cur && rl.rlim_max == sig0.rlim_max, "userns limits: restored");
+}
+
 static void test_caps_and_names(void)
 {
 	bool round = true;
@@ -249,6 +277,7 @@ static void test_caps_and_names(void)
 	struct ns_rlimit bad = { .resource = RLIMIT_NOFILE, .soft = 10, .hard = 5 };
 	ok(ns_set_rlimits(&bad, 1, &err) < 0 && strstr(err.msg, "RLIMIT_NOFILE: "),
 	   "rlimit: error names the limit (%s)", err.msg);
+	test_userns_limits();
 
 	ok(ns_type_flag("pid") == CLONE_NEWPID && ns_type_flag("network") == CLONE_NEWNET &&
 		   ns_type_flag("mount") == CLONE_NEWNS && ns_type_flag("ipc") == CLONE_NEWIPC &&

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* rt_sb_parse_args on the NULL-terminated flags after "sandbox", then "-- true". */
@@ -339,6 +340,17 @@ static const char *sysctl_of(const struct rt_spec *s, const char *key)
 	return NULL;
 }
 
+/* Both values of an rlimit the spec sets (they must agree), or 0 when it sets none. */
+static uint64_t rlimit_of(const struct rt_spec *s, int resource)
+{
+	for (size_t i = 0; i < s->process.n_rlimits; i++)
+		if (s->process.rlimits[i].resource == resource)
+			return s->process.rlimits[i].soft == s->process.rlimits[i].hard
+				       ? s->process.rlimits[i].soft
+				       : 1;
+	return 0;
+}
+
 /* --ucount: the user namespace's limits as user.* sysctls; a delegate's as a hook. */
 static void test_ucounts(void)
 {
@@ -347,7 +359,7 @@ static void test_ucounts(void)
 	rt_sb_opts_init(&o);
 	ok(sb_args(&o, &err, "--ucount", "inotify_instances=40", "--ucount",
 		   "max_fanotify_groups=max", NULL) == 0 &&
-		   o.ucount[0] == 40 && o.ucount[2] == 2147483647 && o.ucount[1] < 0,
+		   o.ucount[0] == 40 && o.ucount[2] == INT64_MAX && o.ucount[1] < 0,
 	   "ucount: NAME=N and max_NAME=max (%s)", err.msg);
 	ok(sb_args(&o, &err, "--ucount", "inotify=1", NULL) < 0 &&
 		   strstr(err.msg, "--ucount inotify=1: expected NAME=N"),
@@ -357,7 +369,8 @@ static void test_ucounts(void)
 	   "ucount: beyond INT_MAX is refused (%s)", err.msg);
 	ok(sb_args(&o, &err, "--ucount", "pid_namespaces=", NULL) < 0,
 	   "ucount: an empty N is refused (%s)", err.msg);
-	sb_args(&o, &err, "--ucount", "inotify_instances=40", NULL);
+	sb_args(&o, &err, "--ucount", "inotify_instances=40", "--ucount", "fanotify_groups=max",
+		NULL);
 	struct rt_sb_plan p = { .rootfs = "/nonexistent", .cgroups_path = "/h", .userns = true };
 	char *argv[] = { "true", NULL };
 	p.argv = argv;
@@ -366,8 +379,13 @@ static void test_ucounts(void)
 	int r = rt_sb_spec(&o, &p, "/b", &s, &err);
 	bool have = access("/proc/sys/user/max_inotify_watches", F_OK) == 0;
 	ok(r == 0 && (!have || (!strcmp(sysctl_of(s, "user.max_inotify_instances"), "40") &&
-				!strcmp(sysctl_of(s, "user.max_inotify_watches"), "8192"))),
+				!strcmp(sysctl_of(s, "user.max_inotify_watches"), "8192") &&
+				!strcmp(sysctl_of(s, "user.max_fanotify_groups"), "2147483647"))),
 	   "ucount: the given limit and the defaults, as user.* sysctls (%s)", err.msg);
+	ok(r == 0 && !sysctl_of(s, "user.max_sigpending") &&
+		   rlimit_of(s, RLIMIT_SIGPENDING) == 1024 &&
+		   rlimit_of(s, RLIMIT_MSGQUEUE) == 204800,
+	   "ucount: sigpending and msgqueue are the process's rlimits, not sysctls");
 	if (r == 0) {
 		size_t n = s->n_sysctls;
 		rt_sb_ucount_hook("/usr/bin/crun", s);
@@ -378,9 +396,17 @@ static void test_ucounts(void)
 		   "ucount: crun gets them from a createRuntime hook, not as sysctls");
 	}
 	rt_spec_free(s);
+	ok(sb_args(&o, &err, "--ucount", "sigpending=5000", "--ucount", "msgqueue=max", NULL) ==
+			   0 &&
+		   rt_sb_spec(&o, &p, "/b", &s, &err) == 0 &&
+		   rlimit_of(s, RLIMIT_SIGPENDING) == 5000 &&
+		   rlimit_of(s, RLIMIT_MSGQUEUE) == RLIM_INFINITY,
+	   "ucount: sigpending=N and msgqueue=max (%s)", err.msg);
+	rt_spec_free(s);
 	p.userns = false; /* --host-root */
 	r = rt_sb_spec(&o, &p, "/b", &s, &err);
-	ok(r == 0 && s->n_sysctls == 0, "ucount: no user namespace, no limits");
+	ok(r == 0 && s->n_sysctls == 0 && s->process.n_rlimits == 0,
+	   "ucount: no user namespace, no limits");
 	rt_spec_free(s);
 	rt_sb_opts_free(&o);
 }
