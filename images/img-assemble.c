@@ -45,7 +45,9 @@ static int overlay_dir(const struct img_layered *l, struct hutch_err *err)
 {
 	_cleanup_free_ char *data =
 		hutch_xasprintf("lowerdir=%s,upperdir=%s,workdir=%s", l->lower, l->upper, l->work);
-	if (mount("overlay", l->root, "overlay", 0, data) < 0)
+	/* nodev, as the store's roots: the sandbox's /dev is its own, and a caller's directory
+	 * image may hold a device node of the host */
+	if (mount("overlay", l->root, "overlay", MS_NODEV, data) < 0)
 		return hutch_fail_errno(err, errno, "overlay over %s", l->lower);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include "hutch-sys.h"
 
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,11 +26,13 @@ static void src_init(struct rt_sb_src *s)
 
 /* A detached copy (open_tree) of fd's tree. Only a mount of the namespace it is made in can be
  * copied (bound) there: this copy, made now, can still be attached in scratch's namespace,
- * where a bind from fd itself (or from /proc/PID/fd/N) is refused with EINVAL. */
+ * where a bind from fd itself (or from /proc/PID/fd/N) is refused with EINVAL. nodev: a
+ * device node in a caller's tree (a directory image's 5:1, the host's console) is never
+ * usable in the sandbox, whose /dev is hutch's own. */
 static int copy_tree(const char *what, int fd, const char *real, struct hutch_err *err)
 {
 	char link[HUTCH_FD_PATH_MAX];
-	const struct ns_tree_opts to = { .recursive = true };
+	const struct ns_tree_opts to = { .recursive = true, .attrs = MOUNT_ATTR_NODEV };
 	int tree = ns_make_tree(hutch_fd_path(fd, link), &to, err);
 	return tree < 0 ? hutch_err_prefix(err, "%s %s: ", what, real) : tree;
 }

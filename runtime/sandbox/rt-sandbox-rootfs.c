@@ -136,7 +136,7 @@ static int idmapped_view(const char *dir, const char *at, const struct rt_sb_pla
 	struct ns_tree_opts to = { .recursive = true,
 				   .idmap = true,
 				   .idmap_recursive = true,
-				   .attrs = MOUNT_ATTR_RDONLY,
+				   .attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV,
 				   .uids = &u,
 				   .gids = &g,
 				   .n_uids = 1,

@@ -235,6 +235,24 @@ node('sda', tarfile.BLKTYPE, 8, 0)" >/dev/null
 	[ -c "$l/console" ]
 }
 
+@test "images: a directory --image's device node never opens either (its tree is bound nodev)" {
+	requires_host_root
+	[ -x "$BUSYBOX" ] || skip "$BUSYBOX missing"
+	local d=$TEST_DIR/dirimg
+	cp -a "$(rootfs_template)" "$d"
+	chmod 755 "$TEST_DIR" "$d"
+	mkdir -p "$d/workspace"
+	mknod -m 666 "$d/console" c 5 1 # the host's console, in a tree the caller handed over
+	local opt
+	for opt in --network=none --as-root; do
+		run timeout -k 5 60 "$HUTCH" --root "$HUTCH_ROOT" sandbox "$opt" --image "$d" \
+			-- sh -c 'echo pwn >/console && echo OPENED; stty -F /console && echo IOCTL'
+		echo "$opt: $output"
+		[[ "$output" != *OPENED* && "$output" != *IOCTL* ]]
+	done
+	[ -c "$d/console" ]
+}
+
 # evil_archive PATH NODE...: a gzip'd docker-archive whose manifest names one layer,
 # blobs/sha256/0…0, and whose tar then holds the python statements NODE (the layer as a
 # device node or a FIFO, or manifest.json itself as one).
