@@ -11,9 +11,11 @@
 #include "hutch-json.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* What may follow a size's unit letter: nothing, B (1kb, as it always could) or iB (1KiB, the
@@ -247,19 +249,52 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
  * the sandbox rewrite what later runs trust: the seccomp cache that every sandbox loads, a
  * named sandbox's spec, an image. Both by name and resolved: a link on the way to a directory
  * of hutch's inside the source is the sandbox's to repoint. */
+/* Whether path (or, when it does not exist yet, its nearest existing ancestor) is top or lies
+ * beneath it, by device and inode, walking ".." through the mounts: another name for top (a
+ * bind mount of it elsewhere on the host) is top too, where names differ. */
+static bool at_or_below(const char *path, const struct stat *top)
+{
+	_cleanup_free_ char *p = hutch_xstrdup(path);
+	_cleanup_close_ int fd = -1;
+	while ((fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			return false;
+		*slash = '\0';
+	}
+	for (int depth = 0; depth < 4096; depth++) {
+		struct stat st, up_st;
+		if (fstat(fd, &st) < 0)
+			return false;
+		if (st.st_dev == top->st_dev && st.st_ino == top->st_ino)
+			return true;
+		int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		bool root = up < 0 || fstat(up, &up_st) < 0 ||
+			    (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino);
+		close(fd);
+		fd = up;
+		if (root)
+			return false;
+	}
+	return false;
+}
+
 static int check_own(const char *flag, const char *src, char *const *own, struct hutch_err *err)
 {
 	_cleanup_free_ char *real = realpath(src, NULL);
-	if (!real)
+	struct stat src_st, own_st;
+	if (!real || stat(real, &src_st) < 0)
 		return 0; /* the mount says why, naming the flag */
 	for (; *own; own++) {
 		_cleanup_free_ char *dir = rt_path_resolve(*own);
-		if (rt_path_under(*own, real) || rt_path_under(dir, real))
+		if (rt_path_under(*own, real) || rt_path_under(dir, real) ||
+		    at_or_below(dir, &src_st))
 			return hutch_fail(err, EPERM,
 					  "%s %s: holds %s, one of hutch's own directories, "
 					  "which no sandbox may write",
 					  flag, src, *own);
-		if (rt_path_under(real, dir))
+		if (rt_path_under(real, dir) ||
+		    (stat(dir, &own_st) == 0 && at_or_below(real, &own_st)))
 			return hutch_fail(err, EPERM,
 					  "%s %s: inside %s, one of hutch's own directories, "
 					  "which no sandbox may write",

@@ -122,6 +122,19 @@ fill_cache() {
 	# Through a symlink to it: resolved.
 	ln -s "$D/vc" "$TEST_DIR/link"
 	sb_fails "--bind $TEST_DIR/link: holds $D/vc/hutch" --bind "$TEST_DIR/link:/d" -- true
+	# Through another name on the host, a bind mount of it: by device and inode.
+	mkdir "$TEST_DIR/alias" "$TEST_DIR/alias2"
+	mount --bind "$D/vc" "$TEST_DIR/alias"
+	mount --bind "$HUTCH_SECCOMP_CACHE" "$TEST_DIR/alias2"
+	run sb --bind "$TEST_DIR/alias:/d" -- true
+	local st1=$status out1=$output
+	run sb --bind "$TEST_DIR/alias2:/d" -- true
+	umount "$TEST_DIR/alias" "$TEST_DIR/alias2"
+	[ "$st1" -eq 125 ]
+	[[ $out1 == *"--bind $TEST_DIR/alias: holds $D/vc/hutch"* ]]
+	# (inside: the walk up from a mount's root leaves the tree, but the directory is root's,
+	# which no rw bind may be)
+	[ "$status" -eq 125 ]
 	# hutch's state (named sandboxes' specs) and image store too.
 	sb_fails "--bind /run: holds /run/hutch" --bind /run:/r -- true
 	mkdir -p "$D/store/x"
