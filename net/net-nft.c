@@ -7,11 +7,14 @@
  * elements, and two chains and a set of its own (its cap, its refused destinations).
  * The sandbox cannot lift any of it: it lives in the host's network namespace, and is keyed
  * by the host end of the veth, which the sandbox cannot rename or leave (no sandbox has
- * CAP_NET_ADMIN; a forged source address, which CAP_NET_RAW allows, is dropped).
+ * CAP_NET_ADMIN; a forged source address, which CAP_NET_RAW allows, is dropped before
+ * connection tracking sees it).
  *
  * The order of the egress checks, for a packet from a sandbox's veth:
+ *   a source address not the sandbox's (prerouting,
+ *   before conntrack)                                drop (counted as refused)
  *   replies of a connection already let through     accept
- *   IPv6, or a source address not the sandbox's     refuse / drop
+ *   IPv6                                             refuse
  *   a new connection over its cap (ct count)         refuse (counted apart)
  *   DNS to the gateway (input hook)                  accept
  *   --deny-cidr                                      refuse (wins over every allow)
@@ -121,7 +124,8 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
 /*
  * The shared table. "create table" makes the batch fail when a concurrent hutch made it
  * first, so rules are never added twice; the caller then just retries its elements. Set
- * "layout_2" names this layout: a table without it is an older hutch's (replace_old).
+ * "layout_3" names this layout and holds its sandboxes' veths: adding to it fails on a table
+ * of an older layout, whose sets all exist but whose rules are older (replace_old).
  *
  * Per sandbox, beside its elements in the shared sets: chain lim_VETH (its cap on tracked
  * connections, "ct count over N", and the counter of what the cap refused), reached through
@@ -129,8 +133,10 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
  * refused, at most NET_REFUSED_SLOTS, with a counter each), reached through map "record". Its
  * own chain and set: nothing another sandbox does fills or empties them.
  *
- * The order (docs/networking.md): replies; what no allow lifts (IPv6, a forged source, the
- * cap); --deny-cidr; --allow-cidr; the host itself and the special ranges; the addresses of
+ * The order (docs/networking.md): a forged source, in prerouting before conntrack, where a
+ * packet it dropped can neither match another party's connection (the host's, another
+ * sandbox's, either direction) nor move its state on; replies; what no allow lifts (IPv6,
+ * the cap); --deny-cidr; --allow-cidr; the host itself and the special ranges; the addresses of
  * allowed names (the DNS forwarder's, which never holds a special one); restricted; the rest.
  * Towards a sandbox (forward, leaving through its veth) only replies, and connections an
  * operator's DNAT made, pass: a neighbour routing to the subnet reaches nothing.
@@ -138,7 +144,7 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
 static const char table_head[] =
 	"create table " T "\n"
 	"table " T " {\n"
-	"  set layout_2 { type ifname; }\n"
+	"  set layout_3 { type ifname; }\n"
 	"  set sandboxes { type ifname; }\n"
 	"  set sources { type ifname . ipv4_addr; }\n"
 	"  set addrs { type ipv4_addr; }\n"
@@ -156,6 +162,11 @@ static const char table_head[] =
 	"  set special { type ipv4_addr; flags interval; elements = { ";
 static const char table_rules[] =
 	" }; }\n"
+	"  chain prerouting { type filter hook prerouting priority raw; policy accept;\n"
+	"    iifname @sandboxes jump forged; }\n"
+	"  chain forged {\n"
+	"    iifname . ip saddr != @sources counter name iifname map @no_ctr drop\n"
+	"  }\n"
 	"  chain forward { type filter hook forward priority filter - 5; policy accept;\n"
 	"    oifname @sandboxes jump ingress\n"
 	"    iifname @sandboxes jump egress\n"
@@ -170,7 +181,6 @@ static const char table_rules[] =
 	"  }\n"
 	"  chain guard {\n"
 	"    meta nfproto ipv6 goto refuse\n"
-	"    iifname . ip saddr != @sources drop\n"
 	"    ct state new iifname vmap @limits\n"
 	"  }\n"
 	"  chain explicit {\n"
@@ -232,10 +242,11 @@ static char *table_script(void)
 }
 
 /*
- * A table without set "layout_2" is an older hutch's, whose rules let an allowed name's
- * answer open the host and private ranges, and whose refused destinations were shared. It
- * is replaced when none of its sandboxes is running (their elements would go with it). The
- * batch first creates set "layout_2", which fails when a concurrent hutch has just replaced
+ * A table without set "layout_3" is an older hutch's, whose rules checked a packet's source
+ * after conntrack had accepted it as another party's (layout_2), let an allowed name's answer
+ * open the host and private ranges, or shared the refused destinations (before). It is
+ * replaced when none of its sandboxes is running (their elements would go with it). The
+ * batch first creates set "layout_3", which fails when a concurrent hutch has just replaced
  * it: then this layout is there and the caller retries.
  */
 static int replace_old(struct hutch_err *err)
@@ -250,7 +261,7 @@ static int replace_old(struct hutch_err *err)
 				  "sandboxes: let them end, or delete it (nft delete table " T ")");
 	_cleanup_free_ char *table = table_script();
 	_cleanup_free_ char *script = hutch_xasprintf(
-		"create set " T " layout_2 { type ifname; }\ndelete table " T "\n%s", table);
+		"create set " T " layout_3 { type ifname; }\ndelete table " T "\n%s", table);
 	r = run(script, 0, NULL, err);
 	if (r == -EEXIST)
 		return hutch_err_clear(err), 0;
@@ -327,7 +338,8 @@ static char *add_script(const char *veth, uint32_t addr, const struct net_subnet
 	net_ipv4_format(addr, a);
 	net_ipv4_format(net_subnet_gateway(sn), gw);
 	_cleanup_free_ char *own = own_script(veth, eg->max_conns);
-	char *s = hutch_xasprintf("add element " T " sandboxes { \"%1$s\" }\n"
+	char *s = hutch_xasprintf("add element " T " layout_3 { \"%1$s\" }\n"
+				  "add element " T " sandboxes { \"%1$s\" }\n"
 				  "add element " T " sources { \"%1$s\" . %2$s }\n"
 				  "add element " T " addrs { %2$s }\n"
 				  "add element " T " dns { \"%1$s\" . %3$s }\n"

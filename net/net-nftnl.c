@@ -394,6 +394,7 @@ static void build(struct batch *b, uint32_t addr, const struct net_subnet *s,
 	key_u32(&a, addr);
 	dns = ifn;
 	key_u32(&dns, net_subnet_gateway(s));
+	element(b, "layout_3", &ifn, NULL, NULL); /* ENOENT on an older layout's table */
 	element(b, "sandboxes", &ifn, NULL, NULL);
 	element(b, "sources", &src, NULL, NULL);
 	element(b, "addrs", &a, NULL, NULL);

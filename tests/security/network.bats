@@ -25,7 +25,9 @@ setup_file() {
 	mkdir -p "$NET_IMAGE/img/workspace" "$NET_IMAGE/b"
 	ln -s ../img "$NET_IMAGE/b/rootfs"
 	BUNDLE=$NET_IMAGE/b install_static_helper netprobe # /bin/netprobe
-	export NET_IMAGE
+	BUNDLE=$NET_IMAGE/b install_static_helper netforge # /bin/netforge, and the host's
+	NETFORGE=${HUTCH_HELPERS_BIN:-$BATS_RUN_TMPDIR/bin}/netforge.static
+	export NET_IMAGE NETFORGE
 }
 
 teardown_file() {
@@ -321,5 +323,73 @@ ct_of() {
 	# A's own: every attempt counted (by the refusal or by its cap), its list bounded.
 	[ "$(jq '.egress.connections_refused + .egress.connections_over_limit' "$TEST_DIR/a.json")" = 65535 ]
 	[ "$(jq '.egress.refused_destinations | length' "$TEST_DIR/a.json")" = 8 ]
+	nothing_left
+}
+
+# wait_lines FILE REGEX N: until FILE has N lines matching REGEX (5 s).
+wait_lines() {
+	for _ in $(seq 50); do
+		[ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "$1: fewer than $3 lines matching $2:" >&2
+	cat "$1" >&2
+	return 1
+}
+
+# flows: UDP "flows" for a forging sandbox to aim at, all to 192.0.2.10:7000 in "the
+# internet" (a sink that answers nothing and records what reaches it, $TEST_DIR/sink):
+# sandbox A's from 10.89.0.2:6000, masqueraded to the host's 198.51.100.1:6000 ($TEST_DIR/a,
+# its hutch's pid in A_PID), and the host's from 198.51.100.1:5353 ($TEST_DIR/host; after A's:
+# the host tracks connections once hutch's table is there). Each victim prints "got TEXT" for
+# what its socket received and "refused" for an ICMP error.
+flows() {
+	in_out "$NETFORGE" sink 192.0.2.10 7000 25 >"$TEST_DIR/sink" &
+	SRV_PIDS+=($!)
+	for _ in $(seq 50); do
+		in_out ss -Hlun "src 192.0.2.10:7000" | grep -q . && break
+		sleep 0.1
+	done
+	sbn -- sh -c 'ip -4 -o addr show eth0; netforge flow 0.0.0.0 6000 192.0.2.10 7000 8' \
+		>"$TEST_DIR/a" 2>&1 &
+	A_PID=$!
+	wait_lines "$TEST_DIR/sink" "^from 198.51.100.1:6000 hello" 1
+	grep -q "inet 10.89.0.2/" "$TEST_DIR/a"
+	ip netns exec "$HOSTNS" "$NETFORGE" flow 198.51.100.1 5353 192.0.2.10 7000 10 \
+		>"$TEST_DIR/host" &
+	SRV_PIDS+=($!)
+	wait_lines "$TEST_DIR/sink" "^from 198.51.100.1:5353 hello" 1
+}
+
+# lacks FILE REGEX: no line of FILE matches (a bare "! grep" never fails a bats test).
+lacks() {
+	if grep -qE "$2" "$1"; then
+		echo "$1 has $2:" >&2
+		cat "$1" >&2
+		return 1
+	fi
+}
+
+@test "network: a forged source is dropped before conntrack: neither a reply of the host's or another sandbox's flow nor another's original direction" {
+	flows
+	# Beside the firewall, the kernel's reverse path filter on the sandbox's veth.
+	[ "$(ip netns exec "$HOSTNS" cat /proc/sys/net/ipv4/conf/hv0a590002/rp_filter)" = 1 ]
+	# B may reach nothing; it forges a reply to the host's flow, one to A's (after its NAT)
+	# and A's original direction, each from the flow's own addresses and ports.
+	run -0 sbn --egress restricted --report "$TEST_DIR/b.json" -- sh -c '
+		netforge udp 192.0.2.10 7000 198.51.100.1 5353 to-host
+		netforge udp 192.0.2.10 7000 198.51.100.1 6000 to-a
+		netforge udp 10.89.0.2 6000 192.0.2.10 7000 exfil'
+	echo "$output"
+	[ "$(grep -c sent <<<"$output")" = 3 ]
+	wait "$A_PID"
+	sleep 1
+	cat "$TEST_DIR/host" "$TEST_DIR/a" "$TEST_DIR/sink"
+	lacks "$TEST_DIR/host" got
+	lacks "$TEST_DIR/a" got
+	lacks "$TEST_DIR/sink" exfil
+	# Each was counted as refused, as the sandbox's own.
+	jq -c .egress "$TEST_DIR/b.json"
+	[ "$(jq .egress.connections_refused "$TEST_DIR/b.json")" = 3 ]
 	nothing_left
 }
