@@ -13,8 +13,9 @@
  * The order of the egress checks, for a packet from a sandbox's veth:
  *   a source address not the sandbox's (prerouting,
  *   before conntrack)                                drop (counted as refused)
- *   replies of a connection already let through     accept
- *   IPv6                                             refuse
+ *   IPv6; a reply or related packet (an ICMP error)
+ *   of a connection that is not the sandbox's own    refuse
+ *   replies of its connections already let through   accept
  *   a new connection over its cap (ct count)         refuse (counted apart)
  *   DNS to the gateway (input hook)                  accept
  *   --deny-cidr                                      refuse (wins over every allow)
@@ -26,7 +27,8 @@
  *                                                           above: it removes those)
  *   --egress restricted                              refuse
  *   anything else (the internet)                     allow
- * Towards a sandbox: replies, and DNAT'ed connections (an operator's), pass; nothing else.
+ * Towards a sandbox: replies of its own connections, and DNAT'ed connections (an
+ * operator's), pass; nothing else.
  * "refuse" rejects (a TCP reset, or ICMP admin-prohibited) so that a client fails at once,
  * counts the attempt, and records tcp/udp destinations in the sandbox's set for the report.
  * "allow" counts each connection once: a ct label marks it counted (a retransmitted SYN).
@@ -135,11 +137,14 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
  *
  * The order (docs/networking.md): a forged source, in prerouting before conntrack, where a
  * packet it dropped can neither match another party's connection (the host's, another
- * sandbox's, either direction) nor move its state on; replies; what no allow lifts (IPv6,
- * the cap); --deny-cidr; --allow-cidr; the host itself and the special ranges; the addresses of
+ * sandbox's, either direction) nor move its state on; IPv6, and a packet conntrack relates
+ * to a connection that is not the sandbox's (an ICMP error carries any connection's header,
+ * from any source: an error from the sandbox's own address about the host's flow made its
+ * socket fail); replies of its own; the cap; --deny-cidr; --allow-cidr; the host itself and the special ranges; the addresses of
  * allowed names (the DNS forwarder's, which never holds a special one); restricted; the rest.
- * Towards a sandbox (forward, leaving through its veth) only replies, and connections an
- * operator's DNAT made, pass: a neighbour routing to the subnet reaches nothing.
+ * Towards a sandbox (forward, leaving through its veth) only replies of its connections
+ * (one end is its address), and connections an operator's DNAT made, pass: a neighbour
+ * routing to the subnet reaches nothing.
  */
 static const char table_head[] =
 	"create table " T "\n"
@@ -168,19 +173,27 @@ static const char table_rules[] =
 	"    iifname . ip saddr != @sources counter name iifname map @no_ctr drop\n"
 	"  }\n"
 	"  chain forward { type filter hook forward priority filter - 5; policy accept;\n"
+	"    iifname @sandboxes jump own\n"
 	"    oifname @sandboxes jump ingress\n"
 	"    iifname @sandboxes jump egress\n"
 	"  }\n"
 	"  chain input { type filter hook input priority filter - 5; policy accept;\n"
-	"    iifname @sandboxes jump host_in; }\n"
+	"    iifname @sandboxes jump own\n"
+	"    iifname @sandboxes jump host_in\n"
+	"  }\n"
+	"  chain own {\n"
+	"    meta nfproto ipv6 goto refuse\n"
+	"    ct state established,related iifname . ct original ip saddr != @sources "
+	"iifname . ct reply ip saddr != @sources goto refuse\n"
+	"  }\n"
 	"  chain ingress {\n"
-	"    ct state established,related accept\n"
+	"    ct state established,related oifname . ct original ip saddr @sources accept\n"
+	"    ct state established,related oifname . ct reply ip saddr @sources accept\n"
 	"    ct status dnat accept\n"
 	"    iifname @sandboxes goto refuse\n"
 	"    drop\n"
 	"  }\n"
 	"  chain guard {\n"
-	"    meta nfproto ipv6 goto refuse\n"
 	"    ct state new iifname vmap @limits\n"
 	"  }\n"
 	"  chain explicit {\n"

@@ -340,7 +340,8 @@ wait_lines() {
 # flows: UDP "flows" for a forging sandbox to aim at, all to 192.0.2.10:7000 in "the
 # internet" (a sink that answers nothing and records what reaches it, $TEST_DIR/sink):
 # sandbox A's from 10.89.0.2:6000, masqueraded to the host's 198.51.100.1:6000 ($TEST_DIR/a,
-# its hutch's pid in A_PID), and the host's from 198.51.100.1:5353 ($TEST_DIR/host; after A's:
+# its hutch's pid in A_PID; at its end it sends the sink an ICMP error about its own flow),
+# and the host's from 198.51.100.1:5353 ($TEST_DIR/host; after A's:
 # the host tracks connections once hutch's table is there). Each victim prints "got TEXT" for
 # what its socket received and "refused" for an ICMP error.
 flows() {
@@ -350,7 +351,8 @@ flows() {
 		in_out ss -Hlun "src 192.0.2.10:7000" | grep -q . && break
 		sleep 0.1
 	done
-	sbn -- sh -c 'ip -4 -o addr show eth0; netforge flow 0.0.0.0 6000 192.0.2.10 7000 8' \
+	sbn -- sh -c 'ip -4 -o addr show eth0; netforge flow 0.0.0.0 6000 192.0.2.10 7000 8
+		netforge unreach 10.89.0.2 192.0.2.10 192.0.2.10 7000 10.89.0.2 6000' \
 		>"$TEST_DIR/a" 2>&1 &
 	A_PID=$!
 	wait_lines "$TEST_DIR/sink" "^from 198.51.100.1:6000 hello" 1
@@ -359,6 +361,12 @@ flows() {
 		>"$TEST_DIR/host" &
 	SRV_PIDS+=($!)
 	wait_lines "$TEST_DIR/sink" "^from 198.51.100.1:5353 hello" 1
+}
+
+# unreachs: the ICMP destination unreachable messages "the internet" has received.
+unreachs() {
+	in_out awk '/^Icmp:/ && !h {for (i = 1; i <= NF; i++) if ($i == "InDestUnreachs") c = i; h = 1; next}
+		/^Icmp:/ {print $c}' /proc/net/snmp
 }
 
 # lacks FILE REGEX: no line of FILE matches (a bare "! grep" never fails a bats test).
@@ -391,5 +399,29 @@ lacks() {
 	# Each was counted as refused, as the sandbox's own.
 	jq -c .egress "$TEST_DIR/b.json"
 	[ "$(jq .egress.connections_refused "$TEST_DIR/b.json")" = 3 ]
+	nothing_left
+}
+
+@test "network: an ICMP error about another party's flow is refused and counted, whatever its source" {
+	local unreach
+	unreach=$(unreachs)
+	flows
+	# From B's own address: port unreachable about the host's flow and about A's (after its
+	# NAT: the host's address and port 6000), as a router on their path would send.
+	run -0 sbn --egress restricted --report "$TEST_DIR/b.json" -- sh -c '
+		b=$(ip -4 -o addr show eth0 | awk "{print \$4}" | cut -d/ -f1)
+		netforge unreach $b 198.51.100.1 198.51.100.1 5353 192.0.2.10 7000
+		netforge unreach $b 198.51.100.1 198.51.100.1 6000 192.0.2.10 7000'
+	echo "$output"
+	[ "$(grep -c sent <<<"$output")" = 2 ]
+	wait "$A_PID"
+	sleep 1
+	cat "$TEST_DIR/host" "$TEST_DIR/a"
+	lacks "$TEST_DIR/host" refused
+	lacks "$TEST_DIR/a" refused
+	jq -c .egress "$TEST_DIR/b.json"
+	[ "$(jq .egress.connections_refused "$TEST_DIR/b.json")" = 2 ]
+	# A's own error about its own flow still reaches the other end.
+	[ "$(unreachs)" -gt "$unreach" ]
 	nothing_left
 }
