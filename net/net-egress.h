@@ -144,6 +144,9 @@ struct net_dns_fwd {
 			 uint32_t ttl, void *arg);
 	void *arg;
 	unsigned timeout_ms; /* per upstream try; 0: 2000 */
+	/* Upstream TCP connections (the host's, in its conntrack table) opened at most this
+	 * many a second after a burst; 0: 5 and 10. */
+	unsigned tcp_per_s, tcp_burst;
 };
 struct net_dns_stats {
 	uint64_t answered, refused; /* relayed from upstream; refused by policy */
