@@ -29,6 +29,8 @@
  *   anything else (the internet)                     allow
  * Towards a sandbox: replies of its own connections, and DNAT'ed connections (an
  * operator's), pass; nothing else.
+ * Beside it, table "arp hutch" drops the ARP a sandbox sends from any sender address but its
+ * own: the host would learn each as a neighbour, in a table the whole host shares.
  * "refuse" rejects (a TCP reset, or ICMP admin-prohibited) so that a client fails at once,
  * counts the attempt, and records tcp/udp destinations in the sandbox's set for the report.
  * "allow" counts each connection once: a ct label marks it counted (a retransmitted SYN).
@@ -236,6 +238,17 @@ static const char table_rules[] =
 	"  }\n"
 	"  chain postrouting { type nat hook postrouting priority srcnat; policy accept;\n"
 	"    ip saddr @addrs oifname != \"hv*\" masquerade; }\n"
+	"}\n"
+	/* ARP a sandbox sends from another sender address: the host would make each a
+	 * neighbour entry (STALE), in a table the whole host shares (gc_thresh3, 1024), once
+	 * the reverse path filter is loose (the host's conf/all, systemd's default, wins). Its
+	 * elements are the sources of the inet table's set of that name. */
+	"create table arp hutch\n"
+	"table arp hutch {\n"
+	"  set sources { type ifname . ipv4_addr; }\n"
+	"  chain input { type filter hook input priority filter; policy accept;\n"
+	"    iifname \"hv*\" iifname . arp saddr ip != @sources drop\n"
+	"  }\n"
 	"}\n";
 
 /* The table, its set "special" from net_special (net-special.c). */
@@ -273,8 +286,11 @@ static int replace_old(struct hutch_err *err)
 				  "nft: table " T " is an older hutch's, still used by its "
 				  "sandboxes: let them end, or delete it (nft delete table " T ")");
 	_cleanup_free_ char *table = table_script();
-	_cleanup_free_ char *script = hutch_xasprintf(
-		"create set " T " layout_3 { type ifname; }\ndelete table " T "\n%s", table);
+	_cleanup_free_ char *script = hutch_xasprintf("create set " T " layout_3 { type ifname; }\n"
+						      "delete table " T "\n"
+						      "table arp hutch\n"
+						      "delete table arp hutch\n%s",
+						      table);
 	r = run(script, 0, NULL, err);
 	if (r == -EEXIST)
 		return hutch_err_clear(err), 0;
@@ -354,6 +370,7 @@ static char *add_script(const char *veth, uint32_t addr, const struct net_subnet
 	char *s = hutch_xasprintf("add element " T " layout_3 { \"%1$s\" }\n"
 				  "add element " T " sandboxes { \"%1$s\" }\n"
 				  "add element " T " sources { \"%1$s\" . %2$s }\n"
+				  "add element arp hutch sources { \"%1$s\" . %2$s }\n"
 				  "add element " T " addrs { %2$s }\n"
 				  "add element " T " dns { \"%1$s\" . %3$s }\n"
 				  "add counter " T " ok_%1$s\n"
@@ -441,6 +458,23 @@ int net_nft_allow_addrs(uint32_t addr, const uint32_t *dst, size_t n, const stru
 	return n ? run(script, 0, NULL, err) : 0;
 }
 
+/* Both tables' listings, one after the other: nft 1.0.6 lists only the first table named in
+ * one run. An older layout has no table "arp hutch". */
+static int list_tables(char **listing, struct hutch_err *err)
+{
+	_cleanup_free_ char *inet = NULL, *arp = NULL;
+	int r = run("list table " T "\n", 0, &inet, err);
+	if (r < 0)
+		return r;
+	r = run("list table arp hutch\n", 0, &arp, err);
+	if (r == -ENOENT)
+		hutch_err_clear(err);
+	else if (r < 0)
+		return r;
+	*listing = hutch_xasprintf("%s%s", inet, arp ? arp : "");
+	return 0;
+}
+
 int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch_err *err)
 {
 	char veth[NET_IFNAME_LEN], a[NET_IPV4_LEN];
@@ -452,7 +486,7 @@ int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch
 	for (int tries = 0; tries < 3; tries++) {
 		hutch_err_clear(err);
 		_cleanup_free_ char *listing = NULL;
-		r = run("list table " T "\n", 0, &listing, err);
+		r = list_tables(&listing, err);
 		if (r == -ENOENT) { /* never made: nothing to remove */
 			hutch_err_clear(err);
 			return 0;

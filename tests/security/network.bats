@@ -449,3 +449,23 @@ upstream_ct() {
 	[ "$(upstream_ct tcp | grep -c TIME_WAIT)" = 0 ]
 	nothing_left
 }
+
+@test "network: forged ARP from a sandbox adds nothing to the host's neighbour table" {
+	# The table is the whole host's (gc_thresh3: 1024 entries): 100 requests for the gateway,
+	# each from another sender address, made 100 STALE entries on the sandbox's veth. The
+	# host's reverse path filter loose, as systemd's sysctl.d sets it: it then stops none.
+	ip netns exec "$HOSTNS" sysctl -qw net.ipv4.conf.all.rp_filter=2
+	sbn -- sh -c 'netforge arp eth0 100 10.89.0.1; sleep 3' >"$TEST_DIR/out" 2>&1 &
+	local pid=$! veth n
+	wait_lines "$TEST_DIR/out" "^sent 100" 1
+	veth=$(sandbox_veth | tr -d '"')
+	sleep 0.2
+	ip -n "$HOSTNS" -4 neigh show dev "$veth" | head -3
+	n=$(ip -n "$HOSTNS" -4 neigh show dev "$veth" | wc -l)
+	wait "$pid"
+	[ "$n" -le 1 ]
+	# The sandbox still reaches its gateway (ARP from its own address), and is reached.
+	run -0 sbn -- netprobe dns udp 10.89.0.1 ok.allowed.test
+	[[ "$output" == *"A 192.0.2.10"* ]]
+	nothing_left
+}
