@@ -367,6 +367,61 @@ next:
 	   "additional A dropped; the MX's exchange written in full");
 }
 
+/* A record of type and class whose owner points to the question, with rdlen bytes of data. */
+static size_t rr_raw(uint8_t *b, size_t n, uint16_t type, uint16_t class, const void *data,
+		     uint16_t rdlen)
+{
+	n = put16(b, n, 0xc00c);
+	n = put16(b, n, type);
+	n = put16(b, n, class);
+	n = put16(b, n, 0);
+	n = put16(b, n, 60);
+	n = put16(b, n, rdlen);
+	memcpy(b + n, data, rdlen);
+	return n + rdlen;
+}
+
+static bool drop_gw(uint32_t a, void *arg)
+{
+	(void)arg;
+	return a == 0x0a590001; /* 10.89.0.1 */
+}
+
+/* musl reads a record's type by its low byte alone and ignores its class: class CH type 1,
+ * and type 0x0101 (CAA), carrying 4 bytes, are A records to it; glibc reads them as they are.
+ * An IPv4-mapped AAAA (::ffff:a.b.c.d) is an IPv4 address to a dual-stack socket. */
+static void test_drop_musl(void)
+{
+	static const uint8_t gw[4] = { 10, 89, 0, 1 }, ok4[4] = { 192, 0, 2, 10 };
+	static const uint8_t mapped[16] = { [10] = 0xff, [11] = 0xff, 10, 89, 0, 1 };
+	static const uint8_t mapped_ok[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 10 };
+	static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	uint8_t b[512] = { 0 }, out[512];
+	unsigned dropped = 0;
+	size_t n = query(b, 4, "rebind.test", 1);
+	b[2] |= 0x80;
+	n = rr_raw(b, n, 1, 3, gw, 4);		 /* class CH, type A */
+	n = rr_raw(b, n, 0x0101, 1, gw, 4);	 /* type 257 (low byte 1), class IN */
+	n = rr_raw(b, n, 0x011c, 1, mapped, 16); /* type 284 (low byte 28) */
+	n = rr_raw(b, n, 28, 1, mapped, 16);	 /* IN AAAA ::ffff:10.89.0.1 */
+	n = rr_raw(b, n, 1, 1, ok4, 4);		 /* IN A 192.0.2.10: kept */
+	n = rr_raw(b, n, 28, 1, v6, 16);	 /* IN AAAA 2001:db8::1: kept */
+	n = rr_raw(b, n, 28, 1, mapped_ok, 16);	 /* IN AAAA ::ffff:192.0.2.10: kept */
+	b[7] = 7;
+	struct net_dns_drop d = { drop_gw, NULL };
+	ssize_t m = net_dns_drop_a(b, n, &d, out, sizeof(out), &dropped);
+	ok(m > 0 && dropped == 4 && out[7] == 3,
+	   "A/AAAA look-alikes of another class or type, and a mapped AAAA the judge drops, go "
+	   "(%u dropped, %u kept)",
+	   dropped, m > 0 ? out[7] : 0);
+	ok(m > 0 && !memmem(out, (size_t)m, gw, 4), "10.89.0.1 is nowhere in the answer");
+	uint32_t addrs[4], ttl;
+	ok(m > 0 && net_dns_answer_a(out, (size_t)m, addrs, 4, &ttl) == 1 &&
+		   addrs[0] == 0xc000020a && memmem(out, (size_t)m, v6, 16) &&
+		   memmem(out, (size_t)m, mapped_ok, 16),
+	   "the IN A, the AAAA and the mapped AAAA the judge keeps stay");
+}
+
 static void test_patterns(void)
 {
 	char out[NET_DNS_NAME_MAX];
@@ -916,6 +971,7 @@ int main(void)
 	test_same_question();
 	test_answer_a();
 	test_drop_a();
+	test_drop_musl();
 	test_patterns();
 	test_forwarder();
 	test_forwarder_open();
