@@ -240,11 +240,14 @@ static void host_end_sysctl(const char *host, const char *path, const char *valu
  * solicitations included) before the firewall, which refuses v6 anyway, would count it. The
  * strict reverse path filter drops a source that is not routed back through this veth (only
  * the sandbox's address is), beside the firewall's check (the effective value is the higher of
- * this and conf/all, so a host's loose mode, 2, wins: the firewall does not depend on it). */
+ * this and conf/all, so a host's loose mode, 2, wins: the firewall does not depend on it). No
+ * source route is accepted from it, whatever conf/all says (both must allow it), beside the
+ * firewall's drop of IP options. */
 static void host_end_sysctls(const char *host)
 {
 	host_end_sysctl(host, "/proc/sys/net/ipv6/conf/%s/disable_ipv6", "1");
 	host_end_sysctl(host, "/proc/sys/net/ipv4/conf/%s/rp_filter", "1");
+	host_end_sysctl(host, "/proc/sys/net/ipv4/conf/%s/accept_source_route", "0");
 }
 
 /* The host end: the gateway as a /32 and a host route to the sandbox's address, so that

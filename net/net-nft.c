@@ -11,8 +11,8 @@
  * connection tracking sees it).
  *
  * The order of the egress checks, for a packet from a sandbox's veth:
- *   a source address not the sandbox's (prerouting,
- *   before conntrack)                                drop (counted as refused)
+ *   a source address not the sandbox's, or IP options
+ *   (prerouting, before conntrack)                   drop (counted as refused)
  *   IPv6; a reply or related packet (an ICMP error)
  *   of a connection that is not the sandbox's own    refuse
  *   replies of its connections already let through   accept
@@ -139,7 +139,9 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
  *
  * The order (docs/networking.md): a forged source, in prerouting before conntrack, where a
  * packet it dropped can neither match another party's connection (the host's, another
- * sandbox's, either direction) nor move its state on; IPv6, and a packet conntrack relates
+ * sandbox's, either direction) nor move its state on, and IP options (a source route, which
+ * a host accepting them rewrote after conntrack had matched the packet to a connection to
+ * itself, and forwarded as part of it, wherever the route said: nobody needs options); IPv6, and a packet conntrack relates
  * to a connection that is not the sandbox's (an ICMP error carries any connection's header,
  * from any source: an error from the sandbox's own address about the host's flow made its
  * socket fail); replies of its own; the cap; --deny-cidr; --allow-cidr; the host itself and the special ranges; the addresses of
@@ -170,9 +172,10 @@ static const char table_head[] =
 static const char table_rules[] =
 	" }; }\n"
 	"  chain prerouting { type filter hook prerouting priority raw; policy accept;\n"
-	"    iifname @sandboxes jump forged; }\n"
-	"  chain forged {\n"
+	"    iifname @sandboxes jump early; }\n"
+	"  chain early {\n"
 	"    iifname . ip saddr != @sources counter name iifname map @no_ctr drop\n"
+	"    ip hdrlength != 5 counter name iifname map @no_ctr drop\n"
 	"  }\n"
 	"  chain forward { type filter hook forward priority filter - 5; policy accept;\n"
 	"    iifname @sandboxes jump own\n"

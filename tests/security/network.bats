@@ -380,8 +380,10 @@ lacks() {
 
 @test "network: a forged source is dropped before conntrack: neither a reply of the host's or another sandbox's flow nor another's original direction" {
 	flows
-	# Beside the firewall, the kernel's reverse path filter on the sandbox's veth.
+	# Beside the firewall, the kernel's reverse path filter on the sandbox's veth (and no
+	# source route accepted there, below).
 	[ "$(ip netns exec "$HOSTNS" cat /proc/sys/net/ipv4/conf/hv0a590002/rp_filter)" = 1 ]
+	[ "$(ip netns exec "$HOSTNS" cat /proc/sys/net/ipv4/conf/hv0a590002/accept_source_route)" = 0 ]
 	# B may reach nothing; it forges a reply to the host's flow, one to A's (after its NAT)
 	# and A's original direction, each from the flow's own addresses and ports.
 	run -0 sbn --egress restricted --report "$TEST_DIR/b.json" -- sh -c '
@@ -467,5 +469,32 @@ upstream_ct() {
 	# The sandbox still reaches its gateway (ARP from its own address), and is reached.
 	run -0 sbn -- netprobe dns udp 10.89.0.1 ok.allowed.test
 	[[ "$output" == *"A 192.0.2.10"* ]]
+	nothing_left
+}
+
+@test "network: a source-routed packet cannot ride a connection to the host out to another destination" {
+	# Only where the host accepts source routes (conf/all here, in the test's "host"):
+	# a DNS flow to the gateway, then a datagram on it with a loose source route naming
+	# 192.0.2.10, which the host forwarded there as part of that established flow.
+	# (The receiving end too: Linux drops a packet that carries a source route otherwise,
+	# where an attacker's server would just read it.)
+	ip netns exec "$HOSTNS" sysctl -qw net.ipv4.conf.all.accept_source_route=1
+	in_out sysctl -qw net.ipv4.conf.all.accept_source_route=1
+	in_out "$NETFORGE" sink 192.0.2.10 53 10 >"$TEST_DIR/sink" &
+	SRV_PIDS+=($!)
+	for _ in $(seq 50); do
+		in_out ss -Hlun "src 192.0.2.10:53" | grep -q . && break
+		sleep 0.1
+	done
+	run -0 sbn --egress restricted --allow-host ok.allowed.test --report "$TEST_DIR/r.json" \
+		-- sh -c 'b=$(ip -4 -o addr show eth0 | awk "{print \$4}" | cut -d/ -f1)
+		netforge query 40000 10.89.0.1 ok.allowed.test
+		netforge lsrr $b 40000 10.89.0.1 53 192.0.2.10 exfil'
+	echo "$output"
+	[[ "$output" == *"answered"*"sent"* ]]
+	sleep 1
+	cat "$TEST_DIR/sink"
+	lacks "$TEST_DIR/sink" exfil
+	[ "$(jq .egress.connections_refused "$TEST_DIR/r.json")" = 1 ]
 	nothing_left
 }

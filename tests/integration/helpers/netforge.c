@@ -15,6 +15,9 @@
  *       TEXT" for each datagram and "refused" for each ECONNREFUSED for SECONDS.
  *   netforge sink ADDR PORT SECONDS
  *       prints "from A:P TEXT" for each datagram received on ADDR:PORT for SECONDS.
+ *   netforge query SPORT SERVER NAME
+ *       one DNS query (A, IN) for NAME from port SPORT to SERVER:53; prints "answered" when a
+ *       reply comes (within 3 s): the flow is then one conntrack calls established.
  * Every output line is flushed at once: the test reads them while it runs.
  */
 #include <arpa/inet.h>
@@ -243,6 +246,32 @@ static int flow(char **a)
 	return receive(fd, atoi(a[4]), 1);
 }
 
+static int dns_query(char **a)
+{
+	int fd = bound("0.0.0.0", a[0], 3);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(53),
+				  .sin_addr.s_addr = addr_of(a[1]) };
+	uint8_t q[300] = { 0x12, 0x34, 0x01, 0x00, 0, 1 }, r[512];
+	size_t n = 12;
+	for (const char *l = a[2]; *l && n < 260;) {
+		size_t len = strcspn(l, ".");
+		q[n++] = (uint8_t)len;
+		memcpy(q + n, l, len);
+		n += len;
+		l += len + (l[len] == '.');
+	}
+	q[n++] = 0;
+	memcpy(q + n, "\0\1\0\1", 4);
+	if (sendto(fd, q, n + 4, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    recv(fd, r, sizeof(r), 0) < 12) {
+		perror("netforge: query");
+		return 1;
+	}
+	printf("answered\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -257,8 +286,11 @@ int main(int argc, char **argv)
 		return forge_arp(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 7 && !strcmp(cmd, "flow"))
 		return flow(argv + 2);
+	if (argc == 5 && !strcmp(cmd, "query"))
+		return dns_query(argv + 2);
 	if (argc == 5 && !strcmp(cmd, "sink"))
 		return receive(bound(argv[2], argv[3], 1), atoi(argv[4]), 0);
-	fprintf(stderr, "usage: netforge udp|unreach|lsrr|arp|flow|sink ARGS (see its source)\n");
+	fprintf(stderr,
+		"usage: netforge udp|unreach|lsrr|arp|flow|sink|query ARGS (see its source)\n");
 	return 2;
 }
