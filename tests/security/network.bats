@@ -498,3 +498,32 @@ upstream_ct() {
 	[ "$(jq .egress.connections_refused "$TEST_DIR/r.json")" = 1 ]
 	nothing_left
 }
+
+@test "network: --subnet may not overlap the host's addresses or the networks on its links" {
+	# The uplink's network: the gateway would be the host's own address, a sandbox the
+	# address of the host's gateway ("the internet").
+	run -125 sbn --subnet 198.51.100.0/24 -- ip -4 -o addr show eth0
+	echo "$output"
+	[ "$(wc -l <<<"$output")" = 1 ]
+	[[ "$output" == *"--subnet 198.51.100.0/24: overlaps the host's route 198.51.100.0/24 dev uplink"* ]]
+	run -125 sbn --subnet 198.51.0.0/16 -- true
+	[[ "$output" == *"--subnet 198.51.0.0/16: overlaps"*"dev uplink"* ]]
+	# An address of the host's alone (on lo: no network of its own), and the loopback range.
+	ip -n "$HOSTNS" addr add 10.99.0.7/32 dev lo
+	run -125 sbn --subnet 10.99.0.0/24 -- true
+	[[ "$output" == *"--subnet 10.99.0.0/24: overlaps the host's address 10.99.0.7 (lo)"* ]]
+	run -125 sbn --subnet 127.0.0.0/8 -- true
+	[[ "$output" == *"--subnet 127.0.0.0/8: overlaps the host's address 127."* ]]
+	[ ! -s "$LEASES" ]
+	# The sandboxes' own veths and routes are not the host's: the default subnet works with
+	# another sandbox on it, and so does a free range beside the host's.
+	sbn -- sleep 2 &
+	local pid=$!
+	sandbox_veth >/dev/null
+	run -0 sbn -- ip -4 -o addr show eth0
+	[[ "$output" == *"inet 10.89.0.3/24"* ]]
+	wait "$pid"
+	run -0 sbn --subnet 198.51.101.0/24 -- ip -4 -o addr show eth0
+	[[ "$output" == *"inet 198.51.101.2/24"* ]]
+	nothing_left
+}
