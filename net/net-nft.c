@@ -30,7 +30,7 @@
  * Towards a sandbox: replies of its own connections, and DNAT'ed connections (an
  * operator's), pass; nothing else.
  * Beside it, table "arp hutch" drops the ARP a sandbox sends from any sender address but its
- * own: the host would learn each as a neighbour, in a table the whole host shares.
+ * own: the host would learn each as a neighbour, in a table the whole host shares (arp_table).
  * "refuse" rejects (a TCP reset, or ICMP admin-prohibited) so that a client fails at once,
  * counts the attempt, and records tcp/udp destinations in the sandbox's set for the report.
  * "allow" counts each connection once: a ct label marks it counted (a retransmitted SYN).
@@ -241,16 +241,22 @@ static const char table_rules[] =
 	"  }\n"
 	"  chain postrouting { type nat hook postrouting priority srcnat; policy accept;\n"
 	"    ip saddr @addrs oifname != \"hv*\" masquerade; }\n"
-	"}\n"
-	/* ARP a sandbox sends from another sender address: the host would make each a
-	 * neighbour entry (STALE), in a table the whole host shares (gc_thresh3, 1024), once
-	 * the reverse path filter is loose (the host's conf/all, systemd's default, wins). Its
-	 * elements are the sources of the inet table's set of that name. */
+	"}\n";
+
+/*
+ * ARP a sandbox sends from another sender address: the host would make each a neighbour entry
+ * (STALE), in a table the whole host shares (gc_thresh3, 1024), once the reverse path filter
+ * is loose (the host's conf/all, systemd's default, wins). Its sets hold what the inet table's
+ * of the same names hold; a veth not in "sandboxes" (an older hutch's, which adds nothing
+ * here) is left alone. Made apart from the inet table, so that either is made when missing.
+ */
+static const char arp_table[] =
 	"create table arp hutch\n"
 	"table arp hutch {\n"
+	"  set sandboxes { type ifname; }\n"
 	"  set sources { type ifname . ipv4_addr; }\n"
 	"  chain input { type filter hook input priority filter; policy accept;\n"
-	"    iifname \"hv*\" iifname . arp saddr ip != @sources drop\n"
+	"    iifname @sandboxes iifname . arp saddr ip != @sources drop\n"
 	"  }\n"
 	"}\n";
 
@@ -292,8 +298,8 @@ static int replace_old(struct hutch_err *err)
 	_cleanup_free_ char *script = hutch_xasprintf("create set " T " layout_3 { type ifname; }\n"
 						      "delete table " T "\n"
 						      "table arp hutch\n"
-						      "delete table arp hutch\n%s",
-						      table);
+						      "delete table arp hutch\n%s%s",
+						      table, arp_table);
 	r = run(script, 0, NULL, err);
 	if (r == -EEXIST)
 		return hutch_err_clear(err), 0;
@@ -373,6 +379,7 @@ static char *add_script(const char *veth, uint32_t addr, const struct net_subnet
 	char *s = hutch_xasprintf("add element " T " layout_3 { \"%1$s\" }\n"
 				  "add element " T " sandboxes { \"%1$s\" }\n"
 				  "add element " T " sources { \"%1$s\" . %2$s }\n"
+				  "add element arp hutch sandboxes { \"%1$s\" }\n"
 				  "add element arp hutch sources { \"%1$s\" . %2$s }\n"
 				  "add element " T " addrs { %2$s }\n"
 				  "add element " T " dns { \"%1$s\" . %3$s }\n"
@@ -393,12 +400,16 @@ static char *add_script(const char *veth, uint32_t addr, const struct net_subnet
 	return s;
 }
 
-/* Makes the table (or replaces an older hutch's), then runs script again. */
+/* Makes the tables (or replaces an older hutch's), then runs script again. */
 static int make_table(const char *script, struct hutch_err *err)
 {
 	_cleanup_free_ char *table = table_script();
 	int r = run(table, 0, NULL, err);
 	if (r == -EEXIST) /* a concurrent hutch made it, or an older one */
+		hutch_err_clear(err), r = 0;
+	if (r >= 0)
+		r = run(arp_table, 0, NULL, err);
+	if (r == -EEXIST)
 		hutch_err_clear(err), r = 0;
 	if (r >= 0)
 		r = run(script, 0, NULL, err);

@@ -3,7 +3,7 @@
  * A sandbox's firewall elements in one nf_tables netlink batch, built here: the start path
  * needs no library (libnftables costs a dlopen, a second libc and a cache fill, several ms
  * of CPU beside the container's creation). Only adding known elements to the tables' known
- * sets ("inet hutch", and "arp hutch"'s sources), and the sandbox's own two chains (one fixed
+ * sets ("inet hutch", and "arp hutch"'s two), and the sandbox's own two chains (one fixed
  * rule each) and set, is done this way; the tables themselves, the listing and every removal
  * stay in libnftables (net-nft.c), which also takes over when this fails, so its error text
  * is the one shown.
@@ -406,7 +406,8 @@ static void build(struct batch *b, uint32_t addr, const struct net_subnet *s,
 	element(b, "layout_3", &ifn, NULL, NULL); /* ENOENT on an older layout's table */
 	element(b, "sandboxes", &ifn, NULL, NULL);
 	element(b, "sources", &src, NULL, NULL);
-	element_of(b, NFPROTO_ARP, "sources", &src, NULL, NULL); /* its ARP's sender address */
+	element_of(b, NFPROTO_ARP, "sandboxes", &ifn, NULL, NULL); /* its ARP's sender address */
+	element_of(b, NFPROTO_ARP, "sources", &src, NULL, NULL);
 	element(b, "addrs", &a, NULL, NULL);
 	element(b, "dns", &dns, NULL, NULL);
 	counter(b, ok);

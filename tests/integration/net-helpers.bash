@@ -76,7 +76,7 @@ nothing_left() {
 		return 1
 	}
 	run ip netns exec "$HOSTNS" nft list table arp hutch
-	! grep -Eq '"hv[0-9a-f]{8}" \.' <<<"$output" || {
+	! grep -Eq '"hv[0-9a-f]{8}"' <<<"$output" || {
 		echo "ARP filter element left: $output" >&2
 		return 1
 	}
