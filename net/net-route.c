@@ -42,14 +42,15 @@ static bool is_veth(const char *dev)
 
 /* An address of the host's (a local route) or a network on one of its links (a unicast
  * route of link scope), other than a sandbox's; the default route overlaps everything and
- * a route through a gateway is no address of the host's. */
+ * a route through a gateway is no address of the host's. A device gone since the dump (a
+ * sandbox's veth goes with its network namespace, moments after its run) has none either. */
 static bool is_hosts(const struct route *r, char dev[IF_NAMESIZE])
 {
 	if (r->len == 0 ||
 	    (r->type != RTN_LOCAL && !(r->type == RTN_UNICAST && r->scope == RT_SCOPE_LINK)))
 		return false;
 	if (!r->oif || !if_indextoname(r->oif, dev))
-		snprintf(dev, IF_NAMESIZE, "#%u", r->oif);
+		return false;
 	return !is_veth(dev);
 }
 
