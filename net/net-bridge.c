@@ -227,14 +227,27 @@ static int socket_in(int netns_fd, int *eth0, struct hutch_err *err)
 	return fd;
 }
 
-/* The host end carries no IPv6: the kernel then drops what the sandbox sends over v6 (router
- * solicitations included) before the firewall, which refuses v6 anyway, would count it. */
-static void host_end_no_ipv6(const char *host)
+/* A per-interface sysctl of the host end; a kernel without it has nothing to turn off. */
+static void host_end_sysctl(const char *host, const char *path, const char *value)
 {
-	char path[96];
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", host);
+	char p[128];
+	snprintf(p, sizeof(p), path, host);
 	struct hutch_err e = { 0 };
-	hutch_write_str_at(AT_FDCWD, path, "1", &e); /* no IPv6 in this kernel: nothing to do */
+	hutch_write_str_at(AT_FDCWD, p, value, &e);
+}
+
+/* The host end carries no IPv6: the kernel then drops what the sandbox sends over v6 (router
+ * solicitations included) before the firewall, which refuses v6 anyway, would count it. The
+ * strict reverse path filter drops a source that is not routed back through this veth (only
+ * the sandbox's address is), beside the firewall's check (the effective value is the higher of
+ * this and conf/all, so a host's loose mode, 2, wins: the firewall does not depend on it). No
+ * source route is accepted from it, whatever conf/all says (both must allow it), beside the
+ * firewall's drop of IP options. */
+static void host_end_sysctls(const char *host)
+{
+	host_end_sysctl(host, "/proc/sys/net/ipv6/conf/%s/disable_ipv6", "1");
+	host_end_sysctl(host, "/proc/sys/net/ipv4/conf/%s/rp_filter", "1");
+	host_end_sysctl(host, "/proc/sys/net/ipv4/conf/%s/accept_source_route", "0");
 }
 
 /* The host end: the gateway as a /32 and a host route to the sandbox's address, so that
@@ -246,7 +259,7 @@ static int host_end(int fd, const struct net_veth *v, uint32_t addr, const char 
 	int idx = (int)if_nametoindex(host);
 	if (idx == 0)
 		return hutch_fail_errno(err, errno, "veth %s", host);
-	host_end_no_ipv6(host);
+	host_end_sysctls(host);
 	TRY(add_addr(fd, idx, net_subnet_gateway(&v->subnet), 32, host, err));
 	TRY(link_up(fd, idx, host, err));
 	char what[64];

@@ -14,6 +14,7 @@
 #define FLAG_RA 0x0080
 #define FLAG_TC 0x0200
 #define TYPE_A 1
+#define TYPE_AAAA 28
 #define CLASS_IN 1
 /* A name of 255 wire bytes has at most 127 labels, so it needs no more pointers than that. */
 #define MAX_HOPS 127
@@ -294,7 +295,27 @@ static int copy_data(const uint8_t *msg, size_t len, size_t at, size_t rdlen, ui
 	return 0;
 }
 
-/* One record at *off, unless it is an A record drop() refuses (then *dropped grows). */
+/*
+ * Whether the record at p (type, class, TTL, rdlength, data) leaves the answer: an IN A whose
+ * address drop() refuses, an IN AAAA mapping such an IPv4 address (::ffff:a.b.c.d, which a
+ * dual-stack socket reaches over IPv4), and any other record whose type's low byte is A's or
+ * AAAA's, whatever its class: musl's resolver reads only that byte and never the class, so
+ * class CH type 1 and type 0x0101 (CAA) carrying 10.89.0.1 were addresses to it. -EINVAL for
+ * an IN A that holds no address (as net_dns_answer_a: no address, no answer).
+ */
+static int drops_rr(const uint8_t *p, size_t rdlen, const struct net_dns_drop *d)
+{
+	uint16_t type = get16(p), class = get16(p + 2);
+	if (type == TYPE_A && class == CLASS_IN)
+		return rdlen != 4 ? -EINVAL : d->drop(get32(p + 10), d->arg);
+	static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+	if (type == TYPE_AAAA && class == CLASS_IN)
+		return rdlen == 16 && !memcmp(p + 10, v4_mapped, 12) &&
+		       d->drop(get32(p + 22), d->arg);
+	return (type & 0xff) == TYPE_A || (type & 0xff) == TYPE_AAAA;
+}
+
+/* One record at *off, unless drops_rr() says it goes (then *dropped grows). */
 static int copy_rr(const uint8_t *msg, size_t len, size_t *off, const struct net_dns_drop *d,
 		   struct out *o, unsigned *dropped, bool *kept)
 {
@@ -306,10 +327,10 @@ static int copy_rr(const uint8_t *msg, size_t len, size_t *off, const struct net
 	if (at + rdlen > len)
 		return -EINVAL;
 	*off = at + rdlen;
-	bool a = get16(p) == TYPE_A && get16(p + 2) == CLASS_IN;
-	if (a && rdlen != 4) /* as net_dns_answer_a: no address, no answer */
-		return -EINVAL;
-	*kept = !(a && d->drop(get32(p + 10), d->arg));
+	int drop = drops_rr(p, rdlen, d);
+	if (drop < 0)
+		return drop;
+	*kept = !drop;
 	if (!*kept) {
 		(*dropped)++;
 		return 0;

@@ -4,6 +4,13 @@
  * on non-blocking sockets driven by the loop in net-dnsfwd.c, so no step can block it. Every
  * step has a deadline; a client's queries are served one after another on its connection,
  * each forwarded over a TCP connection of its own, under the same policy as over UDP.
+ *
+ * Those upstream connections are the host's, in its connection-tracking table, where the
+ * sandbox's cap does not see them: each ends with a reset (net_dns_fwd_connect's SO_LINGER
+ * 0), which leaves the entry 10 s in CLOSE rather than 120 s in TIME_WAIT (and no TIME_WAIT
+ * socket), and they are opened at most TCP_PER_S a second after a burst of TCP_BURST (a
+ * query waits for its turn): 16,100 TIME_WAIT entries from one sandbox before, about
+ * TCP_BURST + 10 * TCP_PER_S now.
  */
 #include "net-internal.h"
 
@@ -12,10 +19,13 @@
 #include <sys/socket.h>
 
 #define TCP_QUERY_MAX 4096
+#define TCP_PER_S 5
+#define TCP_BURST 10
 
 enum state {
 	T_FREE,
 	T_QUERY,   /* reading a length-prefixed query from the client */
+	T_WAIT,	   /* waiting for its turn to connect to upstream */
 	T_CONNECT, /* connecting to upstream */
 	T_SEND,	   /* writing the query to upstream */
 	T_RECV,	   /* reading upstream's answer */
@@ -23,6 +33,7 @@ enum state {
 };
 
 struct conn {
+	struct net_dns_tcp *owner; /* its turns to connect */
 	enum state st;
 	int cfd, ufd;
 	size_t upstream;
@@ -39,6 +50,7 @@ struct conn {
 struct net_dns_tcp {
 	struct conn c[NET_DNS_TCP_MAX];
 	int pfd_of[NET_DNS_TCP_MAX]; /* the conn's index in net_dns_tcp_poll's pfd, or -1 */
+	double tokens, refilled;     /* upstream connections allowed now, and since when */
 };
 
 static unsigned timeout_of(const struct net_dns_fwd *f)
@@ -49,9 +61,28 @@ static unsigned timeout_of(const struct net_dns_fwd *f)
 struct net_dns_tcp *net_dns_tcp_new(void)
 {
 	struct net_dns_tcp *t = hutch_xcalloc(1, sizeof(*t));
-	for (size_t i = 0; i < NET_DNS_TCP_MAX; i++)
+	for (size_t i = 0; i < NET_DNS_TCP_MAX; i++) {
 		t->c[i].cfd = t->c[i].ufd = -1;
+		t->c[i].owner = t;
+	}
+	t->tokens = 1e9; /* capped at the burst on first use */
 	return t;
+}
+
+/* Takes the turn to open an upstream connection: 0, or the ms until there is one. */
+static double take_turn(struct net_dns_tcp *t, const struct net_dns_fwd *f, double now)
+{
+	double rate = f->tcp_per_s ? f->tcp_per_s : TCP_PER_S;
+	double burst = f->tcp_burst ? f->tcp_burst : TCP_BURST;
+	t->tokens += (now - t->refilled) * rate / 1000;
+	if (t->tokens > burst)
+		t->tokens = burst;
+	t->refilled = now;
+	if (t->tokens >= 1) {
+		t->tokens -= 1;
+		return 0;
+	}
+	return (1 - t->tokens) * 1000 / rate;
 }
 
 static void conn_close(struct conn *c)
@@ -119,7 +150,9 @@ size_t net_dns_tcp_poll(struct net_dns_tcp *t, struct pollfd *pfd, double *next)
 		bool client = c->st == T_QUERY || c->st == T_REPLY;
 		bool in = c->st == T_QUERY || c->st == T_RECV;
 		t->pfd_of[i] = (int)n;
-		pfd[n++] = (struct pollfd){ .fd = client ? c->cfd : c->ufd,
+		pfd[n++] = (struct pollfd){ .fd = c->st == T_WAIT ? -1
+						  : client	  ? c->cfd
+								  : c->ufd,
 					    .events = in ? POLLIN : POLLOUT };
 		if (c->deadline < *next)
 			*next = c->deadline;
@@ -153,11 +186,19 @@ static void reply_empty(struct conn *c, const uint8_t *q, size_t qlen, unsigned 
 		st->failed++;
 }
 
-/* Connects to upstream i, or the next one that takes it; SERVFAIL when none does. */
+/* Connects to upstream i, or the next one that takes it (when its turn comes: T_WAIT until
+ * then); SERVFAIL when none does. */
 static void try_upstream(struct conn *c, const struct net_dns_fwd *f, struct net_dns_stats *st,
 			 size_t i, double now)
 {
 	net_fd_reset(&c->ufd);
+	double wait = i < f->n_upstream ? take_turn(c->owner, f, now) : 0;
+	if (wait > 0) {
+		c->upstream = i;
+		c->st = T_WAIT;
+		c->deadline = now + wait;
+		return;
+	}
 	for (; i < f->n_upstream; i++) {
 		c->ufd = net_dns_fwd_connect(f, i, SOCK_STREAM);
 		if (c->ufd < 0)
@@ -312,10 +353,15 @@ static void step_conn(struct conn *c, const struct net_dns_fwd *f, struct net_dn
 	}
 }
 
-/* A step ran out of time: upstream's are retried on the next; a client's end its connection. */
+/* A step ran out of time: upstream's are retried on the next; a client's end its connection;
+ * a wait for the turn to connect is over. */
 static void expire(struct conn *c, const struct net_dns_fwd *f, struct net_dns_stats *st,
 		   double now)
 {
+	if (c->st == T_WAIT) { /* its turn */
+		try_upstream(c, f, st, c->upstream, now);
+		return;
+	}
 	if (c->st == T_CONNECT || c->st == T_SEND || c->st == T_RECV) {
 		st->timeouts++;
 		try_upstream(c, f, st, c->upstream + 1, now);

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The DNS policy forwarder's loop and its UDP side: queries from the sandbox are judged by
- * name, forwarded from a fresh connected socket each (a kernel-chosen source port and a new
- * random ID, so a spoofed answer must guess both), and each answer's A records are reported
- * to the caller, who opens them in the firewall, before the answer is relayed.
+ * name, forwarded with a new random ID, and each answer's A records are reported to the
+ * caller, who opens them in the firewall, before the answer is relayed.
+ *
+ * Upstream, each nameserver has one connected socket (a kernel-chosen source port), shared by
+ * the queries in flight and told apart by their IDs, unique on it: a spoofed answer must
+ * guess the port and an ID in flight. A socket of its own per query, as before, left the host
+ * an entry in its connection-tracking table per lookup (30 s), which the sandbox's cap
+ * (--max-connections) does not see: one sandbox made 2,805 under a cap of 16. A socket
+ * serves new queries for ROTATE_MS, so its port changes too; its entry then lives out its
+ * timeout (120 s once replies flowed both ways): a few entries per nameserver, at most.
  */
 #include "net-internal.h"
 
@@ -14,16 +21,27 @@
 #include <sys/socket.h>
 
 #define MAX_PENDING 64
+#define MAX_SOCKS 8 /* each upstream's current socket, and retired ones awaiting answers */
+#define ROTATE_MS 30000
 #define QUERY_MAX 1232 /* the EDNS buffer size of DNS flag day 2020: larger queries are not seen */
 #define MSG_MAX 65536
 #define FIXED_FDS 3 /* stop, UDP, TCP listener */
 
-/* One UDP query in flight: fd < 0 when the slot is free. */
-struct pending {
+/* A socket to an upstream: fd < 0 when the slot is free. */
+struct upsock {
 	int fd;
 	size_t upstream;
+	double opened;
+	unsigned users; /* queries in flight on it */
+	bool retired;	/* takes no new query; closed once users is 0 */
+};
+
+/* One UDP query in flight: sock < 0 when the slot is free. */
+struct pending {
+	int sock; /* in fwd.socks */
+	size_t upstream;
 	double deadline;
-	uint16_t client_id;
+	uint16_t client_id, id;
 	bool matched;
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
@@ -36,14 +54,15 @@ struct fwd {
 	const struct net_dns_fwd *f;
 	struct net_dns_stats *st;
 	struct pending *pend;
+	struct upsock socks[MAX_SOCKS];
 	uint8_t *buf;
 	struct net_dns_tcp *tcp;
 };
 
 static void fwd_free(struct fwd *s)
 {
-	for (size_t i = 0; s->pend && i < MAX_PENDING; i++)
-		net_fd_reset(&s->pend[i].fd);
+	for (size_t i = 0; i < MAX_SOCKS; i++)
+		net_fd_reset(&s->socks[i].fd);
 	free(s->pend);
 	free(s->buf);
 	net_dns_tcp_free(s->tcp);
@@ -58,6 +77,62 @@ static void put_id(uint8_t *msg, uint16_t id)
 {
 	msg[0] = (uint8_t)(id >> 8);
 	msg[1] = (uint8_t)id;
+}
+
+static void sock_retire(struct upsock *u)
+{
+	u->retired = true;
+	if (!u->users)
+		net_fd_reset(&u->fd);
+}
+
+/* Frees p's slot, and its hold on its socket. */
+static void pend_free(struct fwd *s, struct pending *p)
+{
+	if (p->sock >= 0) {
+		struct upsock *u = &s->socks[p->sock];
+		if (u->users && !--u->users && u->retired)
+			net_fd_reset(&u->fd);
+	}
+	p->sock = -1;
+}
+
+/* The socket new queries to upstream i go out on (opened, or replaced once ROTATE_MS old). */
+static int sock_for(struct fwd *s, size_t i, double now)
+{
+	int free_k = -1;
+	for (int k = 0; k < MAX_SOCKS; k++) {
+		struct upsock *u = &s->socks[k];
+		if (u->fd >= 0 && !u->retired && u->upstream == i) {
+			if (now - u->opened < ROTATE_MS)
+				return k;
+			sock_retire(u);
+		}
+		if (u->fd < 0 && free_k < 0)
+			free_k = k;
+	}
+	if (free_k < 0)
+		return -1; /* every slot holds queries in flight: this upstream waits */
+	int fd = net_dns_fwd_connect(s->f, i, SOCK_DGRAM);
+	if (fd < 0)
+		return -1;
+	s->socks[free_k] = (struct upsock){ .fd = fd, .upstream = i, .opened = now };
+	return free_k;
+}
+
+/* A random ID no other query in flight on socket k has. */
+static uint16_t fresh_id(const struct fwd *s, int k, uint16_t fallback)
+{
+	uint16_t id = fallback;
+	for (int tries = 0; tries < 16; tries++) {
+		id = net_dns_fwd_id(id + 1);
+		bool taken = false;
+		for (size_t i = 0; i < MAX_PENDING && !taken; i++)
+			taken = s->pend[i].sock == k && s->pend[i].id == id;
+		if (!taken)
+			break;
+	}
+	return id;
 }
 
 static void reply_to(struct fwd *s, const struct pending *p, const uint8_t *msg, size_t len)
@@ -75,7 +150,7 @@ static void answer_empty(struct fwd *s, struct pending *p, unsigned rcode)
 		put_id(out, p->client_id);
 		reply_to(s, p, out, (size_t)n);
 	}
-	net_fd_reset(&p->fd);
+	pend_free(s, p);
 	if (rcode == NET_DNS_RCODE_SERVFAIL)
 		s->st->failed++;
 }
@@ -83,18 +158,23 @@ static void answer_empty(struct fwd *s, struct pending *p, unsigned rcode)
 /* Sends p's query to upstream i, or the next one that takes it; SERVFAIL when none does. */
 static void try_upstream(struct fwd *s, struct pending *p, size_t i, double now)
 {
-	net_fd_reset(&p->fd);
+	pend_free(s, p);
 	for (; i < s->f->n_upstream; i++) {
-		int fd = net_dns_fwd_connect(s->f, i, SOCK_DGRAM);
-		if (fd < 0)
+		int k = sock_for(s, i, now);
+		if (k < 0)
 			continue;
-		if (send(fd, p->q, p->qlen, MSG_NOSIGNAL) == (ssize_t)p->qlen) {
-			p->fd = fd;
-			p->upstream = i;
-			p->deadline = now + timeout_of(s->f);
-			return;
+		p->id = fresh_id(s, k, p->client_id);
+		put_id(p->q, p->id);
+		if (send(s->socks[k].fd, p->q, p->qlen, MSG_NOSIGNAL) != (ssize_t)p->qlen) {
+			sock_retire(
+				&s->socks[k]); /* an error it held (an ICMP's): a new one next */
+			continue;
 		}
-		close(fd);
+		p->sock = k;
+		s->socks[k].users++;
+		p->upstream = i;
+		p->deadline = now + timeout_of(s->f);
+		return;
 	}
 	answer_empty(s, p, NET_DNS_RCODE_SERVFAIL);
 }
@@ -102,7 +182,7 @@ static void try_upstream(struct fwd *s, struct pending *p, size_t i, double now)
 static struct pending *free_slot(struct fwd *s)
 {
 	for (size_t i = 0; i < MAX_PENDING; i++)
-		if (s->pend[i].fd < 0)
+		if (s->pend[i].sock < 0)
 			return &s->pend[i];
 	return NULL;
 }
@@ -110,7 +190,7 @@ static struct pending *free_slot(struct fwd *s)
 static void on_query(struct fwd *s, size_t len, const struct sockaddr_storage *peer,
 		     socklen_t peer_len, double now)
 {
-	struct pending tmp = { .fd = -1, .peer = *peer, .peer_len = peer_len };
+	struct pending tmp = { .sock = -1, .peer = *peer, .peer_len = peer_len };
 	enum net_dns_verdict v =
 		len > QUERY_MAX ? NET_DNS_DROP
 				: net_dns_fwd_judge(s->f, s->buf, len, tmp.name, &tmp.matched);
@@ -135,7 +215,6 @@ static void on_query(struct fwd *s, size_t len, const struct sockaddr_storage *p
 		answer_empty(s, p, NET_DNS_RCODE_SERVFAIL);
 		return;
 	}
-	put_id(p->q, net_dns_fwd_id(p->client_id));
 	try_upstream(s, p, 0, now);
 }
 
@@ -160,19 +239,20 @@ static int read_queries(struct fwd *s, double now, struct hutch_err *err)
 	return 0;
 }
 
-/* Upstream sent something on p's socket (or an ICMP error came back). */
-static void on_upstream(struct fwd *s, struct pending *p, double now)
+/* An answer of len bytes (in buf) came on socket k: relayed to the query in flight with its
+ * ID, if any and if it answers that query. */
+static void on_answer(struct fwd *s, int k, size_t len)
 {
-	ssize_t n = recv(p->fd, s->buf, MSG_MAX, MSG_DONTWAIT);
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EINTR) /* ECONNREFUSED: port unreachable */
-			try_upstream(s, p, p->upstream + 1, now);
-		return;
-	}
+	uint16_t id = (uint16_t)(len >= 2 ? s->buf[0] << 8 | s->buf[1] : 0);
+	struct pending *p = NULL;
+	for (size_t i = 0; i < MAX_PENDING && !p; i++)
+		if (s->pend[i].sock == k && s->pend[i].id == id)
+			p = &s->pend[i];
 	/* A rebuilt answer may be no longer than what upstream found the client could take. */
-	size_t len = (size_t)n, cap = len > 512 ? len : 512;
-	int r = net_dns_fwd_check(s->f, s->st, p->q, p->qlen, s->buf, &len, cap, p->name,
-				  p->matched);
+	size_t cap = len > 512 ? len : 512;
+	int r = p ? net_dns_fwd_check(s->f, s->st, p->q, p->qlen, s->buf, &len, cap, p->name,
+				      p->matched)
+		  : 1;
 	if (r > 0) {
 		s->st->forged++; /* keep waiting for the real one */
 		return;
@@ -184,10 +264,30 @@ static void on_upstream(struct fwd *s, struct pending *p, double now)
 	put_id(s->buf, p->client_id);
 	reply_to(s, p, s->buf, len);
 	s->st->answered++;
-	net_fd_reset(&p->fd);
+	pend_free(s, p);
 }
 
-/* The poll set: FIXED_FDS, then one per query in flight (idx says which), then TCP's. */
+/* Upstream sent something on socket k (or an ICMP error came back): a bounded batch. */
+static void on_upstream(struct fwd *s, int k, double now)
+{
+	for (int i = 0; i < 32 && s->socks[k].fd >= 0; i++) {
+		ssize_t n = recv(s->socks[k].fd, s->buf, MSG_MAX, MSG_DONTWAIT);
+		if (n >= 0) {
+			on_answer(s, k, (size_t)n);
+			continue;
+		}
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		/* ECONNREFUSED (port unreachable): its queries go to the next upstream */
+		sock_retire(&s->socks[k]);
+		for (size_t j = 0; j < MAX_PENDING; j++)
+			if (s->pend[j].sock == k)
+				try_upstream(s, &s->pend[j], s->pend[j].upstream + 1, now);
+		return;
+	}
+}
+
+/* The poll set: FIXED_FDS, then the upstream sockets (idx says which), then TCP's. */
 static size_t poll_set(struct fwd *s, struct pollfd *pfd, size_t *idx, size_t *n_udp, double *next)
 {
 	const struct net_dns_fwd *f = s->f;
@@ -196,14 +296,15 @@ static size_t poll_set(struct fwd *s, struct pollfd *pfd, size_t *idx, size_t *n
 	pfd[1] = (struct pollfd){ .fd = f->udp_fd, .events = POLLIN };
 	pfd[2] = (struct pollfd){ .fd = tcp_room ? f->tcp_fd : -1, .events = POLLIN };
 	size_t n = FIXED_FDS;
-	for (size_t i = 0; i < MAX_PENDING; i++) {
-		if (s->pend[i].fd < 0)
+	for (size_t k = 0; k < MAX_SOCKS; k++) {
+		if (s->socks[k].fd < 0)
 			continue;
-		idx[n - FIXED_FDS] = i;
-		pfd[n++] = (struct pollfd){ .fd = s->pend[i].fd, .events = POLLIN };
-		if (s->pend[i].deadline < *next)
-			*next = s->pend[i].deadline;
+		idx[n - FIXED_FDS] = k;
+		pfd[n++] = (struct pollfd){ .fd = s->socks[k].fd, .events = POLLIN };
 	}
+	for (size_t i = 0; i < MAX_PENDING; i++)
+		if (s->pend[i].sock >= 0 && s->pend[i].deadline < *next)
+			*next = s->pend[i].deadline;
 	*n_udp = n - FIXED_FDS;
 	return n + net_dns_tcp_poll(s->tcp, pfd + n, next);
 }
@@ -220,11 +321,12 @@ static int wait_events(struct pollfd *pfd, size_t n, double next, struct hutch_e
 static void step_udp(struct fwd *s, const struct pollfd *pfd, const size_t *idx, size_t n,
 		     double now)
 {
-	for (size_t k = 0; k < n; k++) {
-		struct pending *p = &s->pend[idx[k]];
-		if (p->fd >= 0 && pfd[k].revents)
-			on_upstream(s, p, now);
-		if (p->fd >= 0 && now >= p->deadline) {
+	for (size_t k = 0; k < n; k++)
+		if (pfd[k].revents)
+			on_upstream(s, (int)idx[k], now);
+	for (size_t i = 0; i < MAX_PENDING; i++) {
+		struct pending *p = &s->pend[i];
+		if (p->sock >= 0 && now >= p->deadline) {
 			s->st->timeouts++;
 			try_upstream(s, p, p->upstream + 1, now);
 		}
@@ -239,7 +341,7 @@ static int fwd_setup(struct fwd *s, const struct net_dns_fwd *f, struct hutch_er
 		return hutch_fail_errno(err, errno, "dns: make the TCP socket non-blocking");
 	s->pend = hutch_xcalloc(MAX_PENDING, sizeof(*s->pend));
 	for (size_t i = 0; i < MAX_PENDING; i++)
-		s->pend[i].fd = -1;
+		s->pend[i].sock = -1;
 	s->buf = hutch_xmalloc(MSG_MAX);
 	s->tcp = net_dns_tcp_new();
 	return 0;
@@ -248,12 +350,14 @@ static int fwd_setup(struct fwd *s, const struct net_dns_fwd *f, struct hutch_er
 int net_dns_fwd_run(const struct net_dns_fwd *f, struct net_dns_stats *st, struct hutch_err *err)
 {
 	_cleanup_(fwd_free) struct fwd s = { .f = f, .st = st };
+	for (size_t k = 0; k < MAX_SOCKS; k++)
+		s.socks[k].fd = -1;
 	int r = fwd_setup(&s, f, err);
 	if (r < 0)
 		return r;
 	for (;;) {
-		struct pollfd pfd[FIXED_FDS + MAX_PENDING + NET_DNS_TCP_MAX];
-		size_t idx[MAX_PENDING], n_udp;
+		struct pollfd pfd[FIXED_FDS + MAX_SOCKS + NET_DNS_TCP_MAX];
+		size_t idx[MAX_SOCKS], n_udp;
 		double next = hutch_now_ms() + 60000;
 		size_t n = poll_set(&s, pfd, idx, &n_udp, &next);
 		r = wait_events(pfd, n, next, err);

@@ -102,8 +102,9 @@ ssize_t net_dns_reply_empty(const uint8_t *q, size_t qlen, unsigned rcode, uint8
 int net_dns_answer_a(const uint8_t *msg, size_t len, uint32_t *addrs, size_t max,
 		     uint32_t *min_ttl);
 /* Removes from response msg every A record of class IN, in any section, whose address drop()
- * refuses, rebuilding it into out (cap bytes) with every name written in full (a kept record may
- * point into a dropped one). Returns 0 when nothing is dropped (msg stands as it is), else the
+ * refuses (and an IN AAAA mapping one, ::ffff:a.b.c.d), and every other record whose type's
+ * low byte is A's or AAAA's in any class (musl reads them as addresses), rebuilding it into
+ * out (cap bytes) with every name written in full (a kept record may point into a dropped one). Returns 0 when nothing is dropped (msg stands as it is), else the
  * new length, with *dropped the records removed; -EINVAL for a malformed message, -ENOSPC when
  * cap cannot hold its question. A rebuilt message that does not fit is its header and question
  * alone with TC set, so that the client asks again over TCP. */
@@ -144,6 +145,9 @@ struct net_dns_fwd {
 			 uint32_t ttl, void *arg);
 	void *arg;
 	unsigned timeout_ms; /* per upstream try; 0: 2000 */
+	/* Upstream TCP connections (the host's, in its conntrack table) opened at most this
+	 * many a second after a burst; 0: 5 and 10. */
+	unsigned tcp_per_s, tcp_burst;
 };
 struct net_dns_stats {
 	uint64_t answered, refused; /* relayed from upstream; refused by policy */

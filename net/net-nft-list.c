@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Reading nft's listing of table "inet hutch" back: a sandbox's elements are found by its
- * veth's name (the first field of every per-sandbox key, or its address in set "addrs"), and
- * its counters, chains and set by their names (ok_VETH, no_VETH, lim_VETH, rf_VETH). Text, not JSON: the listing's element syntax is exactly what
- * "delete element" takes, so keys are copied rather than rebuilt. Pure, hence unit-tested.
+ * Reading nft's listing of tables "inet hutch" and "arp hutch" back: a sandbox's elements are
+ * found by its veth's name (the first field of every per-sandbox key, or its address in set
+ * "addrs"), and its counters, chains and set by their names (ok_VETH, no_VETH, lim_VETH,
+ * rf_VETH). Text, not JSON: the listing's element syntax is exactly what "delete element"
+ * takes, so keys are copied rather than rebuilt. Pure, hence unit-tested.
  */
 #include "net-internal.h"
 
@@ -13,16 +14,17 @@
 #include <string.h>
 
 struct del {
+	const char *table; /* the block's table: "inet hutch" or "arp hutch" */
 	char *elems;	/* "delete element ..." lines, first: maps refer to chains and counters */
 	char *chains;	/* "delete chain ...": the sandbox's own, whose rules refer to its set */
 	char *sets;	/* "delete set ..." */
 	char *counters; /* "delete counter ..." */
 };
 
-/* Adds "delete WHAT inet hutch ARG" to *s. */
-static void append(char **s, const char *what, const char *arg)
+/* Adds "delete WHAT TABLE ARG" to *s. */
+static void append(const struct del *d, char **s, const char *what, const char *arg)
 {
-	char *n = hutch_xasprintf("%sdelete %s inet hutch %s\n", *s, what, arg);
+	char *n = hutch_xasprintf("%sdelete %s %s %s\n", *s, what, d->table, arg);
 	free(*s);
 	*s = n;
 }
@@ -105,7 +107,7 @@ static void take_elems(const char *set, const char *text, size_t len, const char
 	}
 	if (*keys) {
 		_cleanup_free_ char *what = hutch_xasprintf("%s { %s }", set, keys);
-		append(&d->elems, "element", what);
+		append(d, &d->elems, "element", what);
 	}
 }
 
@@ -123,7 +125,7 @@ static void take_counter(const char *name, const char *body, const char *veth, s
 		st->allowed = packets;
 	if (st && no)
 		st->refused = packets;
-	append(&d->counters, "counter", name);
+	append(d, &d->counters, "counter", name);
 }
 
 /* The sandbox's own set rf_VETH: its elements are its refused destinations. */
@@ -146,7 +148,7 @@ static void take_own_set(const char *name, const char *body, struct del *d,
 			i = j;
 		}
 	}
-	append(&d->sets, "set", name);
+	append(d, &d->sets, "set", name);
 }
 
 /* The sandbox's own chains: lim_VETH counts what its cap refused. */
@@ -159,7 +161,7 @@ static void take_own_chain(const char *name, const char *body, struct del *d,
 		sscanf(p, "counter packets %llu", &packets);
 	if (st && !strncmp(name, "lim_", 4))
 		st->capped = packets;
-	append(&d->chains, "chain", name);
+	append(d, &d->chains, "chain", name);
 }
 
 /* One block of the listing ("set NAME {" to its "}"): veth's part of it goes to d. */
@@ -185,7 +187,7 @@ static void take_block(const char *kind, const char *name, const char *body, con
 
 char *net_nft_del_script(const char *listing, const char *veth, struct net_egress_stats *st)
 {
-	struct del d = { hutch_xstrdup(""), hutch_xstrdup(""), hutch_xstrdup(""),
+	struct del d = { "inet hutch", hutch_xstrdup(""), hutch_xstrdup(""), hutch_xstrdup(""),
 			 hutch_xstrdup("") };
 	char addr[NET_IPV4_LEN] = "";
 	uint32_t a;
@@ -197,6 +199,10 @@ char *net_nft_del_script(const char *listing, const char *veth, struct net_egres
 	for (const char *l = listing; l && *l;) {
 		const char *end = strchr(l, '\n');
 		end = end ? end : l + strlen(l);
+		if (!strncmp(l, "table arp hutch {", 17))
+			d.table = "arp hutch";
+		else if (!strncmp(l, "table ", 6))
+			d.table = "inet hutch";
 		if (sscanf(l, " %15s %63s {", kind, name) == 2 && end > l && end[-1] == '{' &&
 		    strcmp(kind, "table")) {
 			const char *close = strstr(end, "\n\t}");

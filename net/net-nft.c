@@ -7,11 +7,15 @@
  * elements, and two chains and a set of its own (its cap, its refused destinations).
  * The sandbox cannot lift any of it: it lives in the host's network namespace, and is keyed
  * by the host end of the veth, which the sandbox cannot rename or leave (no sandbox has
- * CAP_NET_ADMIN; a forged source address, which CAP_NET_RAW allows, is dropped).
+ * CAP_NET_ADMIN; a forged source address, which CAP_NET_RAW allows, is dropped before
+ * connection tracking sees it).
  *
  * The order of the egress checks, for a packet from a sandbox's veth:
- *   replies of a connection already let through     accept
- *   IPv6, or a source address not the sandbox's     refuse / drop
+ *   a source address not the sandbox's, or IP options
+ *   (prerouting, before conntrack)                   drop (counted as refused)
+ *   IPv6; a reply or related packet (an ICMP error)
+ *   of a connection that is not the sandbox's own    refuse
+ *   replies of its connections already let through   accept
  *   a new connection over its cap (ct count)         refuse (counted apart)
  *   DNS to the gateway (input hook)                  accept
  *   --deny-cidr                                      refuse (wins over every allow)
@@ -23,7 +27,10 @@
  *                                                           above: it removes those)
  *   --egress restricted                              refuse
  *   anything else (the internet)                     allow
- * Towards a sandbox: replies, and DNAT'ed connections (an operator's), pass; nothing else.
+ * Towards a sandbox: replies of its own connections, and DNAT'ed connections (an
+ * operator's), pass; nothing else.
+ * Beside it, table "arp hutch" drops the ARP a sandbox sends from any sender address but its
+ * own: the host would learn each as a neighbour, in a table the whole host shares (arp_table).
  * "refuse" rejects (a TCP reset, or ICMP admin-prohibited) so that a client fails at once,
  * counts the attempt, and records tcp/udp destinations in the sandbox's set for the report.
  * "allow" counts each connection once: a ct label marks it counted (a retransmitted SYN).
@@ -121,7 +128,8 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
 /*
  * The shared table. "create table" makes the batch fail when a concurrent hutch made it
  * first, so rules are never added twice; the caller then just retries its elements. Set
- * "layout_2" names this layout: a table without it is an older hutch's (replace_old).
+ * "layout_3" names this layout and holds its sandboxes' veths: adding to it fails on a table
+ * of an older layout, whose sets all exist but whose rules are older (replace_old).
  *
  * Per sandbox, beside its elements in the shared sets: chain lim_VETH (its cap on tracked
  * connections, "ct count over N", and the counter of what the cap refused), reached through
@@ -129,16 +137,23 @@ static int run(const char *script, unsigned flags, char **out, struct hutch_err 
  * refused, at most NET_REFUSED_SLOTS, with a counter each), reached through map "record". Its
  * own chain and set: nothing another sandbox does fills or empties them.
  *
- * The order (docs/networking.md): replies; what no allow lifts (IPv6, a forged source, the
- * cap); --deny-cidr; --allow-cidr; the host itself and the special ranges; the addresses of
+ * The order (docs/networking.md): a forged source, in prerouting before conntrack, where a
+ * packet it dropped can neither match another party's connection (the host's, another
+ * sandbox's, either direction) nor move its state on, and IP options (a source route, which
+ * a host accepting them rewrote after conntrack had matched the packet to a connection to
+ * itself, and forwarded as part of it, wherever the route said: nobody needs options); IPv6, and a packet conntrack relates
+ * to a connection that is not the sandbox's (an ICMP error carries any connection's header,
+ * from any source: an error from the sandbox's own address about the host's flow made its
+ * socket fail); replies of its own; the cap; --deny-cidr; --allow-cidr; the host itself and the special ranges; the addresses of
  * allowed names (the DNS forwarder's, which never holds a special one); restricted; the rest.
- * Towards a sandbox (forward, leaving through its veth) only replies, and connections an
- * operator's DNAT made, pass: a neighbour routing to the subnet reaches nothing.
+ * Towards a sandbox (forward, leaving through its veth) only replies of its connections
+ * (one end is its address), and connections an operator's DNAT made, pass: a neighbour
+ * routing to the subnet reaches nothing.
  */
 static const char table_head[] =
 	"create table " T "\n"
 	"table " T " {\n"
-	"  set layout_2 { type ifname; }\n"
+	"  set layout_3 { type ifname; }\n"
 	"  set sandboxes { type ifname; }\n"
 	"  set sources { type ifname . ipv4_addr; }\n"
 	"  set addrs { type ipv4_addr; }\n"
@@ -156,21 +171,34 @@ static const char table_head[] =
 	"  set special { type ipv4_addr; flags interval; elements = { ";
 static const char table_rules[] =
 	" }; }\n"
+	"  chain prerouting { type filter hook prerouting priority raw; policy accept;\n"
+	"    iifname @sandboxes jump early; }\n"
+	"  chain early {\n"
+	"    iifname . ip saddr != @sources counter name iifname map @no_ctr drop\n"
+	"    ip hdrlength != 5 counter name iifname map @no_ctr drop\n"
+	"  }\n"
 	"  chain forward { type filter hook forward priority filter - 5; policy accept;\n"
+	"    iifname @sandboxes jump own\n"
 	"    oifname @sandboxes jump ingress\n"
 	"    iifname @sandboxes jump egress\n"
 	"  }\n"
 	"  chain input { type filter hook input priority filter - 5; policy accept;\n"
-	"    iifname @sandboxes jump host_in; }\n"
+	"    iifname @sandboxes jump own\n"
+	"    iifname @sandboxes jump host_in\n"
+	"  }\n"
+	"  chain own {\n"
+	"    meta nfproto ipv6 goto refuse\n"
+	"    ct state established,related iifname . ct original ip saddr != @sources "
+	"iifname . ct reply ip saddr != @sources goto refuse\n"
+	"  }\n"
 	"  chain ingress {\n"
-	"    ct state established,related accept\n"
+	"    ct state established,related oifname . ct original ip saddr @sources accept\n"
+	"    ct state established,related oifname . ct reply ip saddr @sources accept\n"
 	"    ct status dnat accept\n"
 	"    iifname @sandboxes goto refuse\n"
 	"    drop\n"
 	"  }\n"
 	"  chain guard {\n"
-	"    meta nfproto ipv6 goto refuse\n"
-	"    iifname . ip saddr != @sources drop\n"
 	"    ct state new iifname vmap @limits\n"
 	"  }\n"
 	"  chain explicit {\n"
@@ -215,6 +243,23 @@ static const char table_rules[] =
 	"    ip saddr @addrs oifname != \"hv*\" masquerade; }\n"
 	"}\n";
 
+/*
+ * ARP a sandbox sends from another sender address: the host would make each a neighbour entry
+ * (STALE), in a table the whole host shares (gc_thresh3, 1024), once the reverse path filter
+ * is loose (the host's conf/all, systemd's default, wins). Its sets hold what the inet table's
+ * of the same names hold; a veth not in "sandboxes" (an older hutch's, which adds nothing
+ * here) is left alone. Made apart from the inet table, so that either is made when missing.
+ */
+static const char arp_table[] =
+	"create table arp hutch\n"
+	"table arp hutch {\n"
+	"  set sandboxes { type ifname; }\n"
+	"  set sources { type ifname . ipv4_addr; }\n"
+	"  chain input { type filter hook input priority filter; policy accept;\n"
+	"    iifname @sandboxes iifname . arp saddr ip != @sources drop\n"
+	"  }\n"
+	"}\n";
+
 /* The table, its set "special" from net_special (net-special.c). */
 static char *table_script(void)
 {
@@ -232,10 +277,11 @@ static char *table_script(void)
 }
 
 /*
- * A table without set "layout_2" is an older hutch's, whose rules let an allowed name's
- * answer open the host and private ranges, and whose refused destinations were shared. It
- * is replaced when none of its sandboxes is running (their elements would go with it). The
- * batch first creates set "layout_2", which fails when a concurrent hutch has just replaced
+ * A table without set "layout_3" is an older hutch's, whose rules checked a packet's source
+ * after conntrack had accepted it as another party's (layout_2), let an allowed name's answer
+ * open the host and private ranges, or shared the refused destinations (before). It is
+ * replaced when none of its sandboxes is running (their elements would go with it). The
+ * batch first creates set "layout_3", which fails when a concurrent hutch has just replaced
  * it: then this layout is there and the caller retries.
  */
 static int replace_old(struct hutch_err *err)
@@ -249,8 +295,11 @@ static int replace_old(struct hutch_err *err)
 				  "nft: table " T " is an older hutch's, still used by its "
 				  "sandboxes: let them end, or delete it (nft delete table " T ")");
 	_cleanup_free_ char *table = table_script();
-	_cleanup_free_ char *script = hutch_xasprintf(
-		"create set " T " layout_2 { type ifname; }\ndelete table " T "\n%s", table);
+	_cleanup_free_ char *script = hutch_xasprintf("create set " T " layout_3 { type ifname; }\n"
+						      "delete table " T "\n"
+						      "table arp hutch\n"
+						      "delete table arp hutch\n%s%s",
+						      table, arp_table);
 	r = run(script, 0, NULL, err);
 	if (r == -EEXIST)
 		return hutch_err_clear(err), 0;
@@ -327,8 +376,11 @@ static char *add_script(const char *veth, uint32_t addr, const struct net_subnet
 	net_ipv4_format(addr, a);
 	net_ipv4_format(net_subnet_gateway(sn), gw);
 	_cleanup_free_ char *own = own_script(veth, eg->max_conns);
-	char *s = hutch_xasprintf("add element " T " sandboxes { \"%1$s\" }\n"
+	char *s = hutch_xasprintf("add element " T " layout_3 { \"%1$s\" }\n"
+				  "add element " T " sandboxes { \"%1$s\" }\n"
 				  "add element " T " sources { \"%1$s\" . %2$s }\n"
+				  "add element arp hutch sandboxes { \"%1$s\" }\n"
+				  "add element arp hutch sources { \"%1$s\" . %2$s }\n"
 				  "add element " T " addrs { %2$s }\n"
 				  "add element " T " dns { \"%1$s\" . %3$s }\n"
 				  "add counter " T " ok_%1$s\n"
@@ -348,12 +400,16 @@ static char *add_script(const char *veth, uint32_t addr, const struct net_subnet
 	return s;
 }
 
-/* Makes the table (or replaces an older hutch's), then runs script again. */
+/* Makes the tables (or replaces an older hutch's), then runs script again. */
 static int make_table(const char *script, struct hutch_err *err)
 {
 	_cleanup_free_ char *table = table_script();
 	int r = run(table, 0, NULL, err);
 	if (r == -EEXIST) /* a concurrent hutch made it, or an older one */
+		hutch_err_clear(err), r = 0;
+	if (r >= 0)
+		r = run(arp_table, 0, NULL, err);
+	if (r == -EEXIST)
 		hutch_err_clear(err), r = 0;
 	if (r >= 0)
 		r = run(script, 0, NULL, err);
@@ -416,6 +472,23 @@ int net_nft_allow_addrs(uint32_t addr, const uint32_t *dst, size_t n, const stru
 	return n ? run(script, 0, NULL, err) : 0;
 }
 
+/* Both tables' listings, one after the other: nft 1.0.6 lists only the first table named in
+ * one run. An older layout has no table "arp hutch". */
+static int list_tables(char **listing, struct hutch_err *err)
+{
+	_cleanup_free_ char *inet = NULL, *arp = NULL;
+	int r = run("list table " T "\n", 0, &inet, err);
+	if (r < 0)
+		return r;
+	r = run("list table arp hutch\n", 0, &arp, err);
+	if (r == -ENOENT)
+		hutch_err_clear(err);
+	else if (r < 0)
+		return r;
+	*listing = hutch_xasprintf("%s%s", inet, arp ? arp : "");
+	return 0;
+}
+
 int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch_err *err)
 {
 	char veth[NET_IFNAME_LEN], a[NET_IPV4_LEN];
@@ -427,7 +500,7 @@ int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch
 	for (int tries = 0; tries < 3; tries++) {
 		hutch_err_clear(err);
 		_cleanup_free_ char *listing = NULL;
-		r = run("list table " T "\n", 0, &listing, err);
+		r = list_tables(&listing, err);
 		if (r == -ENOENT) { /* never made: nothing to remove */
 			hutch_err_clear(err);
 			return 0;

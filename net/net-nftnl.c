@@ -2,10 +2,11 @@
 /*
  * A sandbox's firewall elements in one nf_tables netlink batch, built here: the start path
  * needs no library (libnftables costs a dlopen, a second libc and a cache fill, several ms
- * of CPU beside the container's creation). Only adding known elements to the table's known
- * sets, and the sandbox's own two chains (one fixed rule each) and set, is done this way; the
- * table itself, the listing and every removal stay in libnftables (net-nft.c), which also
- * takes over when this fails, so its error text is the one shown.
+ * of CPU beside the container's creation). Only adding known elements to the tables' known
+ * sets ("inet hutch", and "arp hutch"'s two), and the sandbox's own two chains (one fixed
+ * rule each) and set, is done this way; the tables themselves, the listing and every removal
+ * stay in libnftables (net-nft.c), which also takes over when this fails, so its error text
+ * is the one shown.
  *
  * Keys are nf_tables registers: each field of a concatenation rounded up to 4 bytes, the
  * interface name as IFNAMSIZ bytes, addresses and ports in network order. An interval set's
@@ -138,12 +139,13 @@ static void key_port(struct key *k, uint16_t port)
 	k->len += 4;
 }
 
-/* One element into set: its key, its last key for an interval set, an object for a map. */
-static void element(struct batch *b, const char *set, const struct key *k, const struct key *end,
-		    const char *objref)
+/* One element into set of table "hutch" of family: its key, its last key for an interval set,
+ * an object for a map. */
+static void element_of(struct batch *b, uint8_t family, const char *set, const struct key *k,
+		       const struct key *end, const char *objref)
 {
 	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_ACK,
-		  NFPROTO_INET, 0);
+		  family, 0);
 	str(b, NFTA_SET_ELEM_LIST_TABLE, "hutch");
 	str(b, NFTA_SET_ELEM_LIST_SET, set);
 	size_t list = nest(b, NFTA_SET_ELEM_LIST_ELEMENTS);
@@ -156,6 +158,13 @@ static void element(struct batch *b, const char *set, const struct key *k, const
 	nest_end(b, el);
 	nest_end(b, list);
 	msg_end(b);
+}
+
+/* Into a set of table "inet hutch". */
+static void element(struct batch *b, const char *set, const struct key *k, const struct key *end,
+		    const char *objref)
+{
+	element_of(b, NFPROTO_INET, set, k, end, objref);
 }
 
 static void counter(struct batch *b, const char *name)
@@ -394,8 +403,11 @@ static void build(struct batch *b, uint32_t addr, const struct net_subnet *s,
 	key_u32(&a, addr);
 	dns = ifn;
 	key_u32(&dns, net_subnet_gateway(s));
+	element(b, "layout_3", &ifn, NULL, NULL); /* ENOENT on an older layout's table */
 	element(b, "sandboxes", &ifn, NULL, NULL);
 	element(b, "sources", &src, NULL, NULL);
+	element_of(b, NFPROTO_ARP, "sandboxes", &ifn, NULL, NULL); /* its ARP's sender address */
+	element_of(b, NFPROTO_ARP, "sources", &src, NULL, NULL);
 	element(b, "addrs", &a, NULL, NULL);
 	element(b, "dns", &dns, NULL, NULL);
 	counter(b, ok);

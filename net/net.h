@@ -25,6 +25,10 @@ int net_subnet_parse(const char *s, struct net_subnet *out, struct hutch_err *er
 /* The gateway (the bridge's address) is the subnet's first host address. */
 uint32_t net_subnet_gateway(const struct net_subnet *s);
 bool net_subnet_contains(const struct net_subnet *s, uint32_t addr);
+/* Whether s is free in this network namespace (net-route.c): 0, or -EADDRINUSE when it
+ * overlaps an address of the host's or a route of link scope (a network on one of its links),
+ * not a sandbox's veth's, err saying which ("overlaps the host's route A/N dev D"). */
+int net_subnet_check_free(const struct net_subnet *s, struct hutch_err *err);
 int net_ipv4_parse(const char *s, uint32_t *out); /* dotted quad only; -EINVAL otherwise */
 #define NET_IPV4_LEN 16
 void net_ipv4_format(uint32_t addr, char buf[NET_IPV4_LEN]);

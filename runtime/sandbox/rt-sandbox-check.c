@@ -194,6 +194,17 @@ static int check_rootless(const struct rt_sb_opts *o, struct hutch_err *err)
 			  (unsigned)geteuid());
 }
 
+/* Bridge mode's subnet must not take the host's addresses or shadow a network it reaches
+ * directly: its gateway and sandboxes would (a sandbox got the host's gateway's address). */
+static int check_subnet(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	if (net_subnet_check_free(&o->subnet, err) >= 0)
+		return 0;
+	char a[NET_IPV4_LEN];
+	net_ipv4_format(o->subnet.net, a);
+	return hutch_err_prefix(err, "--subnet %s/%u: ", a, o->subnet.prefix);
+}
+
 /* No command is fine where an image may name one: a store image's Entrypoint and Cmd (checked
  * once its config is read, rt-sandbox-image.c), or --entrypoint's program. "" names none. */
 static bool command_may_come(const struct rt_sb_opts *o)
@@ -240,6 +251,8 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 				  "--network bridge with --isolation none: not supported (none "
 				  "restricts nothing; --isolation landlock has bridge)");
 	TRY(check_rootless(o, err));
+	if (o->network == RT_SB_NET_BRIDGE)
+		TRY(check_subnet(o, err));
 	if (o->tty && !isatty(0))
 		return hutch_fail(err, EINVAL, "--tty: standard input is not a terminal");
 	return rt_sb_check_named(o, err);

@@ -55,7 +55,7 @@ _net_teardown() {
 
 # Nothing of any sandbox is left in the test's "host": no veth (the kernel removes it with
 # the sandbox's namespace, moments after the run), no lease, no element or counter in
-# hutch's table.
+# hutch's tables.
 nothing_left() {
 	for _ in $(seq 30); do
 		run ip -n "$HOSTNS" -o link show
@@ -73,6 +73,11 @@ nothing_left() {
 	run ip netns exec "$HOSTNS" nft list table inet hutch
 	! grep -Eq '"hv[0-9a-f]{8}"|counter (ok|no)_hv' <<<"$output" || {
 		echo "firewall element left: $output" >&2
+		return 1
+	}
+	run ip netns exec "$HOSTNS" nft list table arp hutch
+	! grep -Eq '"hv[0-9a-f]{8}"' <<<"$output" || {
+		echo "ARP filter element left: $output" >&2
 		return 1
 	}
 }

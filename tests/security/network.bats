@@ -25,7 +25,9 @@ setup_file() {
 	mkdir -p "$NET_IMAGE/img/workspace" "$NET_IMAGE/b"
 	ln -s ../img "$NET_IMAGE/b/rootfs"
 	BUNDLE=$NET_IMAGE/b install_static_helper netprobe # /bin/netprobe
-	export NET_IMAGE
+	BUNDLE=$NET_IMAGE/b install_static_helper netforge # /bin/netforge, and the host's
+	NETFORGE=${HUTCH_HELPERS_BIN:-$BATS_RUN_TMPDIR/bin}/netforge.static
+	export NET_IMAGE NETFORGE
 }
 
 teardown_file() {
@@ -321,5 +323,207 @@ ct_of() {
 	# A's own: every attempt counted (by the refusal or by its cap), its list bounded.
 	[ "$(jq '.egress.connections_refused + .egress.connections_over_limit' "$TEST_DIR/a.json")" = 65535 ]
 	[ "$(jq '.egress.refused_destinations | length' "$TEST_DIR/a.json")" = 8 ]
+	nothing_left
+}
+
+# wait_lines FILE REGEX N: until FILE has N lines matching REGEX (5 s).
+wait_lines() {
+	for _ in $(seq 50); do
+		[ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "$1: fewer than $3 lines matching $2:" >&2
+	cat "$1" >&2
+	return 1
+}
+
+# flows: UDP "flows" for a forging sandbox to aim at, all to 192.0.2.10:7000 in "the
+# internet" (a sink that answers nothing and records what reaches it, $TEST_DIR/sink):
+# sandbox A's from 10.89.0.2:6000, masqueraded to the host's 198.51.100.1:6000 ($TEST_DIR/a,
+# its hutch's pid in A_PID; at its end it sends the sink an ICMP error about its own flow),
+# and the host's from 198.51.100.1:5353 ($TEST_DIR/host; after A's:
+# the host tracks connections once hutch's table is there). Each victim prints "got TEXT" for
+# what its socket received and "refused" for an ICMP error.
+flows() {
+	in_out "$NETFORGE" sink 192.0.2.10 7000 25 >"$TEST_DIR/sink" &
+	SRV_PIDS+=($!)
+	for _ in $(seq 50); do
+		in_out ss -Hlun "src 192.0.2.10:7000" | grep -q . && break
+		sleep 0.1
+	done
+	sbn -- sh -c 'ip -4 -o addr show eth0; netforge flow 0.0.0.0 6000 192.0.2.10 7000 8
+		netforge unreach 10.89.0.2 192.0.2.10 192.0.2.10 7000 10.89.0.2 6000' \
+		>"$TEST_DIR/a" 2>&1 &
+	A_PID=$!
+	wait_lines "$TEST_DIR/sink" "^from 198.51.100.1:6000 hello" 1
+	grep -q "inet 10.89.0.2/" "$TEST_DIR/a"
+	ip netns exec "$HOSTNS" "$NETFORGE" flow 198.51.100.1 5353 192.0.2.10 7000 10 \
+		>"$TEST_DIR/host" &
+	SRV_PIDS+=($!)
+	wait_lines "$TEST_DIR/sink" "^from 198.51.100.1:5353 hello" 1
+}
+
+# unreachs: the ICMP destination unreachable messages "the internet" has received.
+unreachs() {
+	in_out awk '/^Icmp:/ && !h {for (i = 1; i <= NF; i++) if ($i == "InDestUnreachs") c = i; h = 1; next}
+		/^Icmp:/ {print $c}' /proc/net/snmp
+}
+
+# lacks FILE REGEX: no line of FILE matches (a bare "! grep" never fails a bats test).
+lacks() {
+	if grep -qE "$2" "$1"; then
+		echo "$1 has $2:" >&2
+		cat "$1" >&2
+		return 1
+	fi
+}
+
+@test "network: a forged source is dropped before conntrack: neither a reply of the host's or another sandbox's flow nor another's original direction" {
+	flows
+	# Beside the firewall, the kernel's reverse path filter on the sandbox's veth (and no
+	# source route accepted there, below).
+	[ "$(ip netns exec "$HOSTNS" cat /proc/sys/net/ipv4/conf/hv0a590002/rp_filter)" = 1 ]
+	[ "$(ip netns exec "$HOSTNS" cat /proc/sys/net/ipv4/conf/hv0a590002/accept_source_route)" = 0 ]
+	# B may reach nothing; it forges a reply to the host's flow, one to A's (after its NAT)
+	# and A's original direction, each from the flow's own addresses and ports.
+	run -0 sbn --egress restricted --report "$TEST_DIR/b.json" -- sh -c '
+		netforge udp 192.0.2.10 7000 198.51.100.1 5353 to-host
+		netforge udp 192.0.2.10 7000 198.51.100.1 6000 to-a
+		netforge udp 10.89.0.2 6000 192.0.2.10 7000 exfil'
+	echo "$output"
+	[ "$(grep -c sent <<<"$output")" = 3 ]
+	wait "$A_PID"
+	sleep 1
+	cat "$TEST_DIR/host" "$TEST_DIR/a" "$TEST_DIR/sink"
+	lacks "$TEST_DIR/host" got
+	lacks "$TEST_DIR/a" got
+	lacks "$TEST_DIR/sink" exfil
+	# Each was counted as refused, as the sandbox's own.
+	jq -c .egress "$TEST_DIR/b.json"
+	[ "$(jq .egress.connections_refused "$TEST_DIR/b.json")" = 3 ]
+	nothing_left
+}
+
+@test "network: an ICMP error about another party's flow is refused and counted, whatever its source" {
+	local unreach
+	unreach=$(unreachs)
+	flows
+	# From B's own address: port unreachable about the host's flow and about A's (after its
+	# NAT: the host's address and port 6000), as a router on their path would send.
+	run -0 sbn --egress restricted --report "$TEST_DIR/b.json" -- sh -c '
+		b=$(ip -4 -o addr show eth0 | awk "{print \$4}" | cut -d/ -f1)
+		netforge unreach $b 198.51.100.1 198.51.100.1 5353 192.0.2.10 7000
+		netforge unreach $b 198.51.100.1 198.51.100.1 6000 192.0.2.10 7000'
+	echo "$output"
+	[ "$(grep -c sent <<<"$output")" = 2 ]
+	wait "$A_PID"
+	sleep 1
+	cat "$TEST_DIR/host" "$TEST_DIR/a"
+	lacks "$TEST_DIR/host" refused
+	lacks "$TEST_DIR/a" refused
+	jq -c .egress "$TEST_DIR/b.json"
+	[ "$(jq .egress.connections_refused "$TEST_DIR/b.json")" = 2 ]
+	# A's own error about its own flow still reaches the other end.
+	[ "$(unreachs)" -gt "$unreach" ]
+	nothing_left
+}
+
+# upstream_ct PROTO: the host's tracked connections to the upstream DNS server.
+upstream_ct() {
+	ip netns exec "$HOSTNS" conntrack -L -p "$1" -d 192.0.2.53 2>/dev/null || true
+}
+
+@test "network: lookups through the DNS forwarder leave few entries of the host's in its connection table" {
+	command -v conntrack >/dev/null || skip "conntrack missing (apt-get install conntrack)"
+	# Each lookup was forwarded from a socket of its own: the host's entries, which no cap
+	# sees (one sandbox made 16,100 TCP TIME_WAIT and 2,805 UDP ones under a cap of 16).
+	run -0 sbn --max-connections 16 -- sh -c '
+		netprobe dnsmany udp 10.89.0.1 ok.allowed.test 300
+		netprobe dnsmany tcp 10.89.0.1 ok.allowed.test 30'
+	echo "$output"
+	[[ "$output" == *"answered 300 of 300"* ]]
+	[[ "$output" == *"answered 30 of 30"* ]]
+	upstream_ct udp
+	upstream_ct tcp | sort | uniq -c | sort -rn | head -3
+	# UDP: one socket per upstream, reused (IDs tell the answers apart).
+	[ "$(upstream_ct udp | wc -l)" -le 2 ]
+	# TCP: each connection ends with a reset, which leaves no TIME_WAIT (120 s).
+	[ "$(upstream_ct tcp | grep -c TIME_WAIT)" = 0 ]
+	nothing_left
+}
+
+@test "network: forged ARP from a sandbox adds nothing to the host's neighbour table" {
+	# The table is the whole host's (gc_thresh3: 1024 entries): 100 requests for the gateway,
+	# each from another sender address, made 100 STALE entries on the sandbox's veth. The
+	# host's reverse path filter loose, as systemd's sysctl.d sets it: it then stops none.
+	ip netns exec "$HOSTNS" sysctl -qw net.ipv4.conf.all.rp_filter=2
+	sbn -- sh -c 'netforge arp eth0 100 10.89.0.1; sleep 3' >"$TEST_DIR/out" 2>&1 &
+	local pid=$! veth n
+	wait_lines "$TEST_DIR/out" "^sent 100" 1
+	veth=$(sandbox_veth | tr -d '"')
+	sleep 0.2
+	ip -n "$HOSTNS" -4 neigh show dev "$veth" | head -3
+	n=$(ip -n "$HOSTNS" -4 neigh show dev "$veth" | wc -l)
+	wait "$pid"
+	[ "$n" -le 1 ]
+	# The sandbox still reaches its gateway (ARP from its own address), and is reached.
+	run -0 sbn -- netprobe dns udp 10.89.0.1 ok.allowed.test
+	[[ "$output" == *"A 192.0.2.10"* ]]
+	nothing_left
+}
+
+@test "network: a source-routed packet cannot ride a connection to the host out to another destination" {
+	# Only where the host accepts source routes (conf/all here, in the test's "host"):
+	# a DNS flow to the gateway, then a datagram on it with a loose source route naming
+	# 192.0.2.10, which the host forwarded there as part of that established flow.
+	# (The receiving end too: Linux drops a packet that carries a source route otherwise,
+	# where an attacker's server would just read it.)
+	ip netns exec "$HOSTNS" sysctl -qw net.ipv4.conf.all.accept_source_route=1
+	in_out sysctl -qw net.ipv4.conf.all.accept_source_route=1
+	in_out "$NETFORGE" sink 192.0.2.10 53 10 >"$TEST_DIR/sink" &
+	SRV_PIDS+=($!)
+	for _ in $(seq 50); do
+		in_out ss -Hlun "src 192.0.2.10:53" | grep -q . && break
+		sleep 0.1
+	done
+	run -0 sbn --egress restricted --allow-host ok.allowed.test --report "$TEST_DIR/r.json" \
+		-- sh -c 'b=$(ip -4 -o addr show eth0 | awk "{print \$4}" | cut -d/ -f1)
+		netforge query 40000 10.89.0.1 ok.allowed.test
+		netforge lsrr $b 40000 10.89.0.1 53 192.0.2.10 exfil'
+	echo "$output"
+	[[ "$output" == *"answered"*"sent"* ]]
+	sleep 1
+	cat "$TEST_DIR/sink"
+	lacks "$TEST_DIR/sink" exfil
+	[ "$(jq .egress.connections_refused "$TEST_DIR/r.json")" = 1 ]
+	nothing_left
+}
+
+@test "network: --subnet may not overlap the host's addresses or the networks on its links" {
+	# The uplink's network: the gateway would be the host's own address, a sandbox the
+	# address of the host's gateway ("the internet").
+	run -125 sbn --subnet 198.51.100.0/24 -- ip -4 -o addr show eth0
+	echo "$output"
+	[ "$(wc -l <<<"$output")" = 1 ]
+	[[ "$output" == *"--subnet 198.51.100.0/24: overlaps the host's route 198.51.100.0/24 dev uplink"* ]]
+	run -125 sbn --subnet 198.51.0.0/16 -- true
+	[[ "$output" == *"--subnet 198.51.0.0/16: overlaps"*"dev uplink"* ]]
+	# An address of the host's alone (on lo: no network of its own), and the loopback range.
+	ip -n "$HOSTNS" addr add 10.99.0.7/32 dev lo
+	run -125 sbn --subnet 10.99.0.0/24 -- true
+	[[ "$output" == *"--subnet 10.99.0.0/24: overlaps the host's address 10.99.0.7 (lo)"* ]]
+	run -125 sbn --subnet 127.0.0.0/8 -- true
+	[[ "$output" == *"--subnet 127.0.0.0/8: overlaps the host's address 127."* ]]
+	[ ! -s "$LEASES" ]
+	# The sandboxes' own veths and routes are not the host's: the default subnet works with
+	# another sandbox on it, and so does a free range beside the host's.
+	sbn -- sleep 2 &
+	local pid=$!
+	sandbox_veth >/dev/null
+	run -0 sbn -- ip -4 -o addr show eth0
+	[[ "$output" == *"inet 10.89.0.3/24"* ]]
+	wait "$pid"
+	run -0 sbn --subnet 198.51.101.0/24 -- ip -4 -o addr show eth0
+	[[ "$output" == *"inet 198.51.101.2/24"* ]]
 	nothing_left
 }

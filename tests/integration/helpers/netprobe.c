@@ -7,6 +7,9 @@
  *   netprobe dns udp|tcp SERVER NAME
  *       one A query for NAME; prints "rcode N answers N", then "A a.b.c.d" or "CNAME" per
  *       record of the answer section (and "TC" when truncated).
+ *   netprobe dnsmany udp|tcp SERVER NAME N
+ *       N A queries for NAME one after another, over one UDP socket or one TCP connection;
+ *       prints "answered A of N" (A: the replies with RCODE 0).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -154,13 +157,59 @@ static int dns(const char *proto, const char *server, const char *name)
 	return print_answer(tcp ? m + 2 : m, tcp ? want - 2 : got);
 }
 
+/* One query over fd (a TCP connection with tcp): its reply's RCODE, or -1. */
+static int ask(int fd, bool tcp, const char *name, uint16_t id)
+{
+	unsigned char q[300], m[65536 + 2];
+	size_t qlen = query(q + 2, name);
+	q[2] = (unsigned char)(id >> 8);
+	q[3] = (unsigned char)id;
+	q[0] = (unsigned char)(qlen >> 8);
+	q[1] = (unsigned char)qlen;
+	if (send(fd, tcp ? q : q + 2, tcp ? qlen + 2 : qlen, 0) < 0)
+		return -1;
+	size_t got = 0, want = tcp ? 2 : 1;
+	while (got < want) {
+		ssize_t r = recv(fd, m + got, sizeof(m) - got, 0);
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+		if (tcp && got >= 2)
+			want = 2 + (size_t)(m[0] << 8 | m[1]);
+	}
+	const unsigned char *h = tcp ? m + 2 : m;
+	return (tcp ? want - 2 : got) >= 12 && h[0] == q[2] && h[1] == q[3] ? h[3] & 0xf : -1;
+}
+
+static int dnsmany(const char *proto, const char *server, const char *name, int n)
+{
+	bool tcp = !strcmp(proto, "tcp");
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(53) };
+	if (inet_pton(AF_INET, server, &sa.sin_addr) != 1)
+		return 2;
+	int fd = socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+	struct timeval tv = { .tv_sec = 3 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("connect");
+		return 1;
+	}
+	int answered = 0;
+	for (int i = 0; i < n; i++)
+		answered += ask(fd, tcp, name, (uint16_t)(i + 1)) == 0;
+	printf("answered %d of %d\n", answered, n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 7 && !strcmp(argv[1], "conns"))
 		return conns(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
 	if (argc == 5 && !strcmp(argv[1], "dns"))
 		return dns(argv[2], argv[3], argv[4]);
+	if (argc == 6 && !strcmp(argv[1], "dnsmany"))
+		return dnsmany(argv[2], argv[3], argv[4], atoi(argv[5]));
 	fprintf(stderr, "usage: netprobe conns ADDR PORT PORT_LAST N HOLD_S | "
-			"dns udp|tcp SERVER NAME\n");
+			"dns udp|tcp SERVER NAME | dnsmany udp|tcp SERVER NAME N\n");
 	return 2;
 }

@@ -367,6 +367,61 @@ next:
 	   "additional A dropped; the MX's exchange written in full");
 }
 
+/* A record of type and class whose owner points to the question, with rdlen bytes of data. */
+static size_t rr_raw(uint8_t *b, size_t n, uint16_t type, uint16_t class, const void *data,
+		     uint16_t rdlen)
+{
+	n = put16(b, n, 0xc00c);
+	n = put16(b, n, type);
+	n = put16(b, n, class);
+	n = put16(b, n, 0);
+	n = put16(b, n, 60);
+	n = put16(b, n, rdlen);
+	memcpy(b + n, data, rdlen);
+	return n + rdlen;
+}
+
+static bool drop_gw(uint32_t a, void *arg)
+{
+	(void)arg;
+	return a == 0x0a590001; /* 10.89.0.1 */
+}
+
+/* musl reads a record's type by its low byte alone and ignores its class: class CH type 1,
+ * and type 0x0101 (CAA), carrying 4 bytes, are A records to it; glibc reads them as they are.
+ * An IPv4-mapped AAAA (::ffff:a.b.c.d) is an IPv4 address to a dual-stack socket. */
+static void test_drop_musl(void)
+{
+	static const uint8_t gw[4] = { 10, 89, 0, 1 }, ok4[4] = { 192, 0, 2, 10 };
+	static const uint8_t mapped[16] = { [10] = 0xff, [11] = 0xff, 10, 89, 0, 1 };
+	static const uint8_t mapped_ok[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 10 };
+	static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	uint8_t b[512] = { 0 }, out[512];
+	unsigned dropped = 0;
+	size_t n = query(b, 4, "rebind.test", 1);
+	b[2] |= 0x80;
+	n = rr_raw(b, n, 1, 3, gw, 4);		 /* class CH, type A */
+	n = rr_raw(b, n, 0x0101, 1, gw, 4);	 /* type 257 (low byte 1), class IN */
+	n = rr_raw(b, n, 0x011c, 1, mapped, 16); /* type 284 (low byte 28) */
+	n = rr_raw(b, n, 28, 1, mapped, 16);	 /* IN AAAA ::ffff:10.89.0.1 */
+	n = rr_raw(b, n, 1, 1, ok4, 4);		 /* IN A 192.0.2.10: kept */
+	n = rr_raw(b, n, 28, 1, v6, 16);	 /* IN AAAA 2001:db8::1: kept */
+	n = rr_raw(b, n, 28, 1, mapped_ok, 16);	 /* IN AAAA ::ffff:192.0.2.10: kept */
+	b[7] = 7;
+	struct net_dns_drop d = { drop_gw, NULL };
+	ssize_t m = net_dns_drop_a(b, n, &d, out, sizeof(out), &dropped);
+	ok(m > 0 && dropped == 4 && out[7] == 3,
+	   "A/AAAA look-alikes of another class or type, and a mapped AAAA the judge drops, go "
+	   "(%u dropped, %u kept)",
+	   dropped, m > 0 ? out[7] : 0);
+	ok(m > 0 && !memmem(out, (size_t)m, gw, 4), "10.89.0.1 is nowhere in the answer");
+	uint32_t addrs[4], ttl;
+	ok(m > 0 && net_dns_answer_a(out, (size_t)m, addrs, 4, &ttl) == 1 &&
+		   addrs[0] == 0xc000020a && memmem(out, (size_t)m, v6, 16) &&
+		   memmem(out, (size_t)m, mapped_ok, 16),
+	   "the IN A, the AAAA and the mapped AAAA the judge keeps stay");
+}
+
 static void test_patterns(void)
 {
 	char out[NET_DNS_NAME_MAX];
@@ -447,10 +502,25 @@ static size_t fake_answer(uint8_t *b, size_t n)
 	return rr_a(b, n, 12, 60, 0x0a000002);
 }
 
+/* What the fake upstream saw, written to the test over a pipe (the lab's seen_up). */
+struct up_seen {
+	char kind; /* 'u': a UDP query from port; 'r', 'e': a TCP connection ended by a reset, EOF */
+	uint16_t port;
+};
+static int up_seen_w = -1;
+
+static void up_note(char kind, uint16_t port)
+{
+	struct up_seen u = { kind, port };
+	if (up_seen_w >= 0)
+		(void)!write(up_seen_w, &u, sizeof(u)); /* non-blocking: a full pipe drops it */
+}
+
 static void fake_tcp_client(int fd)
 {
 	uint8_t b[1024];
-	while (hutch_read_all(fd, b, 2) == 2) {
+	int end = 0;
+	while ((end = (int)hutch_read_all(fd, b, 2)) == 2) {
 		size_t len = (size_t)(b[0] << 8 | b[1]);
 		if (len > 900 || hutch_read_all(fd, b + 2, len) != (ssize_t)len)
 			break;
@@ -460,6 +530,7 @@ static void fake_tcp_client(int fd)
 		if (n && hutch_write_all(fd, b, n + 2) < 0)
 			break;
 	}
+	up_note(end < 0 && errno == ECONNRESET ? 'r' : 'e', 0);
 	close(fd);
 }
 
@@ -480,6 +551,8 @@ static void fake_upstream(int udp, int tcp)
 		struct sockaddr_in from;
 		socklen_t fl = sizeof(from);
 		ssize_t n = recvfrom(udp, b, 900, 0, (struct sockaddr *)&from, &fl);
+		if (n > 0)
+			up_note('u', ntohs(from.sin_port));
 		size_t m = n > 0 ? fake_answer(b, (size_t)n) : 0;
 		if (!m)
 			continue;
@@ -514,10 +587,11 @@ static int on_answer(const char *name, bool matched, const uint32_t *addrs, size
 
 struct lab {
 	pid_t upstream_pid, fwd_pid;
-	int stop_w, seen_r, stats_r;
+	int stop_w, seen_r, stats_r, up_r;
 	uint16_t udp_port, tcp_port;
 	bool open;   /* not restricted: every name is forwarded */
 	bool rebind; /* 10.0.0.1 is removed from answers */
+	unsigned tcp_per_s, tcp_burst;
 };
 
 static bool drop_first(uint32_t a, void *arg)
@@ -555,7 +629,9 @@ static void run_forwarder(const struct lab *l, int udp, int tcp, int stop_r, int
 				 .drop_addr = l->rebind ? drop_first : NULL,
 				 .on_answer = on_answer,
 				 .arg = &seen_w,
-				 .timeout_ms = 300 };
+				 .timeout_ms = 300,
+				 .tcp_per_s = l->tcp_per_s,
+				 .tcp_burst = l->tcp_burst };
 	struct net_dns_stats st = { 0 };
 	struct hutch_err err = { 0 };
 	size_t fds = count_fds();
@@ -574,9 +650,16 @@ static bool lab_start(struct lab *l)
 	if (ut < 0)
 		return false;
 	uint16_t up_port = port_of(uu);
-	if ((l->upstream_pid = fork()) == 0)
+	int up[2];
+	if (pipe2(up, O_CLOEXEC | O_NONBLOCK) < 0)
+		return false;
+	if ((l->upstream_pid = fork()) == 0) {
+		close(up[0]);
+		up_seen_w = up[1];
 		fake_upstream(uu, ut);
-	close(uu), close(ut);
+	}
+	close(uu), close(ut), close(up[1]);
+	l->up_r = up[0];
 	int fu = bind_lo(SOCK_DGRAM, 0), ft = bind_lo(SOCK_STREAM, 0);
 	int stop[2], seen[2], stats[2];
 	if (l->upstream_pid < 0 || fu < 0 || ft < 0 || pipe2(stop, O_CLOEXEC) ||
@@ -722,6 +805,7 @@ static struct net_dns_stats lab_stop(struct lab *l)
 	waitpid(l->upstream_pid, NULL, 0);
 	close(l->seen_r);
 	close(l->stats_r);
+	close(l->up_r);
 	return st;
 }
 
@@ -805,6 +889,80 @@ static void test_forwarder_rebind(void)
 	   (unsigned long long)st.dropped);
 }
 
+/* What the upstream saw so far: the distinct UDP source ports, and TCP ends by reset/EOF. */
+static void up_seen(const struct lab *l, size_t *ports, size_t *resets, size_t *eofs)
+{
+	uint16_t seen[64];
+	struct up_seen u;
+	*ports = *resets = *eofs = 0;
+	while (read(l->up_r, &u, sizeof(u)) == sizeof(u)) {
+		*resets += u.kind == 'r';
+		*eofs += u.kind == 'e';
+		bool known = u.kind != 'u';
+		for (size_t i = 0; i < *ports && !known; i++)
+			known = seen[i] == u.port;
+		if (!known && *ports < 64)
+			seen[(*ports)++] = u.port;
+	}
+}
+
+/* N lookups on one TCP connection to the forwarder: how many were answered. */
+static int ask_tcp_many(const struct lab *l, int n)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = lo_addr(l->tcp_port);
+	struct timeval tv = { .tv_sec = 2 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	int answered = 0;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		n = 0;
+	for (int i = 0; i < n; i++) {
+		uint8_t q[512], r[4096];
+		size_t m = query(q + 2, (uint16_t)i, "ok.test", 1);
+		put16(q, 0, (uint16_t)m);
+		size_t len = 0;
+		if (hutch_write_all(fd, q, m + 2) == 0 && hutch_read_all(fd, r, 2) == 2)
+			len = (size_t)(r[0] << 8 | r[1]);
+		answered += len && hutch_read_all(fd, r, len) == (ssize_t)len && rcode(r) == 0;
+	}
+	close(fd);
+	return answered;
+}
+
+/* The host's connection-tracking entries (no cap counts them): UDP lookups share one socket
+ * per upstream, and TCP ones open at most a few connections a second, each ended by a reset
+ * (no TIME_WAIT). */
+static void test_forwarder_upstream_sockets(void)
+{
+	struct lab l = { .open = true, .tcp_per_s = 10, .tcp_burst = 2 };
+	if (!lab_start(&l)) {
+		ok(0, "fake upstream and forwarder on 127.0.0.1");
+		return;
+	}
+	uint8_t q[512], r[4096];
+	int answered = 0;
+	for (int i = 0; i < 40; i++) {
+		size_t n = query(q, (uint16_t)(1000 + i), "ok.test", 1);
+		ssize_t rl = ask_udp(&l, q, n, r, 2000);
+		answered += rl > 0 && rcode(r) == 0 && r[0] == q[0] && r[1] == q[1];
+	}
+	size_t ports, resets, eofs;
+	up_seen(&l, &ports, &resets, &eofs);
+	ok(answered == 40 && ports == 1,
+	   "UDP: 40 lookups answered (%d), from 1 upstream source port (%zu)", answered, ports);
+	double t0 = hutch_now_ms();
+	answered = ask_tcp_many(&l, 6);
+	double took = hutch_now_ms() - t0;
+	ok(answered == 6, "TCP: 6 lookups on one connection answered (%d)", answered);
+	ok(took >= 350 && took < 1500,
+	   "after a burst of 2, the other 4 upstream connections at 10 a second (%.0f ms)", took);
+	usleep(100 * 1000);
+	up_seen(&l, &ports, &resets, &eofs);
+	ok(resets == 6 && eofs == 0, "each upstream connection ended by a reset (%zu, %zu EOF)",
+	   resets, eofs);
+	lab_stop(&l);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -813,9 +971,11 @@ int main(void)
 	test_same_question();
 	test_answer_a();
 	test_drop_a();
+	test_drop_musl();
 	test_patterns();
 	test_forwarder();
 	test_forwarder_open();
 	test_forwarder_rebind();
+	test_forwarder_upstream_sockets();
 	return tap_done();
 }

@@ -282,6 +282,31 @@ static void test_del_own(void)
 	   "refused destinations from its own set, most attempted first");
 }
 
+/* Both tables, as net_nft_sandbox_del lists them: set "sources" is in each. */
+static const char listing3[] =
+	"table inet hutch {\n"
+	"\tset sources {\n\t\ttype ifname . ipv4_addr\n\t\telements = { \"hv0a590002\" . "
+	"10.89.0.2, \"hv0a590003\" . 10.89.0.3 }\n\t}\n"
+	"}\n"
+	"table arp hutch {\n"
+	"\tset sandboxes {\n\t\ttype ifname\n\t\telements = { \"hv0a590002\", \"hv0a590003\" "
+	"}\n\t}\n"
+	"\tset sources {\n\t\ttype ifname . ipv4_addr\n\t\telements = { \"hv0a590002\" . "
+	"10.89.0.2, \"hv0a590003\" . 10.89.0.3 }\n\t}\n"
+	"\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n"
+	"\t\tiifname @sandboxes iifname . arp saddr ip != @sources drop\n\t}\n"
+	"}\n";
+
+static void test_del_arp(void)
+{
+	_cleanup_free_ char *s = net_nft_del_script(listing3, "hv0a590002", NULL);
+	ok(strstr(s, "delete element inet hutch sources { \"hv0a590002\" . 10.89.0.2 }\n") &&
+		   strstr(s, "delete element arp hutch sources { \"hv0a590002\" . 10.89.0.2 }\n") &&
+		   strstr(s, "delete element arp hutch sandboxes { \"hv0a590002\" }\n") &&
+		   !strstr(s, "hv0a590003"),
+	   "its element of each table's sources, in that table");
+}
+
 static void test_answer_judge(void)
 {
 	struct net_cidr allow[] = {
@@ -332,6 +357,7 @@ int main(void)
 	test_cidr();
 	test_del_script();
 	test_del_own();
+	test_del_arp();
 	test_answer_judge();
 	char tmp[] = "/tmp/hutch-test-net.XXXXXX";
 	if (!mkdtemp(tmp)) {
