@@ -112,6 +112,38 @@ sbn() {
 		--dns 192.0.2.53 --timeout 25 "$@"
 }
 
+# forge_in ARGS... -- SCRIPT: a sandbox (sbn ARGS) that idles while SCRIPT runs from the host
+# in its network namespace, with raw sockets: no sandbox has CAP_NET_RAW any more (the first
+# layer), so this is a process that got them some other way, against the firewall's checks
+# (the second). FORGE_AFTER, if set, runs while the sandbox still lives. SCRIPT's output and
+# status are forge_in's; the sandbox's report is where ARGS put it.
+forge_in() {
+	local args=() m pid sbpid st=0
+	while [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	mkdir -p "$TEST_DIR/forgebin"
+	ln -sf "$NETFORGE" "$TEST_DIR/forgebin/netforge"
+	m=$((600000 + RANDOM * 7 + BATS_TEST_NUMBER)) # a command line no other test's
+	sbn "${args[@]}" -- sleep "$m" >"$TEST_DIR/forge.sb" 2>&1 &
+	sbpid=$!
+	for _ in $(seq 200); do
+		pid=$(pgrep -x -f "sleep $m") && break
+		sleep 0.05
+	done
+	[ -n "$pid" ] || {
+		cat "$TEST_DIR/forge.sb" >&2
+		return 1
+	}
+	PATH=$TEST_DIR/forgebin:$PATH nsenter --net="/proc/$pid/ns/net" sh -c "$1" 2>&1 || st=$?
+	[ -z "${FORGE_AFTER:-}" ] || eval "$FORGE_AFTER"
+	kill "$pid"
+	wait "$sbpid" || true
+	return $st
+}
+
 # What the sandbox prints for each URL ("REFUSED URL" when the connection failed).
 FETCH='for u in "$@"; do wget -q -O - "$u" 2>/dev/null || echo "REFUSED $u"; done'
 # Each attack name over UDP and TCP from the sandbox, through hutch's forwarder.
@@ -351,12 +383,17 @@ flows() {
 		in_out ss -Hlun "src 192.0.2.10:7000" | grep -q . && break
 		sleep 0.1
 	done
-	sbn -- sh -c 'ip -4 -o addr show eth0; netforge flow 0.0.0.0 6000 192.0.2.10 7000 8
-		netforge unreach 10.89.0.2 192.0.2.10 192.0.2.10 7000 10.89.0.2 6000' \
+	sbn -- sh -c 'ip -4 -o addr show eth0; netforge flow 0.0.0.0 6000 192.0.2.10 7000 8' \
 		>"$TEST_DIR/a" 2>&1 &
 	A_PID=$!
 	wait_lines "$TEST_DIR/sink" "^from 198.51.100.1:6000 hello" 1
 	grep -q "inet 10.89.0.2/" "$TEST_DIR/a"
+	# A's own ICMP error about its own flow (raw, from its namespace: no sandbox has raw
+	# sockets), which the other end must still get.
+	local apid
+	apid=$(pgrep -x -f "netforge flow 0.0.0.0 6000 192.0.2.10 7000 8")
+	nsenter --net="/proc/$apid/ns/net" "$NETFORGE" unreach 10.89.0.2 192.0.2.10 192.0.2.10 \
+		7000 10.89.0.2 6000 >/dev/null
 	ip netns exec "$HOSTNS" "$NETFORGE" flow 198.51.100.1 5353 192.0.2.10 7000 10 \
 		>"$TEST_DIR/host" &
 	SRV_PIDS+=($!)
@@ -386,7 +423,10 @@ lacks() {
 	[ "$(ip netns exec "$HOSTNS" cat /proc/sys/net/ipv4/conf/hv0a590002/accept_source_route)" = 0 ]
 	# B may reach nothing; it forges a reply to the host's flow, one to A's (after its NAT)
 	# and A's original direction, each from the flow's own addresses and ports.
-	run -0 sbn --egress restricted --report "$TEST_DIR/b.json" -- sh -c '
+	# No raw socket in the sandbox now (the first layer): hutch's own --as-root has none.
+	run sbn -- netforge udp 192.0.2.10 7000 198.51.100.1 5353 probe
+	[[ "$output" != *sent* ]]
+	run -0 forge_in --egress restricted --report "$TEST_DIR/b.json" -- '
 		netforge udp 192.0.2.10 7000 198.51.100.1 5353 to-host
 		netforge udp 192.0.2.10 7000 198.51.100.1 6000 to-a
 		netforge udp 10.89.0.2 6000 192.0.2.10 7000 exfil'
@@ -410,7 +450,7 @@ lacks() {
 	flows
 	# From B's own address: port unreachable about the host's flow and about A's (after its
 	# NAT: the host's address and port 6000), as a router on their path would send.
-	run -0 sbn --egress restricted --report "$TEST_DIR/b.json" -- sh -c '
+	run -0 forge_in --egress restricted --report "$TEST_DIR/b.json" -- '
 		b=$(ip -4 -o addr show eth0 | awk "{print \$4}" | cut -d/ -f1)
 		netforge unreach $b 198.51.100.1 198.51.100.1 5353 192.0.2.10 7000
 		netforge unreach $b 198.51.100.1 198.51.100.1 6000 192.0.2.10 7000'
@@ -457,14 +497,13 @@ upstream_ct() {
 	# each from another sender address, made 100 STALE entries on the sandbox's veth. The
 	# host's reverse path filter loose, as systemd's sysctl.d sets it: it then stops none.
 	ip netns exec "$HOSTNS" sysctl -qw net.ipv4.conf.all.rp_filter=2
-	sbn -- sh -c 'netforge arp eth0 100 10.89.0.1; sleep 3' >"$TEST_DIR/out" 2>&1 &
-	local pid=$! veth n
-	wait_lines "$TEST_DIR/out" "^sent 100" 1
-	veth=$(sandbox_veth | tr -d '"')
-	sleep 0.2
-	ip -n "$HOSTNS" -4 neigh show dev "$veth" | head -3
-	n=$(ip -n "$HOSTNS" -4 neigh show dev "$veth" | wc -l)
-	wait "$pid"
+	local n
+	FORGE_AFTER='sleep 0.2; veth=$(sandbox_veth | tr -d "\""); ip -n "$HOSTNS" -4 neigh show dev "$veth" >"$TEST_DIR/neigh"'
+	run -0 forge_in -- 'netforge arp eth0 100 10.89.0.1'
+	unset FORGE_AFTER
+	[[ "$output" == *"sent 100"* ]]
+	head -3 "$TEST_DIR/neigh"
+	n=$(wc -l <"$TEST_DIR/neigh")
 	[ "$n" -le 1 ]
 	# The sandbox still reaches its gateway (ARP from its own address), and is reached.
 	run -0 sbn -- netprobe dns udp 10.89.0.1 ok.allowed.test
@@ -486,8 +525,8 @@ upstream_ct() {
 		in_out ss -Hlun "src 192.0.2.10:53" | grep -q . && break
 		sleep 0.1
 	done
-	run -0 sbn --egress restricted --allow-host ok.allowed.test --report "$TEST_DIR/r.json" \
-		-- sh -c 'b=$(ip -4 -o addr show eth0 | awk "{print \$4}" | cut -d/ -f1)
+	run -0 forge_in --egress restricted --allow-host ok.allowed.test --report "$TEST_DIR/r.json" \
+		-- 'b=$(ip -4 -o addr show eth0 | awk "{print \$4}" | cut -d/ -f1)
 		netforge query 40000 10.89.0.1 ok.allowed.test
 		netforge lsrr $b 40000 10.89.0.1 53 192.0.2.10 exfil'
 	echo "$output"
