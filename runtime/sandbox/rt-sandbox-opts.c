@@ -8,6 +8,7 @@
 #include "rt-sandbox.h"
 #include "rt-sandbox-named.h"
 #include "rt-json.h"
+#include "hutch-path.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -511,8 +512,10 @@ static const struct rt_flag options[] = {
 	{ "ro-bind", 0, RT_FLAG_FN_LIST, "SRC[:DST] read-only bind mount", 0, set_ro_bind },
 	{ "env", 'e', RT_FLAG_FN_LIST, "KEY=VALUE, or KEY to pass the host's value", 0,
 	  rt_sb_set_env },
-	{ "env-file", 0, RT_FLAG_FN_LIST, "file of KEY=VALUE lines (# comments, export, quotes)", 0,
-	  rt_sb_set_env_file },
+	{ "env-file", 0, RT_FLAG_FN_LIST,
+	  "file of KEY=VALUE lines (# comments, export, quotes), or a pipe (<(...)); a FIFO "
+	  "with no writer is an error",
+	  0, rt_sb_set_env_file },
 	{ "cwd", 0, RT_FLAG_FN,
 	  "working directory (default the image's WorkingDir, else /workspace or /)", 0, set_cwd },
 	{ "entrypoint", 0, RT_FLAG_FN,
@@ -600,7 +603,9 @@ static const struct rt_flag options[] = {
 	  "is read; not a FIFO)",
 	  0, rt_sb_set_report },
 	{ "report-fd", 0, RT_FLAG_FN, "write the JSON report to fd N", 0, set_report_fd },
-	{ "profile", 0, RT_FLAG_FN, "JSON profile; flags override it", 0, skip_profile },
+	{ "profile", 0, RT_FLAG_FN,
+	  "JSON profile, or a pipe (<(...)); flags override it; a FIFO with no writer is an error",
+	  0, skip_profile },
 	{ "command", 0, RT_FLAG_PROFILE, NULL, 0, set_command },
 };
 static const struct rt_flags sb_flags = RT_FLAGS(options, RT_PARSE_SANDBOX);
@@ -722,9 +727,9 @@ int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err 
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_json_ yajl_val doc = NULL;
-	TRY(hutch_read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL, err) < 0
-		    ? hutch_err_prefix(err, "--profile: ")
-		    : 0);
+	/* A pipe of the caller's (<(...)) is read; a FIFO without a writer is an error at once. */
+	TRY(hutch_read_caller_file("--profile", path, 1 << 20, RT_SB_CALLER_FILE_MS, &text, NULL,
+				   err));
 	TRY(hutch_json_parse(text, path, &doc, err));
 	if (!YAJL_IS_OBJECT(doc))
 		return hutch_fail(err, EINVAL, "profile %s: expected a JSON object", path);

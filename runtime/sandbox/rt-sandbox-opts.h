@@ -17,6 +17,9 @@ struct rt_sb_tmpfs {
 	uint64_t size;
 };
 
+/* How long --profile and --env-file may take when they name a pipe whose writer is slow. */
+#define RT_SB_CALLER_FILE_MS 5000
+
 enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST, RT_SB_NET_BRIDGE };
 
 /* namespaces: the OCI sandbox; landlock: the host itself behind a mount view, Landlock and
