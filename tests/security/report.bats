@@ -196,6 +196,17 @@ victim_untouched() {
 	[ "$output" = 2 ]
 }
 
+@test "report: the directory --report holds never reaches the command" {
+	run sb --workspace "$WS" --report "$WS/r.json" -- \
+		sh -c 'for f in /proc/self/fd/*; do echo "${f##*/} $(readlink "$f")"; done; true'
+	check_status 0
+	[ -z "$(grep -vE '^[012] ' <<<"$output")" ] || {
+		echo "the command holds more than stdio: $output" >&2
+		return 1
+	}
+	check_report "$WS/r.json"
+}
+
 @test "report: --report-fd whose reader is gone: an error naming it, never hutch killed by SIGPIPE; the --report file is written all the same" {
 	run --separate-stderr sb --report "$TEST_DIR/r.json" --report-fd 7 -- true 7> >(exec true)
 	check_status 125 # not 141: killed by SIGPIPE, before the --report file
