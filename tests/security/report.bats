@@ -200,7 +200,8 @@ victim_untouched() {
 	run sb --workspace "$WS" --report "$WS/r.json" -- \
 		sh -c 'for f in /proc/self/fd/*; do echo "${f##*/} $(readlink "$f")"; done; true'
 	check_status 0
-	[ -z "$(grep -vE '^[012] ' <<<"$output")" ] || {
+	# (the directory the shell's glob listed is gone by the time readlink looks: no target)
+	[ -z "$(grep -vE '^([012] |[0-9]+ ?$)' <<<"$output")" ] || {
 		echo "the command holds more than stdio: $output" >&2
 		return 1
 	}
