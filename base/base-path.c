@@ -199,8 +199,16 @@ static int inherited_fd(const char *path)
 static int open_caller_file(const char *what, const char *path, struct hutch_err *err)
 {
 	int n = inherited_fd(path);
-	if (n >= 0) {
+	struct stat st;
+	if (n >= 0 && fstat(n, &st) < 0)
+		return hutch_fail_errno(err, errno, "%s %s", what, path);
+	if (n >= 0 && !S_ISREG(st.st_mode)) {
 		int fd = fcntl(n, F_DUPFD_CLOEXEC, 3);
+		return fd >= 0 ? fd : hutch_fail_errno(err, errno, "%s %s", what, path);
+	}
+	if (n >= 0) { /* a file: opened anew, read from its start however often it is named */
+		char link[HUTCH_FD_PATH_MAX];
+		int fd = open(hutch_fd_path(n, link), O_RDONLY | O_NOCTTY | O_CLOEXEC);
 		return fd >= 0 ? fd : hutch_fail_errno(err, errno, "%s %s", what, path);
 	}
 	_cleanup_close_ int pfd = hutch_chase(what, path, 0, NULL, err);

@@ -6,6 +6,7 @@
  */
 #include "rt.h"
 #include "hutch-ids.h"
+#include "hutch-path.h"
 #include "rt-process.h"
 #include "rt-json.h"
 #include "img.h"
@@ -590,12 +591,18 @@ static int converse(struct create_ctx *x, struct hutch_err *err)
 	}
 }
 
+/* Resolved as a caller's path (no link followed where another user could have put one: a
+ * container may write the directories it is given), and written in the directory found. */
 int rt_write_pid_file(const char *path, pid_t pid, struct hutch_err *err)
 {
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
-	int r = hutch_write_atomic(path, buf, (size_t)n, 0644, err);
-	return r < 0 ? hutch_err_prefix(err, "--pid-file ") : 0;
+	_cleanup_free_ char *name = NULL;
+	_cleanup_close_ int dirfd = hutch_chase("--pid-file", path, HUTCH_CHASE_PARENT, &name, err);
+	if (dirfd < 0)
+		return dirfd;
+	int r = hutch_write_atomic_at(dirfd, name, buf, (size_t)n, 0644, err);
+	return r < 0 ? hutch_err_prefix(err, "--pid-file %s: ", path) : 0;
 }
 
 static void rollback(struct create_ctx *x)

@@ -7,6 +7,7 @@
  * goes without.
  */
 #include "rt-sandbox.h"
+#include "hutch-path.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -143,9 +144,11 @@ int rt_sb_set_env_file(void *p, const char *v, struct hutch_err *err)
 	struct rt_sb_opts *o = p;
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	int r = hutch_read_file_at(AT_FDCWD, v, 1 << 20, &text, &len, err);
+	/* A pipe of the caller's (<(...)) is read; a FIFO without a writer is an error at once. */
+	int r = hutch_read_caller_file("--env-file", v, 1 << 20, RT_SB_CALLER_FILE_MS, &text, &len,
+				       err);
 	if (r < 0)
-		return hutch_err_prefix(err, "--env-file: ");
+		return r;
 	int line = 1;
 	for (char *l = text, *end = text + len; l < end; line++) {
 		char *nl = memchr(l, '\n', (size_t)(end - l));

@@ -243,13 +243,13 @@ struct detach_msg {
 	struct hutch_err err;
 };
 
-/* The supervisor keeps nothing of its caller's but the report fd it was asked to write, and
- * leaves the caller's session, so that the caller's terminal and its job control do not
+/* The supervisor keeps nothing of its caller's but the report fd it was asked to write (and
+ * the --report directory resolved for it), and leaves the caller's session, so that the caller's terminal and its job control do not
  * reach it. */
 static void become_supervisor(const struct rt_sb_opts *o, const struct rt_global *g, int fd)
 {
 	struct hutch_err e = { 0 };
-	int keep[] = { fd, o->report_fd };
+	int keep[] = { fd, o->report_fd, o->report_dir_fd };
 	setsid();
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0)

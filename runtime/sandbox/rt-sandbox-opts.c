@@ -8,6 +8,7 @@
 #include "rt-sandbox.h"
 #include "rt-sandbox-named.h"
 #include "rt-json.h"
+#include "hutch-path.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ void rt_sb_opts_init(struct rt_sb_opts *o)
 	o->timeout = 300;
 	o->grace = 5;
 	o->lock_timeout = -1;
+	o->report_dir_fd = -1;
 	o->report_fd = -1;
 	o->subnet = (struct net_subnet){ 0x0a590000, 24 }; /* 10.89.0.0/24 (podman: 10.88/16) */
 	o->mtu = 1500;
@@ -53,6 +55,9 @@ void rt_sb_opts_free(struct rt_sb_opts *o)
 	free(o->runtime);
 	free(o->name);
 	free(o->report);
+	free(o->report_name);
+	if (o->report_dir_fd >= 0)
+		close(o->report_dir_fd);
 	hutch_strv_free(o->command);
 	free(o->entrypoint);
 	hutch_strv_free(o->dns);
@@ -462,20 +467,20 @@ static int set_runtime(void *p, const char *v, struct hutch_err *err)
 	return 0;
 }
 
-static int set_report(void *p, const char *v, struct hutch_err *err)
-{
-	struct rt_sb_opts *o = p;
-	(void)err;
-	set_str(&o->report, v);
-	return 0;
-}
-
+/* The caller's fd, checked now: one it never opened would be written wherever hutch's own
+ * fd of that number pointed by the end. */
 static int set_report_fd(void *p, const char *v, struct hutch_err *err)
 {
 	struct rt_sb_opts *o = p;
 	uint64_t fd;
 	if (hutch_parse_u64(v, &fd) < 0 || fd < 3 || fd > 1 << 20)
 		return hutch_fail(err, EINVAL, "--report-fd %s: expected an fd number >= 3", v);
+	int fl = fcntl((int)fd, F_GETFL);
+	if (fl < 0)
+		return hutch_fail(err, EBADF,
+				  "--report-fd %s: not open (the caller opens it: %s>FILE)", v, v);
+	if ((fl & O_ACCMODE) == O_RDONLY)
+		return hutch_fail(err, EBADF, "--report-fd %s: not open for writing", v);
 	o->report_fd = (int)fd;
 	return 0;
 }
@@ -509,8 +514,10 @@ static const struct rt_flag options[] = {
 	{ "ro-bind", 0, RT_FLAG_FN_LIST, "SRC[:DST] read-only bind mount", 0, set_ro_bind },
 	{ "env", 'e', RT_FLAG_FN_LIST, "KEY=VALUE, or KEY to pass the host's value", 0,
 	  rt_sb_set_env },
-	{ "env-file", 0, RT_FLAG_FN_LIST, "file of KEY=VALUE lines (# comments, export, quotes)", 0,
-	  rt_sb_set_env_file },
+	{ "env-file", 0, RT_FLAG_FN_LIST,
+	  "file of KEY=VALUE lines (# comments, export, quotes), or a pipe (<(...)); a FIFO "
+	  "with no writer is an error",
+	  0, rt_sb_set_env_file },
 	{ "cwd", 0, RT_FLAG_FN,
 	  "working directory (default the image's WorkingDir, else /workspace or /)", 0, set_cwd },
 	{ "entrypoint", 0, RT_FLAG_FN,
@@ -602,9 +609,14 @@ static const struct rt_flag options[] = {
 	  rt_sb_set_name },
 	{ "detach", 'd', RT_FLAG_FN_BOOL, "with --name: return once the command runs", 0,
 	  rt_sb_set_detach },
-	{ "report", 0, RT_FLAG_FN, "write the JSON report to FILE", 0, set_report },
+	{ "report", 0, RT_FLAG_FN,
+	  "write the JSON report to FILE, replaced whole (its directory is resolved as the flag "
+	  "is read; not a FIFO)",
+	  0, rt_sb_set_report },
 	{ "report-fd", 0, RT_FLAG_FN, "write the JSON report to fd N", 0, set_report_fd },
-	{ "profile", 0, RT_FLAG_FN, "JSON profile; flags override it", 0, skip_profile },
+	{ "profile", 0, RT_FLAG_FN,
+	  "JSON profile, or a pipe (<(...)); flags override it; a FIFO with no writer is an error",
+	  0, skip_profile },
 	{ "command", 0, RT_FLAG_PROFILE, NULL, 0, set_command },
 };
 static const struct rt_flags sb_flags = RT_FLAGS(options, RT_PARSE_SANDBOX);
@@ -729,9 +741,9 @@ int rt_sb_load_profile(struct rt_sb_opts *o, const char *path, struct hutch_err 
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_json_ yajl_val doc = NULL;
-	TRY(hutch_read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL, err) < 0
-		    ? hutch_err_prefix(err, "--profile: ")
-		    : 0);
+	/* A pipe of the caller's (<(...)) is read; a FIFO without a writer is an error at once. */
+	TRY(hutch_read_caller_file("--profile", path, 1 << 20, RT_SB_CALLER_FILE_MS, &text, NULL,
+				   err));
 	TRY(hutch_json_parse(text, path, &doc, err));
 	if (!YAJL_IS_OBJECT(doc))
 		return hutch_fail(err, EINVAL, "profile %s: expected a JSON object", path);

@@ -18,6 +18,8 @@ struct rt_sb_tmpfs {
 };
 
 #define RT_SB_N_UCOUNTS 14 /* /proc/sys/user's max_*, two rlimits (rt-sandbox-ucounts.c) */
+/* How long --profile and --env-file may take when they name a pipe whose writer is slow. */
+#define RT_SB_CALLER_FILE_MS 5000
 
 enum rt_sb_network { RT_SB_NET_NONE, RT_SB_NET_HOST, RT_SB_NET_BRIDGE };
 
@@ -73,7 +75,13 @@ struct rt_sb_opts {
 	char *runtime;	     /* NULL or "native" */
 	char *name;	     /* --name: a long-lived sandbox others exec into */
 	bool detach;	     /* --detach: a supervisor keeps it; hutch returns once it runs */
+	/* --report, resolved once when given (rt_sb_set_report): the directory held as an fd,
+	 * the name in it, and the path as resolved, for messages. A directory swapped for a
+	 * link later (the sandbox writes the workspace) is not followed: the report is cleared
+	 * and written in the one held. */
 	char *report;
+	int report_dir_fd;
+	char *report_name;
 	int report_fd;
 	char **command; /* NULL-terminated; NULL: the image's Cmd */
 	size_t n_command;
@@ -112,6 +120,8 @@ int rt_sb_check_own_dirs(const struct rt_sb_opts *o, struct hutch_err *err);
 int rt_sb_set_env(void *p, const char *v, struct hutch_err *err);
 int rt_sb_set_env_file(void *p, const char *v, struct hutch_err *err);
 int rt_sb_env_line(const char *line, char **ret_kv, struct hutch_err *err);
+/* rt-sandbox-report.c: the setter of --report (p: the struct rt_sb_opts). */
+int rt_sb_set_report(void *p, const char *v, struct hutch_err *err);
 /* Bytes, or a number with a binary unit (k, m, g, t; any case; then nothing, B or iB).
  * -EINVAL or -ERANGE, which rt_sb_size_error words for the flag. */
 int rt_sb_parse_size(const char *s, uint64_t *out);

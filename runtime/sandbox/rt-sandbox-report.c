@@ -5,15 +5,22 @@
  * busy lock, a missing image too), saying what ran, how it ended and why (failure, for a
  * reader that parses no text), what it used, and which isolation was applied. The file is
  * replaced whole (a temp file renamed over it), and an earlier run's is removed at the start.
+ * Its directory is resolved once, when --report is given: the sandbox writes its workspace,
+ * and a directory there swapped for a link must not take hutch's root writes elsewhere.
  */
 #include "rt-sandbox.h"
 #include "rt-sandbox-net.h"
 #include "rt-sandbox-plan.h"
 #include "rt-json.h"
+#include "hutch-path.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 
 static const char *const failures[] = {
 	[RT_SB_FAIL_NONE] = NULL,
@@ -202,30 +209,107 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 	return hutch_json_gen_finish(g, len);
 }
 
+/* What stands at the report's name: nothing, a file or a link (0: replaced, never followed),
+ * an fd's link (1: /dev/stdout would become a file, /proc's can't), or something else. */
+static int check_name(int dirfd, const char *name, const char *shown, struct hutch_err *err)
+{
+	struct stat st;
+	struct statfs fs;
+	if (fstatfs(dirfd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)
+		return 1; /* /dev/fd/N, /proc/self/fd/N */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : hutch_fail_errno(err, errno, "--report %s", shown);
+	if (S_ISREG(st.st_mode))
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		char target[8];
+		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
+		return n >= 6 && !memcmp(target, "/proc/", 6) ? 1 : 0;
+	}
+	const char *kind = S_ISDIR(st.st_mode)	  ? "a directory"
+			   : S_ISFIFO(st.st_mode) ? "a FIFO"
+			   : S_ISSOCK(st.st_mode) ? "a socket"
+						  : "a device";
+	return hutch_fail(err, EINVAL, "--report %s: %s, not a regular file", shown, kind);
+}
+
+int rt_sb_set_report(void *p, const char *v, struct hutch_err *err)
+{
+	struct rt_sb_opts *o = p;
+	_cleanup_free_ char *name = NULL;
+	_cleanup_close_ int dirfd = hutch_chase("--report", v, HUTCH_CHASE_PARENT, &name, err);
+	if (dirfd < 0)
+		return dirfd;
+	_cleanup_free_ char *dir = hutch_fd_realpath(dirfd);
+	_cleanup_free_ char *shown = hutch_xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
+	int r = check_name(dirfd, name, shown, err);
+	if (r < 0)
+		return r;
+	if (r > 0) /* renamed over, /dev/stdout would be a file; /proc's can't be replaced */
+		return hutch_fail(err, EINVAL, "--report %s: not a file (to write to an fd: %s)", v,
+				  "--report-fd N");
+	free(o->report);
+	free(o->report_name);
+	if (o->report_dir_fd >= 0)
+		close(o->report_dir_fd);
+	o->report = steal_ptr(shown);
+	o->report_name = steal_ptr(name);
+	o->report_dir_fd = steal_fd(dirfd);
+	return 0;
+}
+
+/* A write that failed in the directory held: where that directory is now, if it moved. */
+static int report_failed(const struct rt_sb_opts *o, struct hutch_err *err)
+{
+	_cleanup_free_ char *now = hutch_fd_realpath(o->report_dir_fd);
+	size_t n = strlen(o->report) - strlen(o->report_name) - 1;
+	if (strlen(now) == n && !strncmp(now, o->report, n))
+		return hutch_err_prefix(err, "--report %s: ", o->report);
+	return hutch_err_prefix(
+		err, "--report %s (its directory, resolved at the start, is now %s): ", o->report,
+		now);
+}
+
+/* SIGPIPE ignored around the write: a reader that is gone is an error to report, not the
+ * end of hutch before the --report file is written and the sandbox is cleaned up. */
+static int write_fd(int fd, const char *json, size_t len, struct hutch_err *err)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	sigaction(SIGPIPE, &ign, &old);
+	int w = hutch_write_all(fd, json, len);
+	sigaction(SIGPIPE, &old, NULL);
+	return w < 0 ? hutch_fail_errno(err, w, "--report-fd %d", fd) : 0;
+}
+
 int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		       const struct rt_sb_result *r, struct hutch_err *err)
 {
 	if (!o->report && o->report_fd < 0)
 		return 0;
+	if (o->report && o->report_dir_fd < 0) /* set by a C caller without rt_sb_set_report */
+		return hutch_fail(err, EBADF, "--report %s: not opened", o->report);
 	size_t len;
 	_cleanup_free_ char *json = gen_report(o, p, r, &len);
 	json = hutch_xrealloc(json, len + 2);
 	json[len++] = '\n';
-	if (o->report_fd >= 0) {
-		int w = hutch_write_all(o->report_fd, json, len);
-		if (w < 0)
-			return hutch_fail_errno(err, w, "--report-fd %d", o->report_fd);
+	int ret = 0;
+	/* Whole or not at all: a reader never sees half a report. Written in the directory
+	 * resolved when --report was given, never through its path again. */
+	if (o->report &&
+	    hutch_write_atomic_at(o->report_dir_fd, o->report_name, json, len, 0600, err) < 0)
+		ret = report_failed(o, err);
+	struct hutch_err e = { 0 };
+	if (o->report_fd >= 0 && write_fd(o->report_fd, json, len, &e) < 0 && ret == 0) {
+		*err = e;
+		ret = -e.code;
 	}
-	if (o->report) {
-		/* Whole or not at all: a reader never sees half a report. */
-		if (hutch_write_atomic(o->report, json, len, 0600, err) < 0)
-			return hutch_err_prefix(err, "--report ");
-	}
-	return 0;
+	return ret;
 }
 
 void rt_sb_clear_report(const struct rt_sb_opts *o)
 {
-	if (o->report)
-		unlink(o->report); /* absent already, or a directory: the write names it */
+	/* The name itself (a link too, never what it points to), in the directory held. Absent
+	 * already is fine; something else the write names. */
+	if (o->report_dir_fd >= 0)
+		unlinkat(o->report_dir_fd, o->report_name, 0);
 }

@@ -598,6 +598,18 @@ static void test_read_caller_file(const char *tmp)
 	free(buf);
 	ok(hutch_read_caller_file("--profile", path, 1, 100, &buf, &len, &err) == -EFBIG,
 	   "past max: refused");
+	int file = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/dev/fd/%d", file);
+	int twice = 0;
+	for (int i = 0; i < 2; i++) {
+		if (hutch_read_caller_file("--env-file", path, 1024, 100, &buf, &len, &err) == 0 &&
+		    len == 2)
+			twice++;
+		free(buf);
+		buf = NULL;
+	}
+	ok(twice == 2, "/dev/fd/N of a file: read from its start each time it is named");
+	close(file);
 	snprintf(path, sizeof(path), "%s/fifo", tmp);
 	mkfifo(path, 0600);
 	double t0 = hutch_now_ms();

@@ -2,7 +2,8 @@
 /*
  * `hutch sandbox`'s option values (rt-sandbox-opts.c, rt-sandbox-check.c): sizes, --cpus
  * against the CPUs this process may use, --env-file's lines, hutch's own directories against
- * the workspace and binds (rt-own-dirs.c, in a temp dir). No root needed.
+ * the workspace and binds (rt-own-dirs.c, in a temp dir), --report and --report-fd resolved
+ * as they are read. No root needed.
  */
 #include "tap.h"
 #include "rt-sandbox.h"
@@ -10,6 +11,7 @@
 #include "img-rootfs.h"
 #include "hutch-ids.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* rt_sb_parse_args on the NULL-terminated flags after "sandbox", then "-- true". */
@@ -222,6 +225,48 @@ static void test_env_file(void)
 	   "a NUL byte is not cut short: %s", err.msg);
 	close(fd);
 	unlink(path);
+	rt_sb_opts_free(&o);
+}
+
+/* --report: its directory held as an fd from the flag on; what can't be replaced refused. */
+static void test_report(void)
+{
+	char dir[] = "/tmp/hutch-test-report.XXXXXX", path[128], want[192];
+	struct rt_sb_opts o;
+	struct hutch_err err = { 0 };
+	rt_sb_opts_init(&o);
+	ok(mkdtemp(dir) != NULL, "temp dir");
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	ok(sb_args(&o, &err, "--report", path, NULL) == 0 && o.report_dir_fd >= 0 &&
+		   !strcmp(o.report_name, "r.json") && !strcmp(o.report, path),
+	   "--report: the directory held, the name and the path (%s)", err.msg);
+	struct stat a, b;
+	ok(fstat(o.report_dir_fd, &a) == 0 && stat(dir, &b) == 0 && a.st_ino == b.st_ino,
+	   "--report: the fd is the directory's");
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	mkfifo(path, 0600);
+	snprintf(want, sizeof(want), "--report %s: a FIFO, not a regular file", path);
+	ok(sb_args(&o, &err, "--report", path, NULL) == -EINVAL && !strcmp(err.msg, want) &&
+		   o.report_dir_fd < 0,
+	   "--report: a FIFO is refused, naming it (%s)", err.msg);
+	unlink(path);
+	snprintf(want, sizeof(want), "--report %s: a directory, not a regular file", dir);
+	ok(sb_args(&o, &err, "--report", dir, NULL) == -EINVAL && !strcmp(err.msg, want),
+	   "--report: a directory is refused (%s)", err.msg);
+	ok(sb_args(&o, &err, "--report", "/dev/stdout", NULL) == -EINVAL &&
+		   strstr(err.msg, "--report /dev/stdout: not a file (to write to an fd"),
+	   "--report: a link to an fd is refused, pointing at --report-fd (%s)", err.msg);
+	ok(sb_args(&o, &err, "--report-fd", "900", NULL) == -EBADF &&
+		   strstr(err.msg, "--report-fd 900: not open"),
+	   "--report-fd: an fd the caller did not open (%s)", err.msg);
+	int ro = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	char n[16];
+	snprintf(n, sizeof(n), "%d", ro);
+	ok(ro >= 3 && sb_args(&o, &err, "--report-fd", n, NULL) == -EBADF &&
+		   strstr(err.msg, "not open for writing"),
+	   "--report-fd: an fd open only for reading (%s)", err.msg);
+	close(ro);
+	rmdir(dir);
 	rt_sb_opts_free(&o);
 }
 
@@ -498,6 +543,7 @@ int main(void)
 	test_cpus();
 	test_env_lines();
 	test_env_file();
+	test_report();
 	test_image_config();
 	test_ucounts();
 	test_own_dirs();
