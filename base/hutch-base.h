@@ -46,6 +46,8 @@ void hutch_err_clear(struct hutch_err *err);
 
 /* Cleanup attributes (systemd style). Destructors accept NULL / -1. */
 #define _cleanup_(f) __attribute__((cleanup(f)))
+/* A variable that is there for its cleanup alone (clang calls it unused; gcc does not). */
+#define _unused_ __attribute__((unused))
 #define _cleanup_free_ _cleanup_(hutch_freep)
 #define _cleanup_close_ _cleanup_(hutch_closep)
 #define _cleanup_fclose_ _cleanup_(hutch_fclosep)

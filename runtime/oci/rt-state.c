@@ -83,7 +83,7 @@ int rt_state_create_dir(const char *root, const char *id, int *dirfd, struct hut
 	int rootfd = root_fd(root, true, err);
 	if (rootfd < 0)
 		return rootfd;
-	_cleanup_close_ int own = held_root(rootfd) ? -1 : rootfd;
+	_cleanup_close_ _unused_ int own = held_root(rootfd) ? -1 : rootfd;
 	if (mkdirat(rootfd, id, 0700) < 0) {
 		if (errno == EEXIST)
 			return hutch_fail(err, EEXIST, "container %s already exists", id);
@@ -111,7 +111,7 @@ static int open_dir(const char *root, const char *id, bool wait, bool *locked, i
 		return hutch_fail(err, ENOENT, "container %s does not exist", id);
 	if (rootfd < 0)
 		return rootfd;
-	_cleanup_close_ int own = held_root(rootfd) ? -1 : rootfd;
+	_cleanup_close_ _unused_ int own = held_root(rootfd) ? -1 : rootfd;
 	int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -233,7 +233,7 @@ int rt_state_check_annotations(const struct cg_kv *a, size_t n, struct hutch_err
 	gen_annotations(g, &st);
 	yajl_gen_map_close(g);
 	size_t len = 0;
-	_cleanup_free_ char *json = hutch_json_gen_finish(g, &len);
+	free(hutch_json_gen_finish(g, &len)); /* its length is what is checked */
 	len -= strlen("{\"annotations\":}");
 	if (len > RT_ANNOTATIONS_MAX)
 		return hutch_fail(err, EFBIG,
@@ -370,7 +370,7 @@ int rt_state_remove(const char *root, const char *id, int dirfd, struct hutch_er
 	int rootfd = root_fd(root, false, err);
 	if (rootfd < 0)
 		return rootfd == -ENOENT ? 0 : rootfd;
-	_cleanup_close_ int own = held_root(rootfd) ? -1 : rootfd;
+	_cleanup_close_ _unused_ int own = held_root(rootfd) ? -1 : rootfd;
 	if (unlinkat(rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return hutch_fail_errno(err, errno, "remove state dir %s/%s", root, id);
 	return 0;
@@ -425,7 +425,7 @@ int rt_state_list_ids(const char *root, char ***ids, struct hutch_err *err)
 	int rootfd = root_fd(root, false, err);
 	if (rootfd < 0)
 		return rootfd == -ENOENT ? 0 : rootfd;
-	_cleanup_close_ int own = held_root(rootfd) ? -1 : rootfd;
+	_cleanup_close_ _unused_ int own = held_root(rootfd) ? -1 : rootfd;
 	int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)

@@ -434,7 +434,7 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	struct delegate d = { .fd = -1 };
 	char unified[MAX_DEPTH][512];
 	TRY(find_runtime(in->runtime, &d, err));
-	_cleanup_close_ int bin = d.fd; /* closed when the runtime is done */
+	_cleanup_close_ _unused_ int bin = d.fd; /* closed when the runtime is done */
 	if (in->network_bridge && d.kind == KIND_RUNSC && !runsc_netstack_works(&d)) {
 		d.runsc_hostinet = true;
 		hutch_warn("%s predates release-20240801, whose netstack cannot start on this "

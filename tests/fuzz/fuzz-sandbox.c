@@ -53,8 +53,16 @@ static void check_spec(const struct rt_sb_opts *o)
 	if (o->isolation != RT_SB_ISO_NAMESPACES)
 		return; /* host mode builds no config */
 	struct rt_sb_bind_ids ids[o->n_binds + 1];
+	struct rt_sb_src srcs[o->n_binds + 1];
 	memset(ids, 0, sizeof(ids));
+	memset(srcs, 0, sizeof(srcs));
 	plan.binds = ids;
+	/* Where rt_sb_anchor_paths would have mounted each resolved path in scratch. */
+	plan.ws.at = (char *)"/fuzz/src/workspace";
+	for (size_t i = 0; i < o->n_binds; i++)
+		srcs[i].at = (char *)"/fuzz/src/bind";
+	plan.srcs = srcs;
+	plan.n_srcs = o->n_binds;
 	int r = rt_sb_plan_process(o, &plan, &err);
 	if (r < 0 && plan.argv && !plan.argv[0]) { /* a store image's: its config names it */
 		hutch_strv_free(plan.argv);
