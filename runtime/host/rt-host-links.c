@@ -79,8 +79,8 @@ static bool in_rw_tree(const char *link, const struct rt_host_paths *rw)
 char *rt_host_planted_link(const char *path, const struct rt_host_paths *rw)
 {
 	char cur[PATH_MAX] = ""; /* resolved so far: "" is / (the options take absolute paths) */
-	_cleanup_free_ char *todo = hutch_xstrdup(path);
-	char *rest = todo, name[NAME_MAX + 1];
+	_cleanup_free_ char *walk = hutch_xstrdup(path);
+	char *rest = walk, name[NAME_MAX + 1];
 	unsigned hops = 0;
 	while (next_name(&rest, name)) {
 		char next[PATH_MAX], target[PATH_MAX];
@@ -105,8 +105,8 @@ char *rt_host_planted_link(const char *path, const struct rt_host_paths *rw)
 			return NULL;
 		target[n] = '\0';
 		char *more = hutch_xasprintf("%s/%s", target, rest);
-		free(todo);
-		todo = rest = more;
+		free(walk);
+		walk = rest = more;
 		if (target[0] == '/')
 			cur[0] = '\0';
 	}

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# What bridge.bats and egress.bats share: a test network namespace that plays "the host"
+# What bridge.bats, egress.bats and the security suite's network.bats share: a test network namespace that plays "the host"
 # ($HOSTNS: hutch runs there, with its own nft table and leases) wired by a veth pair
 # (uplink 198.51.100.1 <-> wan 198.51.100.2) to one that plays "the internet" ($OUTNS), the
 # checks that nothing of a sandbox is left there, and that the real host is untouched.
@@ -80,4 +80,29 @@ nothing_left() {
 		echo "ARP filter element left: $output" >&2
 		return 1
 	}
+}
+
+# in_out CMD...: CMD inside "the internet".
+in_out() {
+	ip netns exec "$OUTNS" "$@"
+}
+
+# serve ADDR:PORT: busybox httpd there (in $OUTNS, or $HOSTNS with NS=host) answering "ok ADDR".
+serve() {
+	local ns=$OUTNS where=$1 www=$TEST_DIR/www-${1//[.:]/-}
+	[ "${NS:-}" = host ] && ns=$HOSTNS
+	mkdir -p "$www"
+	echo "ok ${where%:*}" >"$www/index.html"
+	ip netns exec "$ns" "$BUSYBOX" httpd -f -p "$where" -h "$www" &
+	SRV_PIDS+=($!)
+}
+
+wait_listen() {
+	local ns=$1 where=$2
+	for _ in $(seq 50); do
+		ip netns exec "$ns" ss -Hltn "src $where" | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "nothing listens on $where in $ns" >&2
+	return 1
 }

@@ -34,30 +34,6 @@ teardown_file() {
 	[ -z "${NET_IMAGE:-}" ] || rm -rf --one-file-system "$NET_IMAGE"
 }
 
-in_out() {
-	ip netns exec "$OUTNS" "$@"
-}
-
-# serve ADDR:PORT: busybox httpd there (in $OUTNS, or $HOSTNS with NS=host) answering "ok ADDR".
-serve() {
-	local ns=$OUTNS where=$1 www=$TEST_DIR/www-${1//[.:]/-}
-	[ "${NS:-}" = host ] && ns=$HOSTNS
-	mkdir -p "$www"
-	echo "ok ${where%:*}" >"$www/index.html"
-	ip netns exec "$ns" "$BUSYBOX" httpd -f -p "$where" -h "$www" &
-	SRV_PIDS+=($!)
-}
-
-wait_listen() {
-	local ns=$1 where=$2
-	for _ in $(seq 50); do
-		ip netns exec "$ns" ss -Hltn "src $where" | grep -q . && return 0
-		sleep 0.1
-	done
-	echo "nothing listens on $where in $ns" >&2
-	return 1
-}
-
 # The names of the attack: NAME ADDRESS lines for dnsmasq's hosts file.
 HOSTS='198.51.100.1 lan.allowed.test
 10.89.0.1 gw.allowed.test

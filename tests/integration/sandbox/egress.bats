@@ -28,31 +28,6 @@ teardown_file() {
 	[ -z "${EG_IMAGE:-}" ] || rm -rf --one-file-system "$EG_IMAGE"
 }
 
-# in_out CMD...: CMD inside "the internet".
-in_out() {
-	ip netns exec "$OUTNS" "$@"
-}
-
-# serve ADDR:PORT: busybox httpd there (in $OUTNS, or $HOSTNS with NS=host) answering "ok ADDR".
-serve() {
-	local ns=$OUTNS where=$1 www=$TEST_DIR/www-${1//[.:]/-}
-	[ "${NS:-}" = host ] && ns=$HOSTNS
-	mkdir -p "$www"
-	echo "ok ${where%:*}" >"$www/index.html"
-	ip netns exec "$ns" "$BUSYBOX" httpd -f -p "$where" -h "$www" &
-	SRV_PIDS+=($!)
-}
-
-wait_listen() {
-	local ns=$1 where=$2
-	for _ in $(seq 50); do
-		ip netns exec "$ns" ss -Hltn "src $where" | grep -q . && return 0
-		sleep 0.1
-	done
-	echo "nothing listens on $where in $ns" >&2
-	return 1
-}
-
 # dns NAME ADDR...: what dnsmasq answers for NAME (rewrites its hosts file, SIGHUP).
 dns() {
 	local name=$1 a
