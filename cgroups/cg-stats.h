@@ -33,6 +33,12 @@ struct cg_stats {
 	uint64_t mem_usage, mem_max_usage, mem_limit, oom_kills;
 	uint64_t pids_current, pids_limit;
 	uint64_t pids_peak; /* 0 where the kernel has no pids.peak */
+	/* pids.events max: forks a pids limit refused. v1: forks from this cgroup; v2: forks in
+	 * its subtree refused by its limit or a descendant's (before 6.10: from it alone). */
+	uint64_t pids_max_events;
+	/* v2 with pids.events.local (6.10): pids.events counts the subtree, unless cgroup2 is
+	 * mounted with pids_localevents */
+	bool pids_events_tree;
 	uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
 	/* The rest is what `events --stats` reports, in runc's terms. 0 when unknown. */
 	uint64_t mem_failcnt, mem_cache;

@@ -212,6 +212,7 @@ int cg_v1_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
 	if (fd >= 0) {
 		(void)cg_read_u64_at(fd, "pids.current", &st->pids_current);
 		(void)cg_read_u64_at(fd, "pids.peak", &st->pids_peak);
+		(void)cg_read_key_at(fd, "pids.events", "max", &st->pids_max_events);
 		if (cg_read_u64_at(fd, "pids.max", &st->pids_limit) == 0 &&
 		    st->pids_limit == UINT64_MAX)
 			st->pids_limit = 0; /* "max": unlimited, as runc reports it */

@@ -161,6 +161,8 @@ int cg_v2_stats(struct cg *cg, struct cg_stats *st, struct hutch_err *err)
 	(void)cg_read_key_at(fd, "memory.events", "oom_kill", &st->oom_kills);
 	(void)cg_read_u64_at(fd, "pids.current", &st->pids_current);
 	(void)cg_read_u64_at(fd, "pids.peak", &st->pids_peak);
+	(void)cg_read_key_at(fd, "pids.events", "max", &st->pids_max_events);
+	st->pids_events_tree = faccessat(fd, "pids.events.local", F_OK, 0) == 0;
 	if (cg_read_u64_at(fd, "pids.max", &st->pids_limit) == 0 && st->pids_limit == UINT64_MAX)
 		st->pids_limit = 0; /* "max": unlimited, as runc reports it */
 	if (cg_read_key_at(fd, "cpu.stat", "usage_usec", &usec) == 0)

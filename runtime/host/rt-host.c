@@ -579,6 +579,9 @@ static int run(struct rt_host *hs, struct rt_sb_result *res, struct hutch_err *e
 	if (hs->cg && cg_get_stats(hs->cg, &res->stats, &(struct hutch_err){ 0 }) >= 0) {
 		res->has_stats = true;
 		res->oom_killed = res->stats.oom_kills > 0;
+		res->oom_kills = (int64_t)res->stats.oom_kills; /* the command is in it itself */
+		res->mem_hits = (int64_t)res->stats.mem_failcnt;
+		res->pids_refused = (int64_t)res->stats.pids_max_events;
 	}
 	kill_rest(hs, true);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The sandbox report: one JSON object (docs/sandbox-report.schema.json, version 2) written
+ * The sandbox report: one JSON object (docs/sandbox-report.schema.json, version 3) written
  * to --report FILE or --report-fd N when the sandbox ends, however it ends (a bad flag, a
  * busy lock, a missing image too), saying what ran, how it ended and why (failure, for a
  * reader that parses no text), what it used, and which isolation was applied. The file is
@@ -174,19 +174,50 @@ static void gen_isolation(yajl_gen g, const struct rt_sb_opts *o, const struct r
 	yajl_gen_map_close(g);
 }
 
+/* The limits the run hit (memory: the cgroup reached it, reclaiming or OOM-killing; pids: a
+ * fork refused), and those set whose hits the runtime left no count of. Without figures (no
+ * cgroup, or nothing ran) neither list names one. */
+static void gen_limits(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_result *r)
+{
+	const struct {
+		const char *name;
+		bool set;
+		int64_t n;
+	} l[] = {
+		{ "memory", o->memory > 0, r->oom_killed ? 1 : r->mem_hits },
+		{ "pids", o->pids > 0, r->pids_refused },
+	};
+	hutch_json_gen_str(g, "limits_hit");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < ARRAY_SIZE(l); i++)
+		if (r->has_stats && l[i].set && l[i].n > 0)
+			hutch_json_gen_str(g, l[i].name);
+	if (r->timed_out)
+		hutch_json_gen_str(g, "timeout");
+	yajl_gen_array_close(g);
+	hutch_json_gen_str(g, "limits_unknown");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < ARRAY_SIZE(l); i++)
+		if (r->has_stats && l[i].set && l[i].n < 0)
+			hutch_json_gen_str(g, l[i].name);
+	yajl_gen_array_close(g);
+}
+
 static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 			const struct rt_sb_result *r, size_t *len)
 {
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	const struct cg_stats *s = &r->stats;
 	yajl_gen_map_open(g);
-	hutch_json_gen_int(g, "version", 2);
+	hutch_json_gen_int(g, "version", 3);
 	hutch_json_gen_kv(g, "id", r->id);
 	hutch_json_gen_int(g, "exit_code", r->exit_code);
 	hutch_json_gen_kv(g, "failure", failures[r->failure]);
 	gen_num_or_null(g, "signal", r->signal > 0, r->signal);
 	hutch_json_gen_bool(g, "timed_out", r->timed_out);
 	hutch_json_gen_bool(g, "oom_killed", r->oom_killed);
+	gen_num_or_null(g, "oom_kills", r->has_stats && r->oom_kills >= 0, r->oom_kills);
+	gen_limits(g, o, r);
 	hutch_json_gen_int(g, "wall_ms", (long long)r->wall_ms);
 	gen_stamp(g, "started_at", &r->started);
 	gen_stamp(g, "ended_at", &r->ended);

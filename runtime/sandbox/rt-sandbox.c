@@ -173,10 +173,33 @@ static void collect(struct sandbox *sb)
 {
 	struct hutch_err e = { 0 };
 	if (sb->cg && cg_get_stats(sb->cg, &sb->res.stats, &e) >= 0) {
+		const struct cg_stats *st = &sb->res.stats;
 		sb->res.has_stats = true;
-		sb->res.oom_killed = sb->res.stats.oom_kills > 0;
-		sb->res.pids_peak = sb->res.stats.pids_peak;
+		sb->res.oom_killed = st->oom_kills > 0;
+		sb->res.pids_peak = st->pids_peak;
+		/* A native sandbox's processes are in this cgroup itself. */
+		sb->res.oom_kills = (int64_t)st->oom_kills;
+		sb->res.mem_hits = (int64_t)st->mem_failcnt;
+		sb->res.pids_refused = (int64_t)st->pids_max_events;
 	}
+}
+
+/*
+ * Where a delegated run's counts are. Ours has the lower memory limit (run_delegated), so its
+ * failcnt. v1 counts an OOM kill and a refused fork in the process's own cgroup, the
+ * runtime's, which runc and crun remove before they return (runsc's lasts until delete); v2
+ * counts both up the tree, in ours too. Under runsc the host's OOM kills are of gVisor's own
+ * processes, whose memory is the sandbox's: none counts one of the sandbox's processes.
+ */
+static void delegated_counts(struct sandbox *sb, const struct sandbox_delegate_in *in)
+{
+	const struct cg_stats *ours = &sb->res.stats;
+	if (!cg_is_v2() || strcmp(sb->o->runtime, "runsc") == 0)
+		sb->res.oom_kills = -1;
+	if (!ours->pids_events_tree)
+		sb->res.pids_refused = in->has_stats ? (int64_t)in->stats.pids_max_events : -1;
+	if (in->has_stats && in->stats.oom_kills > 0)
+		sb->res.oom_killed = true;
 }
 
 /* The sandbox's state dir (made by create), opened from the held state root. */
@@ -408,9 +431,10 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 			       .kill_arg = sb };
 	r = rt_sb_delegate(&in, &w, err);
 	collect(sb);
+	if (sb->res.has_stats)
+		delegated_counts(sb, &in);
 	if (in.has_stats) {
 		sb->res.stats = in.stats;
-		sb->res.oom_killed = in.stats.oom_kills > 0;
 		sb->res.pids_peak = in.stats.pids_peak;
 	}
 	if (cg_oom_fired(oomfd))
@@ -562,9 +586,11 @@ static enum rt_sb_failure failure(const struct rt_sb_result *res, int r,
 	if (r < 0)
 		return err->status == 126 || err->status == 127 ? RT_SB_FAIL_EXEC
 								: RT_SB_FAIL_SETUP;
-	return res->timed_out	 ? RT_SB_FAIL_TIMEOUT
-	       : res->oom_killed ? RT_SB_FAIL_OOM
-				 : RT_SB_FAIL_NONE;
+	/* Only the command's own end: a child's OOM kill the command outlived is not one. The
+	 * cgroup does not say whom it killed; a SIGKILL while it counted a kill is taken as it. */
+	if (res->timed_out)
+		return RT_SB_FAIL_TIMEOUT;
+	return res->oom_killed && res->signal == SIGKILL ? RT_SB_FAIL_OOM : RT_SB_FAIL_NONE;
 }
 
 static int finish(struct sandbox *sb, int r, struct hutch_err *err)

@@ -91,6 +91,9 @@ struct rt_sb_result {
 	bool has_stats;
 	struct cg_stats stats;
 	uint64_t pids_peak;
+	/* With has_stats: OOM kills, memory limit hits and forks refused, each read where it
+	 * counts the sandbox's own processes; -1 where the runtime left no such count. */
+	int64_t oom_kills, mem_hits, pids_refused;
 	const char *runtime;
 	const char *error;
 	struct rt_sb_host host;

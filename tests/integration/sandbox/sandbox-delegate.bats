@@ -15,6 +15,7 @@ load ../sandbox-helpers
 # can traverse.
 setup_file() {
 	sb_images_setup
+	sb_image_helpers memhog forkbomb
 }
 
 setup() {
@@ -315,6 +316,41 @@ stdio_owners() {
 	sb_run --runtime runc --memory 32m --report "$TEST_DIR/r.json" -- sh -c 'tail /dev/zero'
 	check_status 137
 	jq -e '.oom_killed == true and .runtime == "runc"' "$TEST_DIR/r.json"
+}
+
+# What each runtime's report can tell of the limits: a child's OOM kill the command outlives is
+# no failure; the OOM kills are counted where the cgroup keeps them (v2, not runsc), else null.
+@test "sandbox delegate runc, crun, runsc: the report names the limits hit, and says unknown for what it cannot count" {
+	local rt ran=0 v1=1
+	[ ! -e /sys/fs/cgroup/cgroup.controllers ] || v1=0
+	for rt in runc crun runsc; do
+		command -v $rt >/dev/null || continue
+		ran=1
+		# runsc: gVisor's malloc fails before a kill; either way the command goes on.
+		sb_run --runtime $rt --memory 64m --report "$TEST_DIR/r.json" -- \
+			sh -c 'memhog 128 >/dev/null; echo "child $?"'
+		check_status 0
+		[[ ${lines[0]} == "child "* ]]
+		jq -e --arg rt $rt --argjson v1 $v1 '.runtime == $rt and .failure == null
+			and .exit_code == 0 and .error == null and .limits_hit == ["memory"]
+			and (if $v1 == 1 or $rt == "runsc" then .oom_kills == null
+			     else .oom_kills >= 1 end)' "$TEST_DIR/r.json"
+		[ $rt != runsc ] || continue # its sandbox needs more than --pids 24 of host threads
+		sb_run --runtime $rt --memory 32m --report "$TEST_DIR/r.json" -- memhog 64
+		check_status 137
+		jq -e '.failure == "oom" and .oom_killed == true and .signal == 9
+			and .limits_hit == ["memory"]' "$TEST_DIR/r.json"
+		sb_run --runtime $rt --pids 24 --timeout 1 --grace 1 --report "$TEST_DIR/r.json" -- \
+			forkbomb
+		check_status 124
+		[[ $output == *"forkbomb: a fork refused"* ]]
+		# v1 counts refused forks in the runtime's cgroup, gone when it returns
+		jq -e --argjson v1 $v1 '.failure == "timeout" and (.limits_hit | index("timeout"))
+			and (if $v1 == 1 then .limits_unknown == ["pids"]
+			     else (.limits_hit | index("pids")) or .limits_unknown == ["pids"] end)' \
+			"$TEST_DIR/r.json"
+	done
+	[ $ran = 1 ] || skip "no runc, crun or runsc installed"
 }
 
 @test "sandbox delegate: stdin to stdout byte for byte through runc" {

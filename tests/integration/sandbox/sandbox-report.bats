@@ -5,7 +5,9 @@
 # wherever --report stands, a busy lock, a missing image, a command that cannot run, the
 # timeout, an OOM kill), never an earlier run's left in place, replaced whole, and every one
 # valid against docs/sandbox-report.schema.json (python3-jsonschema) with the kind of failure
-# in `failure`, so that nothing parses the error text.
+# in `failure`, so that nothing parses the error text. The limits it hit are named apart from
+# the failure: a child's OOM kill that the command outlives, or a fork bomb held by --pids,
+# is no failure of the command's.
 
 load ../helpers
 load ../sandbox-helpers
@@ -13,6 +15,7 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
 	sb_images_setup
+	sb_image_helpers memhog forkbomb
 }
 
 setup() {
@@ -27,7 +30,7 @@ setup() {
 	check_report "$R"
 	local pid
 	pid=$(tail -1 "$SB_PIDS")
-	jq -e --arg id "sb-$pid" --arg img "$IMAGE" '.version == 2 and .id == $id
+	jq -e --arg id "sb-$pid" --arg img "$IMAGE" '.version == 3 and .id == $id
 		and .failure == null and .exit_code == 3 and .lock_wait_ms == 0
 		and .image == {name: $img, digest: null} and .runtime == "native"' "$R"
 	# RFC 3339 in UTC, the end not before the start
@@ -110,13 +113,47 @@ setup() {
 	jq -e '.failure == null and .error == null' "$R"
 }
 
-@test "report: the timeout is timeout, an OOM kill oom" {
+@test "report: the timeout is timeout, the command's own OOM kill oom" {
 	run -124 sb --timeout 1 --grace 1 --report "$R" -- sleep 20
 	check_report "$R"
-	jq -e '.failure == "timeout" and .timed_out == true' "$R"
-	run sb --memory 32m --report "$R" -- tail /dev/zero
+	jq -e '.failure == "timeout" and .timed_out == true and .limits_hit == ["timeout"]' "$R"
+	run -137 sb --memory 32m --report "$R" -- memhog 64
 	check_report "$R"
-	jq -e '.failure == "oom" and .oom_killed == true' "$R"
+	jq -e '.failure == "oom" and .oom_killed == true and .exit_code == 137 and .signal == 9
+		and .oom_kills >= 1 and .limits_hit == ["memory"] and .limits_unknown == []' "$R"
+}
+
+@test "report: a child OOM-killed, the command goes on and exits 0: no failure, the kill counted" {
+	run -0 sb --memory 32m --report "$R" -- sh -c 'memhog 64; echo "child $?"'
+	[[ $output == *"child 137"* ]]
+	check_report "$R"
+	jq -e '.failure == null and .exit_code == 0 and .signal == null and .error == null
+		and .oom_killed == true and .oom_kills >= 1 and .limits_hit == ["memory"]' "$R"
+}
+
+@test "report: a fork bomb held by --pids until the timeout names both limits" {
+	run -124 sb --pids 24 --timeout 1 --grace 1 --report "$R" -- forkbomb
+	[[ $output == *"forkbomb: a fork refused"* ]] # from inside: the limit refused it
+	check_report "$R"
+	jq -e '.failure == "timeout" and .timed_out == true and .exit_code == 124
+		and .limits_hit == ["pids", "timeout"] and .pids_peak == 24
+		and .oom_kills == 0 and .oom_killed == false' "$R"
+	# Without the timeout's end: the command stops once refused, and it is no failure.
+	run -2 sb --pids 24 --report "$R" -- sh -c 'while :; do sleep 30 & done'
+	check_report "$R"
+	jq -e '.failure == null and .exit_code == 2 and .limits_hit == ["pids"]' "$R"
+}
+
+@test "report: a clean run within its limits hits none and counts no OOM kill" {
+	run -0 sb --memory 64m --pids 64 --timeout 30 --report "$R" -- sh -c 'echo hi'
+	check_report "$R"
+	jq -e '.failure == null and .oom_kills == 0 and .oom_killed == false
+		and .limits_hit == [] and .limits_unknown == []' "$R"
+	# Nothing ran: no figures, no limit named.
+	run -125 sb --memory 64m --pids bogus --report "$R" -- true
+	check_report "$R"
+	jq -e '.failure == "bad_option" and .oom_kills == null and .limits_hit == []
+		and .limits_unknown == []' "$R"
 }
 
 @test "report: an earlier run's is removed at the start and replaced whole at the end" {

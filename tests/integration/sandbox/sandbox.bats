@@ -536,7 +536,7 @@ TMPDIR=/tmp" ]
 		| select([$ts[] | . as $t | $r[$k] | if $t == "integer" then
 			type == "number" and . == floor elif $t == "null" then . == null
 			else type == $t end] | any | not) | $k] == []' "$r"
-	jq -e '.version == 2 and .exit_code == 3 and .signal == null and .timed_out == false
+	jq -e '.version == 3 and .exit_code == 3 and .signal == null and .timed_out == false
 		and .oom_killed == false and .wall_ms >= 0 and .runtime == "native"
 		and .error == null' "$r"
 	jq -e '.isolation | (.namespaces | sort) == ["cgroup", "ipc", "mount", "network", "pid",
