@@ -562,6 +562,40 @@ check_rootless() {
 	rmdir "$RL_CG/shell" "$RL_CG" 2>/dev/null
 }
 
+# The sandbox report on pure v2, where memory.events counts OOM kills up the tree: a child's OOM
+# kill that the command outlives is counted (oom_kills) natively and under runc (whose own
+# cgroup, where the kill happened, is gone by then), and is no failure; the command's own OOM
+# kill is one. A fork held by --pids is named (native: pids.events of the sandbox's cgroup).
+check_report_limits() {
+	local rt out r=$WORK/r.json
+	if [ ! -x "$HUTCH" ] || [ ! -d "$WORK/rootfs/bin" ]; then
+		skip "report limits: needs $HUTCH and the busybox rootfs"
+		return
+	fi
+	ln -sf busybox "$WORK/rootfs/bin/tail"
+	for rt in native runc; do
+		if [ $rt = runc ] && ! command -v runc >/dev/null; then
+			skip "report limits: runc not installed"
+			continue
+		fi
+		out=$(timeout -k 5 60 "$HUTCH" sandbox --runtime $rt --image "$WORK/rootfs" \
+			--memory 32m --report "$r" -- sh -c 'tail /dev/zero; echo "child $?"' 2>&1)
+		check "report ($rt): the command outlives its child's OOM kill (${out##*$'\n'})" \
+			[ "${out##*child 137*}" = "" ]
+		check "report ($rt): failure null, exit 0, the kill counted, memory hit" jq -e \
+			'.failure == null and .exit_code == 0 and .oom_kills >= 1 and .limits_hit == ["memory"]' \
+			"$r"
+		timeout -k 5 60 "$HUTCH" sandbox --runtime $rt --image "$WORK/rootfs" --memory 32m \
+			--report "$r" -- tail /dev/zero >/dev/null 2>&1
+		check "report ($rt): the command's own OOM kill is failure oom" \
+			jq -e '.failure == "oom" and .exit_code == 137 and .oom_kills >= 1' "$r"
+	done
+	timeout -k 5 60 "$HUTCH" sandbox --image "$WORK/rootfs" --pids $PIDS_LIMIT --timeout 1 \
+		--grace 1 --report "$r" -- sh -c 'while :; do sleep 30 & done' >/dev/null 2>&1
+	check "report: a fork refused by --pids names pids" \
+		jq -e '(.limits_hit | index("pids")) and .oom_kills == 0' "$r"
+}
+
 main() {
 	mkdir -p "$WORK" || exit 1
 	check_pure_v2
@@ -570,6 +604,7 @@ main() {
 	check_landlock
 	check_deny_loopback
 	check_rootless
+	check_report_limits
 	echo "# guest-v2: $npass passed, $nfail failed, $nskip skipped"
 	[ $nfail = 0 ]
 }
