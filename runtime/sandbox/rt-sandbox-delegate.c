@@ -412,6 +412,7 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
 		cg_signal_all(cg, SIGKILL, &e);
 	delete_container(in, d);
 	remove_unified(unified, n_unified);
+	rt_sb_plaincg_remove(in->parent_cgroup);
 	if (cg) {
 		cg_destroy(cg, &e);
 		cg_free(cg);
@@ -465,6 +466,7 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	child_stats(in);
 	delete_container(in, &d);
 	remove_unified(unified, n_unified);
+	rt_sb_plaincg_remove(in->parent_cgroup); /* runsc leaves its path but for the leaf */
 	end_stdio(&sp);
 	(void)!write(done, "d", 1);
 	close(done);

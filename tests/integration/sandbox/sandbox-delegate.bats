@@ -292,6 +292,58 @@ stdio_owners() {
 	sigkill_hutch runsc
 }
 
+# PLAIN_CG: run in a private mount namespace whose /sys/fs/cgroup is a copy of the host's with
+# a plain directory for each of hugetlb, net_cls, net_prio and perf_event that is not mounted,
+# as some hosts have them. runsc makes its cgroup path there too and removes only the leaf.
+# Nothing with the sandbox's name may be left there: after a run, after SIGKILL of hutch (its
+# keeper cleans), after SIGKILL of hutch and its keeper (the next sandbox's sweep cleans).
+PLAIN_CG='set -e
+T=$(mktemp -d "$TEST_DIR/cg.XXXXXX")
+mount -t tmpfs -o mode=755 tmpfs "$T"
+for h in /sys/fs/cgroup/*; do mkdir "$T/${h##*/}"; mount --bind "$h" "$T/${h##*/}"; done
+for c in hugetlb net_cls net_prio perf_event; do [ -e "$T/$c" ] || mkdir "$T/$c"; done
+mount --move "$T" /sys/fs/cgroup
+left() { find /sys/fs/cgroup/hugetlb /sys/fs/cgroup/net_cls /sys/fs/cgroup/net_prio \
+	/sys/fs/cgroup/perf_event -name "hutch-sb-$1" 2>/dev/null; }
+run_hutch='\''echo $$ >>"$SB_PIDS"; exec "$HUTCH" sandbox --image "$IMAGE" "$@"'\''
+hutch() { sh -c "$run_hutch" sh "$@"; }
+until_gone() {
+	local tries=50
+	while [ -n "$(left "$1")" ] && [ $tries -gt 0 ]; do sleep 0.1; tries=$((tries - 1)); done
+	echo "left by $1: $(left "$1" | tr "\n" " ")"
+	[ -z "$(left "$1")" ]
+}
+started() {
+	local tries=200
+	until grep -q started "$TEST_DIR/bg.out"; do
+		[ $tries -gt 0 ] || return 1; sleep 0.05; tries=$((tries - 1))
+	done
+	echo "made by $1: $(left "$1" | tr "\n" " ")"
+	[ -n "$(left "$1")" ] # runsc did make its path there: the check below means something
+}
+hutch --runtime runsc -- true </dev/null
+until_gone "$(tail -n1 "$SB_PIDS")"
+for victims in hutch hutch+keeper; do
+	: >"$TEST_DIR/bg.out"
+	sh -c "$run_hutch" sh --runtime runsc -- sh -c "echo started; exec sleep 1000" \
+		</dev/null >"$TEST_DIR/bg.out" 2>&1 &
+	bg=$!
+	started "$bg"
+	keeper=$(pgrep -P "$bg" -x hutch | tr "\n" " ")
+	if [ $victims = hutch ]; then kill -9 "$bg"; else kill -9 "$bg" $keeper; fi
+	wait "$bg" || true
+	[ $victims = hutch ] || hutch -- true </dev/null
+	until_gone "$bg"
+done'
+
+@test "sandbox delegate runsc: nothing left in an unmounted controller's plain directory" {
+	requires_runtime runsc
+	[ -d /sys/fs/cgroup/memory ] && [ "$(stat -f -c %T /sys/fs/cgroup)" = tmpfs ] ||
+		skip "not a v1 host"
+	TEST_DIR=$TEST_DIR SB_PIDS=$SB_PIDS HUTCH=$HUTCH IMAGE=$IMAGE \
+		unshare -m --propagation private bash -c "$PLAIN_CG"
+}
+
 @test "sandbox delegate runc, crun: the cgroup limits apply" {
 	local rt ran=0
 	for rt in runc crun; do
