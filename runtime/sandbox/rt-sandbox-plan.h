@@ -58,6 +58,8 @@ struct rt_sb_plan {
 	struct rt_sb_src ws, image;   /* --workspace, --image as a directory */
 	struct rt_sb_src *srcs;	      /* per o->binds: their sources */
 	size_t n_srcs;
+	/* A delegate's idmapped trees stack on their src.at, which the spec binds (runsc). */
+	bool idmap_at_src;
 	bool layered;	  /* a throw-away layer over the image */
 	bool rootfs_copy; /* layered by copying the image (no overlayfs) */
 	bool with_init;	  /* PID 1 is hutch's init (native runs) */

@@ -14,7 +14,7 @@ load ../sandbox-helpers
 # An image with every mount point the sandbox uses, in a directory the sandbox's mapped ids
 # can traverse.
 setup_file() {
-	sb_images_setup
+	sb_images_setup data
 }
 
 setup() {
@@ -290,6 +290,58 @@ stdio_owners() {
 
 @test "sandbox delegate runsc: SIGKILL of hutch leaves nothing behind" {
 	sigkill_hutch runsc
+}
+
+# roundtrip RUNTIME FLAGS...: what the sandbox writes to its workspace and to an rw --bind of
+# another user's directory reaches the host, and what the host writes there the sandbox reads,
+# in a second sandbox too. (runsc once kept an --as-root workspace's writes in its overlay.)
+roundtrip() {
+	local rt=$1 d b=$TEST_DIR/other
+	shift
+	requires_runtime "$rt"
+	mkdir "$b"
+	chown 4343:4343 "$b"
+	for d in "$WS" "$b"; do echo host1 >"$d/host1"; done
+	sb_run --runtime "$rt" "$@" --workspace "$WS" --bind "$b:/data" -- sh -c '
+		for d in /workspace /data; do cat $d/host1 && echo sb1 >$d/sb1 || exit 9; done'
+	check_status 0
+	[ "$(cat "$TEST_DIR/out")" = "$(printf 'host1\nhost1')" ]
+	for d in "$WS" "$b"; do
+		[ "$(cat "$d/sb1")" = sb1 ]
+		echo host2 >"$d/host2"
+	done
+	if [[ " $* " != *" --host-root "* ]]; then # else root's, and said so
+		[ "$(stat -c %u:%g "$WS/sb1")" = 4242:4242 ]
+		[ "$(stat -c %u:%g "$b/sb1")" = 4343:4343 ]
+	fi
+	sb_run --runtime "$rt" "$@" --workspace "$WS" --bind "$b:/data" -- sh -c '
+		for d in /workspace /data; do cat $d/sb1 $d/host2 || exit 9; done'
+	check_status 0
+	[ "$(cat "$TEST_DIR/out")" = "$(printf 'sb1\nhost2\nsb1\nhost2')" ]
+}
+
+@test "sandbox delegate runsc: workspace and rw bind round trip, --as-root" {
+	roundtrip runsc --as-root
+}
+
+@test "sandbox delegate runsc: workspace and rw bind round trip, --host-root and plain" {
+	roundtrip runsc --host-root
+	rm -rf "$TEST_DIR/other" "$WS"/*
+	roundtrip runsc
+}
+
+@test "sandbox delegate runc, crun: workspace and rw bind round trip, every user flag" {
+	local rt flags ran=0
+	for rt in runc crun; do
+		command -v "$rt" >/dev/null || continue
+		ran=1
+		for flags in --as-root --host-root --; do
+			rm -rf "$TEST_DIR/other" "$WS"/*
+			[ "$flags" = -- ] && flags=
+			roundtrip "$rt" $flags
+		done
+	done
+	[ $ran = 1 ] || skip "neither runc nor crun installed"
 }
 
 # PLAIN_CG: run in a private mount namespace whose /sys/fs/cgroup is a copy of the host's with
