@@ -403,7 +403,9 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 					  .netns_fd = ns,
 					  .cgroup2_procs = cgroup2_procs,
 					  .rlimits = rlimits,
-					  .n_rlimits = n_rlimits };
+					  .n_rlimits = n_rlimits,
+					  .o = sb->o,
+					  .plan = &sb->plan };
 	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o->timeout * 1000),
 			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,

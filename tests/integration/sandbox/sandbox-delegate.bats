@@ -292,6 +292,65 @@ stdio_owners() {
 	sigkill_hutch runsc
 }
 
+# weakened RUNTIME: the report's isolation.weakened, one entry a line.
+weakened() {
+	jq -r '.isolation.weakened[]' "$TEST_DIR/r.json"
+}
+
+# What a runtime cannot give is in the report's weakened, and each claim holds: under runsc a
+# memory hog ends the whole sandbox (natively and under runc only the hog is killed); under a
+# delegate the command is PID 1, which outlives a SIGTERM until --grace ends. A native run
+# lists nothing.
+@test "sandbox delegate: weakened lists what the runtime cannot give, and it is so" {
+	local t0 dt
+	sb_run --memory 64m --report "$TEST_DIR/r.json" -- sh -c 'tail /dev/zero; echo after=$?'
+	check_status 0
+	grep -qx 'after=137' "$TEST_DIR/out"
+	[ -z "$(weakened)" ]
+	t0=$(now_ms)
+	sb_run --timeout 1 --grace 3 --report "$TEST_DIR/r.json" -- sleep 30
+	dt=$(($(now_ms) - t0))
+	check_status 124
+	[ "$dt" -lt 3000 ] # SIGTERM ends it at once
+	if command -v runc >/dev/null; then
+		sb_run --runtime runc --memory 64m --report "$TEST_DIR/r.json" -- sh -c 'tail /dev/zero; echo after=$?'
+		grep -qx 'after=137' "$TEST_DIR/out"
+		! weakened | grep -q -- '^--memory'
+		t0=$(now_ms)
+		sb_run --runtime runc --timeout 1 --grace 2 --report "$TEST_DIR/r.json" -- sleep 30
+		dt=$(($(now_ms) - t0))
+		check_status 124
+		[ "$dt" -ge 3000 ] # PID 1 ignored SIGTERM: killed when the grace ran out
+		weakened | grep -q -- '^--timeout: the command is PID 1'
+	fi
+	requires_runtime runsc
+	sb_run --runtime runsc --memory 64m --report "$TEST_DIR/r.json" -- sh -c 'tail /dev/zero; echo after=$?'
+	check_status 137
+	! grep -q after "$TEST_DIR/out"
+	jq -e '.oom_killed == true' "$TEST_DIR/r.json"
+	weakened | grep -q -- '^--memory: under runsc running out ends the whole sandbox'
+	weakened | grep -q -- '^--pids: under runsc it bounds runsc.s host threads'
+	sb_run --runtime runsc --timeout 0 --memory 0 --pids 0 --report "$TEST_DIR/r.json" -- true
+	check_status 0
+	[ -z "$(weakened)" ]
+}
+
+# Debian's runsc (release 20240729) cannot start its netstack on this kernel: hutch runs its
+# host stack in the wired namespace, says so on stderr, and the report lists it.
+@test "sandbox delegate runsc: the host stack fallback is in weakened" {
+	local v
+	requires_runtime runsc
+	v=$(runsc --version | sed -n 's/.*\(release-\|0\.0~\)\([0-9]\{8\}\).*/\2/p' | head -n1)
+	sb_run --runtime runsc --network bridge --report "$TEST_DIR/r.json" -- true
+	check_status 0
+	if [ -n "$v" ] && [ "$v" -lt 20240801 ]; then
+		grep -q 'host stack' "$TEST_DIR/err"
+		weakened | grep -q '^network: .*predates release-20240801'
+	else
+		! weakened | grep -q '^network:'
+	fi
+}
+
 # roundtrip RUNTIME FLAGS...: what the sandbox writes to its workspace and to an rw --bind of
 # another user's directory reaches the host, and what the host writes there the sandbox reads,
 # in a second sandbox too. (runsc once kept an --as-root workspace's writes in its overlay.)
