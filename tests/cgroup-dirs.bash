@@ -34,3 +34,20 @@ own_cgroup_dirs() {
 		return p == "/" ? "" : p
 	}' /proc/self/cgroup /proc/self/mountinfo | sort -u
 }
+
+# own_cgroup_dirs, and where a delegated runtime puts the same path in the plain directories
+# of the /sys/fs/cgroup tmpfs (an unmounted controller's, which runsc fills as if it were
+# mounted): the places to look for what a sandbox (hutch-sb-PID) left.
+own_sb_cgroup_dirs() {
+	local d own
+	{
+		own_cgroup_dirs
+		[ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = tmpfs ] || exit 0
+		# hutch's sandboxes go beneath the longest of its own cgroups (cg_own_common)
+		own=$(cut -d: -f3- /proc/self/cgroup | awk 'length($0) > length(l) { l = $0 } END { print l }')
+		for d in /sys/fs/cgroup/*; do
+			[ -d "$d" ] && [ ! -L "$d" ] && ! mountpoint -q "$d" && [ -d "$d$own" ] &&
+				echo "$d${own%/}"
+		done
+	} | sort -u
+}

@@ -7,6 +7,7 @@
  * the same figures as a native run.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "rt-process.h"
 #include "rt-json.h"
 #include "hutch-path.h"
@@ -412,11 +413,45 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
 		cg_signal_all(cg, SIGKILL, &e);
 	delete_container(in, d);
 	remove_unified(unified, n_unified);
+	rt_sb_plaincg_remove(in->parent_cgroup);
 	if (cg) {
 		cg_destroy(cg, &e);
 		cg_free(cg);
 	}
 	_exit(0);
+}
+
+/*
+ * What the runtime cannot give of what the options ask, listed in the report's weakened
+ * (docs/runtimes.md has the table). seccomp, the user namespace, the egress firewall,
+ * --memory's limit and --cpus are the same under every runtime. Only the network fallback is
+ * said on stderr too: the others hold for every run of that runtime with the defaults.
+ */
+static void note_weakened(const struct sandbox_delegate_in *in, const struct delegate *d)
+{
+	char msg[192];
+	if (d->runsc_hostinet) {
+		snprintf(msg, sizeof(msg),
+			 "network: %s predates release-20240801, whose netstack cannot start on "
+			 "this kernel: its host stack serves the sandbox's namespace instead",
+			 d->path);
+		hutch_warn("%s", msg);
+		if (in->plan)
+			rt_sb_weaken_report(in->plan, msg);
+	}
+	if (!in->plan || !in->o)
+		return;
+	if (d->kind == KIND_RUNSC && in->o->pids > 0)
+		rt_sb_weaken_report(in->plan, "--pids: under runsc it bounds runsc's host threads, "
+					      "not the sandbox's processes: reaching it ends the "
+					      "whole sandbox");
+	if (d->kind == KIND_RUNSC && in->o->memory > 0)
+		rt_sb_weaken_report(in->plan, "--memory: under runsc running out ends the whole "
+					      "sandbox (137), not only the process that asked");
+	if (in->o->timeout > 0)
+		rt_sb_weaken_report(in->plan, "--timeout: the command is PID 1, which ignores a "
+					      "SIGTERM it has no handler for: it is killed at "
+					      "--timeout plus --grace");
 }
 
 static void child_stats(struct sandbox_delegate_in *in)
@@ -435,12 +470,9 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	char unified[MAX_DEPTH][512];
 	TRY(find_runtime(in->runtime, &d, err));
 	_cleanup_close_ _unused_ int bin = d.fd; /* closed when the runtime is done */
-	if (in->network_bridge && d.kind == KIND_RUNSC && !runsc_netstack_works(&d)) {
+	if (in->network_bridge && d.kind == KIND_RUNSC && !runsc_netstack_works(&d))
 		d.runsc_hostinet = true;
-		hutch_warn("%s predates release-20240801, whose netstack cannot start on this "
-			   "kernel: it runs with its host stack in the sandbox's network namespace",
-			   d.path);
-	}
+	note_weakened(in, &d);
 	TRY(write_bundle(in, &d, err));
 	size_t n_unified = missing_unified(in->cgroup, unified);
 	struct stdio_plan sp = { { -1, -1, -1 }, { 0, 0, 0 } };
@@ -465,6 +497,7 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	child_stats(in);
 	delete_container(in, &d);
 	remove_unified(unified, n_unified);
+	rt_sb_plaincg_remove(in->parent_cgroup); /* runsc leaves its path but for the leaf */
 	end_stdio(&sp);
 	(void)!write(done, "d", 1);
 	close(done);

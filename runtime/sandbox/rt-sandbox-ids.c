@@ -131,6 +131,14 @@ static int plan_bind(const struct rt_sb_bind *b, const struct rt_sb_src *src,
 	return 0;
 }
 
+/* A runtime that wraps the root filesystem in an overlay of its own: runsc (--overlay2=root:self,
+ * its default since 20230404). */
+static bool overlays_root(const struct rt_sb_opts *o)
+{
+	const char *base = strrchr(o->runtime, '/') ? strrchr(o->runtime, '/') + 1 : o->runtime;
+	return strstr(base, "runsc") != NULL;
+}
+
 void rt_sb_plan_ranges(const struct rt_sb_opts *o, struct rt_sb_plan *p)
 {
 	p->host_root = o->host_root;
@@ -143,6 +151,9 @@ void rt_sb_plan_ranges(const struct rt_sb_opts *o, struct rt_sb_plan *p)
 	p->sub_uid = rt_sb_sub_ids("/etc/subuid");
 	p->sub_gid = rt_sb_sub_ids("/etc/subgid");
 	p->full_range = o->as_root;
+	/* A mount attached inside runsc's root would be part of its overlay, and the writes
+	 * there lost: the idmapped trees stack on their scratch mounts, bound by the spec. */
+	p->idmap_at_src = p->delegated && overlays_root(o);
 }
 
 int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err)
@@ -162,21 +173,39 @@ int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutc
 	return 0;
 }
 
+/*
+ * runsc's gofer makes a file as the container's root (its host id: the subordinate range's
+ * start) and then gives it to the user asked for: an idmapped mount without that id refuses
+ * the create (EOVERFLOW). It is mapped to itself, as the host sees it anyway; the file ends
+ * as the owner's all the same. (--as-root: it is the sandbox user's already.)
+ */
+static void gofer_ids(const struct rt_sb_plan *p, struct ns_idmap *u, struct ns_idmap *g,
+		      struct ns_tree_opts *to)
+{
+	if (!p->idmap_at_src)
+		return;
+	if (p->sub_uid != p->host_uid && p->sub_uid != u[0].container_id)
+		u[to->n_uids++] = (struct ns_idmap){ p->sub_uid, p->sub_uid, 1 };
+	if (p->sub_gid != p->host_gid && p->sub_gid != g[0].container_id)
+		g[to->n_gids++] = (struct ns_idmap){ p->sub_gid, p->sub_gid, 1 };
+}
+
 /* src (a mount in scratch of what the caller named: rt-sandbox-paths.c), its on-disk uid:gid
  * seen as the sandbox user's host ids, onto dst in the rootfs. */
 static int attach(int rootfd, const char *flag, const struct rt_sb_src *s, const char *dst,
 		  uid_t uid, gid_t gid, const struct rt_sb_plan *p, struct hutch_err *err)
 {
 	const char *src = s->at, *real = s->real;
-	struct ns_idmap u = { uid, p->host_uid, 1 }, g = { gid, p->host_gid, 1 };
+	struct ns_idmap u[2] = { { uid, p->host_uid, 1 } }, g[2] = { { gid, p->host_gid, 1 } };
 	struct ns_tree_opts to = { .recursive = true,
 				   .idmap = true,
 				   .idmap_recursive = true,
 				   .attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-				   .uids = &u,
-				   .gids = &g,
+				   .uids = u,
+				   .gids = g,
 				   .n_uids = 1,
 				   .n_gids = 1 };
+	gofer_ids(p, u, g, &to);
 	_cleanup_close_ int tree = ns_make_tree(src, &to, err);
 	if (tree == -EINVAL)
 		return hutch_fail(err, EINVAL,
@@ -185,7 +214,11 @@ static int attach(int rootfd, const char *flag, const struct rt_sb_src *s, const
 				  flag, real, (unsigned)uid, (unsigned)p->host_uid);
 	if (tree < 0)
 		return hutch_err_prefix(err, "%s: ", flag);
-	_cleanup_close_ int target = hutch_open_in_root(rootfd, dst, O_PATH, 0, err);
+	/* rootfd -1: on top of src itself, which the spec binds (p->idmap_at_src) */
+	_cleanup_close_ int target = rootfd < 0 ? open(src, O_PATH | O_CLOEXEC)
+						: hutch_open_in_root(rootfd, dst, O_PATH, 0, err);
+	if (target < 0 && rootfd < 0)
+		return hutch_fail_errno(err, errno, "%s: open %s", flag, src);
 	if (target < 0)
 		return hutch_err_prefix(err, "%s: ", flag);
 	return ns_attach_tree(tree, target, err) < 0 ? hutch_err_prefix(err, "%s: ", flag) : 0;
@@ -201,8 +234,9 @@ int rt_sb_attach_idmapped(const struct rt_sb_opts *o, const struct rt_sb_plan *p
 		any |= p->binds[i].idmapped;
 	if (!any)
 		return 0;
-	_cleanup_close_ int rootfd = open(p->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
+	_cleanup_close_ int rootfd =
+		p->idmap_at_src ? -1 : open(p->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0 && !p->idmap_at_src)
 		return hutch_fail_errno(err, errno, "sandbox: open %s", p->rootfs);
 	if (p->ws_idmapped)
 		TRY(attach(rootfd, "--workspace", &p->ws, "/workspace", p->write_uid, p->write_gid,

@@ -183,7 +183,7 @@ static int plan_mounts(struct rt_spec *s, const struct rt_sb_opts *o, const stru
 	 * from the fds they were resolved into (rt-sandbox-paths.c). */
 	if (o->workspace && p->ws_idmapped && !p->delegated)
 		TRY(add_idmapped(s, "/workspace", p->ws.at, p->write_uid, p->write_gid, p, err));
-	else if (o->workspace && !p->ws_idmapped)
+	else if (o->workspace && (!p->ws_idmapped || p->idmap_at_src))
 		TRY(rt_spec_add_mount(s, "/workspace", "bind", p->ws.at, "rbind,nosuid,nodev,rw",
 				      err));
 	for (size_t i = 0; i < o->n_binds; i++) {
@@ -191,7 +191,7 @@ static int plan_mounts(struct rt_spec *s, const struct rt_sb_opts *o, const stru
 		const char *src = p->srcs[i].at;
 		if (p->binds[i].idmapped && !p->delegated)
 			TRY(add_idmapped(s, b->dst, src, p->binds[i].uid, p->binds[i].gid, p, err));
-		else if (!p->binds[i].idmapped)
+		else if (!p->binds[i].idmapped || p->idmap_at_src)
 			TRY(rt_spec_add_mount(
 				s, b->dst, "bind", src,
 				b->ro ? "rbind,nosuid,nodev,ro" : "rbind,nosuid,nodev,rw", err));

@@ -58,6 +58,8 @@ struct rt_sb_plan {
 	struct rt_sb_src ws, image;   /* --workspace, --image as a directory */
 	struct rt_sb_src *srcs;	      /* per o->binds: their sources */
 	size_t n_srcs;
+	/* A delegate's idmapped trees stack on their src.at, which the spec binds (runsc). */
+	bool idmap_at_src;
 	bool layered;	  /* a throw-away layer over the image */
 	bool rootfs_copy; /* layered by copying the image (no overlayfs) */
 	bool with_init;	  /* PID 1 is hutch's init (native runs) */
@@ -76,7 +78,7 @@ struct rt_sb_plan {
 	bool single_id;		 /* only the caller's id is mapped: the sandbox user is it */
 	struct ns_rootless user; /* the caller's ids and ranges (why: one id only) */
 	bool no_cgroup;		 /* rootless, nothing delegated, --best-effort: no limits */
-	char weakened[4][192];	 /* what --best-effort ran without, for stderr and the report */
+	char weakened[8][192];	 /* what --best-effort ran without, for stderr and the report */
 	size_t n_weakened;
 };
 /* rt-sandbox-plan.c: the sandbox's OCI spec, typed, held to rt_spec_check; bundle is where it
@@ -91,6 +93,10 @@ void rt_sb_ucount_hook(const char *runtime, struct rt_spec *s);
 /* rt-sandbox-rootless.c: for a rootless caller, before anything of the sandbox exists: the
  * cgroup base (a delegated one, else none with --best-effort, else a refusal naming the
  * fix); then, before the scratch mount namespace, the user namespace that owns it. */
+/* msg on stderr, and in the report's weakened; _report: in the report alone, for what a
+ * runtime never gives, which stderr would repeat on every run (rt-sandbox-rootless.c). */
+void rt_sb_weaken(struct rt_sb_plan *p, const char *msg);
+void rt_sb_weaken_report(struct rt_sb_plan *p, const char *msg);
 int rt_sb_rootless_cgroup(const struct rt_sb_opts *o, struct rt_sb_plan *p, char **base,
 			  struct hutch_err *err);
 int rt_sb_rootless_enter(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);

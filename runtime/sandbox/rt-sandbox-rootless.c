@@ -14,15 +14,20 @@
 #include <string.h>
 #include <unistd.h>
 
-static void weaken(struct rt_sb_plan *p, const char *msg)
+void rt_sb_weaken_report(struct rt_sb_plan *p, const char *msg)
 {
-	hutch_warn("%s", msg);
 	if (p->n_weakened >= ARRAY_SIZE(p->weakened))
 		return;
 	char *dst = p->weakened[p->n_weakened++];
 	size_t len = strnlen(msg, sizeof(p->weakened[0]) - 1); /* truncated to fit */
 	memcpy(dst, msg, len);
 	dst[len] = '\0';
+}
+
+void rt_sb_weaken(struct rt_sb_plan *p, const char *msg)
+{
+	hutch_warn("%s", msg);
+	rt_sb_weaken_report(p, msg);
 }
 
 static bool wants_limits(const struct rt_sb_opts *o)
@@ -51,7 +56,7 @@ int rt_sb_rootless_cgroup(const struct rt_sb_opts *o, struct rt_sb_plan *p, char
 			(unsigned)geteuid(), why.msg);
 	char msg[sizeof(why.msg) + 40];
 	snprintf(msg, sizeof(msg), "no memory, pids or cpu limits: %s", why.msg);
-	weaken(p, msg);
+	rt_sb_weaken(p, msg);
 	p->no_cgroup = true;
 	return 0;
 }

@@ -108,6 +108,7 @@ static void sweep_cgroups(const char *base)
 	struct hutch_err e = { 0 };
 	if (cg_list_children(base, &v, &n, &e) < 0)
 		return;
+	rt_sb_plaincg_list(base, &v, &n); /* a delegate's, in unmounted controllers' dirs */
 	for (size_t i = 0; i < n; i++) {
 		int pid = 0, end = 0;
 		if (sscanf(v[i].name, "hutch-sb-%d%n", &pid, &end) != 1 || v[i].name[end] ||
@@ -118,6 +119,7 @@ static void sweep_cgroups(const char *base)
 		_cleanup_free_ char *path =
 			hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
 		cg_purge(path, &e);
+		rt_sb_plaincg_remove(path);
 	}
 	cg_children_free(v, n);
 }
@@ -424,7 +426,9 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 					  .netns_fd = ns,
 					  .cgroup2_procs = cgroup2_procs,
 					  .rlimits = rlimits,
-					  .n_rlimits = n_rlimits };
+					  .n_rlimits = n_rlimits,
+					  .o = sb->o,
+					  .plan = &sb->plan };
 	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o->timeout * 1000),
 			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,

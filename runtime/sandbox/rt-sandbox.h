@@ -135,8 +135,15 @@ struct sandbox_delegate_in {
 	size_t n_rlimits;
 	bool has_stats; /* out: the container cgroup's figures, read before delete */
 	struct cg_stats stats;
+	/* What the runtime cannot give of what o asks goes to plan's weakened (report, stderr). */
+	const struct rt_sb_opts *o;
+	struct rt_sb_plan *plan;
 };
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);
+/* rt-sandbox-plaincg.c: what a runtime made for cgroup (.../hutch-sb-PID) in the unmounted
+ * controllers' plain directories on /sys/fs/cgroup, removed; the hutch-sb-* there, listed. */
+void rt_sb_plaincg_remove(const char *cgroup);
+void rt_sb_plaincg_list(const char *base, struct cg_child **v, size_t *n);
 
 /* rt-sandbox-init.c: PID 1 of a native sandbox, which starts the command through the exec
  * trampoline (targv: rt_trampoline_argv); sync_fd reports the command's wait status and,

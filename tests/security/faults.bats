@@ -26,7 +26,7 @@ killed_at() {
 }
 
 sandbox_cgroups() {
-	own_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -maxdepth 1 -name 'hutch-sb-*'; done
+	own_sb_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -maxdepth 1 -name 'hutch-sb-*'; done
 }
 
 @test "faults: create killed at each phase, then delete --force: nothing left" {

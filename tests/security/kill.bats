@@ -30,7 +30,7 @@ kills() {
 
 # Every cgroup directory of ours named after this test's ids or a sandbox.
 our_cgroups() {
-	own_cgroup_dirs | while read -r d; do
+	own_sb_cgroup_dirs | while read -r d; do
 		find "$d" -mindepth 1 -maxdepth 2 -type d \( -name "*$TAG*" -o -name "hutch-sb-*" \)
 	done
 }

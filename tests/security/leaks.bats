@@ -43,3 +43,24 @@ load ../integration/helpers
 	[ -z "$(ls -A "$HUTCH_ROOT")" ]
 	rmdir "$d/$TAG-frozen"
 }
+
+# runc, crun and runsc make the sandbox's cgroup (hutch-sb-PID/c) in every hierarchy they know,
+# and runsc also in the plain directories of /sys/fs/cgroup where a controller is not mounted:
+# nothing of it is left, mounted or plain. (sandbox-delegate.bats has the plain case forced.)
+@test "leaks: a delegated runtime leaves no cgroup directory, mounted or plain" {
+	local rt p left ran=0
+	for rt in runc crun runsc; do
+		command -v "$rt" >/dev/null || continue
+		ran=1
+		sh -c 'echo $$ >"$0"; exec "$@"' "$TEST_DIR/pid" "$HUTCH" sandbox --runtime "$rt" \
+			--image "$BUNDLE/rootfs" -- true </dev/null
+		p=$(cat "$TEST_DIR/pid")
+		left=$(own_sb_cgroup_dirs | while read -r d; do
+			find "$d" -mindepth 1 -maxdepth 1 -name "hutch-sb-$p"
+		done)
+		left+=$(find /sys/fs/cgroup -name "hutch-sb-$p" 2>/dev/null)
+		echo "# $rt ($p) left: $left" >&3
+		[ -z "$left" ]
+	done
+	[ $ran = 1 ] || skip "no runc, crun or runsc"
+}

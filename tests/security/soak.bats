@@ -37,7 +37,7 @@ counts() {
 	fds=$(ls /proc/$$/fd | wc -l)
 	# The sandboxes' own cgroups (hutch-sb-PID, and a delegate's beneath): on a hybrid host
 	# our cgroup2 cgroup is the root, where everything else on the machine has its cgroups.
-	cg=$(own_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -type d -name 'hutch-sb-*'; done |
+	cg=$(own_sb_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -type d -name 'hutch-sb-*'; done |
 		dead_only hutch-sb- | wc -l)
 	for p in $(pgrep -x hutch-init); do
 		any_hutch "$(ps -o ppid= -p "$p" | tr -d ' ')" || inits=$((inits + 1))

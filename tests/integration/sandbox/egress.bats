@@ -183,8 +183,7 @@ t_allow_cidr() {
 
 t_moving() {
 	# The sandbox waits until its resolver answers the new address, and the host changes it
-	# once the first fetch is out: no file is shared (a workspace under runsc --as-root does
-	# not show the sandbox's writes to the host while it runs).
+	# once the first fetch is out: no file is shared.
 	sbn --egress restricted --allow-host moving.test -- sh -c '
 		wget -q -O - http://moving.test/ || echo FAIL1
 		for i in $(seq 150); do

@@ -14,7 +14,7 @@ load ../sandbox-helpers
 # An image with every mount point the sandbox uses, in a directory the sandbox's mapped ids
 # can traverse.
 setup_file() {
-	sb_images_setup
+	sb_images_setup data
 	sb_image_helpers memhog forkbomb
 }
 
@@ -291,6 +291,169 @@ stdio_owners() {
 
 @test "sandbox delegate runsc: SIGKILL of hutch leaves nothing behind" {
 	sigkill_hutch runsc
+}
+
+# weakened RUNTIME: the report's isolation.weakened, one entry a line.
+weakened() {
+	jq -r '.isolation.weakened[]' "$TEST_DIR/r.json"
+}
+
+# What a runtime cannot give is in the report's weakened, and each claim holds: under runsc a
+# memory hog ends the whole sandbox (natively and under runc only the hog is killed); under a
+# delegate the command is PID 1, which outlives a SIGTERM until --grace ends. A native run
+# lists nothing.
+@test "sandbox delegate: weakened lists what the runtime cannot give, and it is so" {
+	local t0 dt
+	sb_run --memory 64m --report "$TEST_DIR/r.json" -- sh -c 'tail /dev/zero; echo after=$?'
+	check_status 0
+	grep -qx 'after=137' "$TEST_DIR/out"
+	[ -z "$(weakened)" ]
+	t0=$(now_ms)
+	sb_run --timeout 1 --grace 3 --report "$TEST_DIR/r.json" -- sleep 30
+	dt=$(($(now_ms) - t0))
+	check_status 124
+	[ "$dt" -lt 3000 ] # SIGTERM ends it at once
+	if command -v runc >/dev/null; then
+		sb_run --runtime runc --memory 64m --report "$TEST_DIR/r.json" -- sh -c 'tail /dev/zero; echo after=$?'
+		grep -qx 'after=137' "$TEST_DIR/out"
+		! weakened | grep -q -- '^--memory'
+		t0=$(now_ms)
+		sb_run --runtime runc --timeout 1 --grace 2 --report "$TEST_DIR/r.json" -- sleep 30
+		dt=$(($(now_ms) - t0))
+		check_status 124
+		[ "$dt" -ge 3000 ] # PID 1 ignored SIGTERM: killed when the grace ran out
+		weakened | grep -q -- '^--timeout: the command is PID 1'
+	fi
+	requires_runtime runsc
+	sb_run --runtime runsc --memory 64m --report "$TEST_DIR/r.json" -- sh -c 'tail /dev/zero; echo after=$?'
+	check_status 137
+	! grep -q after "$TEST_DIR/out"
+	jq -e '.oom_killed == true' "$TEST_DIR/r.json"
+	weakened | grep -q -- '^--memory: under runsc running out ends the whole sandbox'
+	weakened | grep -q -- '^--pids: under runsc it bounds runsc.s host threads'
+	sb_run --runtime runsc --timeout 0 --memory 0 --pids 0 --report "$TEST_DIR/r.json" -- true
+	check_status 0
+	[ -z "$(weakened)" ]
+}
+
+# Debian's runsc (release 20240729) cannot start its netstack on this kernel: hutch runs its
+# host stack in the wired namespace, says so on stderr, and the report lists it.
+@test "sandbox delegate runsc: the host stack fallback is in weakened" {
+	local v
+	requires_runtime runsc
+	v=$(runsc --version | sed -n 's/.*\(release-\|0\.0~\)\([0-9]\{8\}\).*/\2/p' | head -n1)
+	sb_run --runtime runsc --network bridge --report "$TEST_DIR/r.json" -- true
+	check_status 0
+	if [ -n "$v" ] && [ "$v" -lt 20240801 ]; then
+		grep -q 'host stack' "$TEST_DIR/err"
+		weakened | grep -q '^network: .*predates release-20240801'
+	else
+		! weakened | grep -q '^network:'
+	fi
+}
+
+# roundtrip RUNTIME FLAGS...: what the sandbox writes to its workspace and to an rw --bind of
+# another user's directory reaches the host, and what the host writes there the sandbox reads,
+# in a second sandbox too. (runsc once kept an --as-root workspace's writes in its overlay.)
+roundtrip() {
+	local rt=$1 d b=$TEST_DIR/other
+	shift
+	requires_runtime "$rt"
+	mkdir "$b"
+	chown 4343:4343 "$b"
+	for d in "$WS" "$b"; do echo host1 >"$d/host1"; done
+	sb_run --runtime "$rt" "$@" --workspace "$WS" --bind "$b:/data" -- sh -c '
+		for d in /workspace /data; do cat $d/host1 && echo sb1 >$d/sb1 || exit 9; done'
+	check_status 0
+	[ "$(cat "$TEST_DIR/out")" = "$(printf 'host1\nhost1')" ]
+	for d in "$WS" "$b"; do
+		[ "$(cat "$d/sb1")" = sb1 ]
+		echo host2 >"$d/host2"
+	done
+	if [[ " $* " != *" --host-root "* ]]; then # else root's, and said so
+		[ "$(stat -c %u:%g "$WS/sb1")" = 4242:4242 ]
+		[ "$(stat -c %u:%g "$b/sb1")" = 4343:4343 ]
+	fi
+	sb_run --runtime "$rt" "$@" --workspace "$WS" --bind "$b:/data" -- sh -c '
+		for d in /workspace /data; do cat $d/sb1 $d/host2 || exit 9; done'
+	check_status 0
+	[ "$(cat "$TEST_DIR/out")" = "$(printf 'sb1\nhost2\nsb1\nhost2')" ]
+}
+
+@test "sandbox delegate runsc: workspace and rw bind round trip, --as-root" {
+	roundtrip runsc --as-root
+}
+
+@test "sandbox delegate runsc: workspace and rw bind round trip, --host-root and plain" {
+	roundtrip runsc --host-root
+	rm -rf "$TEST_DIR/other" "$WS"/*
+	roundtrip runsc
+}
+
+@test "sandbox delegate runc, crun: workspace and rw bind round trip, every user flag" {
+	local rt flags ran=0
+	for rt in runc crun; do
+		command -v "$rt" >/dev/null || continue
+		ran=1
+		for flags in --as-root --host-root --; do
+			rm -rf "$TEST_DIR/other" "$WS"/*
+			[ "$flags" = -- ] && flags=
+			roundtrip "$rt" $flags
+		done
+	done
+	[ $ran = 1 ] || skip "neither runc nor crun installed"
+}
+
+# PLAIN_CG: run in a private mount namespace whose /sys/fs/cgroup is a copy of the host's with
+# a plain directory for each of hugetlb, net_cls, net_prio and perf_event that is not mounted,
+# as some hosts have them. runsc makes its cgroup path there too and removes only the leaf.
+# Nothing with the sandbox's name may be left there: after a run, after SIGKILL of hutch (its
+# keeper cleans), after SIGKILL of hutch and its keeper (the next sandbox's sweep cleans).
+PLAIN_CG='set -e
+T=$(mktemp -d "$TEST_DIR/cg.XXXXXX")
+mount -t tmpfs -o mode=755 tmpfs "$T"
+for h in /sys/fs/cgroup/*; do mkdir "$T/${h##*/}"; mount --bind "$h" "$T/${h##*/}"; done
+for c in hugetlb net_cls net_prio perf_event; do [ -e "$T/$c" ] || mkdir "$T/$c"; done
+mount --move "$T" /sys/fs/cgroup
+left() { find /sys/fs/cgroup/hugetlb /sys/fs/cgroup/net_cls /sys/fs/cgroup/net_prio \
+	/sys/fs/cgroup/perf_event -name "hutch-sb-$1" 2>/dev/null; }
+run_hutch='\''echo $$ >>"$SB_PIDS"; exec "$HUTCH" sandbox --image "$IMAGE" "$@"'\''
+hutch() { sh -c "$run_hutch" sh "$@"; }
+until_gone() {
+	local tries=50
+	while [ -n "$(left "$1")" ] && [ $tries -gt 0 ]; do sleep 0.1; tries=$((tries - 1)); done
+	echo "left by $1: $(left "$1" | tr "\n" " ")"
+	[ -z "$(left "$1")" ]
+}
+started() {
+	local tries=200
+	until grep -q started "$TEST_DIR/bg.out"; do
+		[ $tries -gt 0 ] || return 1; sleep 0.05; tries=$((tries - 1))
+	done
+	echo "made by $1: $(left "$1" | tr "\n" " ")"
+	[ -n "$(left "$1")" ] # runsc did make its path there: the check below means something
+}
+hutch --runtime runsc -- true </dev/null
+until_gone "$(tail -n1 "$SB_PIDS")"
+for victims in hutch hutch+keeper; do
+	: >"$TEST_DIR/bg.out"
+	sh -c "$run_hutch" sh --runtime runsc -- sh -c "echo started; exec sleep 1000" \
+		</dev/null >"$TEST_DIR/bg.out" 2>&1 &
+	bg=$!
+	started "$bg"
+	keeper=$(pgrep -P "$bg" -x hutch | tr "\n" " ")
+	if [ $victims = hutch ]; then kill -9 "$bg"; else kill -9 "$bg" $keeper; fi
+	wait "$bg" || true
+	[ $victims = hutch ] || hutch -- true </dev/null
+	until_gone "$bg"
+done'
+
+@test "sandbox delegate runsc: nothing left in an unmounted controller's plain directory" {
+	requires_runtime runsc
+	[ -d /sys/fs/cgroup/memory ] && [ "$(stat -f -c %T /sys/fs/cgroup)" = tmpfs ] ||
+		skip "not a v1 host"
+	TEST_DIR=$TEST_DIR SB_PIDS=$SB_PIDS HUTCH=$HUTCH IMAGE=$IMAGE \
+		unshare -m --propagation private bash -c "$PLAIN_CG"
 }
 
 @test "sandbox delegate runc, crun: the cgroup limits apply" {
