@@ -46,7 +46,9 @@ teardown() {
 @test "sessions: on a stored image: ls, execs as the session, stop; nothing left" {
 	local sup
 	IMAGE=bb:1
-	sb_named "$N" --pids 64 --memory 128m -- sh -c "$(session_cmd)"
+	# --timeout 0: it lives until stopped (before, stop could not find it, and only killing
+	# its supervisor ended it)
+	sb_named "$N" --timeout 0 --pids 64 --memory 128m -- sh -c "$(session_cmd)"
 	sup=$(sup_pid "$N")
 	session_mnt_ns "$N"
 	run hs ls --format json
@@ -57,10 +59,13 @@ teardown() {
 	[[ $output == *$'Uid:\t1000\t1000\t1000\t1000'* ]]
 	[[ $output == *$'CapEff:\t0000000000000000'* ]]
 	[[ $output == *$'NoNewPrivs:\t1'* && $output == *$'Seccomp:\t2'* ]]
+	# the session's limits, as the exec sees them in its cgroups
 	run hs exec "$N" -- sh -c 'cat /sys/fs/cgroup/pids/pids.max 2>/dev/null ||
-		cat /sys/fs/cgroup/pids.max'
+		cat /sys/fs/cgroup/pids.max
+		cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null ||
+		cat /sys/fs/cgroup/memory.max'
 	check_status 0
-	[ "$output" = 64 ]
+	[ "$output" = $'64\n134217728' ]
 	run hs stop "$N"
 	check_status 0
 	session_gone "$N" "$sup"
