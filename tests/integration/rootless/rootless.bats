@@ -346,3 +346,22 @@ wait_until_stopped() {
 	[ "$(stat -c %U "$tmp/hutch-$uid")" = hutch-it-one ]
 	rm -rf "$dir"
 }
+
+@test "rootless: a named sandbox with a throw-away layer is stopped and removed by its name" {
+	# The image has no /workspace: the rootfs is an overlay in the supervisor's scratch
+	# namespace, which the caller's has not; stop and rm find the sandbox without its path.
+	local who
+	for who in $RL_USERS; do
+		rlsb "$who" --best-effort --workspace "$TEST_DIR/ws-$who" --name n1 --detach \
+			-- sleep 30 2>/dev/null
+		run rl "$who" sandbox stop n1
+		check_status 0
+		rlsb "$who" --best-effort --workspace "$TEST_DIR/ws-$who" --name n2 --detach \
+			-- sleep 30 2>/dev/null
+		run rl "$who" sandbox rm -f n2
+		check_status 0
+		run rl "$who" sandbox ls --format json
+		check_status 0
+		[ "$output" = "[]" ]
+	done
+}
