@@ -148,7 +148,9 @@ int rt_spec_check(struct rt_spec *spec, struct hutch_err *err)
 	return r < 0 ? r : rt_spec_check_idmapped_mounts(spec, err);
 }
 
-static int parse_tree(yajl_val top, const char *bundle, struct rt_spec *spec, struct hutch_err *err)
+/* rootfs (unless NULL) is the root a created container's state keeps: not looked up again. */
+static int parse_tree(yajl_val top, const char *bundle, const char *rootfs, struct rt_spec *spec,
+		      struct hutch_err *err)
 {
 	char real[PATH_MAX];
 	int r;
@@ -169,11 +171,16 @@ static int parse_tree(yajl_val top, const char *bundle, struct rt_spec *spec, st
 	r = rt_spec_check(spec, err);
 	if (r < 0 || !bundle)
 		return r;
+	if (rootfs) {
+		spec->rootfs = hutch_xstrdup(rootfs);
+		return 0;
+	}
 	return img_resolve_rootfs(spec->bundle, spec->root_path, &spec->rootfs, err);
 }
 
 /* Takes text: when linux.seccomp is cut out of it, the spec keeps it for seccomp_json. */
-static int parse_owned(char *text, const char *bundle, struct rt_spec **out, struct hutch_err *err)
+static int parse_owned(char *text, const char *bundle, const char *rootfs, struct rt_spec **out,
+		       struct hutch_err *err)
 {
 	_cleanup_json_ yajl_val top = NULL;
 	_cleanup_free_ char *owned = text, *rest = NULL;
@@ -192,7 +199,7 @@ static int parse_owned(char *text, const char *bundle, struct rt_spec **out, str
 		spec->seccomp_json = seccomp;
 		spec->seccomp_text = steal_ptr(owned);
 	}
-	r = parse_tree(top, bundle, spec, err);
+	r = parse_tree(top, bundle, rootfs, spec, err);
 	if (r < 0) {
 		rt_spec_free(spec);
 		return r;
@@ -203,21 +210,33 @@ static int parse_owned(char *text, const char *bundle, struct rt_spec **out, str
 
 int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out, struct hutch_err *err)
 {
-	return parse_owned(hutch_xstrdup(json), bundle, out, err);
+	return parse_owned(hutch_xstrdup(json), bundle, NULL, out, err);
 }
 
-int rt_spec_load_at(int dirfd, const char *path, const char *bundle, char **ret_text,
-		    struct rt_spec **out, struct hutch_err *err)
+static int load_at(int dirfd, const char *path, const char *bundle, const char *rootfs,
+		   char **ret_text, struct rt_spec **out, struct hutch_err *err)
 {
 	_cleanup_free_ char *text = NULL;
 	int r = hutch_read_file_at(dirfd, path, CONFIG_MAX, &text, NULL, err);
 	if (r < 0)
 		return r;
 	_cleanup_free_ char *copy = ret_text ? hutch_xstrdup(text) : NULL;
-	r = parse_owned(steal_ptr(text), bundle, out, err);
+	r = parse_owned(steal_ptr(text), bundle, rootfs, out, err);
 	if (r >= 0 && ret_text)
 		*ret_text = steal_ptr(copy);
 	return r;
+}
+
+int rt_spec_load_at(int dirfd, const char *path, const char *bundle, char **ret_text,
+		    struct rt_spec **out, struct hutch_err *err)
+{
+	return load_at(dirfd, path, bundle, NULL, ret_text, out, err);
+}
+
+int rt_spec_load_created(int dirfd, const char *path, const char *bundle, const char *rootfs,
+			 struct rt_spec **out, struct hutch_err *err)
+{
+	return load_at(dirfd, path, bundle, rootfs, NULL, out, err);
 }
 
 int rt_spec_load(const char *bundle, struct rt_spec **out, struct hutch_err *err)

@@ -115,6 +115,10 @@ int rt_spec_load(const char *bundle, struct rt_spec **out, struct hutch_err *err
  * still relative to bundle; *ret_text (unless NULL) gets the text as read. */
 int rt_spec_load_at(int dirfd, const char *path, const char *bundle, char **ret_text,
 		    struct rt_spec **out, struct hutch_err *err);
+/* A created container's (rt_state_load_spec): the root is the one create resolved, as its
+ * state keeps it (NULL: resolved as above), never looked up again. */
+int rt_spec_load_created(int dirfd, const char *path, const char *bundle, const char *rootfs,
+			 struct rt_spec **out, struct hutch_err *err);
 /* The same from a JSON text (for unit tests and `exec --process`). */
 int rt_spec_parse(const char *json, const char *bundle, struct rt_spec **out,
 		  struct hutch_err *err);

@@ -325,9 +325,14 @@ void rt_state_clear(struct rt_state *st)
 int rt_state_load_spec(int dirfd, const struct rt_state *st, struct rt_spec **out,
 		       struct hutch_err *err)
 {
-	if (!st->own_config)
-		return rt_spec_load(st->bundle, out, err);
-	return rt_spec_load_at(dirfd, "config.json", st->bundle, NULL, out, err);
+	/* The root is the state's: the path create resolved may not resolve from here (a
+	 * sandbox's is a mount in its own namespace), and nothing after create goes through it
+	 * (exec joins the init's mount namespace, or its /proc/PID/root without one). */
+	if (!st->own_config) {
+		_cleanup_free_ char *path = hutch_xasprintf("%s/config.json", st->bundle);
+		return rt_spec_load_created(AT_FDCWD, path, st->bundle, st->rootfs, out, err);
+	}
+	return rt_spec_load_created(dirfd, "config.json", st->bundle, st->rootfs, out, err);
 }
 
 int rt_open_cgroup(const char *path, const struct cg_kv *paths, size_t n, struct cg **out,

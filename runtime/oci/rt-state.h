@@ -69,7 +69,8 @@ int rt_state_save(int dirfd, const struct rt_state *st, struct hutch_err *err);
 int rt_state_check_annotations(const struct cg_kv *a, size_t n, struct hutch_err *err);
 int rt_state_load(int dirfd, const char *id, struct rt_state *st, struct hutch_err *err);
 void rt_state_clear(struct rt_state *st);
-/* The container's config: the state dir's copy (create --config) or the bundle's. */
+/* The container's config: the state dir's copy (create --config) or the bundle's, with the
+ * root create resolved (st->rootfs), not looked up again. */
 int rt_state_load_spec(int dirfd, const struct rt_state *st, struct rt_spec **out,
 		       struct hutch_err *err);
 /* Removes the state directory's content and the directory itself. */

@@ -275,6 +275,9 @@ static int end_sandbox(struct named *n, int64_t grace_ms, struct hutch_err *err)
 {
 	_cleanup_close_ int sup = (int)syscall(SYS_pidfd_open, n->rec.supervisor, 0);
 	_cleanup_close_ int init = -1;
+	/* Checked once the pidfd pins the pid: a process that took it since is not its hutch. */
+	if (sup >= 0 && !rt_pid_alive(n->rec.supervisor, n->rec.supervisor_start))
+		close(steal_fd(sup));
 	if (n->running) {
 		init = (int)syscall(SYS_pidfd_open, n->t.pid, 0);
 		if (init >= 0 && !rt_pid_alive(n->t.pid, n->t.start_time))

@@ -11,6 +11,7 @@
 #include "rt-process.h"
 #include "rt-sandbox-named.h"
 #include "rt-json.h"
+#include "hutch-proc.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -196,7 +197,10 @@ int rt_sb_write_record(const struct rt_sb_opts *o, int dir, const struct rt_spec
 	yajl_gen_map_open(g);
 	hutch_json_gen_kv(g, "name", o->name);
 	hutch_json_gen_kv(g, "image", image);
+	uint64_t start = 0;
 	hutch_json_gen_int(g, "supervisor", getpid());
+	if (hutch_proc_stat(getpid(), &start, NULL) >= 0)
+		hutch_json_gen_int(g, "supervisor_start", (long long)start);
 	hutch_json_gen_int(g, "grace_ms", (long long)(o->grace * 1000));
 	rt_sb_setid_gen(g, setid);
 	yajl_gen_map_close(g);
@@ -222,6 +226,8 @@ int rt_sb_read_record(const char *id, struct rt_sb_record *r)
 	hutch_json_string(doc, "image", "image", false, &r->image, &e);
 	if (hutch_json_int(doc, "supervisor", "supervisor", 1, INT32_MAX, NULL, &v, &e) >= 0)
 		r->supervisor = (pid_t)v;
+	hutch_json_uint64(doc, "supervisor_start", "supervisor_start", UINT64_MAX, NULL,
+			  &r->supervisor_start, &e);
 	if (hutch_json_int(doc, "grace_ms", "grace_ms", 0, INT64_MAX, NULL, &v, &e) >= 0)
 		r->grace_ms = v;
 	rt_sb_setid_parse(doc, &r->setid);

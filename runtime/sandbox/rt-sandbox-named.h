@@ -18,8 +18,9 @@ void rt_sb_names_sweep(void);
 int rt_sb_name_resolve(const char *name, char *id, size_t len, struct hutch_err *err);
 /* The sandbox's spec (config.json: its state dir is the bundle exec reads) and sandbox.json. */
 struct rt_sb_record {
-	char *name, *image; /* NULL: none */
-	pid_t supervisor;   /* the hutch that runs it */
+	char *name, *image;	   /* NULL: none */
+	pid_t supervisor;	   /* the hutch that runs it */
+	uint64_t supervisor_start; /* its start time: a process that took the pid since is not it */
 	int64_t grace_ms;
 	struct rt_sb_setid setid; /* what exec walks after each command */
 };

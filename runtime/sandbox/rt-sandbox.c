@@ -232,19 +232,14 @@ static int own_state(struct sandbox *sb, struct hutch_err *err)
 }
 
 /* The state dir is the bundle: a named sandbox's spec is written there for `sandbox exec`,
- * which runs outside the private mount namespace that holds scratch. */
-static int record(struct sandbox *sb, struct rt_spec *spec, pid_t init, struct hutch_err *err)
+ * which runs outside the private mount namespace that holds scratch. Its root.path (as the
+ * state's rootfs) is a mount in that namespace, out of exec's reach, and is never looked up
+ * again (rt_state_load_spec): exec joins the init's mount namespace, found from its pid. */
+static int record(struct sandbox *sb, struct rt_spec *spec, struct hutch_err *err)
 {
 	_cleanup_close_ int dir = state_dir(sb, err);
 	if (dir < 0)
 		return dir;
-	/* The rootfs is a mount in that namespace, out of exec's reach: the record names the
-	 * init's root, which exec joins anyway. (Rootless, exec is refused, and the caller may
-	 * not reach the init's root: the rootfs is the image's path, rt-sandbox-rootfs.c.) */
-	if (!hutch_rootless()) {
-		free(spec->rootfs);
-		spec->rootfs = hutch_xasprintf("/proc/%d/root", (int)init);
-	}
 	if (!sb->o->name) { /* ls's image and supervisor; exec needs a name */
 		struct hutch_err e = { 0 };
 		_cleanup_free_ char *text = hutch_xasprintf("{\"supervisor\":%d}", (int)getpid());
@@ -282,7 +277,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	_cleanup_close_ int pidfd = c.pidfd;
 	_cleanup_close_ int master = c.pty_master;
 	if (r >= 0)
-		r = record(sb, spec, c.pid, err);
+		r = record(sb, spec, err);
 	rt_spec_free(spec);
 	if (r < 0)
 		return r;

@@ -346,3 +346,60 @@ wait_until_stopped() {
 	[ "$(stat -c %U "$tmp/hutch-$uid")" = hutch-it-one ]
 	rm -rf "$dir"
 }
+
+@test "rootless: a named sandbox with a throw-away layer is stopped and removed by its name" {
+	# The image has no /workspace: the rootfs is an overlay in the supervisor's scratch
+	# namespace, which the caller's has not; stop and rm find the sandbox without its path.
+	local who
+	for who in $RL_USERS; do
+		rlsb "$who" --best-effort --workspace "$TEST_DIR/ws-$who" --name n1 --detach \
+			-- sleep 30 2>/dev/null
+		run rl "$who" sandbox stop n1
+		check_status 0
+		rlsb "$who" --best-effort --workspace "$TEST_DIR/ws-$who" --name n2 --detach \
+			-- sleep 30 2>/dev/null
+		run rl "$who" sandbox rm -f n2
+		check_status 0
+		run rl "$who" sandbox ls --format json
+		check_status 0
+		[ "$output" = "[]" ]
+	done
+}
+
+# take_pid PID: a `sleep 60` of ours gets PID (once free), through ns_last_pid: TAKEN.
+take_pid() {
+	local q tries=200
+	while [ $tries -gt 0 ]; do
+		echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid
+		sleep 60 >/dev/null 2>&1 &
+		q=$!
+		if [ "$q" = "$1" ]; then
+			TAKEN=$q
+			return 0
+		fi
+		kill "$q"
+		wait "$q" 2>/dev/null || true
+		sleep 0.01
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+@test "rootless: stop of a named sandbox whose supervisor was killed and its pid taken cleans up at once" {
+	# The record's supervisor is its pid and start time: a process that took the pid since is
+	# not it, so stop does not wait for it to end, and removes what the supervisor left.
+	rootless_pass && skip "sets ns_last_pid: host root only"
+	local who=sub sup t0
+	rlsb "$who" --best-effort --name n1 --detach -- sleep 30 2>/dev/null
+	sup=$(cat "$TEST_DIR/xdg-$who/hutch/sandbox-names/n1")
+	sup=${sup#sb-}
+	kill -9 "$sup"
+	take_pid "$sup" || skip "pid $sup was not ours to take (a busy host)"
+	t0=$(date +%s)
+	run rl "$who" sandbox stop n1
+	kill "$TAKEN"
+	check_status 0
+	[ $(($(date +%s) - t0)) -lt 10 ]
+	[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/sandbox")" ]
+	[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/sandbox-names")" ]
+}

@@ -11,9 +11,8 @@
 
 load ../helpers
 load ../sandbox-helpers
+load ../named-helpers
 bats_require_minimum_version 1.5.0
-
-NAMES_DIR=/run/hutch/sandbox-names
 
 setup_file() {
 	sb_images_setup
@@ -26,64 +25,9 @@ setup() {
 	R=$TEST_DIR/r.json
 }
 
-fail() {
-	echo "$*" >&2
-	return 1
-}
-
-# The pid of the hutch that keeps sandbox NAME (its id is sb-PID).
-sup_pid() {
-	local id
-	id=$(cat "$NAMES_DIR/$1" 2>/dev/null) && [ -n "$id" ] || return 1
-	echo "${id#sb-}"
-}
-
-# sb_named NAME ARGS...: a detached named sandbox (ARGS end with -- CMD); NAME on stdout, and
-# its supervisor's pid in $SB_PIDS for teardown.
-sb_named() {
-	local name=$1
-	shift
-	sb --name "$name" --detach "$@" || return
-	sup_pid "$name" >>"$SB_PIDS"
-}
-
-# `hutch sandbox ARGS...` (the subcommands), bounded in time.
-hs() {
-	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "$HUTCH" sandbox "$@"
-}
-
-# Waits (up to 10 s) until process PID is gone (a zombie counts as gone).
-wait_gone() {
-	local tries=200
-	while ! pid_gone "$1" && [ $tries -gt 0 ]; do
-		sleep 0.05
-		tries=$((tries - 1))
-	done
-	pid_gone "$1"
-}
-
-# Nothing of sandbox NAME, whose supervisor was PID, is left: name record, state, cgroups.
-nothing_left() {
-	local name=$1 pid=$2 d
-	[ ! -e "$NAMES_DIR/$name" ] || fail "name record $name left"
-	[ ! -e "$SB_STATE/sb-$pid" ] || fail "state sb-$pid left"
-	d=$(sb_cgroups "$pid")
-	[ -z "$d" ] || fail "cgroups left: $d"
-	run hs ls --format json
-	check_status 0
-	jq -e --arg n "$name" 'all(.[]; .name != $n)' <<<"$output" >/dev/null ||
-		fail "ls still lists $name"
-}
-
 teardown() {
-	local rc=0 f
-	for f in "$NAMES_DIR"/*"$TAG"*; do
-		[ -e "$f" ] || continue
-		echo "LEAK: name record $f left" >&2
-		rc=1
-		"$HUTCH" sandbox rm -f "${f##*/}" >/dev/null 2>&1
-		rm -f "$f"
-	done
+	local rc=0
+	named_teardown || rc=1
 	sb_teardown || rc=1
 	teardown_bundle || rc=1
 	return $rc
@@ -110,7 +54,7 @@ teardown() {
 	sup=$(sup_pid "$N")
 	run hs stop "$N"
 	check_status 0
-	nothing_left "$N" "$sup"
+	session_gone "$N" "$sup"
 }
 
 @test "named: an exec is the sandbox's user, caps, no_new_privs, seccomp, cgroup and limits" {
@@ -184,7 +128,7 @@ teardown() {
 	check_status 0
 	t1=$(now_ms)
 	[ $((t1 - t0)) -ge 900 ] # the command ignored SIGTERM: killed after the grace
-	nothing_left "$N" "$sup"
+	session_gone "$N" "$sup"
 	check_report "$R"
 	jq -e --arg id "sb-$sup" '.id == $id and .exit_code == 137 and .signal == 9
 		and .failure == null and .wall_ms >= 1900' "$R"
@@ -204,7 +148,7 @@ teardown() {
 	run hs rm -f "$N"
 	check_status 0
 	[ $(($(now_ms) - t0)) -lt 5000 ]
-	nothing_left "$N" "$sup"
+	session_gone "$N" "$sup"
 	run hs rm -f "$N"
 	check_status 125
 	[[ $output == *"no such sandbox"* ]]
@@ -219,7 +163,7 @@ teardown() {
 	check_status 137 # killed with the sandbox
 	wait_gone "$sup"
 	no_process_like "^sleep $m\$"
-	nothing_left "$N" "$sup"
+	session_gone "$N" "$sup"
 	check_report "$R"
 	jq -e '.failure == "timeout" and .exit_code == 124 and .timed_out and .wall_ms >= 2000' "$R"
 }
@@ -229,7 +173,7 @@ teardown() {
 	sb_named "$N" -- sleep 1
 	sup=$(sup_pid "$N")
 	wait_gone "$sup"
-	nothing_left "$N" "$sup"
+	session_gone "$N" "$sup"
 	run hs exec "$N" -- true
 	check_status 125
 	[[ $output == *"sandbox $N: no such sandbox"* ]]
@@ -273,7 +217,7 @@ teardown() {
 		tries=$((tries - 1))
 	done
 	[ "$(cat "$TEST_DIR/fg.rc")" = 143 ]
-	nothing_left "$N" "$sup"
+	session_gone "$N" "$sup"
 }
 
 @test "named: SIGKILL of the supervisor kills the sandbox; the next hutch cleans up" {
@@ -287,7 +231,7 @@ teardown() {
 	no_process_like "^sleep $m\$"
 	run sb -- true
 	check_status 0
-	nothing_left "$N" "$sup"
+	session_gone "$N" "$sup"
 }
 
 @test "named: SIGKILL of the supervisor before the command starts: 125, report, cleaned up" {
@@ -302,7 +246,7 @@ teardown() {
 	echo "$sup" >>"$SB_PIDS"
 	run sb -- true
 	check_status 0
-	nothing_left "$N" "$sup"
+	session_gone "$N" "$sup"
 }
 
 @test "named: SIGKILL of the foreground --detach hutch before it returned: nothing stays" {

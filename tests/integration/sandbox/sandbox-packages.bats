@@ -11,6 +11,7 @@
 
 load ../helpers
 load ../sandbox-helpers
+load ../named-helpers
 load ../debootstrap
 bats_require_minimum_version 1.5.0
 
@@ -22,6 +23,14 @@ setup() {
 	}
 	SUB_UID=$(awk -F: '$1 == "root" || $1 == "0" { print $2; exit }' /etc/subuid 2>/dev/null)
 	SUB_UID=${SUB_UID:-1879048192}
+}
+
+teardown() {
+	local rc=0
+	named_teardown || rc=1
+	sb_teardown || rc=1
+	teardown_bundle || rc=1
+	return $rc
 }
 
 # A package with a file, a setuid one (as sudo's or passwd's), and a postinst that adds a
@@ -105,4 +114,43 @@ make_deb() {
 	local tag=$output
 	run -0 timeout 30 "$HUTCH" sandbox --as-root --image "$tag" -- stat -c "%a %U" /usr/bin/hutch-hello-su
 	[ "$output" = "4755 root" ]
+}
+
+@test "packages: a root session on a stored image keeps an apt-get install between execs, not after rm" {
+	# A task platform's shell session with "run as root": the install goes into the
+	# session's throw-away layer (in its supervisor's scratch), which every exec shares and
+	# which ends with the session.
+	make_deb
+	local n=p-$TAG sup
+	export HUTCH_STORE=$TEST_DIR/store
+	tar -C "$IMAGE" --exclude ./.complete -cf - . |
+		timeout 300 "$HUTCH" image import - --name deb:12 >/dev/null
+	IMAGE=deb:12
+	sb_named "$n" --as-root --timeout 300 --memory 1g --ro-bind "$TEST_DIR/debs:/debs" \
+		-- sleep 1000
+	sup=$(sup_pid "$n")
+	session_mnt_ns "$n"
+	run hs exec "$n" -- sh -c 'apt-get install -y /debs/hutch-hello.deb >/tmp/apt.log 2>&1 ||
+		{ cat /tmp/apt.log; exit 1; }'
+	check_status 0
+	run hs exec "$n" -- sh -c 'cat /usr/share/hutch-hello/hello
+		dpkg-query -W -f "\${Status}\n" hutch-hello; id -u; getent passwd hutchhello | cut -d: -f1'
+	check_status 0
+	[ "${lines[0]}" = "hello from a package" ]
+	[ "${lines[1]}" = "install ok installed" ]
+	[ "${lines[2]}" = 0 ]
+	[ "${lines[3]}" = hutchhello ]
+	run hs rm -f "$n"
+	check_status 0
+	session_gone "$n" "$sup"
+	mnt_ns_gone "${SESSION_NS[@]}"
+	# a new session of the image has none of it
+	sb_named "$n" --as-root -- sleep 1000
+	sup=$(sup_pid "$n")
+	run hs exec "$n" -- sh -c 'test ! -e /usr/share/hutch-hello && ! getent passwd hutchhello &&
+		! dpkg-query -W hutch-hello 2>/dev/null'
+	check_status 0
+	run hs stop "$n"
+	check_status 0
+	session_gone "$n" "$sup"
 }

@@ -1110,6 +1110,38 @@ static void test_state_size(void)
 	free(value);
 }
 
+/* A created container's spec keeps the root its state names, never looked up again: a named
+ * sandbox's is a mount in a namespace of its own, which `sandbox exec` cannot see. */
+static void test_state_spec(void)
+{
+	struct hutch_err err = { 0 };
+	struct rt_spec *s = NULL;
+	char dir[] = "/tmp/hutch-test-state.XXXXXX";
+	int dirfd = mkdtemp(dir) ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	const char *json = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"/no/such/root\"},"
+			   "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"}}";
+	struct rt_state st = { .id = "c", .bundle = dir, .rootfs = "/no/such/root" };
+	ok(dirfd >= 0 &&
+		   hutch_write_atomic_at(dirfd, "config.json", json, strlen(json), 0600, &err) == 0,
+	   "a config.json whose root does not exist here (%s)", err.msg);
+	for (int own = 0; own < 2; own++) {
+		st.own_config = own;
+		ok(rt_state_load_spec(dirfd, &st, &s, &err) == 0 && s &&
+			   !strcmp(s->rootfs, "/no/such/root") && !strcmp(s->bundle, dir),
+		   "loaded with the state's root (%s copy): %s",
+		   own ? "the state's" : "the bundle's", err.msg);
+		rt_spec_free(s);
+		s = NULL;
+	}
+	st.rootfs = NULL; /* a state without one: resolved as at create */
+	ok(rt_state_load_spec(dirfd, &st, &s, &err) < 0 && strstr(err.msg, "root.path"),
+	   "without the state's, the root is looked up: %s", err.msg);
+	unlinkat(dirfd, "config.json", 0);
+	rmdir(dir);
+	if (dirfd >= 0)
+		close(dirfd);
+}
+
 int main(void)
 {
 	test_nul();
@@ -1134,6 +1166,7 @@ int main(void)
 	test_passwd_home();
 	test_exec_cgroup();
 	test_state_size();
+	test_state_spec();
 	remove_bundle();
 	return tap_done();
 }
