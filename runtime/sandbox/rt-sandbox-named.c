@@ -48,7 +48,8 @@ int rt_sb_set_detach(void *p, const char *v, struct hutch_err *err)
 	return 0;
 }
 
-/* Only the native runtime keeps a sandbox whose namespaces exec can join. */
+/* Host mode keeps no sandbox that exec could join; a delegated one is joined through its
+ * runtime's exec (rt-sandbox-delegate-named.c). */
 int rt_sb_check_named(const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	if (o->detach && !o->name)
@@ -58,9 +59,6 @@ int rt_sb_check_named(const struct rt_sb_opts *o, struct hutch_err *err)
 	if (o->isolation != RT_SB_ISO_NAMESPACES)
 		return hutch_fail(err, ENOTSUP, "--name with --isolation %s: not supported",
 				  o->isolation == RT_SB_ISO_LANDLOCK ? "landlock" : "none");
-	if (o->runtime && strcmp(o->runtime, "native"))
-		return hutch_fail(err, ENOTSUP, "--name with --runtime %s: not supported",
-				  o->runtime);
 	if (o->detach && o->tty)
 		return hutch_fail(err, ENOTSUP, "--detach with --tty: not supported");
 	return 0;

@@ -22,7 +22,8 @@
 
 #include "rt-sandbox-opts.h"
 
-struct rt_sb_plan; /* rt-sandbox-plan.h */
+struct rt_sb_plan;    /* rt-sandbox-plan.h */
+struct rt_sb_session; /* rt-sandbox-delegate.h */
 
 /* rt-sandbox-setid.c: where a sandbox may leave setuid or setgid files (or file capabilities)
  * on the host, set or changed, its workspace and rw binds, and since when. */
@@ -132,6 +133,7 @@ struct sandbox_delegate_in {
 	size_t n_rlimits;
 	bool has_stats; /* out: the container cgroup's figures, read before delete */
 	struct cg_stats stats;
+	struct rt_sb_session *session; /* --name: rt-sandbox-delegate.h; else NULL */
 };
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);
 
