@@ -188,14 +188,87 @@ static void use_pty(const char *name)
 		close(s);
 }
 
+/* The command the runtime's exec started (pidfile: runsc's pid inside its sandbox, else the
+ * host's), killed: runsc's through its kill --pid; a host pid only while it is in the
+ * session's cgroup, so never a pid reused since the command ended. */
+static void kill_command(const struct delegate *d, const char *id, const char *pidfile,
+			 pid_t supervisor)
+{
+	_cleanup_free_ char *text = NULL, *cgroups = NULL;
+	struct hutch_err e = { 0 };
+	char path[64], needle[64];
+	int pid = 0;
+	if (hutch_read_file_at(AT_FDCWD, pidfile, 64, &text, NULL, &e) < 0 ||
+	    sscanf(text, "%d", &pid) != 1 || pid <= 0)
+		return;
+	if (d->kind == KIND_RUNSC) {
+		const char *argv[] = { d->path, "--root", d->state, "kill", "--pid",
+				       text,	id,	  "KILL",   NULL };
+		text[strcspn(text, "\n")] = '\0';
+		pid_t k = fork();
+		if (k == 0) {
+			rt_sb_dl_exec(d, argv);
+			_exit(1);
+		}
+		if (k > 0)
+			waitpid(k, NULL, 0);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	snprintf(needle, sizeof(needle), "/hutch-sb-%d/", (int)supervisor);
+	if (hutch_read_file_at(AT_FDCWD, path, 1 << 16, &cgroups, NULL, &e) >= 0 &&
+	    strstr(cgroups, needle))
+		kill(pid, SIGKILL);
+}
+
+/*
+ * The runtime's exec, killed with a SIGKILLed `sandbox exec`, leaves its command running in
+ * the session: a watcher (as the delegate's keeper) waits on a pipe only we write, and its end
+ * without the "done" byte means we died: it kills the command. *done is that pipe.
+ */
+static pid_t spawn_watcher(const struct delegate *d, const char *id, const char *pidfile,
+			   pid_t supervisor, int *done)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid != 0) {
+		close(p[0]);
+		*done = p[1];
+		return pid;
+	}
+	int keep[] = { p[0], d->fd };
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC); /* holds none of the caller's pipes */
+	for (int i = 0; i < 3 && null >= 0; i++)
+		dup2(null, i);
+	hutch_close_fds_from(3, keep, ARRAY_SIZE(keep));
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
+			signal(sig, SIG_IGN);
+	char c;
+	ssize_t n;
+	while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		kill_command(d, id, pidfile, supervisor);
+	unlink(pidfile);
+	_exit(0);
+}
+
 static pid_t spawn_exec(const struct delegate *d, const char *id, const char *process,
-			const struct stdio_plan *sp, const char *pty)
+			const char *pidfile, const struct stdio_plan *sp, const char *pty)
 {
 	pid_t pid = fork();
 	if (pid != 0)
 		return pid;
-	const char *argv[] = { d->path, "--root", d->state,    "--log", d->log, "--log-format",
-			       "json",	"exec",	  "--process", process, id,	NULL };
+	const char *argv[] = {
+		d->path, "--root",    d->state,
+		"--log", d->log,      "--log-format",
+		"json",	 "exec",      d->kind == KIND_RUNSC ? "--internal-pid-file" : "--pid-file",
+		pidfile, "--process", process,
+		id,	 NULL
+	};
 	if (pty)
 		use_pty(pty);
 	else
@@ -229,13 +302,18 @@ int rt_sb_session_exec(const struct rt_sb_dl_ref *s, const char *id, pid_t super
 	TRY(enter_supervisor(id, supervisor, err));
 	snprintf(d.state, sizeof(d.state), "%s/state", SCRATCH);
 	snprintf(d.log, sizeof(d.log), "%s/exec-%d.log", SCRATCH, (int)getpid());
+	char pidfile[256], pty[64];
+	snprintf(pidfile, sizeof(pidfile), "%s/exec-%d.pid", SCRATCH, (int)getpid());
 	_cleanup_close_ int pfd = process_fd(json, process, sizeof(process), err);
 	if (pfd < 0)
 		return pfd;
-	char pty[64];
+	_cleanup_close_ int done = -1;
+	pid_t watcher = spawn_watcher(&d, id, pidfile, supervisor, &done);
+	if (watcher < 0)
+		return hutch_fail_errno(err, errno, "sandbox exec: watcher process");
 	_cleanup_close_ int master = tty ? open_pty(pty, sizeof(pty), err) : -1;
 	int r = tty ? master : rt_sb_dl_plan_stdio(SCRATCH, &sp, err);
-	pid_t pid = r < 0 ? -1 : spawn_exec(&d, id, process, &sp, tty ? pty : NULL);
+	pid_t pid = r < 0 ? -1 : spawn_exec(&d, id, process, pidfile, &sp, tty ? pty : NULL);
 	if (pid < 0 && r >= 0)
 		r = hutch_fail_errno(err, errno, "sandbox exec: fork %s", d.path);
 	_cleanup_close_ int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
@@ -251,6 +329,8 @@ int rt_sb_session_exec(const struct rt_sb_dl_ref *s, const char *id, pid_t super
 		}
 	}
 	unlink(d.log);
+	(void)!write(done, "d", 1);
+	waitpid(watcher, NULL, 0); /* it removes the pid file */
 	return r;
 }
 

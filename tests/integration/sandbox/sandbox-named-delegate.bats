@@ -223,13 +223,29 @@ session_rm() {
 	nothing_left "$N" "$sup"
 }
 
+# SIGKILL of a `sandbox exec` leaves no process of its command (its watcher kills it);
 # SIGKILL of the supervisor ends the container (its keeper); the next hutch removes the rest.
 session_sigkill() {
-	local rt=$1 sup
+	local rt=$1 sup m ep tries=100
 	requires_runtime "$rt"
+	m=$(mark)
 	sb_named "$N" --runtime "$rt" -- sleep 1000
 	sup=$(sup_pid "$N")
-	ex exec "$N" -- true
+	"$HUTCH" sandbox exec "$N" -- sleep "$m" <"$TEST_DIR/null" >/dev/null 2>&1 3>&- &
+	ep=$!
+	track_pid $ep
+	until ex exec "$N" -- ps && grep -q "sleep $m" "$TEST_DIR/ex.out"; do
+		[ $tries -gt 0 ] || fail "the exec'd sleep never ran"
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	kill -9 "$ep"
+	tries=100
+	while ex exec "$N" -- ps && grep -q "sleep $m" "$TEST_DIR/ex.out"; do
+		[ $tries -gt 0 ] || fail "the exec'd sleep outlived its sandbox exec"
+		sleep 0.05
+		tries=$((tries - 1))
+	done
 	check_status 0
 	kill -9 "$sup"
 	wait_gone "$sup"
@@ -241,6 +257,26 @@ session_sigkill() {
 	check_status 125
 	sb -- true </dev/null
 	nothing_left "$N" "$sup"
+}
+
+# The timeout ends the session and what was exec'd into it (runsc: its exec loses its sandbox
+# and says so, 125, where runc's and crun's report the kill); the report says timeout.
+session_timeout() {
+	local rt=$1 sup m R=$TEST_DIR/r.json
+	requires_runtime "$rt"
+	m=$(mark)
+	sb_named "$N" --runtime "$rt" --timeout 2 --grace 1 --report "$R" -- sleep 1000
+	sup=$(sup_pid "$N")
+	ex exec "$N" -- sleep "$m"
+	if [ "$rt" = runsc ]; then
+		check_status 125
+	else
+		check_status 137
+	fi
+	no_process_like "^sleep $m\$"
+	nothing_left "$N" "$sup"
+	check_report "$R"
+	jq -e '.failure == "timeout" and .exit_code == 124 and .timed_out and .wall_ms >= 2000' "$R"
 }
 
 @test "named delegate runc: a session's execs, ls, stop; nothing left" {
@@ -267,14 +303,26 @@ session_sigkill() {
 	session_rm runsc
 }
 
-@test "named delegate runc: SIGKILL of the supervisor leaves nothing" {
+@test "named delegate runc: SIGKILL of an exec or of the supervisor leaves nothing" {
 	session_sigkill runc
 }
 
-@test "named delegate crun: SIGKILL of the supervisor leaves nothing" {
+@test "named delegate crun: SIGKILL of an exec or of the supervisor leaves nothing" {
 	session_sigkill crun
 }
 
-@test "named delegate runsc: SIGKILL of the supervisor leaves nothing" {
+@test "named delegate runsc: SIGKILL of an exec or of the supervisor leaves nothing" {
 	session_sigkill runsc
+}
+
+@test "named delegate runc: the timeout ends the session and its execs" {
+	session_timeout runc
+}
+
+@test "named delegate crun: the timeout ends the session and its execs" {
+	session_timeout crun
+}
+
+@test "named delegate runsc: the timeout ends the session and its execs" {
+	session_timeout runsc
 }
