@@ -61,6 +61,16 @@ int rt_sb_check_named(const struct rt_sb_opts *o, struct hutch_err *err)
 				  o->isolation == RT_SB_ISO_LANDLOCK ? "landlock" : "none");
 	if (o->detach && o->tty)
 		return hutch_fail(err, ENOTSUP, "--detach with --tty: not supported");
+	/* runc's exec joins the container's user namespace before its network namespace, which
+	 * hutch made outside it (rt-sandbox.c): setns fails with EPERM (crun's does not). */
+	const char *base = o->runtime ? strrchr(o->runtime, '/') : NULL;
+	base = base ? base + 1 : o->runtime;
+	if (base && strstr(base, "runc") && o->network == RT_SB_NET_BRIDGE)
+		return hutch_fail(
+			err, ENOTSUP,
+			"--name with --runtime %s --network bridge: not supported (its exec "
+			"cannot join the sandbox's network namespace)",
+			o->runtime);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 
 load ../helpers
 load ../sandbox-helpers
+load ../net-helpers
 bats_require_minimum_version 1.5.0
 
 NAMES_DIR=/run/hutch/sandbox-names
@@ -118,7 +119,11 @@ teardown() {
 		done
 	fi
 	sb_teardown || rc=1
-	teardown_bundle || rc=1
+	if [ -n "${HOSTNS:-}" ]; then
+		net_teardown || rc=1
+	else
+		teardown_bundle || rc=1
+	fi
 	return $rc
 }
 
@@ -325,4 +330,29 @@ session_timeout() {
 
 @test "named delegate runsc: the timeout ends the session and its execs" {
 	session_timeout runsc
+}
+
+# --network bridge (in a test netns, as bridge.bats runs it): an exec has the session's eth0,
+# address and route (crun, runsc); runc is refused at the start, with the reason.
+@test "named delegate crun, runsc: --network bridge, an exec has the session's network" {
+	local rt sup
+	net_setup
+	for rt in crun runsc; do
+		command -v "$rt" >/dev/null || continue
+		nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" --name "$N" \
+			--detach --runtime "$rt" --network bridge -- sleep 1000 \
+			<"$TEST_DIR/null" >"$TEST_DIR/named.out" 3>&-
+		sup=$(sup_pid "$N")
+		echo "$sup" >>"$SB_PIDS"
+		ex exec "$N" -- sh -c 'ip -o -4 addr show eth0; ip route'
+		check_status 0
+		[[ $output == *"inet 10.89.0."*"/24"* ]]
+		[[ $output == *"default via 10.89.0.1 dev eth0"* ]]
+		ex rm -f "$N"
+		check_status 0
+		nothing_left "$N" "$sup"
+	done
+	requires_runtime runc
+	sb_fails "--name with --runtime runc --network bridge: not supported" --name "$N" \
+		--detach --runtime runc --network bridge -- true
 }
