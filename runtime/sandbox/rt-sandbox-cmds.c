@@ -318,12 +318,15 @@ static int end_delegated(struct named *n, int64_t grace_ms, struct hutch_err *er
 	_cleanup_close_ int sup = (int)syscall(SYS_pidfd_open, n->rec.supervisor, 0);
 	struct hutch_err e = { 0 };
 	pid_t pid = n->rec.supervisor;
-	if (!n->running || sup < 0) { /* its hutch was killed: its keeper removed the rest */
+	if (!n->running) { /* its hutch was killed: its keeper removed the rest */
 		struct rt_global g = { .root = RT_SB_ROOT };
 		rt_container_delete(&g, n->id, true, &e);
 		rt_sb_names_sweep();
 		return 0;
 	}
+	if (sup < 0)
+		return hutch_fail_errno(err, errno, "sandbox %s: its hutch (pid %d)", n->name,
+					(int)pid);
 	if (grace_ms >= 0) {
 		rt_sb_session_signal(&n->dl, n->id, pid, "TERM", &e);
 		if (!wait_fd(sup, grace_ms))

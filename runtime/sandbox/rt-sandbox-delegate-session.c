@@ -113,15 +113,17 @@ static pid_t running_pid(const struct delegate *d, const char *id)
 }
 
 /* `run` says nothing when the command has started: its state does. A runtime that ended
- * first has failed, or the command ended at once (rt_sb_delegate tells which). */
+ * first has failed, or the command ended at once (rt_sb_delegate tells which); one that takes
+ * longer than the timeout is left to the wait, which ends it. */
 int rt_sb_session_started(struct sandbox_delegate_in *in, const struct delegate *d, int run_pidfd,
-			  struct hutch_err *err)
+			  int64_t timeout_ms, struct hutch_err *err)
 {
 	struct hutch_err e = { 0 };
+	double until = hutch_now_ms() + (double)timeout_ms;
 	pid_t pid = 0;
 	for (;;) {
 		struct pollfd p = { .fd = run_pidfd, .events = POLLIN };
-		if (poll(&p, 1, START_POLL_MS) > 0)
+		if (poll(&p, 1, START_POLL_MS) > 0 || (timeout_ms > 0 && hutch_now_ms() > until))
 			return 0;
 		if ((pid = running_pid(d, in->id)) > 0)
 			break;

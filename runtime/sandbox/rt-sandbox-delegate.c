@@ -449,7 +449,7 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	w->pid = pid;
 	w->master = -1;
 	if (r >= 0 && in->session) /* --detach returns once the container runs */
-		r = rt_sb_session_started(in, &d, pidfd, err);
+		r = rt_sb_session_started(in, &d, pidfd, w->timeout_ms, err);
 	if (r >= 0)
 		r = rt_wait_container(w, err);
 	child_stats(in);

@@ -48,12 +48,13 @@ struct rt_sb_session {
 	int owner_fd;	/* held for the session's life (clean_stale) */
 };
 /* begin: the state dir's records (before the runtime runs); started: waits until the runtime
- * says the container runs (or the runtime ended), then tells --detach's caller; end: lets the
+ * says the container runs (or the runtime ended, or timeout_ms > 0 passed), then tells
+ * --detach's caller; end: lets the
  * owner lock go (the state dir goes with the sandbox's, in rt-sandbox.c). */
 int rt_sb_session_begin(struct sandbox_delegate_in *in, const struct delegate *d,
 			struct hutch_err *err);
 int rt_sb_session_started(struct sandbox_delegate_in *in, const struct delegate *d, int run_pidfd,
-			  struct hutch_err *err);
+			  int64_t timeout_ms, struct hutch_err *err);
 void rt_sb_session_end(struct sandbox_delegate_in *in);
 /* Its state dir, RT_SB_ROOT/ID (an fd), and the record there that names its runtime. */
 #define DL_RECORD "delegate.json"
