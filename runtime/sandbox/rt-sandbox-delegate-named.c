@@ -27,8 +27,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#define SCRATCH rt_run_path("sandbox-scratch")
-
 /* Its supervisor still holds the owner lock (taking it here would mean it is gone). */
 static bool supervisor_alive(int dir)
 {
@@ -45,7 +43,7 @@ int rt_sb_session_load(const char *id, struct rt_sb_dl_ref *s)
 	_cleanup_close_ int fd =
 		dir < 0 ? -1
 			: openat(dir, DL_RECORD, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_free_ char *text = NULL, *runtime = NULL;
+	_cleanup_free_ char *text = NULL, *runtime = NULL, *scratch = NULL;
 	_cleanup_json_ yajl_val doc = NULL;
 	char link[HUTCH_FD_PATH_MAX];
 	int64_t pid = 0;
@@ -53,9 +51,12 @@ int rt_sb_session_load(const char *id, struct rt_sb_dl_ref *s)
 	if (fd < 0 || !rt_regular(fd) ||
 	    hutch_read_file_at(AT_FDCWD, hutch_fd_path(fd, link), 1 << 16, &text, NULL, &e) < 0 ||
 	    hutch_json_parse(text, DL_RECORD, &doc, &e) < 0 ||
-	    hutch_json_string(doc, "runtime", "runtime", true, &runtime, &e) < 0)
+	    hutch_json_string(doc, "runtime", "runtime", true, &runtime, &e) < 0 ||
+	    hutch_json_string(doc, "scratch", "scratch", true, &scratch, &e) < 0 ||
+	    scratch[0] != '/' || strlen(scratch) >= sizeof(s->scratch))
 		return -ENOENT;
 	snprintf(s->runtime, sizeof(s->runtime), "%s", runtime);
+	snprintf(s->scratch, sizeof(s->scratch), "%s", scratch);
 	if (hutch_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, &e) >= 0)
 		s->pid = (pid_t)pid;
 	hutch_json_string(doc, "created", "created", false, &s->created, &e);
@@ -300,10 +301,10 @@ int rt_sb_session_exec(const struct rt_sb_dl_ref *s, const char *id, pid_t super
 	}
 	_cleanup_close_ _unused_ int bin = d.fd;
 	TRY(enter_supervisor(id, supervisor, err));
-	snprintf(d.state, sizeof(d.state), "%s/state", SCRATCH);
-	snprintf(d.log, sizeof(d.log), "%s/exec-%d.log", SCRATCH, (int)getpid());
+	snprintf(d.state, sizeof(d.state), "%s/state", s->scratch);
+	snprintf(d.log, sizeof(d.log), "%s/exec-%d.log", s->scratch, (int)getpid());
 	char pidfile[256], pty[64];
-	snprintf(pidfile, sizeof(pidfile), "%s/exec-%d.pid", SCRATCH, (int)getpid());
+	snprintf(pidfile, sizeof(pidfile), "%s/exec-%d.pid", s->scratch, (int)getpid());
 	_cleanup_close_ int pfd = process_fd(json, process, sizeof(process), err);
 	if (pfd < 0)
 		return pfd;
@@ -312,7 +313,7 @@ int rt_sb_session_exec(const struct rt_sb_dl_ref *s, const char *id, pid_t super
 	if (watcher < 0)
 		return hutch_fail_errno(err, errno, "sandbox exec: watcher process");
 	_cleanup_close_ int master = tty ? open_pty(pty, sizeof(pty), err) : -1;
-	int r = tty ? master : rt_sb_dl_plan_stdio(SCRATCH, &sp, err);
+	int r = tty ? master : rt_sb_dl_plan_stdio(s->scratch, &sp, err);
 	pid_t pid = r < 0 ? -1 : spawn_exec(&d, id, process, pidfile, &sp, tty ? pty : NULL);
 	if (pid < 0 && r >= 0)
 		r = hutch_fail_errno(err, errno, "sandbox exec: fork %s", d.path);
@@ -343,7 +344,7 @@ int rt_sb_session_signal(const struct rt_sb_dl_ref *s, const char *id, pid_t sup
 	struct delegate d = { .fd = -1 };
 	TRY(rt_sb_dl_find(s->runtime, &d, err));
 	_cleanup_close_ _unused_ int bin = d.fd;
-	snprintf(d.state, sizeof(d.state), "%s/state", SCRATCH);
+	snprintf(d.state, sizeof(d.state), "%s/state", s->scratch);
 	pid_t pid = fork();
 	if (pid < 0)
 		return hutch_fail_errno(err, errno, "sandbox: fork %s", d.path);

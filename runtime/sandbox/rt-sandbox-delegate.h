@@ -63,7 +63,8 @@ int rt_sb_session_dir(const char *id, struct hutch_err *err);
 /* `sandbox exec|stop|rm|ls` on it. load: ENOENT unless sandbox ID is a delegated one. */
 struct rt_sb_dl_ref {
 	char runtime[4096];
-	pid_t pid; /* the container's, as the runtime said (0: not yet) */
+	char scratch[200]; /* the supervisor's scratch tmpfs (its mount namespace's) */
+	pid_t pid;	   /* the container's, as the runtime said (0: not yet) */
 	char *created;
 	bool alive; /* its supervisor holds the owner lock */
 };
