@@ -134,7 +134,7 @@ session() {
 	m=$(mark)
 	# (runsc: the limit counts the sentry's host threads, which 16 cannot start)
 	[ "$rt" != runsc ] || pids=()
-	sb_named "$N" --runtime "$rt" "${pids[@]}" -- sleep 1000
+	sb_named "$N" --runtime "$rt" "${pids[@]}" --report "$TEST_DIR/r.json" -- sleep 1000
 	sup=$(sup_pid "$N")
 	# the session's user, capabilities, no_new_privs and seccomp
 	ex exec "$N" -- sh -c 'id -u; id -g; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status'
@@ -193,11 +193,17 @@ session() {
 		ex exec "$N" -- sh -c 'i=0; while [ $i -lt 30 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done; echo spawned'
 		grep -q "can't fork" "$TEST_DIR/ex.err"
 	fi
-	# stop: SIGTERM to the command (PID 1 of the container, deaf to it), KILL after --time
+	# stop: SIGTERM to the command (runc, crun: PID 1 of the container, deaf to it, so KILL
+	# after --time; gVisor's PID 1 takes it), and the report of the session's life
 	ex stop --time 1 "$N"
 	check_status 0
 	no_process_like "^sleep $m\$"
 	nothing_left "$N" "$sup"
+	check_report "$TEST_DIR/r.json"
+	local code=137
+	[ "$rt" != runsc ] || code=143
+	jq -e --arg rt "$rt" --argjson c "$code" '.runtime == $rt and .exit_code == $c
+		and .failure == null and .error == null' "$TEST_DIR/r.json"
 	ex exec "$N" -- true
 	check_status 125
 	[[ $output == *"sandbox $N: no such sandbox"* ]]
