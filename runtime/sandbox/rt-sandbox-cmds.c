@@ -9,6 +9,7 @@
 #include "rt-sandbox.h"
 #include "hutch-ids.h"
 #include "rt-sandbox-named.h"
+#include "rt-sandbox-delegate.h"
 #include "rt-json.h"
 
 #include <poll.h>
@@ -25,6 +26,7 @@ struct named {
 	char id[64];
 	struct rt_sb_record rec;
 	struct rt_exec_target t;
+	struct rt_sb_dl_ref dl; /* --runtime runc|crun|runsc: runtime[0] set */
 	bool running;
 };
 
@@ -32,6 +34,7 @@ static void named_free(struct named *n)
 {
 	rt_sb_record_clear(&n->rec);
 	rt_exec_target_free(&n->t);
+	rt_sb_session_ref_free(&n->dl);
 }
 
 /* A record whose state is gone, or names another sandbox (a pid reused), is no sandbox. */
@@ -43,6 +46,10 @@ static int open_named(const char *name, struct named *n, struct hutch_err *err)
 	TRY(rt_sb_name_resolve(name, n->id, sizeof(n->id), err));
 	if (rt_sb_read_record(n->id, &n->rec) < 0 || !n->rec.name || strcmp(n->rec.name, name))
 		return hutch_fail(err, ENOENT, "sandbox %s: no such sandbox", name);
+	if (rt_sb_session_load(n->id, &n->dl) == 0) { /* its runtime's: rt-sandbox-delegate.h */
+		n->running = n->dl.alive;
+		return 0;
+	}
 	int r = rt_exec_target_open(&g, n->id, true, &n->t, &e);
 	if (r == -ENOENT)
 		return hutch_fail(err, ENOENT, "sandbox %s: no such sandbox", name);
@@ -98,6 +105,18 @@ static void clear_setid(const struct named *n)
 	rt_sb_setid_note(dir, rt_sb_setid_clear(&n->rec.setid));
 }
 
+/* Through the sandbox's runtime, whose exec gives the process the container's seccomp,
+ * cgroup and namespaces. */
+static int exec_delegated(struct named *n, const struct exec_flags *f, char **cmd,
+			  struct hutch_err *err)
+{
+	TRY(refuse_rootless(n, err));
+	int r = rt_sb_session_exec(&n->dl, n->id, n->rec.supervisor, f->tty, f->cwd, &f->env, cmd,
+				   err);
+	clear_setid(n);
+	return r;
+}
+
 static int cmd_exec(int argc, char **argv, struct hutch_err *err)
 {
 	struct exec_flags f = { 0 };
@@ -119,6 +138,10 @@ static int cmd_exec(int argc, char **argv, struct hutch_err *err)
 	r = i < 0 ? i : open_named(argv[i], &n, err);
 	if (r >= 0 && !n.running)
 		r = hutch_fail(err, ESRCH, "sandbox %s: not running", n.name);
+	if (r >= 0 && n.dl.runtime[0]) {
+		r = exec_delegated(&n, &f, &argv[i + 1], err);
+		goto out;
+	}
 	if (r >= 0)
 		r = exec_process(&n, &f, &argv[i + 1], &p, err);
 	if (r >= 0)
@@ -142,12 +165,31 @@ struct entry {
 	const char *status;
 };
 
+static int load_delegated(const char *id, struct rt_sb_dl_ref *dl, struct entry *v)
+{
+	struct rt_sb_record rec = { 0 };
+	rt_sb_read_record(id, &rec);
+	*v = (struct entry){ .id = hutch_xstrdup(id),
+			     .name = steal_ptr(rec.name),
+			     .image = steal_ptr(rec.image),
+			     .created = steal_ptr(dl->created),
+			     .pid = dl->alive ? dl->pid : 0,
+			     .status = !dl->alive ? "stopped"
+				       : dl->pid  ? "running"
+						  : "creating" };
+	rt_sb_record_clear(&rec);
+	return 0;
+}
+
 static int load_entry(const char *id, struct entry *v)
 {
 	struct rt_state st = { 0 };
 	struct rt_sb_record rec = { 0 };
 	struct hutch_err e = { 0 };
 	_cleanup_close_ int dfd = -1;
+	struct rt_sb_dl_ref dl;
+	if (rt_sb_session_load(id, &dl) == 0) /* a delegated session's: no state.json */
+		return load_delegated(id, &dl, v);
 	/* One deleted meanwhile, or still being created, is left out. */
 	if (rt_state_open(RT_SB_ROOT, id, &dfd, &e) < 0 || rt_state_load(dfd, id, &st, &e) < 0) {
 		rt_state_clear(&st);
@@ -269,10 +311,41 @@ static void kill_tree(struct named *n, int init_pidfd)
 	cg_free(cg);
 }
 
+/* Through its runtime: kill TERM, then kill --all KILL after grace_ms (< 0: at once); then
+ * until its supervisor, which deletes the container and removes the rest, is gone. */
+static int end_delegated(struct named *n, int64_t grace_ms, struct hutch_err *err)
+{
+	_cleanup_close_ int sup = (int)syscall(SYS_pidfd_open, n->rec.supervisor, 0);
+	struct hutch_err e = { 0 };
+	pid_t pid = n->rec.supervisor;
+	if (!n->running) { /* its hutch was killed: its keeper removed the rest */
+		struct rt_global g = { .root = RT_SB_ROOT };
+		rt_container_delete(&g, n->id, true, &e);
+		rt_sb_names_sweep();
+		return 0;
+	}
+	if (sup < 0)
+		return hutch_fail_errno(err, errno, "sandbox %s: its hutch (pid %d)", n->name,
+					(int)pid);
+	if (grace_ms >= 0) {
+		rt_sb_session_signal(&n->dl, n->id, pid, "TERM", &e);
+		if (!wait_fd(sup, grace_ms))
+			rt_sb_session_signal(&n->dl, n->id, pid, "KILL", &e);
+	} else {
+		rt_sb_session_signal(&n->dl, n->id, pid, "KILL", &e);
+	}
+	if (!wait_fd(sup, GONE_MS))
+		return hutch_fail(err, ETIMEDOUT, "sandbox %s: its hutch (pid %d) did not end",
+				  n->name, (int)pid);
+	return 0;
+}
+
 /* SIGTERM to the command (through its init) and SIGKILL of the tree after grace_ms (< 0: at
  * once), then until its supervisor, which removes it, is gone. */
 static int end_sandbox(struct named *n, int64_t grace_ms, struct hutch_err *err)
 {
+	if (n->dl.runtime[0])
+		return end_delegated(n, grace_ms, err);
 	_cleanup_close_ int sup = (int)syscall(SYS_pidfd_open, n->rec.supervisor, 0);
 	_cleanup_close_ int init = -1;
 	/* Checked once the pidfd pins the pid: a process that took it since is not its hutch. */

@@ -8,6 +8,7 @@
  */
 #include "rt-sandbox.h"
 #include "rt-sandbox-plan.h"
+#include "rt-sandbox-delegate.h"
 #include "rt-process.h"
 #include "rt-json.h"
 #include "hutch-path.h"
@@ -23,16 +24,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-
-enum kind { KIND_RUNC, KIND_CRUN, KIND_RUNSC };
-
-struct delegate {
-	char path[4096];
-	int fd; /* the binary, resolved once: every run of it is through this fd */
-	enum kind kind;
-	bool runsc_hostinet; /* bridge: runsc's host stack inside the wired namespace */
-	char bundle[256], state[256], log[256];
-};
 
 static int find_runtime(const char *name, struct delegate *d, struct hutch_err *err)
 {
@@ -288,11 +279,6 @@ static void remove_unified(char dirs[][512], size_t n)
  * device goes through a pipe that a small copier process relays; pipes, sockets (chowning
  * those touches no file) and terminals are passed as they are.
  */
-struct stdio_plan {
-	int fd[3];
-	pid_t copier[3];
-};
-
 static pid_t copier(int from, int to)
 {
 	pid_t pid = fork();
@@ -429,12 +415,11 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
  */
 static void note_weakened(const struct sandbox_delegate_in *in, const struct delegate *d)
 {
-	char msg[192];
 	if (d->runsc_hostinet) {
-		snprintf(msg, sizeof(msg),
-			 "network: %s predates release-20240801, whose netstack cannot start on "
-			 "this kernel: its host stack serves the sandbox's namespace instead",
-			 d->path);
+		_cleanup_free_ char *msg = hutch_xasprintf(
+			"network: %s predates release-20240801, whose netstack cannot start on "
+			"this kernel: its host stack serves the sandbox's namespace instead",
+			d->path);
 		hutch_warn("%s", msg);
 		if (in->plan)
 			rt_sb_weaken_report(in->plan, msg);
@@ -448,6 +433,10 @@ static void note_weakened(const struct sandbox_delegate_in *in, const struct del
 	if (d->kind == KIND_RUNSC && in->o->memory > 0)
 		rt_sb_weaken_report(in->plan, "--memory: under runsc running out ends the whole "
 					      "sandbox (137), not only the process that asked");
+	if (d->kind == KIND_RUNSC && in->session)
+		rt_sb_weaken_report(in->plan, "sandbox exec: runsc applies the seccomp profile "
+					      "to the session's first process only, not to what "
+					      "sandbox exec runs");
 	if (in->o->timeout > 0)
 		rt_sb_weaken_report(in->plan, "--timeout: the command is PID 1, which ignores a "
 					      "SIGTERM it has no handler for: it is killed at "
@@ -474,6 +463,8 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 		d.runsc_hostinet = true;
 	note_weakened(in, &d);
 	TRY(write_bundle(in, &d, err));
+	if (in->session) /* --name: its records, before the runtime runs */
+		TRY(rt_sb_session_begin(in, &d, err));
 	size_t n_unified = missing_unified(in->cgroup, unified);
 	struct stdio_plan sp = { { -1, -1, -1 }, { 0, 0, 0 } };
 	int done = -1;
@@ -492,6 +483,8 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	w->pidfd = pidfd;
 	w->pid = pid;
 	w->master = -1;
+	if (r >= 0 && in->session) /* --detach returns once the container runs */
+		r = rt_sb_session_started(in, &d, pidfd, w->timeout_ms, err);
 	if (r >= 0)
 		r = rt_wait_container(w, err);
 	child_stats(in);
@@ -502,9 +495,51 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	(void)!write(done, "d", 1);
 	close(done);
 	waitpid(keeper, NULL, 0);
+	if (in->session)
+		rt_sb_session_end(in);
 	if (r < 0)
 		return r;
 	if (!w->timed_out && WIFEXITED(w->status) && WEXITSTATUS(w->status) != 0)
 		TRY(runtime_error(&d, err));
+	struct hutch_err e = { 0 };
+	if (in->session) /* ended before it was seen running: it ran, as --detach's caller hears */
+		(void)rt_sb_notify_started(in->session->notify_fd, &e);
 	return 0;
+}
+
+/* ---- for sessions (rt-sandbox-delegate-named.c) ---- */
+
+int rt_sb_dl_find(const char *name, struct delegate *d, struct hutch_err *err)
+{
+	return find_runtime(name, d, err);
+}
+
+void rt_sb_dl_exec(const struct delegate *d, const char *const *argv)
+{
+	exec_fd(d, argv);
+}
+
+void rt_sb_dl_hide_unified(const struct delegate *d)
+{
+	hide_unified(d);
+}
+
+int rt_sb_dl_plan_stdio(const char *scratch, struct stdio_plan *sp, struct hutch_err *err)
+{
+	return plan_stdio(scratch, sp, err);
+}
+
+void rt_sb_dl_use_stdio(const struct stdio_plan *sp)
+{
+	use_stdio(sp);
+}
+
+void rt_sb_dl_end_stdio(struct stdio_plan *sp)
+{
+	end_stdio(sp);
+}
+
+int rt_sb_dl_runtime_error(const struct delegate *d, struct hutch_err *err)
+{
+	return runtime_error(d, err);
 }

@@ -49,7 +49,8 @@ int rt_sb_set_detach(void *p, const char *v, struct hutch_err *err)
 	return 0;
 }
 
-/* Only the native runtime keeps a sandbox whose namespaces exec can join. */
+/* Host mode keeps no sandbox that exec could join; a delegated one is joined through its
+ * runtime's exec (rt-sandbox-delegate-named.c). */
 int rt_sb_check_named(const struct rt_sb_opts *o, struct hutch_err *err)
 {
 	if (o->detach && !o->name)
@@ -59,11 +60,18 @@ int rt_sb_check_named(const struct rt_sb_opts *o, struct hutch_err *err)
 	if (o->isolation != RT_SB_ISO_NAMESPACES)
 		return hutch_fail(err, ENOTSUP, "--name with --isolation %s: not supported",
 				  o->isolation == RT_SB_ISO_LANDLOCK ? "landlock" : "none");
-	if (o->runtime && strcmp(o->runtime, "native"))
-		return hutch_fail(err, ENOTSUP, "--name with --runtime %s: not supported",
-				  o->runtime);
 	if (o->detach && o->tty)
 		return hutch_fail(err, ENOTSUP, "--detach with --tty: not supported");
+	/* runc's exec joins the container's user namespace before its network namespace, which
+	 * hutch made outside it (rt-sandbox.c): setns fails with EPERM (crun's does not). */
+	const char *base = o->runtime ? strrchr(o->runtime, '/') : NULL;
+	base = base ? base + 1 : o->runtime;
+	if (base && strstr(base, "runc") && o->network == RT_SB_NET_BRIDGE)
+		return hutch_fail(
+			err, ENOTSUP,
+			"--name with --runtime %s --network bridge: not supported (its exec "
+			"cannot join the sandbox's network namespace)",
+			o->runtime);
 	return 0;
 }
 

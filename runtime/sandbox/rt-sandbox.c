@@ -11,6 +11,7 @@
 #include "rt-spec-build.h"
 #include "rt-sandbox-plan.h"
 #include "rt-sandbox-named.h"
+#include "rt-sandbox-delegate.h"
 #include "rt-sandbox-net.h"
 #include "rt-image.h"
 
@@ -351,6 +352,11 @@ static void tcp_limit_hook(struct sandbox *sb, struct rt_spec *spec)
 	}
 }
 
+static void spec_freep(struct rt_spec **spec)
+{
+	rt_spec_free(*spec);
+}
+
 /* The same sandbox through another runtime; hutch keeps the parent cgroup. */
 static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 {
@@ -376,7 +382,7 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 		 * rootless spec has it. */
 		sb->plan.sysfs = "/sys";
 	}
-	struct rt_spec *spec = NULL;
+	_cleanup_(spec_freep) struct rt_spec *spec = NULL; /* a session's exec reads it */
 	TRY(rt_sb_spec(sb->o, &sb->plan, SB_SCRATCH, &spec, err));
 	int r = cg_create(sb->plan.cgroup, &sb->cg, err);
 	if (r >= 0) /* the hook names the runtime's cgroup beneath ours */
@@ -388,7 +394,6 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	_cleanup_free_ struct ns_rlimit *rlimits = hutch_xcalloc(n_rlimits + 1, sizeof(*rlimits));
 	if (n_rlimits)
 		memcpy(rlimits, spec->process.rlimits, n_rlimits * sizeof(*rlimits));
-	rt_spec_free(spec);
 	if (r < 0)
 		return r;
 	hutch_fault_point("sandbox:delegate-cgroup");
@@ -424,6 +429,15 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 					  .n_rlimits = n_rlimits,
 					  .o = sb->o,
 					  .plan = &sb->plan };
+	struct rt_sb_session session = { .o = sb->o,
+					 .spec = spec,
+					 .image = sb->plan.image_name ? sb->plan.image_name
+								      : sb->o->image,
+					 .setid = &sb->setid,
+					 .notify_fd = sb->notify_fd,
+					 .owner_fd = -1 };
+	if (sb->o->name)
+		in.session = &session;
 	struct rt_waiter w = { .timeout_ms = (int64_t)(sb->o->timeout * 1000),
 			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,

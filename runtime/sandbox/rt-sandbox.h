@@ -22,7 +22,8 @@
 
 #include "rt-sandbox-opts.h"
 
-struct rt_sb_plan; /* rt-sandbox-plan.h */
+struct rt_sb_plan;    /* rt-sandbox-plan.h */
+struct rt_sb_session; /* rt-sandbox-delegate.h */
 
 /* rt-sandbox-setid.c: where a sandbox may leave setuid or setgid files (or file capabilities)
  * on the host, set or changed, its workspace and rw binds, and since when. */
@@ -138,6 +139,7 @@ struct sandbox_delegate_in {
 	/* What the runtime cannot give of what o asks goes to plan's weakened (report, stderr). */
 	const struct rt_sb_opts *o;
 	struct rt_sb_plan *plan;
+	struct rt_sb_session *session; /* --name: rt-sandbox-delegate.h; else NULL */
 };
 int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct hutch_err *err);
 /* rt-sandbox-plaincg.c: what a runtime made for cgroup (.../hutch-sb-PID) in the unmounted

@@ -294,7 +294,6 @@ teardown() {
 	run sb_raw --name x --isolation landlock -- true
 	check_status 125
 	[ "$output" = "hutch: error: --name with --isolation landlock: not supported" ]
-	sb_fails "--name with --runtime runc: not supported" --name x --runtime runc -- true
 	run hs exec "no-such-$TAG" -- true
 	check_status 125
 	[ "$output" = "hutch: error: sandbox no-such-$TAG: no such sandbox" ]

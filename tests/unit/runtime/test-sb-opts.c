@@ -536,6 +536,30 @@ static void test_own_dirs(void)
 	(void)!system(path);
 }
 
+/* --name under another runtime: taken, but for runc with --network bridge (runc's exec cannot
+ * join the namespace hutch made), refused naming both flags. */
+static void test_named_runtime(void)
+{
+	struct rt_sb_opts o;
+	struct hutch_err err = { 0 };
+	rt_sb_opts_init(&o);
+	ok(sb_args(&o, &err, "--image", "/", "--name", "s", "--detach", "--runtime", "runc",
+		   NULL) == 0 &&
+		   rt_sb_check(&o, &err) == 0,
+	   "named: --runtime runc (%s)", err.msg);
+	ok(sb_args(&o, &err, "--image", "/", "--name", "s", "--runtime", "runsc", "--network",
+		   "bridge", NULL) == 0 &&
+		   rt_sb_check(&o, &err) == 0,
+	   "named: --runtime runsc --network bridge (%s)", err.msg);
+	ok(sb_args(&o, &err, "--image", "/", "--name", "s", "--runtime", "/usr/sbin/runc",
+		   "--network", "bridge", NULL) == 0 &&
+		   rt_sb_check(&o, &err) == -ENOTSUP &&
+		   strstr(err.msg, "--name with --runtime /usr/sbin/runc --network bridge: not "
+				   "supported"),
+	   "named: --runtime runc --network bridge refused (%s)", err.msg);
+	rt_sb_opts_free(&o);
+}
+
 int main(void)
 {
 	test_sizes();
@@ -547,5 +571,6 @@ int main(void)
 	test_image_config();
 	test_ucounts();
 	test_own_dirs();
+	test_named_runtime();
 	return tap_done();
 }
