@@ -204,6 +204,12 @@ session() {
 	[ "$rt" != runsc ] || code=143
 	jq -e --arg rt "$rt" --argjson c "$code" '.runtime == $rt and .exit_code == $c
 		and .failure == null and .error == null' "$TEST_DIR/r.json"
+	# what runsc does not give an exec'd process is in weakened
+	if [ "$rt" = runsc ]; then
+		jq -e '.isolation.weakened | any(startswith("sandbox exec: runsc applies the seccomp"))' "$TEST_DIR/r.json"
+	else
+		jq -e '.isolation.weakened | all(startswith("sandbox exec") | not)' "$TEST_DIR/r.json"
+	fi
 	ex exec "$N" -- true
 	check_status 125
 	[[ $output == *"sandbox $N: no such sandbox"* ]]
