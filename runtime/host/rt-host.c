@@ -536,6 +536,7 @@ static int await_exec(int msg, struct rt_sb_host *h, struct hutch_err *err)
 static void set_result(struct rt_sb_result *r, const struct rt_waiter *w)
 {
 	r->timed_out = w->timed_out;
+	r->stopped = rt_sb_stop_signal(w->forwarded);
 	r->signal = WIFSIGNALED(w->status) ? WTERMSIG(w->status) : 0;
 	r->exit_code = WIFSIGNALED(w->status) ? 128 + WTERMSIG(w->status) : WEXITSTATUS(w->status);
 	if (w->timed_out)

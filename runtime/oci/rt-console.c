@@ -55,16 +55,19 @@ static void copy_winsize(int master)
 		ioctl(master, TIOCSWINSZ, &ws);
 }
 
-/* Forwards one pending signal; SIGWINCH resizes the pty instead. */
-static void forward(int sfd, int pidfd, int master)
+/* Forwards the pending signals (the last one's number: 0 for none); SIGWINCH resizes the pty
+ * instead. */
+static int forward(int sfd, int pidfd, int master)
 {
 	struct signalfd_siginfo si;
+	int last = 0;
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGWINCH && master >= 0)
 			copy_winsize(master);
 		else if (si.ssi_signo != SIGWINCH)
-			syscall(SYS_pidfd_send_signal, pidfd, si.ssi_signo, NULL, 0);
+			syscall(SYS_pidfd_send_signal, pidfd, last = (int)si.ssi_signo, NULL, 0);
 	}
+	return last;
 }
 
 /* What one direction holds between a read and the write that takes it: at most RELAY_MAX
@@ -283,8 +286,10 @@ int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 			on_deadline(w);
 			continue;
 		}
-		if (p[1].revents)
-			forward(sfd, w->pidfd, w->master);
+		if (p[1].revents) {
+			int sig = forward(sfd, w->pidfd, w->master);
+			w->forwarded = sig ? sig : w->forwarded;
+		}
 		if (r && n > 0)
 			relay_step(p, &r->out, &r->in);
 		if (p[0].revents)

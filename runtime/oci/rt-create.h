@@ -114,6 +114,7 @@ struct rt_waiter {
 	void (*kill_tree)(void *arg);
 	void *kill_arg;
 	bool timed_out, killed;
+	int forwarded; /* the last signal sent to hutch and passed on (not SIGWINCH) */
 	int64_t term_at;
 	int status;
 };

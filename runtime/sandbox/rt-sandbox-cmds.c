@@ -12,6 +12,7 @@
 #include "rt-sandbox-delegate.h"
 #include "rt-json.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -311,6 +312,20 @@ static void kill_tree(struct named *n, int init_pidfd)
 	cg_free(cg);
 }
 
+/* Tells the supervisor, whose report then says "stopped", that the end was asked for. */
+static void mark_stopped(const struct named *n)
+{
+	struct hutch_err e = { 0 };
+	_cleanup_close_ int root = rt_run_subdir("sandbox", false, &e);
+	_cleanup_close_ int dir =
+		root >= 0 ? openat(root, n->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			  : -1;
+	_cleanup_close_ _unused_ int fd =
+		dir >= 0 ? openat(dir, RT_SB_STOPPED,
+				  O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600)
+			 : -1;
+}
+
 /* Through its runtime: kill TERM, then kill --all KILL after grace_ms (< 0: at once); then
  * until its supervisor, which deletes the container and removes the rest, is gone. */
 static int end_delegated(struct named *n, int64_t grace_ms, struct hutch_err *err)
@@ -327,6 +342,7 @@ static int end_delegated(struct named *n, int64_t grace_ms, struct hutch_err *er
 	if (sup < 0)
 		return hutch_fail_errno(err, errno, "sandbox %s: its hutch (pid %d)", n->name,
 					(int)pid);
+	mark_stopped(n);
 	if (grace_ms >= 0) {
 		rt_sb_session_signal(&n->dl, n->id, pid, "TERM", &e);
 		if (!wait_fd(sup, grace_ms))
@@ -356,6 +372,8 @@ static int end_sandbox(struct named *n, int64_t grace_ms, struct hutch_err *err)
 		if (init >= 0 && !rt_pid_alive(n->t.pid, n->t.start_time))
 			close(steal_fd(init));
 	}
+	if (n->running)
+		mark_stopped(n);
 	if (init >= 0 && grace_ms >= 0) {
 		syscall(SYS_pidfd_send_signal, init, SIGTERM, NULL, 0);
 		if (!wait_fd(init, grace_ms))

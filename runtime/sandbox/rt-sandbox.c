@@ -205,6 +205,21 @@ static void delegated_counts(struct sandbox *sb, const struct sandbox_delegate_i
 		sb->res.oom_killed = true;
 }
 
+static int state_dir(struct sandbox *sb, struct hutch_err *err);
+
+/* Whether the command ended because it was asked to: a signal sent to hutch and passed on, or
+ * (a named sandbox) `sandbox stop|rm -f`, which marks its state dir first. */
+static bool stopped(struct sandbox *sb, const struct rt_waiter *w)
+{
+	struct hutch_err e = { 0 };
+	if (rt_sb_stop_signal(w->forwarded))
+		return true;
+	if (!sb->o->name)
+		return false;
+	_cleanup_close_ int dir = state_dir(sb, &e);
+	return dir >= 0 && faccessat(dir, RT_SB_STOPPED, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 /* The sandbox's state dir (made by create), opened from the held state root. */
 static int state_dir(struct sandbox *sb, struct hutch_err *err)
 {
@@ -316,6 +331,7 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 		sb->res.failure = RT_SB_FAIL_EXEC;
 	}
 	sb->res.timed_out = w.timed_out;
+	sb->res.stopped = stopped(sb, &w);
 	sb->res.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	sb->res.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	if (w.timed_out)
@@ -457,6 +473,7 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 	if (r < 0)
 		return r;
 	sb->res.timed_out = w.timed_out;
+	sb->res.stopped = stopped(sb, &w);
 	sb->res.signal = WIFSIGNALED(w.status) ? WTERMSIG(w.status) : 0;
 	sb->res.exit_code =
 		WIFSIGNALED(w.status) ? 128 + WTERMSIG(w.status) : WEXITSTATUS(w.status);
@@ -603,7 +620,9 @@ static enum rt_sb_failure failure(const struct rt_sb_result *res, int r,
 	 * cgroup does not say whom it killed; a SIGKILL while it counted a kill is taken as it. */
 	if (res->timed_out)
 		return RT_SB_FAIL_TIMEOUT;
-	return res->oom_killed && res->signal == SIGKILL ? RT_SB_FAIL_OOM : RT_SB_FAIL_NONE;
+	if (res->oom_killed && res->signal == SIGKILL)
+		return RT_SB_FAIL_OOM;
+	return res->stopped ? RT_SB_FAIL_STOPPED : RT_SB_FAIL_NONE;
 }
 
 static int finish(struct sandbox *sb, int r, struct hutch_err *err)

@@ -70,6 +70,7 @@ enum rt_sb_failure {
 	RT_SB_FAIL_EXEC,	  /* the command could not be run (126) or found (127) */
 	RT_SB_FAIL_TIMEOUT,
 	RT_SB_FAIL_OOM,
+	RT_SB_FAIL_STOPPED, /* sandbox stop, rm -f, or a HUP/INT/QUIT/TERM sent to hutch */
 };
 
 /* What the egress policy did (bridge mode), for the report. */
@@ -88,6 +89,7 @@ struct rt_sb_result {
 	int exit_code;
 	int signal; /* 0 = none */
 	bool timed_out, oom_killed;
+	bool stopped; /* ended by sandbox stop|rm -f or a signal sent to hutch, passed on */
 	double wall_ms;
 	bool has_stats;
 	struct cg_stats stats;
@@ -102,6 +104,14 @@ struct rt_sb_result {
 	bool setid_walked;	/* the workspace and rw binds were walked */
 	uint64_t setid_cleared; /* files whose setid bits or capability the walks removed */
 };
+/* A signal that, sent to hutch and passed on, asks the command to end (rt_waiter.forwarded). */
+static inline bool rt_sb_stop_signal(int sig)
+{
+	return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGTERM;
+}
+/* `sandbox stop|rm -f` marks the sandbox's state dir (the name RT_SB_STOPPED) before it signals,
+ * so its supervisor's report says stopped. */
+#define RT_SB_STOPPED "stopped"
 int rt_sb_write_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 		       const struct rt_sb_result *r, struct hutch_err *err);
 /* An earlier run's --report file, removed when a run starts: it is never read as this one's. */

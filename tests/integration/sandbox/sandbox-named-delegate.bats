@@ -203,7 +203,7 @@ session() {
 	local code=137
 	[ "$rt" != runsc ] || code=143
 	jq -e --arg rt "$rt" --argjson c "$code" '.runtime == $rt and .exit_code == $c
-		and .failure == null and .error == null' "$TEST_DIR/r.json"
+		and .failure == "stopped" and .error == null' "$TEST_DIR/r.json"
 	# what runsc does not give an exec'd process is in weakened
 	if [ "$rt" = runsc ]; then
 		jq -e '.isolation.weakened | any(startswith("sandbox exec: runsc applies the seccomp"))' "$TEST_DIR/r.json"

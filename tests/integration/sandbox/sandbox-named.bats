@@ -131,7 +131,7 @@ teardown() {
 	session_gone "$N" "$sup"
 	check_report "$R"
 	jq -e --arg id "sb-$sup" '.id == $id and .exit_code == 137 and .signal == 9
-		and .failure == null and .wall_ms >= 1900' "$R"
+		and .failure == "stopped" and .wall_ms >= 1900' "$R"
 	run hs stop "$N"
 	check_status 125
 	[[ $output == *"sandbox $N: no such sandbox"* ]]

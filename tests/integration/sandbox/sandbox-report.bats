@@ -156,6 +156,25 @@ setup() {
 		and .limits_unknown == []' "$R"
 }
 
+@test "report: a command asked to end (SIGTERM to hutch) is stopped; one that ends itself by a signal is not" {
+	local pid
+	SB_PIDFILE=$TEST_DIR/pid sb --report "$R" -- sh -c 'trap "echo bye; exit 0" TERM; echo up; while :; do sleep 0.1; done' >"$TEST_DIR/out" &
+	local tries=200
+	until grep -qx up "$TEST_DIR/out" 2>/dev/null || [ $tries -eq 0 ]; do
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	pid=$(cat "$TEST_DIR/pid")
+	kill -TERM "$pid"
+	wait $! || true
+	check_report "$R"
+	# the command chose its exit code, but not to end
+	jq -e '.failure == "stopped" and .exit_code == 0 and .signal == null' "$R"
+	run -143 sb --report "$R" -- sh -c 'kill -TERM $$'
+	check_report "$R"
+	jq -e '.failure == null and .signal == 15' "$R"
+}
+
 @test "report: an earlier run's is removed at the start and replaced whole at the end" {
 	echo stale >"$R"
 	SB_PIDFILE=$TEST_DIR/victim.pid sb --report "$R" -- sleep 30 >/dev/null 2>&1 3>&- &
