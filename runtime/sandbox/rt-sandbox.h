@@ -106,10 +106,21 @@ void rt_sb_clear_report(const struct rt_sb_opts *o);
  * failed to parse. */
 void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o);
 
-/* rt-sandbox-lock.c */
-int rt_sb_lock(const struct rt_sb_opts *o, int *fd, struct hutch_err *err);
-/* Removes the lock file, then lets go of the lock (fd < 0: nothing). */
-void rt_sb_unlock(const struct rt_sb_opts *o, int fd);
+/* rt-sandbox-lock.c: --lock NAME's queue. enter takes a ticket, whose number is the place in
+ * line (first of all, so that the order is the order hutch was started in); wait returns once
+ * every ticket ahead is gone (-EWOULDBLOCK: --no-wait, or --lock-timeout ran out); unlock
+ * leaves the line (fd < 0: nothing), and forget only closes a copy (a --detach parent's).
+ * Both do nothing without --lock. The sweep removes dead tickets and empty queues. */
+struct rt_sb_ticket {
+	int fd, dir; /* the ticket, flocked; its queue's directory */
+	char name[24];
+};
+#define RT_SB_TICKET_INIT ((struct rt_sb_ticket){ .fd = -1, .dir = -1 })
+int rt_sb_lock_enter(const struct rt_sb_opts *o, struct rt_sb_ticket *t, struct hutch_err *err);
+int rt_sb_lock_wait(const struct rt_sb_opts *o, struct rt_sb_ticket *t, struct hutch_err *err);
+void rt_sb_unlock(const struct rt_sb_opts *o, struct rt_sb_ticket *t);
+void rt_sb_ticket_forget(struct rt_sb_ticket *t);
+void rt_sb_locks_sweep(void);
 
 /* rt-sandbox-delegate.c: runs the bundle with another runtime and waits (w has the timeout,
  * grace and kill_tree set; pidfd/pid/status are filled in). */
@@ -152,7 +163,9 @@ void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const stru
 /* rt-sandbox.c: the sandbox of o, run to its end: the command's exit status (124 on its
  * timeout), or < 0 with err set when the sandbox could not run (its status is then
  * RT_SB_EXIT_FAIL, or err->status). The report is written when o asks for one. It enters a
- * mount namespace of its own: a caller that goes on afterwards runs it in a child. */
-int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err);
+ * mount namespace of its own: a caller that goes on afterwards runs it in a child. t: the
+ * --lock ticket its caller took (left, or forgotten in a --detach caller), or NULL. */
+int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_sb_ticket *t,
+		   struct hutch_err *err);
 
 #endif

@@ -64,13 +64,12 @@ setup() {
 	SB_PIDFILE=$TEST_DIR/holder.pid sb --lock "$LOCK" -- sleep 1.5 >/dev/null 2>&1 3>&- &
 	local holder=$!
 	track_pid $holder
-	local tries=500 # until the holder has written its pid into the lock file
-	while { [ ! -s "$TEST_DIR/holder.pid" ] ||
-		[ "$(cat "$SB_LOCKS/$LOCK" 2>/dev/null)" != "$(cat "$TEST_DIR/holder.pid")" ]; } &&
-		[ $tries -gt 0 ]; do
+	local tries=250
+	while [ ! -s "$TEST_DIR/holder.pid" ] && [ $tries -gt 0 ]; do
 		sleep 0.02
 		tries=$((tries - 1))
 	done
+	wait_lock_holder "$LOCK" "$(cat "$TEST_DIR/holder.pid")"
 	run sb --lock "$LOCK" --no-wait --report "$R" -- true
 	check_status 125
 	check_report "$R"
