@@ -10,6 +10,7 @@
  * is removed; the last one out removes the queue.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-lock.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -7,6 +7,7 @@
  * it over a pipe whether the command started or why it could not.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-lock.h"
 #include "rt-spec-build.h"
 #include "rt-process.h"
 #include "rt-sandbox-named.h"

@@ -8,6 +8,7 @@
 #define HUTCH_RT_SANDBOX_NAMED_H
 
 #include "rt-sandbox.h"
+#include "rt-sandbox-lock.h"
 
 /* rt-sandbox-named.c: --name's record (take: EEXIST when its sandbox runs; set writes the
  * id; release removes it), a sweep of killed hutches' records, and a name's id. */

@@ -31,6 +31,7 @@ static const char *const failures[] = {
 	[RT_SB_FAIL_EXEC] = "exec",
 	[RT_SB_FAIL_TIMEOUT] = "timeout",
 	[RT_SB_FAIL_OOM] = "oom",
+	[RT_SB_FAIL_HUTCH_KILLED] = "hutch_killed",
 };
 
 static void gen_stamp(yajl_gen g, const char *key, const struct timespec *ts)

@@ -7,6 +7,7 @@
  * a killed hutch leaves is removed by the next invocation.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-lock.h"
 #include "hutch-ids.h"
 #include "rt-spec-build.h"
 #include "rt-sandbox-plan.h"
@@ -653,7 +654,8 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_
 	begin(&sb.res, o);
 	rt_sb_setid_plan(o, &sb.setid); /* its start: before the sandbox exists */
 	rt_sb_clear_report(o);		/* an earlier run's is never read as this one's */
-	int r = rt_sb_check(o, err);	/* a C caller's options are checked as a flag's are */
+	int watch = rt_sb_watch_start(o, &sb.res, *notify_fd); /* if we are killed */
+	int r = rt_sb_check(o, err); /* a C caller's options are checked as a flag's are */
 	if (r < 0)
 		sb.res.failure = RT_SB_FAIL_BAD_OPTION;
 	if (r >= 0)
@@ -677,7 +679,11 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_
 	if (ran) /* after the delete: nothing of the sandbox can set a bit any more */
 		clear_setid(&sb, by_execs);
 	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */
+	rt_sb_watch_say(watch, 'W');
 	r = finish(&sb, r, err);
+	rt_sb_watch_say(watch, 'D');
+	if (watch >= 0)
+		close(watch);
 	rt_sb_dns_reap(&sb.net); /* after the report: its exit overlaps the report's writing */
 	sandbox_free(&sb);	 /* the lock last but one: a waiter starts when we are done */
 	return r;

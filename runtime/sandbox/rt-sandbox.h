@@ -69,6 +69,7 @@ enum rt_sb_failure {
 	RT_SB_FAIL_EXEC,	  /* the command could not be run (126) or found (127) */
 	RT_SB_FAIL_TIMEOUT,
 	RT_SB_FAIL_OOM,
+	RT_SB_FAIL_HUTCH_KILLED, /* hutch died before its report: the watcher's (rt-sandbox-watch.c) */
 };
 
 /* What the egress policy did (bridge mode), for the report. */
@@ -106,21 +107,12 @@ void rt_sb_clear_report(const struct rt_sb_opts *o);
  * failed to parse. */
 void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o);
 
-/* rt-sandbox-lock.c: --lock NAME's queue. enter takes a ticket, whose number is the place in
- * line (first of all, so that the order is the order hutch was started in); wait returns once
- * every ticket ahead is gone (-EWOULDBLOCK: --no-wait, or --lock-timeout ran out); unlock
- * leaves the line (fd < 0: nothing), and forget only closes a copy (a --detach parent's).
- * Both do nothing without --lock. The sweep removes dead tickets and empty queues. */
-struct rt_sb_ticket {
-	int fd, dir; /* the ticket, flocked; its queue's directory */
-	char name[24];
-};
-#define RT_SB_TICKET_INIT ((struct rt_sb_ticket){ .fd = -1, .dir = -1 })
-int rt_sb_lock_enter(const struct rt_sb_opts *o, struct rt_sb_ticket *t, struct hutch_err *err);
-int rt_sb_lock_wait(const struct rt_sb_opts *o, struct rt_sb_ticket *t, struct hutch_err *err);
-void rt_sb_unlock(const struct rt_sb_opts *o, struct rt_sb_ticket *t);
-void rt_sb_ticket_forget(struct rt_sb_ticket *t);
-void rt_sb_locks_sweep(void);
+/* rt-sandbox-watch.c: with --report or --report-fd, a process that writes the report of a
+ * hutch killed before it wrote its own: start forks it (the socket to it, or -1: none; it
+ * keeps notify_fd, --detach's pipe, open until it is done), say tells it 'W' (hutch is about
+ * to write the report) or 'D' (it did). */
+int rt_sb_watch_start(const struct rt_sb_opts *o, const struct rt_sb_result *r, int notify_fd);
+void rt_sb_watch_say(int fd, char word);
 
 /* rt-sandbox-delegate.c: runs the bundle with another runtime and waits (w has the timeout,
  * grace and kill_tree set; pidfd/pid/status are filled in). */
@@ -165,6 +157,7 @@ void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const stru
  * RT_SB_EXIT_FAIL, or err->status). The report is written when o asks for one. It enters a
  * mount namespace of its own: a caller that goes on afterwards runs it in a child. t: the
  * --lock ticket its caller took (left, or forgotten in a --detach caller), or NULL. */
+struct rt_sb_ticket; /* rt-sandbox-lock.h */
 int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_sb_ticket *t,
 		   struct hutch_err *err);
 
