@@ -42,6 +42,19 @@ static bool is_ticket(const char *name)
 	return strlen(name) == TICKET_DIGITS && strspn(name, "0123456789") == TICKET_DIGITS;
 }
 
+/* A stream of dir's entries, dir itself kept open (NULL with errno set). */
+static DIR *entries(int dir)
+{
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d && fd >= 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
 /* A file of the queue, never a wait in open (O_NONBLOCK: a FIFO planted there) nor a symlink
  * followed; only a regular file is a counter or a ticket. */
 static int open_file(int q, const char *lock, const char *name, int flags, struct hutch_err *err)
@@ -82,10 +95,11 @@ static int reclaim_old(int locks, const char *lock, struct hutch_err *err)
 	return 0;
 }
 
-/* The queue's directory, made when missing. */
+/* The queue's directory, made when missing (again when its last user removed it between the
+ * mkdir and the open). */
 static int open_queue(int locks, const char *lock, struct hutch_err *err)
 {
-	for (int tries = 0; tries < 2; tries++) {
+	for (int tries = 0; tries < 100; tries++) {
 		if (mkdirat(locks, lock, 0700) < 0 && errno != EEXIST)
 			return hutch_fail_errno(err, errno, "--lock %s: mkdir %s/%s", lock,
 						RT_SB_LOCKS, lock);
@@ -93,6 +107,8 @@ static int open_queue(int locks, const char *lock, struct hutch_err *err)
 			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (q >= 0)
 			return q;
+		if (errno == ENOENT)
+			continue;
 		if (errno != ENOTDIR && errno != ELOOP)
 			return hutch_fail_errno(err, errno, "--lock %s: %s/%s", lock, RT_SB_LOCKS,
 						lock);
@@ -229,13 +245,9 @@ static int scan(const struct rt_sb_ticket *t, const char *lock, struct line *l,
 		struct hutch_err *err)
 {
 	*l = (struct line){ .next = -1 };
-	int fd = openat(t->dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	DIR *d = entries(t->dir);
+	if (!d)
 		return hutch_fail_errno(err, errno, "--lock %s: %s/%s", lock, RT_SB_LOCKS, lock);
-	}
 	int r = 0;
 	struct dirent *e;
 	while (r >= 0 && (e = readdir(d)))
@@ -293,13 +305,9 @@ int rt_sb_lock_wait(const struct rt_sb_opts *o, struct rt_sb_ticket *t, struct h
 /* Nothing in q but the counter, whose lock we hold. */
 static bool only_counter(int q)
 {
-	int fd = openat(q, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	DIR *d = entries(q);
+	if (!d)
 		return false;
-	}
 	bool only = true;
 	struct dirent *e;
 	while (only && (e = readdir(d)))
@@ -359,13 +367,9 @@ void rt_sb_locks_sweep(void)
 {
 	struct hutch_err e = { 0 };
 	_cleanup_close_ int locks = locks_dir(false, &e);
-	int fd = locks < 0 ? -1 : openat(locks, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	DIR *d = locks < 0 ? NULL : entries(locks);
+	if (!d)
 		return;
-	}
 	struct dirent *de;
 	while ((de = readdir(d)))
 		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))

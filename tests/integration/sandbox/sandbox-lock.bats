@@ -50,6 +50,17 @@ pid_of() {
 	cat "$TEST_DIR/$1.pid"
 }
 
+# exec_done I: waits (5 s at most) until waiter I's hutch runs (exec'd: the shell that
+# wrote the pid execs hutch).
+exec_done() {
+	local pid tries=250
+	pid=$(pid_of "$1")
+	while ! is_hutch "$pid" && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+}
+
 # tickets_are N: waits (5 s at most) until the queue holds N live tickets.
 tickets_are() {
 	local tries=250
@@ -65,13 +76,28 @@ order() {
 }
 
 @test "lock: 20 waiters started 300 ms apart run in the order they started" {
-	local i
+	local i mon
+	# Which ticket each hutch took, for the failure's message.
+	while :; do
+		grep -H . "$SB_LOCKS/$LOCK"/[0-9]* 2>/dev/null || true
+		sleep 0.01
+	done >"$TEST_DIR/tickets" &
+	mon=$!
+	track_pid $mon
+	# Each one 300 ms after the previous one's hutch runs (its exec, not the harness's fork:
+	# on a loaded machine the latter may lag by as much).
 	for i in $(seq 0 19); do
 		waiter "$i" 0.5
+		exec_done "$i"
 		sleep 0.3
 	done
 	wait_waiters
+	kill "$mon" || true
 	echo "order: $(order)" >&2
+	for i in $(seq 0 19); do
+		echo "waiter $i: hutch $(cat "$TEST_DIR/$i.pid"), ticket $(grep -m1 ":$(cat "$TEST_DIR/$i.pid")$" \
+			"$TEST_DIR/tickets" | sed 's|.*/0*||; s|:.*||')"
+	done >&2
 	[ "$(order)" = "$(seq 0 19 | tr '\n' ' ')" ]
 	# Each held the lock alone: no two commands' runs overlapped (hutch's own start is not
 	# the command's, but 20 runs of 0.5 s take 10 s at least).
