@@ -148,7 +148,7 @@ static int run_sandbox(const struct rt_global *g, const struct rt_build *b,
 		struct hutch_err e = { 0 };
 		dup2(STDERR_FILENO, STDOUT_FILENO); /* the steps' output is not the result */
 		steps_stdin(p);
-		r = rt_sandbox_run(g, &o, &e);
+		r = rt_sandbox_run(g, &o, NULL, &e);
 		if (r < 0)
 			hutch_log(HUTCH_LOG_ERROR, "%s", e.msg);
 		_exit(r < 0 ? RT_SB_EXIT_FAIL : r);

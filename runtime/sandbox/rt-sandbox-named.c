@@ -7,6 +7,7 @@
  * it over a pipe whether the command started or why it could not.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-lock.h"
 #include "rt-spec-build.h"
 #include "rt-process.h"
 #include "rt-sandbox-named.h"
@@ -260,10 +261,11 @@ struct detach_msg {
 /* The supervisor keeps nothing of its caller's but the report fd it was asked to write (and
  * the --report directory resolved for it), and leaves the caller's session, so that the caller's terminal and its job control do not
  * reach it. */
-static void become_supervisor(const struct rt_sb_opts *o, const struct rt_global *g, int fd)
+static void become_supervisor(const struct rt_sb_opts *o, const struct rt_global *g,
+			      const struct rt_sb_ticket *t, int fd)
 {
 	struct hutch_err e = { 0 };
-	int keep[] = { fd, o->report_fd, o->report_dir_fd };
+	int keep[] = { fd, o->report_fd, o->report_dir_fd, t->fd, t->dir }; /* t: --lock's */
 	setsid();
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0)
@@ -279,8 +281,8 @@ static void become_supervisor(const struct rt_sb_opts *o, const struct rt_global
 	signal(SIGPIPE, SIG_IGN); /* a caller gone is EPIPE (rt_sb_notify_started) */
 }
 
-pid_t rt_sb_detach(const struct rt_sb_opts *o, const struct rt_global *g, int *fd,
-		   struct hutch_err *err)
+pid_t rt_sb_detach(const struct rt_sb_opts *o, const struct rt_global *g,
+		   const struct rt_sb_ticket *t, int *fd, struct hutch_err *err)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -295,7 +297,7 @@ pid_t rt_sb_detach(const struct rt_sb_opts *o, const struct rt_global *g, int *f
 	close(p[pid == 0 ? 0 : 1]);
 	*fd = p[pid == 0 ? 1 : 0];
 	if (pid == 0)
-		become_supervisor(o, g, *fd);
+		become_supervisor(o, g, t, *fd);
 	return pid;
 }
 

@@ -8,6 +8,7 @@
 #define HUTCH_RT_SANDBOX_NAMED_H
 
 #include "rt-sandbox.h"
+#include "rt-sandbox-lock.h"
 
 /* rt-sandbox-named.c: --name's record (take: EEXIST when its sandbox runs; set writes the
  * id; release removes it), a sweep of killed hutches' records, and a name's id. */
@@ -29,10 +30,10 @@ int rt_sb_write_record(const struct rt_sb_opts *o, int dir, const struct rt_spec
 int rt_sb_read_record(const char *id, struct rt_sb_record *r);
 void rt_sb_record_clear(struct rt_sb_record *r);
 /* --detach: forks the supervisor (0 in it, with *fd the pipe to the caller, stdio /dev/null
- * and no other fd), the caller waits (0 once the command started, NAME printed; else the
- * supervisor's error). */
-pid_t rt_sb_detach(const struct rt_sb_opts *o, const struct rt_global *g, int *fd,
-		   struct hutch_err *err);
+ * and no other fd but t's), the caller waits (0 once the command started, NAME printed; else
+ * the supervisor's error). */
+pid_t rt_sb_detach(const struct rt_sb_opts *o, const struct rt_global *g,
+		   const struct rt_sb_ticket *t, int *fd, struct hutch_err *err);
 int rt_sb_detach_wait(const struct rt_sb_opts *o, pid_t pid, int fd, struct hutch_err *err);
 int rt_sb_notify_started(int *fd, struct hutch_err *err); /* closes *fd */
 void rt_sb_notify_failed(int fd, const struct hutch_err *err);

@@ -32,6 +32,7 @@ static const char *const failures[] = {
 	[RT_SB_FAIL_TIMEOUT] = "timeout",
 	[RT_SB_FAIL_OOM] = "oom",
 	[RT_SB_FAIL_STOPPED] = "stopped",
+	[RT_SB_FAIL_HUTCH_KILLED] = "hutch_killed",
 };
 
 static void gen_stamp(yajl_gen g, const char *key, const struct timespec *ts)

@@ -7,6 +7,7 @@
  * a killed hutch leaves is removed by the next invocation.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-lock.h"
 #include "hutch-ids.h"
 #include "rt-spec-build.h"
 #include "rt-sandbox-plan.h"
@@ -39,7 +40,8 @@ struct sandbox {
 	struct cg *cg;
 	pid_t init_pid;
 	struct rt_sb_net net;
-	int lock_fd, owner_fd;
+	struct rt_sb_ticket *ticket; /* --lock's place in line */
+	int owner_fd;
 	int name_fd;	/* --name's record, held while the sandbox lives */
 	int *notify_fd; /* --detach: the pipe to the caller until the command started */
 	char *rootfs;
@@ -524,6 +526,7 @@ static const struct sb_mode *sb_mode(const struct rt_sb_opts *o)
 static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *err)
 {
 	_cleanup_free_ char *base = NULL;
+	rt_sb_locks_sweep(); /* dead tickets, empty queues: every mode's */
 	if (!m->image) {
 		struct hutch_err e = { 0 };
 		if (geteuid() == 0 && cg_own_common(&base, &e) >= 0)
@@ -670,33 +673,36 @@ static void sandbox_free(struct sandbox *sb)
 	rt_sb_setid_free(&sb->setid);
 	cg_free(sb->cg);
 	rt_sb_plan_clear(&sb->plan);
-	rt_sb_unlock(sb->o, sb->lock_fd);
+	rt_sb_unlock(sb->o, sb->ticket);
 	rt_sb_name_release(sb->o->name, sb->name_fd);
 	if (sb->owner_fd >= 0)
 		close(sb->owner_fd);
 }
 
-/* The lock and the name, before anything else of the sandbox exists. */
+/* The lock and the name, before anything else of the sandbox exists. The ticket was taken
+ * as the flags were read, or is taken here (a C caller's; or its error is reported here). */
 static int take_locks(struct sandbox *sb, struct hutch_err *err)
 {
 	const struct rt_sb_opts *o = sb->o;
-	int r = o->name ? rt_sb_name_take(o->name, &sb->name_fd, err) : 0;
+	int r = rt_sb_lock_enter(o, sb->ticket, err);
+	if (r >= 0 && o->name)
+		r = rt_sb_name_take(o->name, &sb->name_fd, err);
 	double t0 = hutch_now_ms();
-	if (r >= 0 && o->lock) /* one sandbox per lock name */
-		r = rt_sb_lock(o, &sb->lock_fd, err);
+	if (r >= 0) /* one sandbox per lock name, in the order of the tickets */
+		r = rt_sb_lock_wait(o, sb->ticket, err);
 	if (r == -EWOULDBLOCK || r == -EEXIST)
 		sb->res.failure = RT_SB_FAIL_LOCK_BUSY;
 	sb->res.lock_wait_ms = hutch_now_ms() - t0;
 	return r;
 }
 
-static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notify_fd,
-	       struct hutch_err *err)
+static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_sb_ticket *t,
+	       int *notify_fd, struct hutch_err *err)
 {
 	struct sandbox sb = { .o = o,
 			      .g = { .root = RT_SB_ROOT, .log = g->log, .log_json = g->log_json },
 			      .net = RT_SB_NET_INIT,
-			      .lock_fd = -1,
+			      .ticket = t,
 			      .owner_fd = -1,
 			      .name_fd = -1,
 			      .notify_fd = notify_fd };
@@ -706,7 +712,8 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 	begin(&sb.res, o);
 	rt_sb_setid_plan(o, &sb.setid); /* its start: before the sandbox exists */
 	rt_sb_clear_report(o);		/* an earlier run's is never read as this one's */
-	int r = rt_sb_check(o, err);	/* a C caller's options are checked as a flag's are */
+	int watch = rt_sb_watch_start(o, &sb.res, *notify_fd); /* if we are killed */
+	int r = rt_sb_check(o, err); /* a C caller's options are checked as a flag's are */
 	if (r < 0)
 		sb.res.failure = RT_SB_FAIL_BAD_OPTION;
 	if (r >= 0)
@@ -730,7 +737,11 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 	if (ran) /* after the delete: nothing of the sandbox can set a bit any more */
 		clear_setid(&sb, by_execs);
 	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */
+	rt_sb_watch_say(watch, 'W');
 	r = finish(&sb, r, err);
+	rt_sb_watch_say(watch, 'D');
+	if (watch >= 0)
+		close(watch);
 	rt_sb_dns_reap(&sb.net); /* after the report: its exit overlaps the report's writing */
 	sandbox_free(&sb);	 /* the lock last but one: a waiter starts when we are done */
 	return r;
@@ -747,18 +758,24 @@ static int refuse_systemd_cgroup(const struct rt_global *g, struct hutch_err *er
 
 /* With --detach, a supervisor runs it all and says when the command has started (or why it
  * could not, once the report is written and the name and lock are free). */
-int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err)
+int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_sb_ticket *t,
+		   struct hutch_err *err)
 {
 	int fd = -1;
+	struct rt_sb_ticket own = RT_SB_TICKET_INIT;
+	if (!t)
+		t = &own;
 	TRY(refuse_systemd_cgroup(g, err));
 	if (!o->detach || rt_sb_check(o, err) < 0)
-		return run(g, o, &fd, err);
-	pid_t pid = rt_sb_detach(o, g, &fd, err);
+		return run(g, o, t, &fd, err);
+	pid_t pid = rt_sb_detach(o, g, t, &fd, err);
 	if (pid < 0)
 		return pid;
-	if (pid > 0)
+	if (pid > 0) {
+		rt_sb_ticket_forget(t); /* the supervisor's now: it waits, it leaves the line */
 		return rt_sb_detach_wait(o, pid, fd, err);
-	int r = run(g, o, &fd, err);
+	}
+	int r = run(g, o, t, &fd, err);
 	if (r < 0 && fd >= 0)
 		rt_sb_notify_failed(fd, err);
 	_exit(r < 0 ? RT_SB_EXIT_FAIL : r);
@@ -770,14 +787,18 @@ static RT_VERB_RUN(verb_sandbox)
 	(void)first, (void)flags;
 	if (argc > 1 && rt_sb_is_subcommand(argv[1])) /* exactly exec, ls, stop or rm */
 		return rt_sb_subcommand(argc - 1, argv + 1, err);
+	struct rt_sb_ticket t = RT_SB_TICKET_INIT;
+	struct hutch_err lock_err = { 0 };
 	rt_sb_opts_init(&o);
 	int r = rt_sb_parse_args(&o, argc, argv, err);
+	if (r >= 0) /* first: the place in line; an error is reported by the run, which retries */
+		rt_sb_lock_enter(&o, &t, &lock_err);
 	if (r >= 0)
 		r = refuse_systemd_cgroup(g, err); /* a bad option too, with its report */
 	if (r >= 0)
 		r = rt_sb_check_own_dirs(&o, err); /* the caller's paths, not an image build's */
 	if (r >= 0) {
-		r = rt_sandbox_run(g, &o, err);
+		r = rt_sandbox_run(g, &o, &t, err);
 	} else { /* the report of the bad flag, wherever --report stands */
 		struct sandbox sb = { .o = &o, .res.failure = RT_SB_FAIL_BAD_OPTION };
 		rt_sb_find_report(argc, argv, &o);
@@ -785,6 +806,7 @@ static RT_VERB_RUN(verb_sandbox)
 		rt_sb_clear_report(&o);
 		r = finish(&sb, r, err);
 	}
+	rt_sb_unlock(&o, &t); /* left by the run already, unless it never ran */
 	rt_sb_opts_free(&o);
 	return r;
 }

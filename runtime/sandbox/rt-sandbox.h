@@ -71,6 +71,7 @@ enum rt_sb_failure {
 	RT_SB_FAIL_TIMEOUT,
 	RT_SB_FAIL_OOM,
 	RT_SB_FAIL_STOPPED, /* sandbox stop, rm -f, or a HUP/INT/QUIT/TERM sent to hutch */
+	RT_SB_FAIL_HUTCH_KILLED, /* hutch died before its report: the watcher's (rt-sandbox-watch.c) */
 };
 
 /* What the egress policy did (bridge mode), for the report. */
@@ -120,10 +121,12 @@ void rt_sb_clear_report(const struct rt_sb_opts *o);
  * failed to parse. */
 void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o);
 
-/* rt-sandbox-lock.c */
-int rt_sb_lock(const struct rt_sb_opts *o, int *fd, struct hutch_err *err);
-/* Removes the lock file, then lets go of the lock (fd < 0: nothing). */
-void rt_sb_unlock(const struct rt_sb_opts *o, int fd);
+/* rt-sandbox-watch.c: with --report or --report-fd, a process that writes the report of a
+ * hutch killed before it wrote its own: start forks it (the socket to it, or -1: none; it
+ * keeps notify_fd, --detach's pipe, open until it is done), say tells it 'W' (hutch is about
+ * to write the report) or 'D' (it did). */
+int rt_sb_watch_start(const struct rt_sb_opts *o, const struct rt_sb_result *r, int notify_fd);
+void rt_sb_watch_say(int fd, char word);
 
 /* rt-sandbox-delegate.c: runs the bundle with another runtime and waits (w has the timeout,
  * grace and kill_tree set; pidfd/pid/status are filled in). */
@@ -174,7 +177,10 @@ void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const stru
 /* rt-sandbox.c: the sandbox of o, run to its end: the command's exit status (124 on its
  * timeout), or < 0 with err set when the sandbox could not run (its status is then
  * RT_SB_EXIT_FAIL, or err->status). The report is written when o asks for one. It enters a
- * mount namespace of its own: a caller that goes on afterwards runs it in a child. */
-int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct hutch_err *err);
+ * mount namespace of its own: a caller that goes on afterwards runs it in a child. t: the
+ * --lock ticket its caller took (left, or forgotten in a --detach caller), or NULL. */
+struct rt_sb_ticket; /* rt-sandbox-lock.h */
+int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_sb_ticket *t,
+		   struct hutch_err *err);
 
 #endif

@@ -72,6 +72,21 @@ sb_raw() {
 	return $st
 }
 
+# lock_pids NAME: the pids of --lock NAME's queue, in line: the holder first, then its
+# waiters (a ticket's file holds its hutch's pid).
+lock_pids() {
+	cat "$SB_LOCKS/$1"/[0-9]* 2>/dev/null || true
+}
+
+# wait_lock_holder NAME PID: waits (5 s at most) until PID holds --lock NAME.
+wait_lock_holder() {
+	local tries=250
+	while [ "$(lock_pids "$1" | head -1)" != "$2" ] && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+}
+
 # sb ARGS...: on the full image, with the test's tag in the sandbox's environment (by which
 # teardown finds leaked sandbox processes).
 sb() {
@@ -228,7 +243,7 @@ _sb_teardown() {
 		sb_left_by "$p"
 	done
 	sb_scratch_left
-	[ -z "${LOCK:-}" ] || rm -f "$SB_LOCKS/$LOCK" "$SB_LOCKS/$LOCK-2"
+	[ -z "${LOCK:-}" ] || rm -rf "${SB_LOCKS:?}/$LOCK" "$SB_LOCKS/$LOCK-2"
 	if [ ${#failures[@]} -gt 0 ]; then
 		printf 'LEAK: %s\n' "${failures[@]}" >&2
 		return 1

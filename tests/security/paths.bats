@@ -236,13 +236,20 @@ private_run() {
 
 @test "paths: a FIFO planted as a lock, a name record or an owner lock never blocks hutch" {
 	LOCK=lock-$TAG
+	# A FIFO as a lock's queue, as its counter, and as a ticket ahead of the next one.
 	private_run "mkdir -m 700 /run/hutch/locks /run/hutch/sandbox-names /run/hutch/sandbox
-		mkdir -m 700 /run/hutch/sandbox/sb-999999999
+		mkdir -m 700 /run/hutch/sandbox/sb-999999999 /run/hutch/locks/c-$TAG \
+			/run/hutch/locks/t-$TAG
 		mkfifo /run/hutch/locks/$LOCK /run/hutch/sandbox-names/fifo-$TAG \
-			/run/hutch/sandbox/sb-999999999/owner.lock"
+			/run/hutch/sandbox/sb-999999999/owner.lock /run/hutch/locks/c-$TAG/counter \
+			/run/hutch/locks/t-$TAG/00000000000000000001"
 	# shellcheck disable=SC2034 # sb_raw's timeout (sandbox-helpers.bash): a hang fails fast
 	HUTCH_CMD_TIMEOUT=10
-	sb_fails "--lock $LOCK: /run/hutch/locks/$LOCK is not a regular file" --lock "$LOCK" -- true
+	sb_fails "--lock $LOCK: /run/hutch/locks/$LOCK is not a directory" --lock "$LOCK" -- true
+	sb_fails "--lock c-$TAG: /run/hutch/locks/c-$TAG/counter is not a regular file" \
+		--lock "c-$TAG" -- true
+	sb_fails "--lock t-$TAG: /run/hutch/locks/t-$TAG/00000000000000000001 is not a regular file" \
+		--lock "t-$TAG" -- true
 	sb_fails "--name fifo-$TAG: /run/hutch/sandbox-names/fifo-$TAG is not a regular file" \
 		--name "fifo-$TAG" -- true
 	# A sandbox's sweep reads every name record and every state dir's owner lock.

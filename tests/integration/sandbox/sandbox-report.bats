@@ -3,7 +3,7 @@
 #
 # The sandbox report as an orchestrator reads it: written however the run ends (a bad flag
 # wherever --report stands, a busy lock, a missing image, a command that cannot run, the
-# timeout, an OOM kill), never an earlier run's left in place, replaced whole, and every one
+# timeout, an OOM kill, hutch itself SIGKILLed: its watcher's), never an earlier run's left in place, replaced whole, and every one
 # valid against docs/sandbox-report.schema.json (python3-jsonschema) with the kind of failure
 # in `failure`, so that nothing parses the error text. The limits it hit are named apart from
 # the failure: a child's OOM kill that the command outlives, or a fork bomb held by --pids,
@@ -64,16 +64,15 @@ setup() {
 }
 
 @test "report: a busy lock is lock_busy; the wait for a lock is counted" {
-	SB_PIDFILE=$TEST_DIR/holder.pid sb --lock "$LOCK" -- sleep 1.5 >/dev/null 2>&1 3>&- &
+	SB_PIDFILE=$TEST_DIR/holder.pid sb --lock "$LOCK" -- sleep 3 >/dev/null 2>&1 3>&- &
 	local holder=$!
 	track_pid $holder
-	local tries=500 # until the holder has written its pid into the lock file
-	while { [ ! -s "$TEST_DIR/holder.pid" ] ||
-		[ "$(cat "$SB_LOCKS/$LOCK" 2>/dev/null)" != "$(cat "$TEST_DIR/holder.pid")" ]; } &&
-		[ $tries -gt 0 ]; do
+	local tries=250
+	while [ ! -s "$TEST_DIR/holder.pid" ] && [ $tries -gt 0 ]; do
 		sleep 0.02
 		tries=$((tries - 1))
 	done
+	wait_lock_holder "$LOCK" "$(cat "$TEST_DIR/holder.pid")"
 	run sb --lock "$LOCK" --no-wait --report "$R" -- true
 	check_status 125
 	check_report "$R"
@@ -175,6 +174,77 @@ setup() {
 	jq -e '.failure == null and .signal == 15' "$R"
 }
 
+# wait_report FILE: waits (5 s at most) for FILE, then checks it against the schema.
+wait_report() {
+	local tries=250
+	while [ ! -s "$1" ] && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	check_report "$1"
+}
+
+# watcher_gone FILE: no process (hutch's report watcher has hutch's command line) names FILE.
+watcher_gone() {
+	local tries=250
+	while pgrep -f -- "--report[ -=].*$1" >/dev/null && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	! pgrep -af -- "--report[ -=].*$1" >&2
+}
+
+@test "report: a SIGKILLed hutch's report is written by its watcher: hutch_killed, 137, this run's id" {
+	SB_PIDFILE=$TEST_DIR/victim.pid sb --report "$R" --report-fd 3 -- sh -c 'echo up; sleep 30' \
+		>"$TEST_DIR/out" 2>&1 3>"$TEST_DIR/fd.json" &
+	local victim=$! pid tries=250
+	track_pid $victim
+	while ! grep -q up "$TEST_DIR/out" && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	pid=$(cat "$TEST_DIR/victim.pid")
+	kill -9 "$pid"
+	wait "$victim" || true
+	wait_report "$R"
+	check_report "$TEST_DIR/fd.json" # the same, once, through the fd
+	jq -e --arg id "sb-$pid" '.failure == "hutch_killed" and .exit_code == 137 and .id == $id
+		and .runtime == "native" and (.error | contains("killed"))
+		and .started_at <= .ended_at' "$R"
+	cmp "$R" "$TEST_DIR/fd.json"
+	watcher_gone "$R"
+	# A run that ends as it chose has one report, its own: the watcher adds nothing.
+	run sb --report "$R" --report-fd 3 -- true 3>"$TEST_DIR/fd.json"
+	check_status 0
+	watcher_gone "$R"
+	check_report "$TEST_DIR/fd.json"
+	jq -e '.failure == null and .exit_code == 0' "$R" "$TEST_DIR/fd.json"
+}
+
+@test "report: a hutch SIGKILLed while it waits for --lock has the watcher's report too" {
+	SB_PIDFILE=$TEST_DIR/holder.pid sb --lock "$LOCK" -- sleep 2 >/dev/null 2>&1 3>&- &
+	local holder=$! victim tries=250
+	track_pid $holder
+	while [ ! -s "$TEST_DIR/holder.pid" ] && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	wait_lock_holder "$LOCK" "$(cat "$TEST_DIR/holder.pid")"
+	SB_PIDFILE=$TEST_DIR/victim.pid sb --lock "$LOCK" --report "$R" -- true >/dev/null 2>&1 3>&- &
+	victim=$!
+	track_pid $victim
+	tries=250
+	while [ "$(lock_pids "$LOCK" | wc -l)" -lt 2 ] && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	kill -9 "$(cat "$TEST_DIR/victim.pid")"
+	wait "$victim" || true
+	wait_report "$R"
+	jq -e '.failure == "hutch_killed"' "$R"
+	wait "$holder"
+}
+
 @test "report: an earlier run's is removed at the start and replaced whole at the end" {
 	echo stale >"$R"
 	SB_PIDFILE=$TEST_DIR/victim.pid sb --report "$R" -- sleep 30 >/dev/null 2>&1 3>&- &
@@ -188,7 +258,8 @@ setup() {
 	[ ! -e "$R" ] # gone while the run goes on: a reader never takes it for this run's
 	kill -9 "$(cat "$TEST_DIR/victim.pid")"
 	wait "$victim" || true
-	[ ! -e "$R" ] # and still gone after a SIGKILL, which writes no report
+	wait_report "$R" # after a SIGKILL, the watcher's: this run's, never the stale one
+	jq -e '.failure == "hutch_killed"' "$R"
 	echo stale >"$R"
 	run sb --report "$R" -- true
 	check_status 0

@@ -435,14 +435,10 @@ TMPDIR=/tmp" ]
 }
 
 @test "sandbox: --lock: a second sandbox waits, --no-wait and --lock-timeout fail naming the holder" {
-	local p1 t0 dt tries=250
+	local p1 t0 dt
 	sb_bg first --lock "$LOCK" -- sh -c 'sleep 2; echo first-done'
 	p1=$(sb_pid first)
-	# The holder writes its pid into the lock file once it holds the lock.
-	while [ "$(cat "$SB_LOCKS/$LOCK" 2>/dev/null)" != "$p1" ] && [ $tries -gt 0 ]; do
-		sleep 0.02
-		tries=$((tries - 1))
-	done
+	wait_lock_holder "$LOCK" "$p1"
 	t0=$(now_ms)
 	sb_fails "held by pid $p1" --lock "$LOCK" --no-wait -- true
 	[ $(($(now_ms) - t0)) -lt 800 ]
