@@ -48,7 +48,9 @@ static int open_named(const char *name, struct named *n, struct hutch_err *err)
 	if (rt_sb_read_record(n->id, &n->rec) < 0 || !n->rec.name || strcmp(n->rec.name, name))
 		return hutch_fail(err, ENOENT, "sandbox %s: no such sandbox", name);
 	if (rt_sb_session_load(n->id, &n->dl) == 0) { /* its runtime's: rt-sandbox-delegate.h */
-		n->running = n->dl.alive;
+		n->dl.supervisor_start = n->rec.supervisor_start;
+		n->running =
+			n->dl.alive && rt_pid_alive(n->rec.supervisor, n->rec.supervisor_start);
 		return 0;
 	}
 	int r = rt_exec_target_open(&g, n->id, true, &n->t, &e);

@@ -70,15 +70,22 @@ void rt_sb_session_ref_free(struct rt_sb_dl_ref *s)
 	s->created = NULL;
 }
 
-/* Into the supervisor's mount namespace, through a pidfd taken while its lock was held: a pid
- * reused since then would have no lock. */
-static int enter_supervisor(const char *id, pid_t supervisor, struct hutch_err *err)
+/*
+ * Into the supervisor's mount namespace, through a pidfd that is the supervisor's: its start
+ * time checked once the pidfd pins the pid. The owner lock alone proves nothing (a sweep
+ * holds it for a moment after the supervisor was killed), and the process that took a dead
+ * supervisor's pid may be anyone's, with a mount namespace of its own whose ld.so the
+ * runtime's exec would load as host root.
+ */
+static int enter_supervisor(const struct rt_sb_dl_ref *s, const char *id, pid_t supervisor,
+			    struct hutch_err *err)
 {
 	struct rt_sb_dl_ref again;
 	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, supervisor, 0);
 	int r = rt_sb_session_load(id, &again);
 	rt_sb_session_ref_free(&again);
-	if (pidfd < 0 || r < 0 || !again.alive)
+	if (pidfd < 0 || r < 0 || !again.alive || !s->supervisor_start ||
+	    !rt_pid_alive(supervisor, s->supervisor_start))
 		return hutch_fail(err, ESRCH, "sandbox %s: not running", id);
 	if (setns(pidfd, CLONE_NEWNS) < 0)
 		return hutch_fail_errno(err, errno, "sandbox %s: enter its supervisor's mounts",
@@ -244,6 +251,7 @@ static pid_t spawn_watcher(const struct delegate *d, const char *id, const char 
 	for (int i = 0; i < 3 && null >= 0; i++)
 		dup2(null, i);
 	hutch_close_fds_from(3, keep, ARRAY_SIZE(keep));
+	setsid(); /* a kill of our process group must leave it to kill the command */
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			signal(sig, SIG_IGN);
@@ -300,7 +308,7 @@ int rt_sb_session_exec(const struct rt_sb_dl_ref *s, const char *id, pid_t super
 				  "command no terminal)");
 	}
 	_cleanup_close_ _unused_ int bin = d.fd;
-	TRY(enter_supervisor(id, supervisor, err));
+	TRY(enter_supervisor(s, id, supervisor, err));
 	snprintf(d.state, sizeof(d.state), "%s/state", s->scratch);
 	snprintf(d.log, sizeof(d.log), "%s/exec-%d.log", s->scratch, (int)getpid());
 	char pidfile[256], pty[64];
@@ -353,7 +361,7 @@ int rt_sb_session_signal(const struct rt_sb_dl_ref *s, const char *id, pid_t sup
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		dup2(null, 1);
 		dup2(null, 2);
-		if (enter_supervisor(id, supervisor, &e) < 0)
+		if (enter_supervisor(s, id, supervisor, &e) < 0)
 			_exit(1);
 		rt_sb_dl_hide_unified(&d);
 		bool all = !strcmp(signal, "KILL");

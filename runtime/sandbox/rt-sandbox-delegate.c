@@ -384,6 +384,7 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
 	}
 	int keep[] = { p[0], d->fd }; /* its delete runs the runtime */
 	hutch_close_fds_from(3, keep, ARRAY_SIZE(keep));
+	setsid(); /* a kill of hutch's process group closes the pipe, it does not end the keeper */
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			signal(sig, SIG_IGN); /* only the pipe decides */

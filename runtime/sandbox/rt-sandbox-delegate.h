@@ -66,7 +66,8 @@ struct rt_sb_dl_ref {
 	char scratch[200]; /* the supervisor's scratch tmpfs (its mount namespace's) */
 	pid_t pid;	   /* the container's, as the runtime said (0: not yet) */
 	char *created;
-	bool alive; /* its supervisor holds the owner lock */
+	bool alive;		   /* its supervisor holds the owner lock */
+	uint64_t supervisor_start; /* sandbox.json's: the caller sets it after load */
 };
 int rt_sb_session_load(const char *id, struct rt_sb_dl_ref *s);
 void rt_sb_session_ref_free(struct rt_sb_dl_ref *s);

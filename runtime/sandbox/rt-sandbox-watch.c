@@ -27,6 +27,7 @@ __attribute__((noreturn)) static void watch(struct rt_sb_opts *o, struct rt_sb_r
 	/* Not the caller's stdio (a reader of hutch's stdout waits for its end) nor hutch's
 	 * locks; not ended by the signals a terminal sends hutch's process group. */
 	hutch_close_fds_from(0, keep, ARRAY_SIZE(keep));
+	setsid(); /* nor by a kill of that process group: it is what the watcher is there for */
 	static const int ignored[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE, SIGTSTP };
 	for (size_t i = 0; i < ARRAY_SIZE(ignored); i++)
 		signal(ignored[i], SIG_IGN);

@@ -70,7 +70,7 @@ enum rt_sb_failure {
 	RT_SB_FAIL_EXEC,	  /* the command could not be run (126) or found (127) */
 	RT_SB_FAIL_TIMEOUT,
 	RT_SB_FAIL_OOM,
-	RT_SB_FAIL_STOPPED, /* sandbox stop, rm -f, or a HUP/INT/QUIT/TERM sent to hutch */
+	RT_SB_FAIL_STOPPED,	 /* sandbox stop, rm -f, or a HUP/INT/QUIT/TERM sent to hutch */
 	RT_SB_FAIL_HUTCH_KILLED, /* hutch died before its report: the watcher's (rt-sandbox-watch.c) */
 };
 

@@ -240,7 +240,8 @@ session_rm() {
 	nothing_left "$N" "$sup"
 }
 
-# SIGKILL of a `sandbox exec` leaves no process of its command (its watcher kills it);
+# SIGKILL of a `sandbox exec`'s whole process group leaves no process of its command (its
+# watcher, in a session of its own, kills it);
 # SIGKILL of the supervisor ends the container (its keeper); the next hutch removes the rest.
 session_sigkill() {
 	local rt=$1 sup m ep tries=100
@@ -248,7 +249,7 @@ session_sigkill() {
 	m=$(mark)
 	sb_named "$N" --runtime "$rt" -- sleep 1000
 	sup=$(sup_pid "$N")
-	"$HUTCH" sandbox exec "$N" -- sleep "$m" <"$TEST_DIR/null" >/dev/null 2>&1 3>&- &
+	setsid "$HUTCH" sandbox exec "$N" -- sleep "$m" <"$TEST_DIR/null" >/dev/null 2>&1 3>&- &
 	ep=$!
 	track_pid $ep
 	until ex exec "$N" -- ps && grep -q "sleep $m" "$TEST_DIR/ex.out"; do
@@ -256,7 +257,7 @@ session_sigkill() {
 		sleep 0.05
 		tries=$((tries - 1))
 	done
-	kill -9 "$ep"
+	kill -9 -- "-$ep" # the group: hutch and whatever stayed in it
 	tries=100
 	while ex exec "$N" -- ps && grep -q "sleep $m" "$TEST_DIR/ex.out"; do
 		[ $tries -gt 0 ] || fail "the exec'd sleep outlived its sandbox exec"

@@ -221,6 +221,22 @@ watcher_gone() {
 	jq -e '.failure == null and .exit_code == 0' "$R" "$TEST_DIR/fd.json"
 }
 
+@test "report: SIGKILL of hutch's whole process group spares the watcher, which writes the report" {
+	setsid "$HUTCH" sandbox --image "$IMAGE" -e "HUTCH_IT_TAG=$TAG" --report "$R" \
+		-- sh -c 'echo up; sleep 30' >"$TEST_DIR/out" 2>&1 &
+	local victim=$! tries=250
+	track_pid $victim
+	while ! grep -q up "$TEST_DIR/out" && [ $tries -gt 0 ]; do
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	kill -9 -- "-$victim"
+	wait "$victim" || true
+	wait_report "$R"
+	jq -e '.failure == "hutch_killed" and .exit_code == 137' "$R"
+	watcher_gone "$R"
+}
+
 @test "report: a hutch SIGKILLed while it waits for --lock has the watcher's report too" {
 	SB_PIDFILE=$TEST_DIR/holder.pid sb --lock "$LOCK" -- sleep 2 >/dev/null 2>&1 3>&- &
 	local holder=$! victim tries=250
