@@ -48,7 +48,7 @@ static int open_lock(int dir, const struct rt_sb_opts *o, struct hutch_err *err)
 
 int rt_sb_lock(const struct rt_sb_opts *o, int *out, struct hutch_err *err)
 {
-	_cleanup_close_ int dir = rt_run_subdir("locks", true, err);
+	_cleanup_close_ int dir = rt_sb_subdir("locks", true, err);
 	if (dir < 0)
 		return hutch_err_prefix(err, "--lock: ");
 	double start = hutch_now_ms();
@@ -84,7 +84,7 @@ void rt_sb_unlock(const struct rt_sb_opts *o, int fd)
 	struct hutch_err e = { 0 };
 	if (fd < 0)
 		return;
-	_cleanup_close_ int dir = rt_run_subdir("locks", false, &e);
+	_cleanup_close_ int dir = rt_sb_subdir("locks", false, &e);
 	if (dir >= 0 &&
 	    still_there(fd, dir, o->lock)) /* a waiter that locks it next sees it gone */
 		unlinkat(dir, o->lock, 0);

@@ -25,9 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#define SB_SCRATCH rt_run_path("sandbox-scratch")
-/* Bridge mode's, which only host root has: beneath the same scratch mount. */
-#define SB_SCRATCH_ROOT RT_DEFAULT_ROOT "/sandbox-scratch"
+#define SB_SCRATCH RT_SB_SCRATCH
 
 struct sandbox {
 	const struct rt_sb_opts *o;
@@ -77,7 +75,7 @@ static void clean_stale(struct rt_global *g)
 	struct hutch_err e = { 0 };
 	if (rt_state_list_ids(g->root, &ids, &e) <= 0)
 		return;
-	_cleanup_close_ int root = rt_run_subdir("sandbox", false, &e);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, &e);
 	for (char **id = ids; root >= 0 && *id; id++) {
 		struct stat st;
 		int pid = 0;
@@ -137,7 +135,7 @@ static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 		return r;
 	/* Made in the held state dir, and never a symlink: then mounted on by its path, which
 	 * only root (or a rootless caller) could change. */
-	int fd = rt_run_subdir("sandbox-scratch", true, err);
+	int fd = rt_sb_subdir("scratch", true, err);
 	if (fd < 0)
 		return hutch_err_prefix(err, "sandbox: ");
 	close(fd);
@@ -182,7 +180,7 @@ static void collect(struct sandbox *sb)
 /* The sandbox's state dir (made by create), opened from the held state root. */
 static int state_dir(struct sandbox *sb, struct hutch_err *err)
 {
-	_cleanup_close_ int root = rt_run_subdir("sandbox", false, err);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, err);
 	if (root < 0)
 		return root;
 	int fd = openat(root, sb->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -344,11 +342,11 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 		/* The runtime joins a namespace wired beforehand: the same veth, address,
 		 * firewall elements and DNS forwarder as a native run. The pin is in scratch,
 		 * whose unmount at the end lets the namespace (and the veth) go. */
-		ns = ns_netns_new(SB_SCRATCH_ROOT "/netns", SB_SCRATCH_ROOT "/sys", err);
+		ns = ns_netns_new(rt_sb_path("scratch/netns"), rt_sb_path("scratch/sys"), err);
 		if (ns < 0)
 			return ns;
-		sb->plan.netns_path = SB_SCRATCH_ROOT "/netns";
-		sb->plan.sysfs = SB_SCRATCH_ROOT "/sys";
+		sb->plan.netns_path = rt_sb_path("scratch/netns");
+		sb->plan.sysfs = rt_sb_path("scratch/sys");
 		TRY(rt_sb_net_attach_fd(sb->o, &sb->net, ns, err));
 	} else if (sb->o->network == RT_SB_NET_HOST) {
 		/* A user namespace may not mount the sysfs of a network namespace it does not
@@ -482,7 +480,7 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 		TRY(rt_sb_rootless_cgroup(sb->o, &sb->plan, &base, err));
 	else
 		TRY(cg_own_common(&base, err));
-	int root = rt_run_subdir("sandbox", true, err); /* RT_SB_ROOT, the state root */
+	int root = rt_sb_subdir("state", true, err); /* RT_SB_ROOT, the state root */
 	if (root < 0)
 		return hutch_err_prefix(err, "sandbox: ");
 	close(root);
@@ -521,8 +519,8 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	/* The lease and /etc files precede the spec; the network helper forked here does its
 	 * firewall work while the rootfs and the container are made. */
 	if (sb->o->network == RT_SB_NET_BRIDGE) {
-		TRY(rt_sb_net_prepare(sb->o, &sb->net, SB_SCRATCH_ROOT "/net", err));
-		sb->plan.net_etc = SB_SCRATCH_ROOT "/net";
+		TRY(rt_sb_net_prepare(sb->o, &sb->net, rt_sb_path("scratch/net"), err));
+		sb->plan.net_etc = rt_sb_path("scratch/net");
 		sb->plan.net_address = sb->net.address;
 	}
 	r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);

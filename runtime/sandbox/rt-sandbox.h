@@ -15,10 +15,17 @@
 
 #define RT_SB_EXIT_FAIL 125    /* hutch could not start the sandbox */
 #define RT_SB_EXIT_TIMEOUT 124 /* as timeout(1) */
-/* Beneath the caller's state directory (host root's, or a rootless caller's own). */
-#define RT_SB_ROOT rt_run_path("sandbox")
-#define RT_SB_LOCKS rt_run_path("locks")
-#define RT_SB_NAMES rt_run_path("sandbox-names")
+/* rt-sandbox-root.c: the instance's sandbox state, ROOT/.sandbox (rt_root(): --root, else
+ * HUTCH_ROOT, else the run dir). rt_sb_path(sub) names ROOT/.sandbox/sub (sub NULL: the
+ * directory itself), kept for the run. rt_sb_subdir opens sub (one name) beneath it, made
+ * 0700 when make (ROOT/.sandbox 0711, the caller's alone), else ENOENT when missing; never
+ * through a symlink, from held fds: an fd the caller closes. */
+const char *rt_sb_path(const char *sub);
+int rt_sb_subdir(const char *sub, bool make, struct hutch_err *err);
+#define RT_SB_ROOT rt_sb_path("state") /* the sb-N state dirs: the sandboxes' --root */
+#define RT_SB_LOCKS rt_sb_path("locks")
+#define RT_SB_NAMES rt_sb_path("names")
+#define RT_SB_SCRATCH rt_sb_path("scratch")
 
 #include "rt-sandbox-opts.h"
 

@@ -11,7 +11,6 @@
 load ../integration/helpers
 bats_require_minimum_version 1.5.0
 
-RUNS_DIR=/run/hutch/host-runs
 
 setup_file() {
 	file_runs_here || return 0
@@ -48,7 +47,7 @@ teardown() {
 		for d in $(own_cgroup_dirs); do
 			[ ! -e "$d/hutch-sb-$p" ] || { echo "LEAK: cgroup $d/hutch-sb-$p" >&2 && rc=1; }
 		done
-		[ ! -e "$RUNS_DIR/$p" ] || { echo "LEAK: registry $RUNS_DIR/$p" >&2 && rc=1; }
+		[ ! -e "$SB_RUNS/$p" ] || { echo "LEAK: registry $SB_RUNS/$p" >&2 && rc=1; }
 	done
 	# The pins live in the run's own mount namespace: none reaches the host.
 	if grep -qF "$TEST_DIR" /proc/self/mountinfo; then

@@ -236,14 +236,13 @@ private_run() {
 
 @test "paths: a FIFO planted as a lock, a name record or an owner lock never blocks hutch" {
 	LOCK=lock-$TAG
-	private_run "mkdir -m 700 /run/hutch/locks /run/hutch/sandbox-names /run/hutch/sandbox
-		mkdir -m 700 /run/hutch/sandbox/sb-999999999
-		mkfifo /run/hutch/locks/$LOCK /run/hutch/sandbox-names/fifo-$TAG \
-			/run/hutch/sandbox/sb-999999999/owner.lock"
+	mkdir -p -m 711 "$HUTCH_ROOT" "$SB_DIR"
+	mkdir -m 700 "$SB_LOCKS" "$SB_NAMES" "$SB_STATE" "$SB_STATE/sb-999999999"
+	mkfifo "$SB_LOCKS/$LOCK" "$SB_NAMES/fifo-$TAG" "$SB_STATE/sb-999999999/owner.lock"
 	# shellcheck disable=SC2034 # sb_raw's timeout (sandbox-helpers.bash): a hang fails fast
 	HUTCH_CMD_TIMEOUT=10
-	sb_fails "--lock $LOCK: /run/hutch/locks/$LOCK is not a regular file" --lock "$LOCK" -- true
-	sb_fails "--name fifo-$TAG: /run/hutch/sandbox-names/fifo-$TAG is not a regular file" \
+	sb_fails "--lock $LOCK: $SB_LOCKS/$LOCK is not a regular file" --lock "$LOCK" -- true
+	sb_fails "--name fifo-$TAG: $SB_NAMES/fifo-$TAG is not a regular file" \
 		--name "fifo-$TAG" -- true
 	# A sandbox's sweep reads every name record and every state dir's owner lock.
 	run sb -- echo swept
@@ -252,6 +251,7 @@ private_run() {
 	run sb_raw exec "fifo-$TAG" -- true
 	check_status 125
 	[ "$output" = "hutch: error: sandbox fifo-$TAG: no such sandbox" ]
+	rm -r "$SB_LOCKS/$LOCK" "$SB_NAMES/fifo-$TAG" "$SB_STATE/sb-999999999"
 }
 
 # delegate_sources RUNTIME: the runtime's config.json (read from hutch's own mount namespace
@@ -268,13 +268,13 @@ delegate_sources() {
 		sh -c "cat /data/file; echo from-$1 >/workspace/out; sleep 3"
 	hp=$(sb_pid d)
 	wait_for 1000 test -e "$WS/out"
-	cfg=/proc/$hp/root/run/hutch/sandbox-scratch/bundle/config.json
+	cfg=/proc/$hp/root$SB_SCRATCH/bundle/config.json
 	jq -c '[.root.path, (.mounts[] | select(.type == "bind") | [.destination, .source])]' \
 		"$cfg" >&2
-	! grep -qF "$TEST_DIR" "$cfg"
+	! grep -qF -e "$WS" -e "$TEST_DIR/ro" "$cfg" # the scratch mounts are in $HUTCH_ROOT
 	for dst in /workspace /data; do
 		src=$(jq -r --arg d "$dst" '.mounts[] | select(.destination == $d) | .source' "$cfg")
-		[[ $src == /run/hutch/sandbox-scratch/src/* ]]
+		[[ $src == "$SB_SCRATCH"/src/* ]]
 	done
 	src=$(jq -r '.mounts[] | select(.destination == "/workspace") | .source' "$cfg")
 	[ "$(stat -c %d:%i "/proc/$hp/root$src")" = "$(stat -c %d:%i "$WS")" ]
@@ -312,9 +312,9 @@ delegate_sources() {
 	for f in "/proc/$init"/fd/*; do # beside its stdio, the sandbox's own (a file here)
 		l=$(readlink "$f")
 		echo "# init $f -> $l" >&2
-		[ "${f##*/}" -lt 3 ] || [[ $l != "$TEST_DIR"* && $l != *sandbox-scratch* ]]
+		[ "${f##*/}" -lt 3 ] || [[ $l != "$TEST_DIR"* && $l != */.sandbox/* ]]
 	done
 	pkill -f "^sleep $m\$"
 	sb_wait fds
-	! grep -e "$TEST_DIR" -e sandbox-scratch <<<"$output"
+	! grep -e "$TEST_DIR" -e /.sandbox/ <<<"$output"
 }

@@ -11,7 +11,6 @@
 load ../helpers
 bats_require_minimum_version 1.5.0
 
-RUNS_DIR=/run/hutch/host-runs # what each host-mode run made: placeholders, its cgroup
 
 setup_file() {
 	file_runs_here || return 0
@@ -51,8 +50,8 @@ teardown() {
 				rc=1
 			fi
 		done
-		if [ -e "$RUNS_DIR/$p" ]; then
-			echo "LEAK: placeholder registry $RUNS_DIR/$p" >&2
+		if [ -e "$SB_RUNS/$p" ]; then
+			echo "LEAK: placeholder registry $SB_RUNS/$p" >&2
 			rc=1
 		fi
 	done
@@ -186,7 +185,7 @@ ll() {
 	ll --allow-rw "$W/rw" --deny "$W/rw/later" -- sleep 60 &
 	pid=$!
 	local tries=100
-	until [ -d "$W/rw/later" ] && [ -s "$RUNS_DIR/$(tail -1 "$LL_PIDS")" ]; do
+	until [ -d "$W/rw/later" ] && [ -s "$SB_RUNS/$(tail -1 "$LL_PIDS")" ]; do
 		[ $tries -gt 0 ] || false
 		sleep 0.05
 		tries=$((tries - 1))
@@ -198,7 +197,7 @@ ll() {
 	pid_gone "$hutch_pid"
 	[ -d "$W/rw/later" ] # the placeholder outlives a SIGKILLed hutch
 	run -0 ll -- true
-	[ ! -e "$W/rw/later" ] && [ ! -e "$RUNS_DIR/$hutch_pid" ]
+	[ ! -e "$W/rw/later" ] && [ ! -e "$SB_RUNS/$hutch_pid" ]
 }
 
 @test "host mode: symlinks and hard links to denied files don't open them" {

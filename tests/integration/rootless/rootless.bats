@@ -57,9 +57,9 @@ teardown() {
 			failures+=("processes of hutch-it-$who are left: $(pgrep -u "hutch-it-$who" -a)")
 			pkill -9 -u "hutch-it-$who"
 		fi
-		for d in sandbox sandbox-names locks; do
-			[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/$d" 2>/dev/null)" ] ||
-				failures+=("$who left state in hutch/$d: $(ls -A "$TEST_DIR/xdg-$who/hutch/$d")")
+		for d in state names locks host-runs; do
+			[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/$d" 2>/dev/null)" ] ||
+				failures+=("$who left state in hutch/.sandbox/$d: $(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/$d")")
 		done
 	done
 	teardown_bundle || failures+=("teardown_bundle failed")

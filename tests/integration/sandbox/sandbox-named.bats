@@ -13,7 +13,6 @@ load ../helpers
 load ../sandbox-helpers
 bats_require_minimum_version 1.5.0
 
-NAMES_DIR=/run/hutch/sandbox-names
 
 setup_file() {
 	sb_images_setup
@@ -34,7 +33,7 @@ fail() {
 # The pid of the hutch that keeps sandbox NAME (its id is sb-PID).
 sup_pid() {
 	local id
-	id=$(cat "$NAMES_DIR/$1" 2>/dev/null) && [ -n "$id" ] || return 1
+	id=$(cat "$SB_NAMES/$1" 2>/dev/null) && [ -n "$id" ] || return 1
 	echo "${id#sb-}"
 }
 
@@ -65,7 +64,7 @@ wait_gone() {
 # Nothing of sandbox NAME, whose supervisor was PID, is left: name record, state, cgroups.
 nothing_left() {
 	local name=$1 pid=$2 d
-	[ ! -e "$NAMES_DIR/$name" ] || fail "name record $name left"
+	[ ! -e "$SB_NAMES/$name" ] || fail "name record $name left"
 	[ ! -e "$SB_STATE/sb-$pid" ] || fail "state sb-$pid left"
 	d=$(sb_cgroups "$pid")
 	[ -z "$d" ] || fail "cgroups left: $d"
@@ -77,7 +76,7 @@ nothing_left() {
 
 teardown() {
 	local rc=0 f
-	for f in "$NAMES_DIR"/*"$TAG"*; do
+	for f in "$SB_NAMES"/*"$TAG"*; do
 		[ -e "$f" ] || continue
 		echo "LEAK: name record $f left" >&2
 		rc=1
@@ -312,11 +311,11 @@ teardown() {
 		--name "$N" --detach -- sleep "$m"
 	check_status 137
 	local tries=200
-	while [ -e "$NAMES_DIR/$N" ] && [ $tries -gt 0 ]; do
+	while [ -e "$SB_NAMES/$N" ] && [ $tries -gt 0 ]; do
 		sleep 0.05
 		tries=$((tries - 1))
 	done
-	[ ! -e "$NAMES_DIR/$N" ]
+	[ ! -e "$SB_NAMES/$N" ]
 	no_process_like "^sleep $m\$"
 	run hs exec "$N" -- true
 	check_status 125
@@ -367,14 +366,15 @@ teardown() {
 	for fd in /proc/"$sup"/fd/*; do
 		l=$(readlink "$fd")
 		echo "# $fd -> $l" >&2
-		[[ $l != "$TEST_DIR"* ]] || fail "inherited $fd -> $l"
+		[[ $l != "$TEST_DIR"* || $l == "$HUTCH_ROOT" || $l == "$HUTCH_ROOT"/* ]] ||
+			fail "inherited $fd -> $l"
 	done
-	# what it holds is its own: the sandbox's cgroups, locks, state (and the state dir it holds
-	# open), init's pipe, pidfd, and the image directory it was given, resolved once and held
+	# what it holds is its own: the sandbox's cgroups, locks, state (and the root and state
+	# dirs it holds open), init's pipe, pidfd, and the image directory it was given, resolved once and held
 	# (docs/design.md, "Paths from callers")
 	run bash -c "for f in /proc/$sup/fd/*; do readlink \$f; done | grep -v -e '^/sys/fs/cgroup/' \
 		-e '^/run/hutch$' -e '^/run/hutch/' -e '^/dev/null$' -e '^pipe:' -e '^anon_inode:' \
-		| grep -vxF -e '$IMAGE'"
+		| grep -vxF -e '$IMAGE' -e '$HUTCH_ROOT' | grep -vF '$HUTCH_ROOT/'"
 	[ -z "$output" ] || fail "unexpected fds: $output"
 	hs stop "$N"
 }

@@ -489,7 +489,7 @@ TMPDIR=/tmp" ]
 	local secret=secret-$RANDOM$RANDOM
 	sb_bg secret -e "TOKEN=$secret" -- sh -c 'echo "started ${#TOKEN}"; sleep 1'
 	sb_wait_output secret started
-	! grep -rqF "$secret" /run/hutch
+	! grep -rqF "$secret" /run/hutch "$HUTCH_ROOT"
 	sb_wait secret
 	[ "$status" -eq 0 ]
 }
