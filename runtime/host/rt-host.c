@@ -148,6 +148,14 @@ static void reclaim(int dfd)
 	}
 }
 
+void rt_sb_host_reclaim(void)
+{
+	struct hutch_err e = { 0 };
+	_cleanup_close_ int dfd = rt_sb_subdir("host-runs", false, &e);
+	if (dfd >= 0)
+		reclaim(dfd);
+}
+
 static void open_registry(struct rt_host *hs)
 {
 	struct hutch_err e = { 0 };

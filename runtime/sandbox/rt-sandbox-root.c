@@ -8,9 +8,11 @@
 #include "rt-sandbox.h"
 #include "hutch-ids.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,4 +87,84 @@ int rt_sb_subdir(const char *sub, bool make, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "mkdir %s", rt_sb_path(sub));
 	int fd = openat(dir, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return fd >= 0 ? fd : open_failed(rt_sb_path(sub), dir, sub, errno, err);
+}
+
+/* ---- runs/PID: which cgroups (hutch-sb-PID) are this root's to sweep ---- */
+
+/* Whether fd is still the file name in dir (a holder unlinks its record before it lets go). */
+static bool still_there(int fd, int dir, const char *name)
+{
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int rt_sb_run_take(struct hutch_err *err)
+{
+	_cleanup_close_ int dir = rt_sb_subdir("runs", true, err);
+	if (dir < 0)
+		return dir;
+	char name[16];
+	snprintf(name, sizeof(name), "%d", (int)getpid());
+	_cleanup_close_ int fd =
+		openat(dir, name, O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || !rt_regular(fd) || flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return hutch_fail_errno(err, fd < 0 || errno == EWOULDBLOCK ? errno : EINVAL,
+					"%s/%s", rt_sb_path("runs"), name);
+	return steal_fd(fd);
+}
+
+void rt_sb_run_release(int fd)
+{
+	struct hutch_err e = { 0 };
+	char name[16];
+	if (fd < 0)
+		return;
+	snprintf(name, sizeof(name), "%d", (int)getpid());
+	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
+	if (dir >= 0 && still_there(fd, dir, name))
+		unlinkat(dir, name, 0);
+	close(fd);
+}
+
+/* The record of pid, when its hutch is gone (nobody holds it): an fd holding it, else -1. */
+static int dead_record(int dir, const char *name)
+{
+	int fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && rt_regular(fd) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+	    still_there(fd, dir, name))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+bool rt_sb_run_dead(int pid)
+{
+	struct hutch_err e = { 0 };
+	char name[16];
+	snprintf(name, sizeof(name), "%d", pid);
+	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
+	_cleanup_close_ int fd = dir >= 0 ? dead_record(dir, name) : -1;
+	return fd >= 0;
+}
+
+void rt_sb_runs_prune(int pid)
+{
+	struct hutch_err e = { 0 };
+	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
+	int fd = dir >= 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	_cleanup_(hutch_closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	char want[16];
+	snprintf(want, sizeof(want), "%d", pid);
+	if (!d && fd >= 0)
+		close(fd);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || (pid > 0 && strcmp(de->d_name, want)))
+			continue;
+		_cleanup_close_ int rec = dead_record(dir, de->d_name);
+		if (rec >= 0)
+			unlinkat(dir, de->d_name, 0);
+	}
 }

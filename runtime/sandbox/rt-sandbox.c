@@ -37,6 +37,7 @@ struct sandbox {
 	pid_t init_pid;
 	struct rt_sb_net net;
 	int lock_fd, owner_fd;
+	int run_fd;	/* runs/PID: its cgroup is this root's to sweep once we are gone */
 	int name_fd;	/* --name's record, held while the sandbox lives */
 	int *notify_fd; /* --detach: the pipe to the caller until the command started */
 	char *rootfs;
@@ -97,7 +98,8 @@ static void clean_stale(struct rt_global *g)
 /*
  * The cgroups of sandboxes whose hutch died (hutch-sb-PID beneath our cgroup): a hutch killed
  * before its state existed (delegated and host runs keep none) leaves one that nothing else
- * names. Its PID is gone, or belongs to a process started after the cgroup was made.
+ * names. Its PID is gone, or belongs to a process started after the cgroup was made; and it
+ * is this root's (runs/PID, free): another root's are its own sweep's. Then the records.
  */
 static void sweep_cgroups(const char *base)
 {
@@ -111,13 +113,14 @@ static void sweep_cgroups(const char *base)
 		if (sscanf(v[i].name, "hutch-sb-%d%n", &pid, &end) != 1 || v[i].name[end] ||
 		    pid <= 0 || pid == getpid())
 			continue;
-		if (maker_alive(pid, v[i].made))
+		if (maker_alive(pid, v[i].made) || !rt_sb_run_dead(pid))
 			continue;
 		_cleanup_free_ char *path =
 			hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
 		cg_purge(path, &e);
 	}
 	cg_children_free(v, n);
+	rt_sb_runs_prune(0);
 }
 
 /* A private mount namespace holding a tmpfs for scratch state: it vanishes with hutch. The
@@ -470,6 +473,9 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 	_cleanup_free_ char *base = NULL;
 	if (!m->image) {
 		struct hutch_err e = { 0 };
+		sb->run_fd = rt_sb_run_take(&e); /* none: a killed run's cgroup stays (warned) */
+		if (sb->run_fd < 0 && geteuid() == 0)
+			hutch_warn("sandbox: %s, ignoring", e.msg);
 		if (geteuid() == 0 && cg_own_common(&base, &e) >= 0)
 			sweep_cgroups(base);
 		if (geteuid() == 0)
@@ -484,8 +490,12 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 	if (root < 0)
 		return hutch_err_prefix(err, "sandbox: ");
 	close(root);
+	sb->run_fd = rt_sb_run_take(err); /* before our cgroup exists */
+	if (sb->run_fd < 0)
+		return hutch_err_prefix(err, "sandbox: ");
 	clean_stale(&sb->g);
 	rt_sb_names_sweep();
+	rt_sb_host_reclaim(); /* the root's killed host runs: their records name their cgroups */
 	if (base)
 		sweep_cgroups(base); /* after clean_stale, which deletes what has state */
 	if (!hutch_rootless())
@@ -614,6 +624,7 @@ static void sandbox_free(struct sandbox *sb)
 	rt_sb_name_release(sb->o->name, sb->name_fd);
 	if (sb->owner_fd >= 0)
 		close(sb->owner_fd);
+	rt_sb_run_release(sb->run_fd); /* last: our cgroup is gone */
 }
 
 /* The lock and the name, before anything else of the sandbox exists. */
@@ -638,6 +649,7 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, int *notif
 			      .net = RT_SB_NET_INIT,
 			      .lock_fd = -1,
 			      .owner_fd = -1,
+			      .run_fd = -1,
 			      .name_fd = -1,
 			      .notify_fd = notify_fd };
 	const struct sb_mode *m = sb_mode(o);

@@ -22,6 +22,14 @@
  * through a symlink, from held fds: an fd the caller closes. */
 const char *rt_sb_path(const char *sub);
 int rt_sb_subdir(const char *sub, bool make, struct hutch_err *err);
+/* runs/PID, flocked by each hutch sandbox for its life, made before its cgroup (hutch-sb-PID):
+ * a sweep removes only the cgroups of this root's runs whose hutch died (rt_sb_run_dead),
+ * never another root's; rt_sb_runs_prune then drops the dead runs' records (pid's alone
+ * when pid > 0). */
+int rt_sb_run_take(struct hutch_err *err);
+void rt_sb_run_release(int fd);
+bool rt_sb_run_dead(int pid);
+void rt_sb_runs_prune(int pid);
 #define RT_SB_ROOT rt_sb_path("state") /* the sb-N state dirs: the sandboxes' --root */
 #define RT_SB_LOCKS rt_sb_path("locks")
 #define RT_SB_NAMES rt_sb_path("names")
@@ -150,9 +158,11 @@ __attribute__((noreturn)) void rt_sb_init(int tramp_fd, char **targv, char *cons
 
 /* runtime/host/rt-host.c: host mode. rt_sb_check_host checks what host mode can't take;
  * rt_sb_run_host runs the command and fills r (exit, timeout, stats and r->host);
- * rt_sb_gen_host writes the report's isolation object for it. */
+ * rt_sb_gen_host writes the report's isolation object for it. rt_sb_host_reclaim removes
+ * what the root's killed host runs left, as their records (host-runs/PID) name it. */
 int rt_sb_check_host(const struct rt_sb_opts *o, struct hutch_err *err);
 int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *r, struct hutch_err *err);
+void rt_sb_host_reclaim(void);
 struct yajl_gen_t;
 void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const struct rt_sb_host *h);
 

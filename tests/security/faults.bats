@@ -94,7 +94,8 @@ sandbox_cgroups() {
 		cmd=(sleep 100)
 		[ "$p" = waited ] && cmd=(true) # reached once the command has ended
 		killed_at "sandbox:$p" sandbox "${args[@]}" -- "${cmd[@]}"
-		run hutch sandbox --image "$BUNDLE/rootfs" -- true
+		# (with the lock: a killed holder's lock file is removed by the next holder)
+		run hutch sandbox --lock "$TAG" --image "$BUNDLE/rootfs" -- true
 		check_status 0
 		sleep 0.2 # an init that saw its hutch die is on its way out
 		[ -z "$(sandbox_cgroups)" ] || { echo "after $p: $(sandbox_cgroups)" >&2; false; }

@@ -169,3 +169,31 @@ names_in() {
 	[ -e "$HUTCH_ROOT/mine" ] && [ ! -e "$SB_DIR/planted" ]
 	rm "$HUTCH_ROOT/mine"
 }
+
+@test "roots: a root's sweep removes what its own killed hutches left, never another root's" {
+	local p at st args
+	for at in created delegate-cgroup; do
+		args=()
+		if [ $at = delegate-cgroup ]; then
+			command -v runc >/dev/null || continue
+			args=(--runtime runc)
+		fi
+		st=0
+		SB_PIDFILE=$TEST_DIR/killed HUTCH_TEST_KILL_AT=sandbox:$at sb "${args[@]}" -- sleep 60 \
+			>/dev/null 2>&1 3>&- || st=$?
+		[ $st = 137 ]
+		p=$(cat "$TEST_DIR/killed")
+		sleep 0.2 # an init that saw its hutch die is on its way out
+		[ -n "$(sb_cgroups "$p")" ]
+		# root B's runs sweep: A's leftovers stay (its cgroups; its state, for a native one)
+		run -0 sb_b -- true
+		run -0 env HUTCH_ROOT="$B" "$HUTCH" sandbox --isolation landlock -- true
+		[ -n "$(sb_cgroups "$p")" ]
+		[ $at != created ] || [ -d "$SB_STATE/sb-$p" ]
+		[ -e "$SB_DIR/runs/$p" ]
+		# root A's next run removes them
+		run -0 sb -- true
+		[ -z "$(sb_cgroups "$p")" ]
+		[ ! -e "$SB_STATE/sb-$p" ] && [ ! -e "$SB_DIR/runs/$p" ]
+	done
+}
