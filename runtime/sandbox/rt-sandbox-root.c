@@ -99,6 +99,8 @@ static bool still_there(int fd, int dir, const char *name)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+static int run_fd = -1; /* this run's record, for rt_sb_run_inherit */
+
 int rt_sb_run_take(struct hutch_err *err)
 {
 	_cleanup_close_ int dir = rt_sb_subdir("runs", true, err);
@@ -111,7 +113,13 @@ int rt_sb_run_take(struct hutch_err *err)
 	if (fd < 0 || !rt_regular(fd) || flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return hutch_fail_errno(err, fd < 0 || errno == EWOULDBLOCK ? errno : EINVAL,
 					"%s/%s", rt_sb_path("runs"), name);
-	return steal_fd(fd);
+	return run_fd = steal_fd(fd);
+}
+
+void rt_sb_run_inherit(void)
+{
+	if (run_fd >= 0)
+		fcntl(run_fd, F_SETFD, 0);
 }
 
 void rt_sb_run_release(int fd)
@@ -125,6 +133,7 @@ void rt_sb_run_release(int fd)
 	if (dir >= 0 && still_there(fd, dir, name))
 		unlinkat(dir, name, 0);
 	close(fd);
+	run_fd = fd == run_fd ? -1 : run_fd;
 }
 
 /* The record of pid, when its hutch is gone (nobody holds it): an fd holding it, else -1. */
@@ -139,17 +148,26 @@ static int dead_record(int dir, const char *name)
 	return -1;
 }
 
-bool rt_sb_run_dead(int pid)
+bool rt_sb_run_ours(int pid)
 {
 	struct hutch_err e = { 0 };
+	struct stat st;
 	char name[16];
 	snprintf(name, sizeof(name), "%d", pid);
 	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
-	_cleanup_close_ int fd = dir >= 0 ? dead_record(dir, name) : -1;
-	return fd >= 0;
+	return dir >= 0 && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
-void rt_sb_runs_prune(int pid)
+/* Whether keep (NULL-terminated cgroup names) holds hutch-sb-NAME. */
+static bool kept(char *const *keep, const char *name)
+{
+	for (; keep && *keep; keep++)
+		if (hutch_str_has_prefix(*keep, "hutch-sb-") && !strcmp(*keep + 9, name))
+			return true;
+	return false;
+}
+
+void rt_sb_runs_prune(int pid, char *const *keep)
 {
 	struct hutch_err e = { 0 };
 	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
@@ -161,7 +179,8 @@ void rt_sb_runs_prune(int pid)
 	if (!d && fd >= 0)
 		close(fd);
 	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.' || (pid > 0 && strcmp(de->d_name, want)))
+		if (de->d_name[0] == '.' || (pid > 0 && strcmp(de->d_name, want)) ||
+		    kept(keep, de->d_name))
 			continue;
 		_cleanup_close_ int rec = dead_record(dir, de->d_name);
 		if (rec >= 0)

@@ -99,28 +99,37 @@ static void clean_stale(struct rt_global *g)
  * The cgroups of sandboxes whose hutch died (hutch-sb-PID beneath our cgroup): a hutch killed
  * before its state existed (delegated and host runs keep none) leaves one that nothing else
  * names. Its PID is gone, or belongs to a process started after the cgroup was made; and it
- * is this root's (runs/PID, free): another root's are its own sweep's. Then the records.
+ * is this root's (runs/PID): another root's are its own sweep's. Then the records nobody
+ * holds, but those whose cgroup is still there (its last processes were still exiting):
+ * the next sweep tries again. No base (no cgroup of ours): the records alone.
  */
 static void sweep_cgroups(const char *base)
 {
 	struct cg_child *v = NULL;
 	size_t n = 0;
 	struct hutch_err e = { 0 };
-	if (cg_list_children(base, &v, &n, &e) < 0)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		int pid = 0, end = 0;
-		if (sscanf(v[i].name, "hutch-sb-%d%n", &pid, &end) != 1 || v[i].name[end] ||
-		    pid <= 0 || pid == getpid())
-			continue;
-		if (maker_alive(pid, v[i].made) || !rt_sb_run_dead(pid))
-			continue;
-		_cleanup_free_ char *path =
-			hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
-		cg_purge(path, &e);
+	if (base && cg_list_children(base, &v, &n, &e) >= 0) {
+		for (size_t i = 0; i < n; i++) {
+			int pid = 0, end = 0;
+			if (sscanf(v[i].name, "hutch-sb-%d%n", &pid, &end) != 1 || v[i].name[end] ||
+			    pid <= 0 || pid == getpid())
+				continue;
+			if (maker_alive(pid, v[i].made) || !rt_sb_run_ours(pid))
+				continue;
+			_cleanup_free_ char *path =
+				hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
+			cg_purge(path, &e);
+		}
+		cg_children_free(v, n);
+		v = NULL, n = 0;
+		if (cg_list_children(base, &v, &n, &e) < 0)
+			return; /* what is left is unknown: every record stays */
 	}
+	_cleanup_strv_ char **left = hutch_xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		left[i] = steal_ptr(v[i].name);
 	cg_children_free(v, n);
-	rt_sb_runs_prune(0);
+	rt_sb_runs_prune(0, left);
 }
 
 /* A private mount namespace holding a tmpfs for scratch state: it vanishes with hutch. The
@@ -476,8 +485,9 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 		sb->run_fd = rt_sb_run_take(&e); /* none: a killed run's cgroup stays (warned) */
 		if (sb->run_fd < 0 && geteuid() == 0)
 			hutch_warn("sandbox: %s, ignoring", e.msg);
-		if (geteuid() == 0 && cg_own_common(&base, &e) >= 0)
-			sweep_cgroups(base);
+		if (geteuid() == 0 && cg_own_common(&base, &e) < 0)
+			base = NULL;
+		sweep_cgroups(base);
 		if (geteuid() == 0)
 			rt_sb_net_reclaim(); /* host mode has bridge too */
 		return 0;
@@ -496,8 +506,7 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 	clean_stale(&sb->g);
 	rt_sb_names_sweep();
 	rt_sb_host_reclaim(); /* the root's killed host runs: their records name their cgroups */
-	if (base)
-		sweep_cgroups(base); /* after clean_stale, which deletes what has state */
+	sweep_cgroups(base);  /* after clean_stale, which deletes what has state */
 	if (!hutch_rootless())
 		rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());

@@ -22,14 +22,17 @@
  * through a symlink, from held fds: an fd the caller closes. */
 const char *rt_sb_path(const char *sub);
 int rt_sb_subdir(const char *sub, bool make, struct hutch_err *err);
-/* runs/PID, flocked by each hutch sandbox for its life, made before its cgroup (hutch-sb-PID):
- * a sweep removes only the cgroups of this root's runs whose hutch died (rt_sb_run_dead),
- * never another root's; rt_sb_runs_prune then drops the dead runs' records (pid's alone
- * when pid > 0). */
+/* runs/PID, flocked by each hutch sandbox (and by the runtime it delegates to: a dead hutch's
+ * runc may still make cgroups) for its life, made before its cgroup (hutch-sb-PID): a sweep
+ * removes only the cgroups of this root's runs (rt_sb_run_ours) whose hutch died, never
+ * another root's; rt_sb_runs_prune then drops the records nobody holds (pid's alone when
+ * pid > 0), but those whose cgroup keep (NULL-terminated names, or NULL) still holds.
+ * rt_sb_run_inherit lets the record through the exec of a delegated runtime. */
 int rt_sb_run_take(struct hutch_err *err);
 void rt_sb_run_release(int fd);
-bool rt_sb_run_dead(int pid);
-void rt_sb_runs_prune(int pid);
+void rt_sb_run_inherit(void);
+bool rt_sb_run_ours(int pid);
+void rt_sb_runs_prune(int pid, char *const *keep);
 #define RT_SB_ROOT rt_sb_path("state") /* the sb-N state dirs: the sandboxes' --root */
 #define RT_SB_LOCKS rt_sb_path("locks")
 #define RT_SB_NAMES rt_sb_path("names")
