@@ -57,7 +57,7 @@ teardown() {
 			failures+=("processes of hutch-it-$who are left: $(pgrep -u "hutch-it-$who" -a)")
 			pkill -9 -u "hutch-it-$who"
 		fi
-		for d in state names locks host-runs; do
+		for d in state names locks runs host-runs; do
 			[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/$d" 2>/dev/null)" ] ||
 				failures+=("$who left state in hutch/.sandbox/$d: $(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/$d")")
 		done
