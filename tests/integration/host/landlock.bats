@@ -61,12 +61,14 @@ teardown() {
 }
 
 # ll_as USER ARGS...: `hutch sandbox --isolation landlock ARGS` as USER (root or nobody), with
-# a clean environment; the shell records hutch's pid for teardown.
+# a clean environment (root's in the test's root, nobody's in its own state directory); the
+# shell records hutch's pid for teardown.
 ll_as() {
 	local who=$1
 	shift
-	local pre=() xdg=XDG_RUNTIME_DIR=/run
+	local pre=() xdg=XDG_RUNTIME_DIR=/run root=HUTCH_ROOT=$HUTCH_ROOT
 	if [ "$who" = nobody ]; then
+		root=HUTCH_ROOT= # the caller's own: $TEST_DIR/run-nobody/hutch
 		chown -R 65534:65534 "$W/rw"
 		pre=(setpriv --reuid 65534 --regid 65534 --clear-groups)
 		xdg=XDG_RUNTIME_DIR=$TEST_DIR/run-nobody
@@ -75,7 +77,7 @@ ll_as() {
 		set -- --memory 0 --pids 0 "$@"
 	fi
 	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "${pre[@]}" env -i PATH=/usr/bin:/bin \
-		HOME="${LL_HOME:-/nonexistent}" "$xdg" ${LL_ENV:-} sh -c \
+		HOME="${LL_HOME:-/nonexistent}" "$xdg" "$root" ${LL_ENV:-} sh -c \
 		'echo $$ >>"$0"; exec "$@"' "$LL_PIDS" "$HUTCH" sandbox --isolation landlock "$@"
 }
 
