@@ -80,14 +80,10 @@ sb_wait() {
 	status=$(cat "$TEST_DIR/$1.rc")
 }
 
-# hutch-sb-* cgroups made during this test (other sessions on this host have their own) of
-# hutch processes that are gone: a stale sandbox's.
+# The hutch-sb-PID cgroups of this test's hutches that are gone (another root's, or another
+# session's, are not the test's): a stale sandbox's.
 stale_cgroups() {
-	local d p
-	find /sys/fs/cgroup -type d -name 'hutch-sb-*' 2>/dev/null | while read -r d; do
-		p=${d##*hutch-sb-}
-		is_hutch "$p" || grep -qxF "$d" "$TEST_DIR/cgroups.before" || echo "$d"
-	done
+	own_sb_cgroups "$SB_PIDS"
 }
 
 # What every hutch of this test left: it is a leak if the hutch is gone and its state dir or
