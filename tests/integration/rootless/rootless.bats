@@ -186,11 +186,11 @@ delegated() {
 	done
 }
 
-@test "rootless: state is under XDG_RUNTIME_DIR/hutch, and --lock and --name work there" {
+@test "rootless: state is under XDG_RUNTIME_DIR/hutch/.sandbox, and --lock and --name work there" {
 	local who
 	for who in $RL_USERS; do
 		rlsb "$who" --best-effort --lock l1 --name n1 --detach -- sleep 30 2>/dev/null
-		[ -n "$(ls "$TEST_DIR/xdg-$who/hutch/sandbox")" ]
+		[ -n "$(ls "$TEST_DIR/xdg-$who/hutch/.sandbox/state")" ]
 		run rl "$who" sandbox ls
 		[[ $output == *n1*running* ]]
 		run rlsb "$who" --best-effort --lock l1 --no-wait -- true
