@@ -122,12 +122,17 @@ void rt_sb_run_inherit(void)
 		fcntl(run_fd, F_SETFD, 0);
 }
 
-void rt_sb_run_release(int fd)
+void rt_sb_run_release(int fd, bool keep)
 {
 	struct hutch_err e = { 0 };
 	char name[16];
 	if (fd < 0)
 		return;
+	if (keep) {
+		run_fd = fd == run_fd ? -1 : run_fd;
+		close(fd);
+		return;
+	}
 	snprintf(name, sizeof(name), "%d", (int)getpid());
 	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
 	if (dir >= 0 && still_there(fd, dir, name))

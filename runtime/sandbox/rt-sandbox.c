@@ -624,8 +624,35 @@ static void clear_setid(struct sandbox *sb, int64_t by_execs)
 	sb->res.setid_cleared = (uint64_t)(n + by_execs);
 }
 
+/* Whether the cgroup at path (BASE/NAME) is still there, in any hierarchy. */
+static bool cgroup_left(const char *path)
+{
+	struct cg_child *v = NULL;
+	size_t n = 0;
+	struct hutch_err e = { 0 };
+	_cleanup_free_ char *base = hutch_xstrdup(path);
+	char *slash = strrchr(base, '/');
+	if (!slash)
+		return false;
+	const char *name = path + (slash - base) + 1;
+	if (slash == base) /* a child of / */
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	bool left = false;
+	if (cg_list_children(base, &v, &n, &e) < 0)
+		return false;
+	for (size_t i = 0; i < n && !left; i++)
+		left = !strcmp(v[i].name, name);
+	cg_children_free(v, n);
+	return left;
+}
+
 static void sandbox_free(struct sandbox *sb)
 {
+	/* A cgroup whose removal failed (a process still exiting) stays the root's to sweep:
+	 * its record too. */
+	bool keep_run = sb->plan.cgroup && sb->run_fd >= 0 && cgroup_left(sb->plan.cgroup);
 	rt_sb_setid_free(&sb->setid);
 	cg_free(sb->cg);
 	rt_sb_plan_clear(&sb->plan);
@@ -633,7 +660,7 @@ static void sandbox_free(struct sandbox *sb)
 	rt_sb_name_release(sb->o->name, sb->name_fd);
 	if (sb->owner_fd >= 0)
 		close(sb->owner_fd);
-	rt_sb_run_release(sb->run_fd); /* last: our cgroup is gone */
+	rt_sb_run_release(sb->run_fd, keep_run); /* last: our cgroup is gone */
 }
 
 /* The lock and the name, before anything else of the sandbox exists. */

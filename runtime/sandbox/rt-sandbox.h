@@ -29,7 +29,7 @@ int rt_sb_subdir(const char *sub, bool make, struct hutch_err *err);
  * pid > 0), but those whose cgroup keep (NULL-terminated names, or NULL) still holds.
  * rt_sb_run_inherit lets the record through the exec of a delegated runtime. */
 int rt_sb_run_take(struct hutch_err *err);
-void rt_sb_run_release(int fd);
+void rt_sb_run_release(int fd, bool keep); /* keep: its cgroup outlived the run */
 void rt_sb_run_inherit(void);
 bool rt_sb_run_ours(int pid);
 void rt_sb_runs_prune(int pid, char *const *keep);
