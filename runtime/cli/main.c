@@ -78,7 +78,7 @@ static void print_version(void)
 
 int main(int argc, char **argv)
 {
-	struct rt_global g = { .root = rt_run_dir() };
+	struct rt_global g = { .root = NULL };
 	struct hutch_err err = { 0 };
 	int at = 0, log_fd = -1, fail_status = 1;
 
@@ -108,7 +108,11 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	fail_status = v->fail_status ? v->fail_status : 1;
-	r = rt_verb_call(v, &g, argc - at, argv + at, &err);
+	/* --root wins over HUTCH_ROOT, which wins over the default; a bad one fails as the
+	 * verb's bad input does */
+	r = rt_root_resolve(g.root, &g.root, &err);
+	if (r >= 0)
+		r = rt_verb_call(v, &g, argc - at, argv + at, &err);
 	if (r >= 0)
 		return r;
 fail:

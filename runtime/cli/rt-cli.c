@@ -262,6 +262,9 @@ int rt_validate_id(const char *id, struct hutch_err *err)
 {
 	if (!*id || !strcmp(id, ".") || !strcmp(id, ".."))
 		return hutch_fail(err, EINVAL, "invalid container id \"%s\"", id);
+	if (!strcmp(id, RT_SANDBOX_DIR)) /* the root's sandbox state */
+		return hutch_fail(err, EINVAL, "invalid container id \"%s\": reserved by hutch",
+				  id);
 	if (strlen(id) > 1024)
 		return hutch_fail(err, EINVAL, "invalid container id: longer than 1024 characters");
 	for (const char *p = id; *p; p++)

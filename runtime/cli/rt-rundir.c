@@ -109,22 +109,6 @@ const char *rt_run_dir(void)
 	return dir;
 }
 
-const char *rt_run_path(const char *sub)
-{
-	static struct {
-		const char *sub;
-		char *path;
-	} cache[8];
-	size_t i = 0;
-	for (; i < ARRAY_SIZE(cache) && cache[i].sub; i++)
-		if (!strcmp(cache[i].sub, sub))
-			return cache[i].path;
-	char *path = hutch_xasprintf("%s/%s", rt_run_dir(), sub);
-	if (i < ARRAY_SIZE(cache)) /* the few fixed names hutch uses: kept for the run */
-		cache[i].sub = sub, cache[i].path = path;
-	return path;
-}
-
 /* "what path: a symlink" when name in dir is one, else the errno of the failed open. */
 static int open_failed(const char *what, const char *path, int dir, const char *name, int e,
 		       struct hutch_err *err)
@@ -214,15 +198,78 @@ int rt_run_dir_make(struct hutch_err *err)
 	return fd < 0 ? fd : 0;
 }
 
-int rt_run_subdir(const char *sub, bool make, struct hutch_err *err)
+/* The instance root (--root, else HUTCH_ROOT, else the run dir), set once by main, and the
+ * name its errors go by. */
+static const char *instance_root, *root_from = "--root";
+static bool root_default = true;
+
+int rt_root_resolve(const char *flag, const char **out, struct hutch_err *err)
 {
-	int run = open_run_dir(make, err);
-	if (run < 0)
-		return run;
-	if (make && mkdirat(run, sub, 0700) < 0 && errno != EEXIST)
-		return hutch_fail_errno(err, errno, "mkdir %s", rt_run_path(sub));
-	int fd = openat(run, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd >= 0 ? fd : open_failed("state dir", rt_run_path(sub), run, sub, errno, err);
+	const char *env = getenv("HUTCH_ROOT");
+	root_default = false;
+	if (flag && flag[0] && flag[0] != '/') { /* as runc: a --detach'd supervisor moves to / */
+		_cleanup_free_ char *cwd = getcwd(NULL, 0);
+		*out = cwd ? hutch_xasprintf("%s/%s", cwd, flag) : flag; /* kept for the run */
+	} else if (flag)
+		*out = flag;
+	else if (!env || !*env) /* set but empty: unset, as a shell's VAR= says */
+		*out = rt_run_dir(), root_default = true;
+	else if (env[0] != '/')
+		return hutch_fail(err, EINVAL, "HUTCH_ROOT: expected an absolute path, got %s",
+				  env);
+	else if (strlen(env) > RT_ROOT_MAX)
+		return hutch_fail(err, ENAMETOOLONG, "HUTCH_ROOT: longer than %d characters",
+				  RT_ROOT_MAX);
+	else
+		*out = env, root_from = "HUTCH_ROOT";
+	instance_root = *out;
+	return 0;
+}
+
+const char *rt_root(void)
+{
+	return instance_root ? instance_root : rt_run_dir();
+}
+
+const char *rt_root_flag(void)
+{
+	return root_from;
+}
+
+/* A root given by --root or HUTCH_ROOT, held as the run dir is: made (mkdir -p, 0711 as
+ * the OCI state root is: a mapped sandbox root traverses it), never a symlink, and refused
+ * unless it is the caller's and nobody else may write it. */
+static struct {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} held_root = { .fd = -1 };
+
+int rt_root_open(bool make, struct hutch_err *err)
+{
+	const char *root = rt_root();
+	const char *what = root_from;
+	struct stat st;
+	if (root_default) /* the run dir's own checks: a rootless caller's is 0700 */
+		return open_run_dir(make, err);
+	if (held_root.fd >= 0 && fstat(held_root.fd, &st) == 0 && st.st_dev == held_root.dev &&
+	    st.st_ino == held_root.ino)
+		return held_root.fd;
+	if (strlen(root) > RT_ROOT_MAX)
+		return hutch_fail(err, ENAMETOOLONG, "%s: longer than %d characters", what,
+				  RT_ROOT_MAX);
+	int fd = make ? rt_make_dir(what, root, hutch_rootless() ? 0700 : 0711, true, err)
+		      : hutch_chase_type(what, root, HUTCH_CHASE_NOFOLLOW, S_IFDIR, NULL, err);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		return hutch_fail(err, EPERM,
+				  "%s %s: not a directory of uid %u's that only it may write", what,
+				  root, (unsigned)geteuid());
+	}
+	held_root.fd = fd, held_root.dev = st.st_dev, held_root.ino = st.st_ino;
+	return fd;
 }
 
 bool rt_regular(int fd)

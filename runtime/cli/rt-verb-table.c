@@ -45,7 +45,9 @@ void rt_main_help(int fd)
 		dprintf(fd, "  %-12s %s\n", verbs[i]->name, verbs[i]->summary);
 	dprintf(fd, "  %-12s %s\n", "help", "show help for a command");
 	dprintf(fd, "\nglobal options:\n"
-		    "  --root DIR            state directory (default " RT_DEFAULT_ROOT ")\n"
+		    "  --root DIR            state directory: containers, and sandboxes' locks,\n"
+		    "                        names and state in DIR/.sandbox (default\n"
+		    "                        $HUTCH_ROOT, else " RT_DEFAULT_ROOT ")\n"
 		    "  --log FILE            also log to FILE\n"
 		    "  --log-format FORMAT   text or json (for --log)\n"
 		    "  --debug               log debug messages\n"

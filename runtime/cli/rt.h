@@ -16,16 +16,23 @@
 
 #define RT_DEFAULT_ROOT "/run/hutch" /* host root's; rt_run_dir() is the caller's */
 
-/* rt-rundir.c: the state directory (RT_DEFAULT_ROOT, or a rootless caller's own), a path
- * beneath it (kept for the run: for hutch's fixed names), and making it: made and opened
- * without following a symlink (its parents through hutch_chase), and refused unless it is
- * the caller's alone; then held open for the run. */
+#define RT_SANDBOX_DIR ".sandbox" /* hutch sandbox's state in the root (rt-sandbox-root.c) */
+#define RT_ROOT_MAX 256		  /* a sandbox's state paths beneath it fit hutch's buffers */
+
+/* rt-rundir.c: the run directory (RT_DEFAULT_ROOT, or a rootless caller's own), and making
+ * it: made and opened without following a symlink (its parents through hutch_chase), and
+ * refused unless it is the caller's alone; then held open for the run. */
 const char *rt_run_dir(void);
-const char *rt_run_path(const char *sub);
 int rt_run_dir_make(struct hutch_err *err);
-/* The directory sub of it (one name), made 0700 when make, else ENOENT when missing; opened
- * O_NOFOLLOW from the held fd. An fd the caller closes. */
-int rt_run_subdir(const char *sub, bool make, struct hutch_err *err);
+/* The instance root: flag (--root) when given, else $HUTCH_ROOT (absolute, else one error
+ * naming it), else the run dir; kept for rt_root(). */
+int rt_root_resolve(const char *flag, const char **out, struct hutch_err *err);
+const char *rt_root(void);
+const char *rt_root_flag(void); /* "--root" or "HUTCH_ROOT": where rt_root() came from */
+/* rt_root(), made (mkdir -p) when make, else ENOENT when missing; never a symlink, and
+ * refused unless the caller owns it and nobody else may write it. Held for the run: the fd
+ * is not the caller's to close. */
+int rt_root_open(bool make, struct hutch_err *err);
 /* mkdir path (-p with parents), then open it: every component but the last through
  * hutch_chase, the last never a symlink (refused naming it). A directory fd, or -errno. */
 int rt_make_dir(const char *what, const char *path, mode_t mode, bool parents,

@@ -148,11 +148,19 @@ static void reclaim(int dfd)
 	}
 }
 
+void rt_sb_host_reclaim(void)
+{
+	struct hutch_err e = { 0 };
+	_cleanup_close_ int dfd = rt_sb_subdir("host-runs", false, &e);
+	if (dfd >= 0)
+		reclaim(dfd);
+}
+
 static void open_registry(struct rt_host *hs)
 {
 	struct hutch_err e = { 0 };
-	const char *dir = rt_run_path("host-runs");
-	_cleanup_close_ int dfd = rt_run_subdir("host-runs", true, &e);
+	const char *dir = rt_sb_path("host-runs");
+	_cleanup_close_ int dfd = rt_sb_subdir("host-runs", true, &e);
 	if (dfd < 0)
 		return; /* no registry: a killed run's cgroup is swept by the next root run */
 	reclaim(dfd);

@@ -49,18 +49,19 @@ static int root_fd(const char *root, bool make, struct hutch_err *err)
 {
 	struct stat st;
 	size_t i = 0;
+	const char *what = strcmp(root, rt_root()) ? "--root" : rt_root_flag();
 	if (!*root)
-		return hutch_fail(err, EINVAL, "--root: empty path");
+		return hutch_fail(err, EINVAL, "%s: empty path", what);
 	for (; i < ROOTS && roots[i].path; i++)
 		if (!strcmp(roots[i].path, root))
 			break;
 	if (i < ROOTS && roots[i].path && fstat(roots[i].fd, &st) == 0 &&
 	    st.st_dev == roots[i].dev && st.st_ino == roots[i].ino)
 		return roots[i].fd;
-	int fd = make ? rt_make_dir("--root", root, 0711, true, err)
-		      : hutch_chase_type("--root", root, HUTCH_CHASE_NOFOLLOW, S_IFDIR, NULL, err);
+	int fd = make ? rt_make_dir(what, root, 0711, true, err)
+		      : hutch_chase_type(what, root, HUTCH_CHASE_NOFOLLOW, S_IFDIR, NULL, err);
 	if (fd < 0 || fstat(fd, &st) < 0)
-		return fd < 0 ? fd : hutch_fail_errno(err, errno, "--root %s", root);
+		return fd < 0 ? fd : hutch_fail_errno(err, errno, "%s %s", what, root);
 	if (i == ROOTS) /* more roots than any verb uses: not held */
 		return fd;
 	if (!roots[i].path)

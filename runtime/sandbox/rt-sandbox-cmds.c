@@ -318,7 +318,7 @@ static void kill_tree(struct named *n, int init_pidfd)
 static void mark_stopped(const struct named *n)
 {
 	struct hutch_err e = { 0 };
-	_cleanup_close_ int root = rt_run_subdir("sandbox", false, &e);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, &e);
 	_cleanup_close_ int dir =
 		root >= 0 ? openat(root, n->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			  : -1;
@@ -392,6 +392,7 @@ static int end_sandbox(struct named *n, int64_t grace_ms, struct hutch_err *err)
 		kill_tree(n, -1);
 		rt_container_delete(&g, n->id, true, &e);
 		rt_sb_names_sweep();
+		rt_sb_runs_prune(n->rec.supervisor, NULL); /* its cgroup went with its state */
 	}
 	return 0;
 }

@@ -36,7 +36,7 @@ static int write_dl_record(int dir, const char *runtime, const char *scratch, pi
 
 int rt_sb_session_dir(const char *id, struct hutch_err *err)
 {
-	_cleanup_close_ int root = rt_run_subdir("sandbox", false, err);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, err);
 	if (root < 0)
 		return root;
 	int fd = openat(root, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -174,6 +174,7 @@ static void exec_runtime(const struct sandbox_delegate_in *in, const struct dele
 		_exit(RT_SB_EXIT_FAIL);
 	}
 	rt_reset_signals();
+	rt_sb_run_inherit(); /* the run is ours to sweep until the runtime is gone too */
 	exec_fd(d, argv);
 	dprintf(2, "hutch: error: exec %s: %s\n", d->path, strerror(errno));
 	_exit(RT_SB_EXIT_FAIL);

@@ -26,7 +26,7 @@
 /* The one place that names the directory of the queues. */
 static int locks_dir(bool make, struct hutch_err *err)
 {
-	return rt_run_subdir("locks", make, err);
+	return rt_sb_subdir("locks", make, err);
 }
 
 /* Still the file name in dir? A name removed (its queue emptied) may be made anew. */

@@ -102,7 +102,7 @@ static int open_record(int dir, const char *name, int flags)
  * a sandbox that runs. */
 int rt_sb_name_take(const char *name, int *out, struct hutch_err *err)
 {
-	_cleanup_close_ int dir = rt_run_subdir("sandbox-names", true, err);
+	_cleanup_close_ int dir = rt_sb_subdir("names", true, err);
 	if (dir < 0)
 		return hutch_err_prefix(err, "--name: ");
 	for (int tries = 0; tries < 50;) {
@@ -141,7 +141,7 @@ void rt_sb_name_release(const char *name, int fd)
 	struct hutch_err e = { 0 };
 	if (fd < 0)
 		return;
-	_cleanup_close_ int dir = rt_run_subdir("sandbox-names", false, &e);
+	_cleanup_close_ int dir = rt_sb_subdir("names", false, &e);
 	if (dir >= 0 && still_there(fd, dir, name)) /* unlinked before the lock goes */
 		unlinkat(dir, name, 0);
 	close(fd);
@@ -151,7 +151,7 @@ void rt_sb_name_release(const char *name, int fd)
 void rt_sb_names_sweep(void)
 {
 	struct hutch_err e = { 0 };
-	_cleanup_close_ int dir = rt_run_subdir("sandbox-names", false, &e);
+	_cleanup_close_ int dir = rt_sb_subdir("names", false, &e);
 	int fd = dir >= 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	_cleanup_(hutch_closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
@@ -186,7 +186,7 @@ int rt_sb_name_resolve(const char *name, char *id, size_t len, struct hutch_err 
 	_cleanup_free_ char *text = NULL;
 	struct hutch_err e = { 0 };
 	_cleanup_close_ int dir = -1;
-	if (rt_validate_id(name, &e) < 0 || (dir = rt_run_subdir("sandbox-names", false, &e)) < 0 ||
+	if (rt_validate_id(name, &e) < 0 || (dir = rt_sb_subdir("names", false, &e)) < 0 ||
 	    read_record_file(dir, name, 64, &text) < 0 || !text[0])
 		return hutch_fail(err, ENOENT, "sandbox %s: no such sandbox", name);
 	snprintf(id, len, "%s", text);
@@ -225,7 +225,7 @@ int rt_sb_read_record(const char *id, struct rt_sb_record *r)
 	struct hutch_err e = { 0 };
 	int64_t v = 0;
 	*r = (struct rt_sb_record){ 0 };
-	_cleanup_close_ int root = rt_run_subdir("sandbox", false, &e);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, &e);
 	_cleanup_close_ int dir =
 		root < 0 ? -1 : openat(root, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0 || read_record_file(dir, "sandbox.json", 1 << 16, &text) < 0 ||

@@ -27,9 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#define SB_SCRATCH rt_run_path("sandbox-scratch")
-/* Bridge mode's, which only host root has: beneath the same scratch mount. */
-#define SB_SCRATCH_ROOT RT_DEFAULT_ROOT "/sandbox-scratch"
+#define SB_SCRATCH RT_SB_SCRATCH
 
 struct sandbox {
 	const struct rt_sb_opts *o;
@@ -42,6 +40,7 @@ struct sandbox {
 	struct rt_sb_net net;
 	struct rt_sb_ticket *ticket; /* --lock's place in line */
 	int owner_fd;
+	int run_fd; /* runs/PID: its cgroup is this root's to sweep once we are gone */
 	int name_fd;	/* --name's record, held while the sandbox lives */
 	int *notify_fd; /* --detach: the pipe to the caller until the command started */
 	char *rootfs;
@@ -80,7 +79,7 @@ static void clean_stale(struct rt_global *g)
 	struct hutch_err e = { 0 };
 	if (rt_state_list_ids(g->root, &ids, &e) <= 0)
 		return;
-	_cleanup_close_ int root = rt_run_subdir("sandbox", false, &e);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, &e);
 	for (char **id = ids; root >= 0 && *id; id++) {
 		struct stat st;
 		int pid = 0;
@@ -102,29 +101,41 @@ static void clean_stale(struct rt_global *g)
 /*
  * The cgroups of sandboxes whose hutch died (hutch-sb-PID beneath our cgroup): a hutch killed
  * before its state existed (delegated and host runs keep none) leaves one that nothing else
- * names. Its PID is gone, or belongs to a process started after the cgroup was made.
+ * names. Its PID is gone, or belongs to a process started after the cgroup was made; and it
+ * is this root's (runs/PID): another root's are its own sweep's. Then the records nobody
+ * holds, but those whose cgroup is still there (its last processes were still exiting):
+ * the next sweep tries again. No base (no cgroup of ours): the records alone.
  */
 static void sweep_cgroups(const char *base)
 {
 	struct cg_child *v = NULL;
 	size_t n = 0;
 	struct hutch_err e = { 0 };
-	if (cg_list_children(base, &v, &n, &e) < 0)
-		return;
-	rt_sb_plaincg_list(base, &v, &n); /* a delegate's, in unmounted controllers' dirs */
-	for (size_t i = 0; i < n; i++) {
-		int pid = 0, end = 0;
-		if (sscanf(v[i].name, "hutch-sb-%d%n", &pid, &end) != 1 || v[i].name[end] ||
-		    pid <= 0 || pid == getpid())
-			continue;
-		if (maker_alive(pid, v[i].made))
-			continue;
-		_cleanup_free_ char *path =
-			hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
-		cg_purge(path, &e);
-		rt_sb_plaincg_remove(path);
+	if (base && cg_list_children(base, &v, &n, &e) >= 0) {
+		rt_sb_plaincg_list(base, &v, &n); /* a delegate's, in unmounted controllers' dirs */
+		for (size_t i = 0; i < n; i++) {
+			int pid = 0, end = 0;
+			if (sscanf(v[i].name, "hutch-sb-%d%n", &pid, &end) != 1 || v[i].name[end] ||
+			    pid <= 0 || pid == getpid())
+				continue;
+			if (maker_alive(pid, v[i].made) || !rt_sb_run_ours(pid))
+				continue;
+			_cleanup_free_ char *path =
+				hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
+			cg_purge(path, &e);
+			rt_sb_plaincg_remove(path);
+		}
+		cg_children_free(v, n);
+		v = NULL, n = 0;
+		if (cg_list_children(base, &v, &n, &e) < 0)
+			return; /* what is left is unknown: every record stays */
+		rt_sb_plaincg_list(base, &v, &n);
 	}
+	_cleanup_strv_ char **left = hutch_xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		left[i] = steal_ptr(v[i].name);
 	cg_children_free(v, n);
+	rt_sb_runs_prune(0, left);
 }
 
 /* A private mount namespace holding a tmpfs for scratch state: it vanishes with hutch. The
@@ -142,7 +153,7 @@ static int enter_scratch(const struct rt_sb_opts *o, struct hutch_err *err)
 		return r;
 	/* Made in the held state dir, and never a symlink: then mounted on by its path, which
 	 * only root (or a rootless caller) could change. */
-	int fd = rt_run_subdir("sandbox-scratch", true, err);
+	int fd = rt_sb_subdir("scratch", true, err);
 	if (fd < 0)
 		return hutch_err_prefix(err, "sandbox: ");
 	close(fd);
@@ -225,7 +236,7 @@ static bool stopped(struct sandbox *sb, const struct rt_waiter *w)
 /* The sandbox's state dir (made by create), opened from the held state root. */
 static int state_dir(struct sandbox *sb, struct hutch_err *err)
 {
-	_cleanup_close_ int root = rt_run_subdir("sandbox", false, err);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, err);
 	if (root < 0)
 		return root;
 	int fd = openat(root, sb->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -388,11 +399,11 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 		/* The runtime joins a namespace wired beforehand: the same veth, address,
 		 * firewall elements and DNS forwarder as a native run. The pin is in scratch,
 		 * whose unmount at the end lets the namespace (and the veth) go. */
-		ns = ns_netns_new(SB_SCRATCH_ROOT "/netns", SB_SCRATCH_ROOT "/sys", err);
+		ns = ns_netns_new(rt_sb_path("scratch/netns"), rt_sb_path("scratch/sys"), err);
 		if (ns < 0)
 			return ns;
-		sb->plan.netns_path = SB_SCRATCH_ROOT "/netns";
-		sb->plan.sysfs = SB_SCRATCH_ROOT "/sys";
+		sb->plan.netns_path = rt_sb_path("scratch/netns");
+		sb->plan.sysfs = rt_sb_path("scratch/sys");
 		TRY(rt_sb_net_attach_fd(sb->o, &sb->net, ns, err));
 	} else if (sb->o->network == RT_SB_NET_HOST) {
 		/* A user namespace may not mount the sysfs of a network namespace it does not
@@ -529,8 +540,12 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 	rt_sb_locks_sweep(); /* dead tickets, empty queues: every mode's */
 	if (!m->image) {
 		struct hutch_err e = { 0 };
-		if (geteuid() == 0 && cg_own_common(&base, &e) >= 0)
-			sweep_cgroups(base);
+		sb->run_fd = rt_sb_run_take(&e); /* none: a killed run's cgroup stays (warned) */
+		if (sb->run_fd < 0 && geteuid() == 0)
+			hutch_warn("sandbox: %s, ignoring", e.msg);
+		if (geteuid() == 0 && cg_own_common(&base, &e) < 0)
+			base = NULL;
+		sweep_cgroups(base);
 		if (geteuid() == 0)
 			rt_sb_net_reclaim(); /* host mode has bridge too */
 		return 0;
@@ -539,14 +554,17 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 		TRY(rt_sb_rootless_cgroup(sb->o, &sb->plan, &base, err));
 	else
 		TRY(cg_own_common(&base, err));
-	int root = rt_run_subdir("sandbox", true, err); /* RT_SB_ROOT, the state root */
+	int root = rt_sb_subdir("state", true, err); /* RT_SB_ROOT, the state root */
 	if (root < 0)
 		return hutch_err_prefix(err, "sandbox: ");
 	close(root);
+	sb->run_fd = rt_sb_run_take(err); /* before our cgroup exists */
+	if (sb->run_fd < 0)
+		return hutch_err_prefix(err, "sandbox: ");
 	clean_stale(&sb->g);
 	rt_sb_names_sweep();
-	if (base)
-		sweep_cgroups(base); /* after clean_stale, which deletes what has state */
+	rt_sb_host_reclaim(); /* the root's killed host runs: their records name their cgroups */
+	sweep_cgroups(base);  /* after clean_stale, which deletes what has state */
 	if (!hutch_rootless())
 		rt_sb_net_reclaim(); /* after clean_stale: the dead sandboxes' netns are gone */
 	snprintf(sb->id, sizeof(sb->id), "sb-%d", (int)getpid());
@@ -578,8 +596,8 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	/* The lease and /etc files precede the spec; the network helper forked here does its
 	 * firewall work while the rootfs and the container are made. */
 	if (sb->o->network == RT_SB_NET_BRIDGE) {
-		TRY(rt_sb_net_prepare(sb->o, &sb->net, SB_SCRATCH_ROOT "/net", err));
-		sb->plan.net_etc = SB_SCRATCH_ROOT "/net";
+		TRY(rt_sb_net_prepare(sb->o, &sb->net, rt_sb_path("scratch/net"), err));
+		sb->plan.net_etc = rt_sb_path("scratch/net");
 		sb->plan.net_address = sb->net.address;
 	}
 	r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
@@ -668,8 +686,35 @@ static void clear_setid(struct sandbox *sb, int64_t by_execs)
 	sb->res.setid_cleared = (uint64_t)(n + by_execs);
 }
 
+/* Whether the cgroup at path (BASE/NAME) is still there, in any hierarchy. */
+static bool cgroup_left(const char *path)
+{
+	struct cg_child *v = NULL;
+	size_t n = 0;
+	struct hutch_err e = { 0 };
+	_cleanup_free_ char *base = hutch_xstrdup(path);
+	char *slash = strrchr(base, '/');
+	if (!slash)
+		return false;
+	const char *name = path + (slash - base) + 1;
+	if (slash == base) /* a child of / */
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	bool left = false;
+	if (cg_list_children(base, &v, &n, &e) < 0)
+		return false;
+	for (size_t i = 0; i < n && !left; i++)
+		left = !strcmp(v[i].name, name);
+	cg_children_free(v, n);
+	return left;
+}
+
 static void sandbox_free(struct sandbox *sb)
 {
+	/* A cgroup whose removal failed (a process still exiting) stays the root's to sweep:
+	 * its record too. */
+	bool keep_run = sb->plan.cgroup && sb->run_fd >= 0 && cgroup_left(sb->plan.cgroup);
 	rt_sb_setid_free(&sb->setid);
 	cg_free(sb->cg);
 	rt_sb_plan_clear(&sb->plan);
@@ -677,6 +722,7 @@ static void sandbox_free(struct sandbox *sb)
 	rt_sb_name_release(sb->o->name, sb->name_fd);
 	if (sb->owner_fd >= 0)
 		close(sb->owner_fd);
+	rt_sb_run_release(sb->run_fd, keep_run); /* last: our cgroup is gone */
 }
 
 /* The lock and the name, before anything else of the sandbox exists. The ticket was taken
@@ -704,6 +750,7 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_
 			      .net = RT_SB_NET_INIT,
 			      .ticket = t,
 			      .owner_fd = -1,
+			      .run_fd = -1,
 			      .name_fd = -1,
 			      .notify_fd = notify_fd };
 	const struct sb_mode *m = sb_mode(o);

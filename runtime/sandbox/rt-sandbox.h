@@ -15,10 +15,28 @@
 
 #define RT_SB_EXIT_FAIL 125    /* hutch could not start the sandbox */
 #define RT_SB_EXIT_TIMEOUT 124 /* as timeout(1) */
-/* Beneath the caller's state directory (host root's, or a rootless caller's own). */
-#define RT_SB_ROOT rt_run_path("sandbox")
-#define RT_SB_LOCKS rt_run_path("locks")
-#define RT_SB_NAMES rt_run_path("sandbox-names")
+/* rt-sandbox-root.c: the instance's sandbox state, ROOT/.sandbox (rt_root(): --root, else
+ * HUTCH_ROOT, else the run dir). rt_sb_path(sub) names ROOT/.sandbox/sub (sub NULL: the
+ * directory itself), kept for the run. rt_sb_subdir opens sub (one name) beneath it, made
+ * 0700 when make (ROOT/.sandbox 0711, the caller's alone), else ENOENT when missing; never
+ * through a symlink, from held fds: an fd the caller closes. */
+const char *rt_sb_path(const char *sub);
+int rt_sb_subdir(const char *sub, bool make, struct hutch_err *err);
+/* runs/PID, flocked by each hutch sandbox (and by the runtime it delegates to: a dead hutch's
+ * runc may still make cgroups) for its life, made before its cgroup (hutch-sb-PID): a sweep
+ * removes only the cgroups of this root's runs (rt_sb_run_ours) whose hutch died, never
+ * another root's; rt_sb_runs_prune then drops the records nobody holds (pid's alone when
+ * pid > 0), but those whose cgroup keep (NULL-terminated names, or NULL) still holds.
+ * rt_sb_run_inherit lets the record through the exec of a delegated runtime. */
+int rt_sb_run_take(struct hutch_err *err);
+void rt_sb_run_release(int fd, bool keep); /* keep: its cgroup outlived the run */
+void rt_sb_run_inherit(void);
+bool rt_sb_run_ours(int pid);
+void rt_sb_runs_prune(int pid, char *const *keep);
+#define RT_SB_ROOT rt_sb_path("state") /* the sb-N state dirs: the sandboxes' --root */
+#define RT_SB_LOCKS rt_sb_path("locks")
+#define RT_SB_NAMES rt_sb_path("names")
+#define RT_SB_SCRATCH rt_sb_path("scratch")
 
 #include "rt-sandbox-opts.h"
 
@@ -168,9 +186,11 @@ __attribute__((noreturn)) void rt_sb_init(int tramp_fd, char **targv, char *cons
 
 /* runtime/host/rt-host.c: host mode. rt_sb_check_host checks what host mode can't take;
  * rt_sb_run_host runs the command and fills r (exit, timeout, stats and r->host);
- * rt_sb_gen_host writes the report's isolation object for it. */
+ * rt_sb_gen_host writes the report's isolation object for it. rt_sb_host_reclaim removes
+ * what the root's killed host runs left, as their records (host-runs/PID) name it. */
 int rt_sb_check_host(const struct rt_sb_opts *o, struct hutch_err *err);
 int rt_sb_run_host(const struct rt_sb_opts *o, struct rt_sb_result *r, struct hutch_err *err);
+void rt_sb_host_reclaim(void);
 struct yajl_gen_t;
 void rt_sb_gen_host(struct yajl_gen_t *g, const struct rt_sb_opts *o, const struct rt_sb_host *h);
 

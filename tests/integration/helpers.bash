@@ -299,7 +299,15 @@ _setup_tmp() {
 	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hutch-it.XXXXXX")
 	chmod 755 "$TEST_DIR" # user-namespaced containers must reach their rootfs
 	TAG=$(basename "$TEST_DIR")
-	HUTCH_ROOT=$TEST_DIR/state
+	# Exported: every hutch the test runs, `hutch sandbox` too, uses the test's own root
+	# (hutch honours HUTCH_ROOT when no --root is given); its sandboxes' state is in .sandbox.
+	export HUTCH_ROOT=$TEST_DIR/state
+	SB_DIR=$HUTCH_ROOT/.sandbox
+	SB_STATE=$SB_DIR/state
+	SB_LOCKS=$SB_DIR/locks
+	SB_NAMES=$SB_DIR/names
+	SB_SCRATCH=$SB_DIR/scratch
+	SB_RUNS=$SB_DIR/host-runs
 	BUNDLE=$TEST_DIR/bundle
 	ID=test-$BATS_TEST_NUMBER
 	ORIG_HUTCH=$HUTCH
@@ -332,12 +340,24 @@ assert_no_test_processes() {
 	return 1
 }
 
+# What the test's root holds: its containers' state dirs, and its sandboxes' records in
+# .sandbox (whose subdirectories, state, locks, names, scratch and host-runs, stay, empty,
+# once every sandbox is gone: hutch makes them once, and another hutch of the root may be
+# about to use them). One a line.
+state_left() {
+	[ -d "$HUTCH_ROOT" ] || return 0
+	ls -A "$HUTCH_ROOT" | grep -vxF .sandbox
+	[ -d "$SB_DIR" ] || return 0
+	find "$SB_DIR" -mindepth 1 -maxdepth 2 \( -path "$SB_DIR/*/*" -o ! -type d \) \
+		-printf '.sandbox/%P\n'
+}
+
 # Fails, saying what, if anything of the test's containers exists: state, mounts, cgroups,
 # processes. For tests that check a failed command cleaned up after itself.
 assert_no_leftovers() {
 	local bad=0 d
-	if [ -d "$HUTCH_ROOT" ] && [ -n "$(ls -A "$HUTCH_ROOT")" ]; then
-		echo "state left: $(ls -A "$HUTCH_ROOT")" >&2
+	if [ -n "$(state_left)" ]; then
+		echo "state left: $(state_left)" >&2
 		bad=1
 	fi
 	if grep -F "$TEST_DIR" /proc/self/mountinfo >&2; then
@@ -416,8 +436,8 @@ _teardown_bundle() {
 	done
 
 	# 1. state
-	if [ -d "$HUTCH_ROOT" ] && [ -n "$(ls -A "$HUTCH_ROOT")" ]; then
-		failures+=("state left under $HUTCH_ROOT: $(ls -A "$HUTCH_ROOT" | tr '\n' ' ')")
+	if [ -n "$(state_left)" ]; then
+		failures+=("state left under $HUTCH_ROOT: $(state_left | tr '\n' ' ')")
 	fi
 	# 2. processes (killed, so that they don't hold mounts or cgroups below)
 	# One that is dying as we look is no leak (a process substitution's shell, say): up to 2 s.

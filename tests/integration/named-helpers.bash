@@ -5,7 +5,6 @@
 # supervisor's pid in $SB_PIDS (teardown checks its state and cgroups), the subcommands, and
 # checks that an exec'd process is the session's and that nothing of a session is left.
 # Loaded after helpers.bash and sandbox-helpers.bash.
-NAMES_DIR=/run/hutch/sandbox-names
 
 fail() {
 	echo "$*" >&2
@@ -15,7 +14,7 @@ fail() {
 # The pid of the hutch that keeps sandbox NAME (its id is sb-PID).
 sup_pid() {
 	local id
-	id=$(cat "$NAMES_DIR/$1" 2>/dev/null) && [ -n "$id" ] || return 1
+	id=$(cat "$SB_NAMES/$1" 2>/dev/null) && [ -n "$id" ] || return 1
 	echo "${id#sb-}"
 }
 
@@ -114,11 +113,11 @@ mnt_ns_gone() {
 session_gone() {
 	local name=$1 pid=$2 d
 	wait_gone "$pid" || fail "its supervisor $pid still runs"
-	[ ! -e "$NAMES_DIR/$name" ] || fail "name record $name left"
+	[ ! -e "$SB_NAMES/$name" ] || fail "name record $name left"
 	[ ! -e "$SB_STATE/sb-$pid" ] || fail "state sb-$pid left"
 	d=$(sb_cgroups "$pid")
 	[ -z "$d" ] || fail "cgroups left: $d"
-	! grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo || fail "scratch mounts left"
+	! grep -qF " $SB_SCRATCH" /proc/self/mountinfo || fail "scratch mounts left"
 	run hs ls --format json
 	check_status 0
 	jq -e --arg n "$name" 'all(.[]; .name != $n)' <<<"$output" >/dev/null ||
@@ -128,7 +127,7 @@ session_gone() {
 # Name records of the test's (named after $TAG) left: said, removed, and a failure.
 named_teardown() {
 	local rc=0 f
-	for f in "$NAMES_DIR"/*"$TAG"*; do
+	for f in "$SB_NAMES"/*"$TAG"*; do
 		[ -e "$f" ] || continue
 		echo "LEAK: name record $f left" >&2
 		rc=1

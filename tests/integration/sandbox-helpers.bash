@@ -3,8 +3,9 @@
 # recorded, finding what a sandbox left on the host (cgroups, processes), and removing it.
 # sb_teardown checks a native sandbox's leftovers; a file with delegates defines its own
 # after loading this one. Loaded after helpers.bash.
-SB_STATE=/run/hutch/sandbox
-SB_LOCKS=/run/hutch/locks
+# Every sandbox of a test runs in the test's own root, $HUTCH_ROOT (setup_tmp exports it and
+# sets SB_STATE, SB_LOCKS, SB_NAMES, SB_SCRATCH and SB_RUNS, its .sandbox's directories):
+# another root's sandboxes, which a test never counts, are not in it.
 
 # sb_images_setup [DIR...]: SB_IMAGES, a directory the sandbox's mapped ids can traverse,
 # with "full": the suite's busybox rootfs plus every mount point the sandbox uses (and DIRs,
@@ -47,7 +48,7 @@ _sb_setup() {
 	find /sys/fs/cgroup -type d >"$TEST_DIR/cgroups.before" 2>/dev/null || true
 }
 
-# sb_raw ARGS...: `hutch sandbox ARGS...`. The shell records its pid in $SB_PIDS (and in
+# sb_raw ARGS...: `hutch --root "$HUTCH_ROOT" sandbox ARGS...`. The shell records its pid in $SB_PIDS (and in
 # $SB_PIDFILE if set) and execs hutch, so the pids are hutch's own: teardown checks what each
 # of them left behind (sandbox sb-PID, cgroups hutch-sb-PID).
 # A --report file it names is then checked against the schema (check_report): every report
@@ -58,7 +59,7 @@ sb_raw() {
 	local st=0 a report= prev=
 	timeout -k 5 "$HUTCH_CMD_TIMEOUT" sh -c \
 		'echo $$ >>"$0"; [ -z "$1" ] || echo $$ >"$1"; shift; exec "$@"' \
-		"$SB_PIDS" "${SB_PIDFILE:-}" "$HUTCH" sandbox "$@" || st=$?
+		"$SB_PIDS" "${SB_PIDFILE:-}" "$HUTCH" --root "$HUTCH_ROOT" sandbox "$@" || st=$?
 	for a in "$@"; do
 		[ "$a" = -- ] && break
 		[ "$prev" = --report ] && report=$a
@@ -202,7 +203,7 @@ sb_left_by() {
 }
 
 sb_scratch_left() {
-	if grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo; then
+	if grep -qF " $SB_SCRATCH" /proc/self/mountinfo; then
 		failures+=("scratch mounts visible on the host")
 	fi
 }
@@ -261,3 +262,100 @@ teardown_file() {
 	[ -z "${SB_IMAGES:-}" ] || rm -rf --one-file-system "$SB_IMAGES"
 }
 
+
+# own_sb_cgroups PIDFILE [MAXDEPTH]: the sandbox cgroups (hutch-sb-PID, and what a delegate
+# made beneath) of the hutches whose pids PIDFILE lists, beneath ours: another root's (or
+# another session's) sandboxes are not this test's, nor is one of a live hutch (a pid of the
+# list taken again since).
+own_sb_cgroups() {
+	local pids=$1 depth=${2:-8} d p
+	[ -s "$pids" ] || return 0
+	own_sb_cgroup_dirs | while read -r d; do # plain dirs too (runsc)
+		find "$d" -mindepth 1 -maxdepth "$depth" -type d -name 'hutch-sb-*' -printf '%p/\n' \
+			2>/dev/null
+	done | { grep -F -f <(sed 's|^|/hutch-sb-|; s|$|/|' "$pids") || true; } | sed 's|/$||' |
+		while read -r d; do
+			p=${d##*/hutch-sb-}
+			any_hutch "${p%%/*}" || echo "$d"
+		done
+}
+
+# own_sb_inits PIDFILE: hutch's init processes of the sandboxes of those hutches (found by
+# their cgroup, hutch-sb-PID, which outlives a killed hutch): another root's are not ours.
+own_sb_inits() {
+	local pids=$1 p
+	[ -s "$pids" ] || return 0
+	for p in $(pgrep -f '^hutch-init'); do
+		any_hutch "$(ps -o ppid= -p "$p" | tr -d ' ')" && continue # a live sandbox's
+		grep -qsF -f <(sed 's|^|/hutch-sb-|; s|$|/|' "$pids") <(sed 's|$|/|' "/proc/$p/cgroup") &&
+			echo "$p"
+	done
+	return 0
+}
+
+# other_root_start: for setup_file. Another root runs sandboxes in a loop for the whole file
+# (one every ~200 ms: a --lock run, a --name'd detached one and its rm, a host-mode run), so
+# that every count of leftovers in the file is shown to see its own root's alone, and each
+# root's sweep to leave the other's sandboxes be. other_root_stop (teardown_file) ends it, and
+# fails if a run of the loop failed or left state in its root.
+other_root_start() {
+	file_runs_here && [ -x "$BUSYBOX" ] || return 0
+	local img
+	img=$(rootfs_template) || return 1
+	OTHER_DIR=$(mktemp -d /tmp/hutch-other.XXXXXX)
+	chmod 755 "$OTHER_DIR"
+	export OTHER_DIR
+	other_root_round "$img" 0 # one of each first, so that the loop adds no cache entry later
+	(
+		cd / || exit 1
+		local i=1
+		while [ ! -e "$OTHER_DIR/stop" ]; do
+			other_root_round "$img" "$i"
+			echo "$i" >"$OTHER_DIR/rounds"
+			i=$((i + 1))
+			sleep 0.2
+		done
+	) </dev/null >/dev/null 2>&1 3>&- &
+	OTHER_LOOP=$!
+	export OTHER_LOOP
+}
+
+# other_root_round IMAGE I: the loop's runs, each kind once when I is 0, else one of them.
+other_root_round() {
+	local img=$1 i=$2 k r=(timeout -k 5 30 "$HUTCH" --root "$OTHER_DIR/root")
+	for k in 0 1 2; do
+		[ "$i" = 0 ] || [ "$k" = $((i % 3)) ] || continue
+		case $k in
+		0) "${r[@]}" sandbox --lock other --image "$img" -- true ;;
+		1) "${r[@]}" sandbox --name other --detach --image "$img" -- sleep 30 &&
+			"${r[@]}" sandbox rm -f other ;;
+		2) HUTCH_ROOT=$OTHER_DIR/root timeout -k 5 30 "$HUTCH" sandbox --isolation landlock \
+			-- true ;;
+		esac >>"$OTHER_DIR/log" 2>&1 || echo "run $i ($k): status $?" >>"$OTHER_DIR/failed"
+	done
+}
+
+other_root_stop() {
+	local tries=300 failures=()
+	[ -n "${OTHER_DIR:-}" ] || return 0
+	: >"$OTHER_DIR/stop"
+	while ! pid_gone "$OTHER_LOOP" && [ $tries -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	pid_gone "$OTHER_LOOP" || {
+		kill -9 "$OTHER_LOOP"
+		failures+=("the loop did not end")
+	}
+	wait "$OTHER_LOOP" 2>/dev/null
+	[ ! -s "$OTHER_DIR/failed" ] ||
+		failures+=("runs failed: $(head -5 "$OTHER_DIR/failed") ($(tail -3 "$OTHER_DIR/log"))")
+	[ -z "$(find "$OTHER_DIR/root/.sandbox" -mindepth 2 2>/dev/null)" ] ||
+		failures+=("state left: $(find "$OTHER_DIR/root/.sandbox" -mindepth 2)")
+	echo "# the other root ran $(cat "$OTHER_DIR/rounds" 2>/dev/null || echo 0) rounds meanwhile" >&3
+	rm -rf --one-file-system "$OTHER_DIR"
+	if [ ${#failures[@]} -gt 0 ]; then
+		printf 'other root: %s\n' "${failures[@]}" >&2
+		return 1
+	fi
+}

@@ -2,9 +2,19 @@
 # hutch killed at each named phase of create, start, exec, delete and sandbox (the fault
 # points in the code, HUTCH_TEST_KILL_AT=NAME; see base/base-fault.c): the kill must
 # happen there (status 137), and afterwards `delete --force` or the next sandbox run must
-# leave no state, cgroup, mount or process.
+# leave no state, cgroup, mount or process. Another root runs sandboxes all along
+# (other_root_start): the counts are of this root's alone, and its sweeps leave them be.
 
 load ../integration/helpers
+load ../integration/sandbox-helpers
+
+setup_file() {
+	other_root_start
+}
+
+teardown_file() {
+	other_root_stop
+}
 
 setup() {
 	setup_bundle
@@ -19,14 +29,16 @@ teardown() {
 killed_at() {
 	local phase=$1 rc=0
 	shift
-	HUTCH_TEST_KILL_AT=$phase timeout -k 5 30 "$HUTCH" --root "$HUTCH_ROOT" "$@" \
+	HUTCH_TEST_KILL_AT=$phase timeout -k 5 30 sh -c 'echo $$ >>"$0"; exec "$@"' \
+		"$TEST_DIR/pids" "$HUTCH" --root "$HUTCH_ROOT" "$@" \
 		</dev/null >>"$TEST_DIR/out" 2>&1 3>&- || rc=$?
 	echo "$phase: hutch $* -> $rc" >&2
 	[ "$rc" = 137 ]
 }
 
+# The cgroups of this test's sandboxes (hutch-sb-PID, of the pids killed_at ran).
 sandbox_cgroups() {
-	own_sb_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -maxdepth 1 -name 'hutch-sb-*'; done
+	own_sb_cgroups "$TEST_DIR/pids" 1
 }
 
 @test "faults: create killed at each phase, then delete --force: nothing left" {
@@ -73,7 +85,6 @@ sandbox_cgroups() {
 
 @test "faults: sandbox killed at each phase, then the next sandbox run: nothing left" {
 	local p args cmd
-	[ -z "$(sandbox_cgroups)" ] || skip "sandboxes of another run are alive: $(sandbox_cgroups)"
 	for p in locked scratch rootfs created started waited delegate-cgroup host-cgroup; do
 		case $p in
 		delegate-cgroup) args=(--runtime runc --image "$BUNDLE/rootfs") ;;
@@ -83,12 +94,13 @@ sandbox_cgroups() {
 		cmd=(sleep 100)
 		[ "$p" = waited ] && cmd=(true) # reached once the command has ended
 		killed_at "sandbox:$p" sandbox "${args[@]}" -- "${cmd[@]}"
-		run "$HUTCH" sandbox --image "$BUNDLE/rootfs" -- true
+		# (with the lock: a killed holder's lock file is removed by the next holder)
+		run hutch sandbox --lock "$TAG" --image "$BUNDLE/rootfs" -- true
 		check_status 0
 		sleep 0.2 # an init that saw its hutch die is on its way out
 		[ -z "$(sandbox_cgroups)" ] || { echo "after $p: $(sandbox_cgroups)" >&2; false; }
-		[ -z "$(ls -A /run/hutch/sandbox)" ] || { echo "after $p: state left" >&2; false; }
-		! pgrep -x hutch-init || { echo "after $p: an init is left" >&2; false; }
+		[ -z "$(ls -A "$SB_STATE" 2>/dev/null)" ] || { echo "after $p: state left" >&2; false; }
+		[ -z "$(own_sb_inits "$TEST_DIR/pids")" ] || { echo "after $p: an init is left" >&2; false; }
 		assert_no_leftovers
 	done
 }

@@ -4,8 +4,19 @@
 # afterwards `delete --force` (create, run) or the next sandbox run must leave no cgroup,
 # mount, state or process of them. Before, a create killed between making its cgroups and
 # saving its first state left 9 cgroup directories (one per v1 hierarchy) that nothing named.
+# Another root runs sandboxes all along (other_root_start): what is counted is this root's,
+# by the pids killat ran (KILLAT_PIDS), and its sweeps must leave the other's be.
 
 load ../integration/helpers
+load ../integration/sandbox-helpers
+
+setup_file() {
+	other_root_start
+}
+
+teardown_file() {
+	other_root_stop
+}
 
 setup() {
 	setup_bundle
@@ -21,18 +32,20 @@ teardown() {
 	teardown_bundle
 }
 
-# kills KILLS MAX_MS SEED CMD...: killat, its tally shown in the test's output.
+# kills KILLS MAX_MS SEED CMD...: killat, its tally shown in the test's output; the pids it
+# ran in $TEST_DIR/pids.
 kills() {
 	local out
-	out=$("$KILLAT" "$@") || { echo "killat: $out" >&2; return 1; }
+	out=$(KILLAT_PIDS=$TEST_DIR/pids "$KILLAT" "$@") || { echo "killat: $out" >&2; return 1; }
 	echo "# $out" >&3
 }
 
-# Every cgroup directory of ours named after this test's ids or a sandbox.
+# Every cgroup directory of ours named after this test's ids or one of its sandboxes.
 our_cgroups() {
 	own_sb_cgroup_dirs | while read -r d; do
-		find "$d" -mindepth 1 -maxdepth 2 -type d \( -name "*$TAG*" -o -name "hutch-sb-*" \)
+		find "$d" -mindepth 1 -maxdepth 2 -type d -name "*$TAG*"
 	done
+	own_sb_cgroups "$TEST_DIR/pids" 2
 }
 
 delete_all() {
@@ -64,19 +77,19 @@ check_nothing_left() {
 	check_nothing_left
 }
 
-# Sandboxes keep state in hutch's own root; the next run sweeps what a killed one left.
+# Sandboxes keep state in the root's .sandbox; the next run sweeps what a killed one left.
 sandbox_leftovers() {
 	our_cgroups
-	ls -A /run/hutch/sandbox 2>/dev/null
-	pgrep -x hutch-init || true
+	ls -A "$SB_STATE" 2>/dev/null
+	own_sb_inits "$TEST_DIR/pids"
 }
 
 @test "kill: sandbox SIGKILLed at random moments, then the next sandbox run: nothing left" {
-	[ -z "$(sandbox_leftovers)" ] || skip "sandboxes of another run are alive: $(sandbox_leftovers)"
-	kills "$ROUNDS" 40 3 "$HUTCH" sandbox --image "$BUNDLE/rootfs" -- true
-	kills "$((ROUNDS / 3))" 40 4 "$HUTCH" sandbox --runtime runc --image "$BUNDLE/rootfs" -- true
-	kills "$((ROUNDS / 3))" 40 5 "$HUTCH" sandbox --isolation landlock -- true
-	run "$HUTCH" sandbox --image "$BUNDLE/rootfs" -- true
+	local r=("$HUTCH" --root "$HUTCH_ROOT" sandbox)
+	kills "$ROUNDS" 40 3 "${r[@]}" --image "$BUNDLE/rootfs" -- true
+	kills "$((ROUNDS / 3))" 40 4 "${r[@]}" --runtime runc --image "$BUNDLE/rootfs" -- true
+	kills "$((ROUNDS / 3))" 40 5 "${r[@]}" --isolation landlock -- true
+	run hutch sandbox --image "$BUNDLE/rootfs" -- true
 	check_status 0
 	sleep 0.2 # an init that saw its hutch die is on its way out
 	local left

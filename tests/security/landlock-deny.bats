@@ -11,7 +11,6 @@
 load ../integration/helpers
 bats_require_minimum_version 1.5.0
 
-RUNS_DIR=/run/hutch/host-runs
 
 setup_file() {
 	file_runs_here || return 0
@@ -48,7 +47,7 @@ teardown() {
 		for d in $(own_cgroup_dirs); do
 			[ ! -e "$d/hutch-sb-$p" ] || { echo "LEAK: cgroup $d/hutch-sb-$p" >&2 && rc=1; }
 		done
-		[ ! -e "$RUNS_DIR/$p" ] || { echo "LEAK: registry $RUNS_DIR/$p" >&2 && rc=1; }
+		[ ! -e "$SB_RUNS/$p" ] || { echo "LEAK: registry $SB_RUNS/$p" >&2 && rc=1; }
 	done
 	# The pins live in the run's own mount namespace: none reaches the host.
 	if grep -qF "$TEST_DIR" /proc/self/mountinfo; then
@@ -71,19 +70,21 @@ fresh_tree() {
 }
 
 # ll_as WHO ARGS...: `hutch sandbox --isolation landlock ARGS` as WHO, with a clean
-# environment; the shell records hutch's pid for teardown.
+# environment (root's in the test's root, nobody's in its own state directory); the shell
+# records hutch's pid for teardown.
 ll_as() {
 	local who=$1
 	shift
-	local pre=() xdg=XDG_RUNTIME_DIR=/run
+	local pre=() xdg=XDG_RUNTIME_DIR=/run root=HUTCH_ROOT=$HUTCH_ROOT
 	if [ "$who" = nobody ]; then
+		root=HUTCH_ROOT= # the caller's own: $TEST_DIR/run-nobody/hutch
 		pre=(setpriv --reuid 65534 --regid 65534 --clear-groups)
 		xdg=XDG_RUNTIME_DIR=$TEST_DIR/run-nobody
 		set -- --memory 0 --pids 0 "$@" # no delegated cgroup here: no limits asked
 	fi
 	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "${pre[@]}" env -i PATH=/usr/bin:/bin \
 		HOME="${LL_HOME:-/nonexistent}" \
-		"$xdg" sh -c 'echo $$ >>"$0"; exec "$@"' "$LL_PIDS" \
+		"$xdg" "$root" sh -c 'echo $$ >>"$0"; exec "$@"' "$LL_PIDS" \
 		"$HUTCH" sandbox --isolation landlock "$@"
 }
 

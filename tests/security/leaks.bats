@@ -1,31 +1,49 @@
 #!/usr/bin/env bats
 # Things that piled up or hung: --lock files left in hutch's state dir by every run, and a
-# container created in a frozen cgroup, whose create then waited forever.
+# container created in a frozen cgroup, whose create then waited forever. Another root runs
+# sandboxes all along (other_root_start): the lock files counted are this root's.
 
 load ../integration/helpers
+load ../integration/sandbox-helpers
+
+setup_file() {
+	other_root_start
+}
+
+teardown_file() {
+	other_root_stop
+}
+
+setup() {
+	setup_bundle
+}
+
+teardown() {
+	teardown_bundle
+}
 
 @test "leaks: --lock leaves no lock file behind, and a waiter gets the lock after its holder" {
 	local name=$TAG-lock
 	run hutch sandbox --lock "$name" --image "$BUNDLE/rootfs" -- true
 	check_status 0
-	[ ! -e "/run/hutch/locks/$name" ]
+	[ ! -e "$SB_LOCKS/$name" ]
 	# A holder and a waiter: the waiter runs after the holder, and the file goes after both.
 	hutch sandbox --lock "$name" --image "$BUNDLE/rootfs" -- sleep 1 >"$TEST_DIR/a" 2>&1 3>&- &
 	local a=$!
 	track_pid $a
-	for _ in $(seq 100); do [ -e "/run/hutch/locks/$name" ] && break; sleep 0.02; done
+	for _ in $(seq 100); do [ -e "$SB_LOCKS/$name" ] && break; sleep 0.02; done
 	run hutch sandbox --lock "$name" --lock-timeout 20 --image "$BUNDLE/rootfs" -- sh -c 'echo second'
 	wait $a
 	check_status 0
 	[ "$output" = second ]
-	[ ! -e "/run/hutch/locks/$name" ]
+	[ ! -e "$SB_LOCKS/$name" ]
 	# A killed holder leaves its file; the next holder takes the lock and removes it.
 	HUTCH_TEST_KILL_AT=sandbox:locked "$HUTCH" sandbox --lock "$name" --image "$BUNDLE/rootfs" \
 		-- true || true
-	[ -e "/run/hutch/locks/$name" ]
+	[ -e "$SB_LOCKS/$name" ]
 	run hutch sandbox --lock "$name" --image "$BUNDLE/rootfs" -- true
 	check_status 0
-	[ ! -e "/run/hutch/locks/$name" ]
+	[ ! -e "$SB_LOCKS/$name" ]
 }
 
 @test "leaks: a container in a frozen cgroup is refused at create instead of hanging" {

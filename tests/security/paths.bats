@@ -237,20 +237,19 @@ private_run() {
 @test "paths: a FIFO planted as a lock, a name record or an owner lock never blocks hutch" {
 	LOCK=lock-$TAG
 	# A FIFO as a lock's queue, as its counter, and as a ticket ahead of the next one.
-	private_run "mkdir -m 700 /run/hutch/locks /run/hutch/sandbox-names /run/hutch/sandbox
-		mkdir -m 700 /run/hutch/sandbox/sb-999999999 /run/hutch/locks/c-$TAG \
-			/run/hutch/locks/t-$TAG
-		mkfifo /run/hutch/locks/$LOCK /run/hutch/sandbox-names/fifo-$TAG \
-			/run/hutch/sandbox/sb-999999999/owner.lock /run/hutch/locks/c-$TAG/counter \
-			/run/hutch/locks/t-$TAG/00000000000000000001"
+	mkdir -p -m 711 "$HUTCH_ROOT" "$SB_DIR"
+	mkdir -m 700 "$SB_LOCKS" "$SB_NAMES" "$SB_STATE" "$SB_STATE/sb-999999999" \
+		"$SB_LOCKS/c-$TAG" "$SB_LOCKS/t-$TAG"
+	mkfifo "$SB_LOCKS/$LOCK" "$SB_NAMES/fifo-$TAG" "$SB_STATE/sb-999999999/owner.lock" \
+		"$SB_LOCKS/c-$TAG/counter" "$SB_LOCKS/t-$TAG/00000000000000000001"
 	# shellcheck disable=SC2034 # sb_raw's timeout (sandbox-helpers.bash): a hang fails fast
 	HUTCH_CMD_TIMEOUT=10
-	sb_fails "--lock $LOCK: /run/hutch/locks/$LOCK is not a directory" --lock "$LOCK" -- true
-	sb_fails "--lock c-$TAG: /run/hutch/locks/c-$TAG/counter is not a regular file" \
+	sb_fails "--lock $LOCK: $SB_LOCKS/$LOCK is not a directory" --lock "$LOCK" -- true
+	sb_fails "--lock c-$TAG: $SB_LOCKS/c-$TAG/counter is not a regular file" \
 		--lock "c-$TAG" -- true
-	sb_fails "--lock t-$TAG: /run/hutch/locks/t-$TAG/00000000000000000001 is not a regular file" \
+	sb_fails "--lock t-$TAG: $SB_LOCKS/t-$TAG/00000000000000000001 is not a regular file" \
 		--lock "t-$TAG" -- true
-	sb_fails "--name fifo-$TAG: /run/hutch/sandbox-names/fifo-$TAG is not a regular file" \
+	sb_fails "--name fifo-$TAG: $SB_NAMES/fifo-$TAG is not a regular file" \
 		--name "fifo-$TAG" -- true
 	# A sandbox's sweep reads every name record and every state dir's owner lock.
 	run sb -- echo swept
@@ -259,6 +258,7 @@ private_run() {
 	run sb_raw exec "fifo-$TAG" -- true
 	check_status 125
 	[ "$output" = "hutch: error: sandbox fifo-$TAG: no such sandbox" ]
+	rm -rf "$SB_LOCKS/$LOCK" "$SB_NAMES/fifo-$TAG" "$SB_STATE/sb-999999999" # (the sweep took the dir)
 }
 
 # delegate_sources RUNTIME: the runtime's config.json (read from hutch's own mount namespace
@@ -275,13 +275,13 @@ delegate_sources() {
 		sh -c "cat /data/file; echo from-$1 >/workspace/out; sleep 3"
 	hp=$(sb_pid d)
 	wait_for 1000 test -e "$WS/out"
-	cfg=/proc/$hp/root/run/hutch/sandbox-scratch/bundle/config.json
+	cfg=/proc/$hp/root$SB_SCRATCH/bundle/config.json
 	jq -c '[.root.path, (.mounts[] | select(.type == "bind") | [.destination, .source])]' \
 		"$cfg" >&2
-	! grep -qF "$TEST_DIR" "$cfg"
+	! grep -qF -e "$WS" -e "$TEST_DIR/ro" "$cfg" # the scratch mounts are in $HUTCH_ROOT
 	for dst in /workspace /data; do
 		src=$(jq -r --arg d "$dst" '.mounts[] | select(.destination == $d) | .source' "$cfg")
-		[[ $src == /run/hutch/sandbox-scratch/src/* ]]
+		[[ $src == "$SB_SCRATCH"/src/* ]]
 	done
 	src=$(jq -r '.mounts[] | select(.destination == "/workspace") | .source' "$cfg")
 	[ "$(stat -c %d:%i "/proc/$hp/root$src")" = "$(stat -c %d:%i "$WS")" ]
@@ -319,9 +319,9 @@ delegate_sources() {
 	for f in "/proc/$init"/fd/*; do # beside its stdio, the sandbox's own (a file here)
 		l=$(readlink "$f")
 		echo "# init $f -> $l" >&2
-		[ "${f##*/}" -lt 3 ] || [[ $l != "$TEST_DIR"* && $l != *sandbox-scratch* ]]
+		[ "${f##*/}" -lt 3 ] || [[ $l != "$TEST_DIR"* && $l != */.sandbox/* ]]
 	done
 	pkill -f "^sleep $m\$"
 	sb_wait fds
-	! grep -e "$TEST_DIR" -e sandbox-scratch <<<"$output"
+	! grep -e "$TEST_DIR" -e /.sandbox/ <<<"$output"
 }

@@ -35,8 +35,8 @@ teardown() {
 	local rc=0 p
 	unset HUTCH_SECCOMP_CACHE HUTCH_STORE
 	for p in $(sort -u "${SB_PIDS:-/dev/null}"); do
-		if [ -e "/run/hutch/host-runs/$p" ]; then
-			echo "LEAK: /run/hutch/host-runs/$p" >&2
+		if [ -e "$SB_RUNS/$p" ]; then
+			echo "LEAK: $SB_RUNS/$p" >&2
 			rc=1
 		fi
 	done

@@ -12,7 +12,6 @@
 load ../integration/helpers
 load ../integration/sandbox-helpers
 
-NAMES_DIR=/run/hutch/sandbox-names
 
 setup() {
 	sb_setup
@@ -28,7 +27,7 @@ setup() {
 
 teardown() {
 	local rc=0 f
-	for f in "$NAMES_DIR"/*"$TAG"*; do
+	for f in "$SB_NAMES"/*"$TAG"*; do
 		[ -e "$f" ] || continue
 		echo "LEAK: name record $f left" >&2
 		rc=1
@@ -166,7 +165,7 @@ host_files() {
 @test "setid-walk: a named --as-root sandbox: what an exec sets is cleared when the exec returns" {
 	run sb --name "$N" --detach --as-root --workspace "$WS" --report "$R" -- sleep 1000
 	check_status 0
-	sup_pid=$(cat "$NAMES_DIR/$N")
+	sup_pid=$(cat "$SB_NAMES/$N")
 	echo "${sup_pid#sb-}" >>"$SB_PIDS"
 	run "$HUTCH" sandbox exec "$N" -- sh -c 'cp /bin/euid /workspace/y; chmod 4755 /workspace/y
 		stat -c %a /workspace/y'

@@ -30,8 +30,8 @@ teardown() {
 			pkill -9 -f -- "(^|[ =/])sb-$p( |$)"
 			rc=1
 		fi
-		if [ -e "/run/hutch/host-runs/$p" ]; then
-			echo "LEAK: /run/hutch/host-runs/$p" >&2
+		if [ -e "$SB_RUNS/$p" ]; then
+			echo "LEAK: $SB_RUNS/$p" >&2
 			rc=1
 		fi
 	done

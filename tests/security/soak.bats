@@ -3,14 +3,24 @@
 # figures in docs), with what a slow leak would grow counted before and after every 1000:
 # the caller's fds, the host's mounts, cgroup directories beneath ours, sandbox state, lock
 # files, seccomp cache entries and processes. Every run must succeed, and nothing may grow.
+# Another root runs sandboxes all along (other_root_start): the counts are of this root's
+# sandboxes (the hutches sb_raw ran), and its sweeps must leave the other's be.
 
 load ../integration/helpers
 load ../integration/sandbox-helpers
 
+setup_file() {
+	other_root_start
+}
+
+teardown_file() {
+	other_root_stop
+}
+
 # The runs are counted, not timed: the suite's 90 s per test (a guard against a hang) is
-# about 2000 runs on a loaded 2-core CI machine, so this test gets 100 ms a run plus a minute.
+# about 2000 runs on a loaded 2-core CI machine, so this test gets 166 ms a run plus a minute.
 # A hung run still ends in HUTCH_CMD_TIMEOUT.
-BATS_TEST_TIMEOUT=$((${HUTCH_SOAK_RUNS:-2000} / 10 + 60))
+BATS_TEST_TIMEOUT=$((${HUTCH_SOAK_RUNS:-2000} / 6 + 60)) # the other root's loop takes its share
 
 setup() {
 	sb_setup
@@ -19,32 +29,18 @@ setup() {
 	if ldd "$HUTCH" 2>/dev/null | grep -q libasan; then RUNS=$((RUNS / 4)); fi
 }
 
-# The names in stdin (PREFIX + a pid, and anything after it) whose hutch is gone: another
-# session's live sandboxes on this host are theirs, not a leak of ours.
-dead_only() {
-	local prefix=$1 name pid
-	while read -r name; do
-		pid=${name##*/"$prefix"}
-		pid=${pid%%[!0-9]*}
-		[ -n "$pid" ] && any_hutch "$pid" || echo "$name"
-	done
-}
-
-# One line of everything that must not grow: what a dead hutch left (what live ones hold is
-# theirs), our lock's files, and the cache entries.
+# One line of everything that must not grow: what this test's hutches left (found by their
+# pids: another root's sandboxes are not ours), our lock's files, and the cache entries.
 counts() {
-	local fds cg inits=0 p
+	local fds cg inits
 	fds=$(ls /proc/$$/fd | wc -l)
 	# The sandboxes' own cgroups (hutch-sb-PID, and a delegate's beneath): on a hybrid host
 	# our cgroup2 cgroup is the root, where everything else on the machine has its cgroups.
-	cg=$(own_sb_cgroup_dirs | while read -r d; do find "$d" -mindepth 1 -type d -name 'hutch-sb-*'; done |
-		dead_only hutch-sb- | wc -l)
-	for p in $(pgrep -x hutch-init); do
-		any_hutch "$(ps -o ppid= -p "$p" | tr -d ' ')" || inits=$((inits + 1))
-	done
+	cg=$(own_sb_cgroups "$SB_PIDS" | wc -l)
+	inits=$(own_sb_inits "$SB_PIDS" | wc -l)
 	echo "fds=$fds mounts=$(wc -l </proc/self/mountinfo) cgroups=$cg" \
-		"state=$(ls -A /run/hutch/sandbox 2>/dev/null | dead_only sb- | wc -l)" \
-		"locks=$(ls -A /run/hutch/locks 2>/dev/null | grep -c "^$TAG-soak" || true)" \
+		"state=$(ls -A "$SB_STATE" 2>/dev/null | wc -l)" \
+		"locks=$(ls -A "$SB_LOCKS" 2>/dev/null | grep -c "^$TAG-soak" || true)" \
 		"seccomp=$(ls -A /var/cache/hutch/seccomp 2>/dev/null | wc -l)" \
 		"inits=$inits"
 }
@@ -71,7 +67,12 @@ counts() {
 		if [ $((i % 1000)) = 0 ] || [ "$i" = "$RUNS" ]; then
 			now=$(counts)
 			echo "# after $i runs ($((SECONDS - t0)) s): $now" >&3
-			[ "$now" = "$before" ] || { echo "grew: $before -> $now" >&2; return 1; }
+			[ "$now" = "$before" ] || {
+				echo "grew: $before -> $now" >&2
+				own_sb_cgroups "$SB_PIDS" >&2
+				own_sb_inits "$SB_PIDS" >&2
+				return 1
+			}
 		fi
 	done
 	: >"$SB_PIDS" # thousands of pids: teardown's per-pid checks are the counts above

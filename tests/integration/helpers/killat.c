@@ -5,7 +5,8 @@
  * is drawn below 1.5 times the mean time of the runs that ended by themselves, when that is
  * shorter, so that the kills land all over the command's life rather than mostly after it. "%d" in an argument becomes the
  * run's number, for ids. Gives up after 4 x KILLS runs. Prints how many runs were killed and
- * how many ended first. The command's stdio goes to /dev/null.
+ * how many ended first. The command's stdio goes to /dev/null. With KILLAT_PIDS=FILE, each
+ * run's pid is appended to FILE: what a killed run left is found by it (hutch-sb-PID).
  *   killat KILLS MAX_MS SEED CMD ARGS...
  */
 #define _GNU_SOURCE
@@ -44,6 +45,7 @@ int main(int argc, char **argv)
 	int want = atoi(argv[1]), max_ms = atoi(argv[2]), killed = 0, ended = 0, r = 0;
 	long sum_us = 0, n_ended_us = 0; /* the runs that ended by themselves */
 	srandom((unsigned)atoi(argv[3]));
+	FILE *pids = getenv("KILLAT_PIDS") ? fopen(getenv("KILLAT_PIDS"), "a") : NULL;
 	for (; killed < want && r < 4 * want; r++) {
 		long span = (long)max_ms * 1000;
 		if (n_ended_us && sum_us / n_ended_us * 3 / 2 < span)
@@ -59,6 +61,8 @@ int main(int argc, char **argv)
 			execvp(v[0], v);
 			_exit(127);
 		}
+		if (pids)
+			fprintf(pids, "%d\n", (int)pid), fflush(pids);
 		/* Wait on a pidfd, so that a run that ends before its delay is timed as it ends. */
 		struct timespec ts = { delay_us / 1000000, (delay_us % 1000000) * 1000 };
 		int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -82,6 +86,8 @@ int main(int argc, char **argv)
 			ended += !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 		}
 	}
+	if (pids)
+		fclose(pids);
 	long mean = n_ended_us ? sum_us / n_ended_us : 0;
 	printf("%d runs: %d killed, %d ended first (a run's mean %.1f ms)\n", r, killed, ended,
 	       mean / 1000.0);

@@ -11,7 +11,6 @@
 load ../helpers
 bats_require_minimum_version 1.5.0
 
-RUNS_DIR=/run/hutch/host-runs # what each host-mode run made: placeholders, its cgroup
 
 setup_file() {
 	file_runs_here || return 0
@@ -51,8 +50,8 @@ teardown() {
 				rc=1
 			fi
 		done
-		if [ -e "$RUNS_DIR/$p" ]; then
-			echo "LEAK: placeholder registry $RUNS_DIR/$p" >&2
+		if [ -e "$SB_RUNS/$p" ]; then
+			echo "LEAK: placeholder registry $SB_RUNS/$p" >&2
 			rc=1
 		fi
 	done
@@ -62,12 +61,14 @@ teardown() {
 }
 
 # ll_as USER ARGS...: `hutch sandbox --isolation landlock ARGS` as USER (root or nobody), with
-# a clean environment; the shell records hutch's pid for teardown.
+# a clean environment (root's in the test's root, nobody's in its own state directory); the
+# shell records hutch's pid for teardown.
 ll_as() {
 	local who=$1
 	shift
-	local pre=() xdg=XDG_RUNTIME_DIR=/run
+	local pre=() xdg=XDG_RUNTIME_DIR=/run root=HUTCH_ROOT=$HUTCH_ROOT
 	if [ "$who" = nobody ]; then
+		root=HUTCH_ROOT= # the caller's own: $TEST_DIR/run-nobody/hutch
 		chown -R 65534:65534 "$W/rw"
 		pre=(setpriv --reuid 65534 --regid 65534 --clear-groups)
 		xdg=XDG_RUNTIME_DIR=$TEST_DIR/run-nobody
@@ -76,7 +77,7 @@ ll_as() {
 		set -- --memory 0 --pids 0 "$@"
 	fi
 	timeout -k 5 "$HUTCH_CMD_TIMEOUT" "${pre[@]}" env -i PATH=/usr/bin:/bin \
-		HOME="${LL_HOME:-/nonexistent}" "$xdg" ${LL_ENV:-} sh -c \
+		HOME="${LL_HOME:-/nonexistent}" "$xdg" "$root" ${LL_ENV:-} sh -c \
 		'echo $$ >>"$0"; exec "$@"' "$LL_PIDS" "$HUTCH" sandbox --isolation landlock "$@"
 }
 
@@ -186,7 +187,7 @@ ll() {
 	ll --allow-rw "$W/rw" --deny "$W/rw/later" -- sleep 60 &
 	pid=$!
 	local tries=100
-	until [ -d "$W/rw/later" ] && [ -s "$RUNS_DIR/$(tail -1 "$LL_PIDS")" ]; do
+	until [ -d "$W/rw/later" ] && [ -s "$SB_RUNS/$(tail -1 "$LL_PIDS")" ]; do
 		[ $tries -gt 0 ] || false
 		sleep 0.05
 		tries=$((tries - 1))
@@ -198,7 +199,7 @@ ll() {
 	pid_gone "$hutch_pid"
 	[ -d "$W/rw/later" ] # the placeholder outlives a SIGKILLed hutch
 	run -0 ll -- true
-	[ ! -e "$W/rw/later" ] && [ ! -e "$RUNS_DIR/$hutch_pid" ]
+	[ ! -e "$W/rw/later" ] && [ ! -e "$SB_RUNS/$hutch_pid" ]
 }
 
 @test "host mode: symlinks and hard links to denied files don't open them" {

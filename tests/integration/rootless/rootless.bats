@@ -57,9 +57,9 @@ teardown() {
 			failures+=("processes of hutch-it-$who are left: $(pgrep -u "hutch-it-$who" -a)")
 			pkill -9 -u "hutch-it-$who"
 		fi
-		for d in sandbox sandbox-names locks; do
-			[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/$d" 2>/dev/null)" ] ||
-				failures+=("$who left state in hutch/$d: $(ls -A "$TEST_DIR/xdg-$who/hutch/$d")")
+		for d in state names locks runs host-runs; do
+			[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/$d" 2>/dev/null)" ] ||
+				failures+=("$who left state in hutch/.sandbox/$d: $(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/$d")")
 		done
 	done
 	teardown_bundle || failures+=("teardown_bundle failed")
@@ -186,11 +186,11 @@ delegated() {
 	done
 }
 
-@test "rootless: state is under XDG_RUNTIME_DIR/hutch, and --lock and --name work there" {
+@test "rootless: state is under XDG_RUNTIME_DIR/hutch/.sandbox, and --lock and --name work there" {
 	local who
 	for who in $RL_USERS; do
 		rlsb "$who" --best-effort --lock l1 --name n1 --detach -- sleep 30 2>/dev/null
-		[ -n "$(ls "$TEST_DIR/xdg-$who/hutch/sandbox")" ]
+		[ -n "$(ls "$TEST_DIR/xdg-$who/hutch/.sandbox/state")" ]
 		run rl "$who" sandbox ls
 		[[ $output == *n1*running* ]]
 		run rlsb "$who" --best-effort --lock l1 --no-wait -- true
@@ -391,7 +391,7 @@ take_pid() {
 	rootless_pass && skip "sets ns_last_pid: host root only"
 	local who=sub sup t0
 	rlsb "$who" --best-effort --name n1 --detach -- sleep 30 2>/dev/null
-	sup=$(cat "$TEST_DIR/xdg-$who/hutch/sandbox-names/n1")
+	sup=$(cat "$TEST_DIR/xdg-$who/hutch/.sandbox/names/n1")
 	sup=${sup#sb-}
 	kill -9 "$sup"
 	take_pid "$sup" || skip "pid $sup was not ours to take (a busy host)"
@@ -400,6 +400,6 @@ take_pid() {
 	kill "$TAKEN"
 	check_status 0
 	[ $(($(date +%s) - t0)) -lt 10 ]
-	[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/sandbox")" ]
-	[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/sandbox-names")" ]
+	[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/state")" ]
+	[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/names")" ]
 }

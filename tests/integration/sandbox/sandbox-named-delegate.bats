@@ -14,7 +14,6 @@ load ../sandbox-helpers
 load ../net-helpers
 bats_require_minimum_version 1.5.0
 
-NAMES_DIR=/run/hutch/sandbox-names
 
 setup_file() {
 	sb_images_setup
@@ -38,7 +37,7 @@ requires_runtime() {
 # The pid of the hutch that keeps sandbox NAME (its id is sb-PID).
 sup_pid() {
 	local id
-	id=$(cat "$NAMES_DIR/$1" 2>/dev/null) && [ -n "$id" ] || return 1
+	id=$(cat "$SB_NAMES/$1" 2>/dev/null) && [ -n "$id" ] || return 1
 	echo "${id#sb-}"
 }
 
@@ -88,12 +87,12 @@ wait_gone() {
 nothing_left() {
 	local name=$1 pid=$2 d
 	wait_gone "$pid" || fail "supervisor $pid still running"
-	[ ! -e "$NAMES_DIR/$name" ] || fail "name record $name left"
+	[ ! -e "$SB_NAMES/$name" ] || fail "name record $name left"
 	[ ! -e "$SB_STATE/sb-$pid" ] || fail "state sb-$pid left"
 	d=$(find /sys/fs/cgroup -name "hutch-sb-$pid" 2>/dev/null)
 	[ -z "$d" ] || fail "cgroups left: $d"
 	[ -z "$(runtime_processes "$pid")" ] || fail "runtime processes left"
-	! grep -q ' /run/hutch/sandbox-scratch' /proc/self/mountinfo || fail "scratch mounts"
+	! grep -qF " $SB_SCRATCH" /proc/self/mountinfo || fail "scratch mounts"
 	ex ls --format json
 	check_status 0
 	jq -e --arg n "$name" 'all(.[]; .name != $n)' <<<"$output" >/dev/null ||
@@ -102,7 +101,7 @@ nothing_left() {
 
 teardown() {
 	local rc=0 f p
-	for f in "$NAMES_DIR"/*"$TAG"*; do
+	for f in "$SB_NAMES"/*"$TAG"*; do
 		[ -e "$f" ] || continue
 		echo "LEAK: name record $f left" >&2
 		rc=1

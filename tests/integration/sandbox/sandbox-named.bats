@@ -256,11 +256,11 @@ teardown() {
 		--name "$N" --detach -- sleep "$m"
 	check_status 137
 	local tries=200
-	while [ -e "$NAMES_DIR/$N" ] && [ $tries -gt 0 ]; do
+	while [ -e "$SB_NAMES/$N" ] && [ $tries -gt 0 ]; do
 		sleep 0.05
 		tries=$((tries - 1))
 	done
-	[ ! -e "$NAMES_DIR/$N" ]
+	[ ! -e "$SB_NAMES/$N" ]
 	no_process_like "^sleep $m\$"
 	run hs exec "$N" -- true
 	check_status 125
@@ -310,14 +310,15 @@ teardown() {
 	for fd in /proc/"$sup"/fd/*; do
 		l=$(readlink "$fd")
 		echo "# $fd -> $l" >&2
-		[[ $l != "$TEST_DIR"* ]] || fail "inherited $fd -> $l"
+		[[ $l != "$TEST_DIR"* || $l == "$HUTCH_ROOT" || $l == "$HUTCH_ROOT"/* ]] ||
+			fail "inherited $fd -> $l"
 	done
-	# what it holds is its own: the sandbox's cgroups, locks, state (and the state dir it holds
-	# open), init's pipe, pidfd, and the image directory it was given, resolved once and held
+	# what it holds is its own: the sandbox's cgroups, locks, state (and the root and state
+	# dirs it holds open), init's pipe, pidfd, and the image directory it was given, resolved once and held
 	# (docs/design.md, "Paths from callers")
 	run bash -c "for f in /proc/$sup/fd/*; do readlink \$f; done | grep -v -e '^/sys/fs/cgroup/' \
 		-e '^/run/hutch$' -e '^/run/hutch/' -e '^/dev/null$' -e '^pipe:' -e '^anon_inode:' \
-		| grep -vxF -e '$IMAGE'"
+		| grep -vxF -e '$IMAGE' -e '$HUTCH_ROOT' | grep -vF '$HUTCH_ROOT/'"
 	[ -z "$output" ] || fail "unexpected fds: $output"
 	hs stop "$N"
 }

@@ -80,14 +80,10 @@ sb_wait() {
 	status=$(cat "$TEST_DIR/$1.rc")
 }
 
-# hutch-sb-* cgroups made during this test (other sessions on this host have their own) of
-# hutch processes that are gone: a stale sandbox's.
+# The hutch-sb-PID cgroups of this test's hutches that are gone (another root's, or another
+# session's, are not the test's): a stale sandbox's.
 stale_cgroups() {
-	local d p
-	find /sys/fs/cgroup -type d -name 'hutch-sb-*' 2>/dev/null | while read -r d; do
-		p=${d##*hutch-sb-}
-		is_hutch "$p" || grep -qxF "$d" "$TEST_DIR/cgroups.before" || echo "$d"
-	done
+	own_sb_cgroups "$SB_PIDS"
 }
 
 # What every hutch of this test left: it is a leak if the hutch is gone and its state dir or
@@ -485,7 +481,7 @@ TMPDIR=/tmp" ]
 	local secret=secret-$RANDOM$RANDOM
 	sb_bg secret -e "TOKEN=$secret" -- sh -c 'echo "started ${#TOKEN}"; sleep 1'
 	sb_wait_output secret started
-	! grep -rqF "$secret" /run/hutch
+	! grep -rqF "$secret" /run/hutch "$HUTCH_ROOT"
 	sb_wait secret
 	[ "$status" -eq 0 ]
 }

@@ -204,6 +204,35 @@ static void test_help(void)
 	   "help lines: short, VALUE, widths; flags without help are not listed");
 }
 
+/* --root wins over HUTCH_ROOT, which must be absolute, over the run dir; .sandbox, the
+ * root's sandbox state, is no container id. */
+static void test_root(void)
+{
+	struct hutch_err err = { 0 };
+	const char *root = NULL;
+	unsetenv("HUTCH_ROOT");
+	ok(rt_root_resolve(NULL, &root, &err) == 0 && !strcmp(root, rt_run_dir()) &&
+		   !strcmp(rt_root(), rt_run_dir()),
+	   "root: the run dir by default");
+	setenv("HUTCH_ROOT", "/tmp/h-root", 1);
+	ok(rt_root_resolve(NULL, &root, &err) == 0 && !strcmp(root, "/tmp/h-root") &&
+		   !strcmp(rt_root_flag(), "HUTCH_ROOT"),
+	   "root: HUTCH_ROOT when set");
+	ok(rt_root_resolve("/tmp/flag-root", &root, &err) == 0 && !strcmp(root, "/tmp/flag-root"),
+	   "root: --root beats HUTCH_ROOT");
+	setenv("HUTCH_ROOT", "", 1);
+	ok(rt_root_resolve(NULL, &root, &err) == 0 && !strcmp(root, rt_run_dir()),
+	   "root: an empty HUTCH_ROOT is unset");
+	setenv("HUTCH_ROOT", "state", 1);
+	ok(rt_root_resolve(NULL, &root, &err) == -EINVAL &&
+		   !strcmp(err.msg, "HUTCH_ROOT: expected an absolute path, got state"),
+	   "root: a relative HUTCH_ROOT is one error naming it");
+	unsetenv("HUTCH_ROOT");
+	ok(rt_validate_id(".sandbox", &err) == -EINVAL && strstr(err.msg, "reserved") &&
+		   rt_validate_id(".sandbox2", &err) == 0,
+	   "root: .sandbox is no container id");
+}
+
 int main(void)
 {
 	test_kinds();
@@ -212,5 +241,6 @@ int main(void)
 	test_suggestions();
 	test_positionals();
 	test_help();
+	test_root();
 	return tap_done();
 }
