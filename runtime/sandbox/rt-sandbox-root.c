@@ -153,6 +153,24 @@ static int dead_record(int dir, const char *name)
 	return -1;
 }
 
+void rt_sb_run_drop_wait(int pid, int ms)
+{
+	struct hutch_err e = { 0 };
+	char name[16];
+	snprintf(name, sizeof(name), "%d", pid);
+	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
+	for (double until = hutch_now_ms() + ms; dir >= 0;) {
+		_cleanup_close_ int rec = dead_record(dir, name);
+		if (rec >= 0) {
+			unlinkat(dir, name, 0);
+			return;
+		}
+		if (faccessat(dir, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 || hutch_now_ms() >= until)
+			return;
+		usleep(20000);
+	}
+}
+
 bool rt_sb_run_ours(int pid)
 {
 	struct hutch_err e = { 0 };

@@ -40,7 +40,7 @@ struct sandbox {
 	struct rt_sb_net net;
 	struct rt_sb_ticket *ticket; /* --lock's place in line */
 	int owner_fd;
-	int run_fd; /* runs/PID: its cgroup is this root's to sweep once we are gone */
+	int run_fd;	/* runs/PID: its cgroup is this root's to sweep once we are gone */
 	int name_fd;	/* --name's record, held while the sandbox lives */
 	int *notify_fd; /* --detach: the pipe to the caller until the command started */
 	char *rootfs;
@@ -122,8 +122,10 @@ static void sweep_cgroups(const char *base)
 				continue;
 			_cleanup_free_ char *path =
 				hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
-			cg_purge(path, &e);
+			bool gone = cg_purge(path, &e) >= 0;
 			rt_sb_plaincg_remove(path);
+			if (gone) /* its runtime's CLI, killed with it, held the record */
+				rt_sb_run_drop_wait(pid, 1000);
 		}
 		cg_children_free(v, n);
 		v = NULL, n = 0;

@@ -33,6 +33,9 @@ void rt_sb_run_release(int fd, bool keep); /* keep: its cgroup outlived the run 
 void rt_sb_run_inherit(void);
 bool rt_sb_run_ours(int pid);
 void rt_sb_runs_prune(int pid, char *const *keep);
+/* After its cgroup was purged: pid's record, once the runtime that inherited it has ended too
+ * (within ms; the next sweep's otherwise), dropped. */
+void rt_sb_run_drop_wait(int pid, int ms);
 #define RT_SB_ROOT rt_sb_path("state") /* the sb-N state dirs: the sandboxes' --root */
 #define RT_SB_LOCKS rt_sb_path("locks")
 #define RT_SB_NAMES rt_sb_path("names")

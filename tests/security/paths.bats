@@ -258,7 +258,8 @@ private_run() {
 	run sb_raw exec "fifo-$TAG" -- true
 	check_status 125
 	[ "$output" = "hutch: error: sandbox fifo-$TAG: no such sandbox" ]
-	rm -rf "$SB_LOCKS/$LOCK" "$SB_NAMES/fifo-$TAG" "$SB_STATE/sb-999999999" # (the sweep took the dir)
+	rm -rf "$SB_LOCKS/$LOCK" "$SB_LOCKS/c-$TAG" "$SB_LOCKS/t-$TAG" "$SB_NAMES/fifo-$TAG" \
+		"$SB_STATE/sb-999999999" # (the sweep took the dir)
 }
 
 # delegate_sources RUNTIME: the runtime's config.json (read from hutch's own mount namespace
