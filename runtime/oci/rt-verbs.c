@@ -236,8 +236,17 @@ static RT_VERB_RUN(verb_kill)
 	enum rt_status s = rt_state_status(l.dirfd, &l.st);
 	if (f->all && (l.st.cgroup_path || l.st.n_cgroup_paths)) {
 		struct cg *cg = NULL;
-		TRY(rt_state_cgroup(&l.st, &cg, err));
-		int r = cg_signal_all(cg, sig, err);
+		int r = rt_state_cgroup(&l.st, &cg, err);
+		/* A stopped container's cgroup may be gone: systemd removes an emptied scope at
+		 * once, before containerd's shim signals what the init left. A cgroup with a
+		 * process in it cannot be removed, so nothing is left to signal (runc: 0 too). */
+		if (r == -ENOENT && s == RT_STOPPED) {
+			*err = (struct hutch_err){ 0 };
+			return 0;
+		}
+		if (r < 0)
+			return r;
+		r = cg_signal_all(cg, sig, err);
 		cg_free(cg);
 		return r < 0 ? r : 0;
 	}

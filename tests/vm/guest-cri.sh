@@ -124,11 +124,11 @@ cri_pod() {
 # The rest of the kubelet's operations under the systemd driver, per handler, in a pod whose
 # containers share its pid and ipc namespaces (pause is their pid 1): a locked-down container
 # (read-only root, uid 1000, no capabilities, seccomp RuntimeDefault) with its output in its
-# CRI log, ContainerStats and the streamed exec of it, and a memory hog OOM-killed. The pod
-# keeps running for cri_restart; cri_ops_end removes it.
+# CRI log, ContainerStats and the streamed exec of it. The pod keeps running for
+# cri_oom_rounds and cri_restart; cri_ops_end removes it.
 declare -A OPS_POD OPS_CTR
 cri_ops_start() {
-	local h=$1 pod a hog v log sc
+	local h=$1 pod a v log sc
 	sc='{readonly_rootfs: true, run_as_user: {value: 1000}, seccomp: {profile_type: "RuntimeDefault"},
 		capabilities: {drop_capabilities: ["ALL"]},
 		namespace_options: {network: "NODE", pid: "POD", ipc: "POD"}}'
@@ -140,12 +140,6 @@ cri_ops_start() {
 	jq -n "{metadata: {name: \"a\", attempt: 0}, image: {image: \"hutch.test/busybox:latest\"},
 		command: [\"sh\", \"-c\", \"echo hello out; echo hello err >&2; exec sleep 300\"],
 		log_path: \"a.log\", linux: {security_context: $sc}}" >"$WORK/ops-$h.a.json"
-	jq -n '{metadata: {name: "hog", attempt: 0}, image: {image: "hutch.test/busybox:latest"},
-		command: ["sh", "-c", "x=$(head -c 67108864 /dev/zero | tr \"\\0\" a); echo survived"],
-		log_path: "hog.log", linux: {resources: {memory_limit_in_bytes: 33554432,
-			memory_swap_limit_in_bytes: 33554432},
-			security_context: {namespace_options: {network: "NODE", pid: "POD", ipc: "POD"}}}}' \
-		>"$WORK/ops-$h.hog.json"
 	pod=$(cri runp "$WORK/ops-$h.pod.json" --runtime "$h" | jq -r .pod_sandbox_id)
 	a=$(cri create "$pod" "$WORK/ops-$h.a.json" "$WORK/ops-$h.pod.json" | jq -r .container_id)
 	cri start "$a" >/dev/null
@@ -162,13 +156,56 @@ cri_ops_start() {
 	check "cri $h: ContainerStats (working set $v)" [ "${v:-0}" -gt 0 ]
 	v=$(cri exec "$a" -- sh -c 'echo streamed; exit 5' | jq -r '"\(.stdout)\(.exit_code)"')
 	check "cri $h: the streamed Exec (${v//$'\n'/ })" [ "$v" = $'streamed\n5' ]
-	hog=$(cri create "$pod" "$WORK/ops-$h.hog.json" "$WORK/ops-$h.pod.json" | jq -r .container_id)
-	cri start "$hog" >/dev/null
-	wait_for 600 ctr_exited "$hog"
-	v=$(cri inspect "$hog" | jq -r '"\(.status.reason) \(.status.exit_code)"')
-	check "cri $h: the memory hog is OOMKilled ($v)" [ "$v" = "OOMKilled 137" ]
 }
 ctr_exited() { [ "$(cri inspect "$1" | jq -r .status.state)" = CONTAINER_EXITED ]; }
+
+# OOMKilled, ROUNDS times per handler under load (busy loops on both CPUs): in each ops pod a
+# container whose init (sh) runs a memory hog as its child, which the 8 MiB limit kills; the
+# init waits until the kill has reached containerd (its TaskOOM event, in containerd's log),
+# is then told to go on, and exits with the hog's status. The shim learns of the kill only from
+# memory.events of the cgroup it watches (the init's, found at create: hutch's scope), so this
+# checks that hutch's cgroup layout gives containerd the OOM kill every time, and CRI's reason.
+# Why the hog is not the init itself: when the limit kills a container's last process, the
+# cgroup empties at once and systemd removes the emptied scope's cgroup (~0.1 s here under
+# load) before containerd 1.6's shim has read memory.events, and CRI says "Error 137". That
+# race is containerd's with systemd, the same for runc: measured in this guest, runc's shim
+# missed 3 of 12 such kills and hutch's 4 of 12 (docs/clients.md, "OOMKilled").
+cri_oom_rounds() {
+	local rounds=$1 n h hog v lp=() script t0=$SECONDS
+	# The inner sh keeps what it reads in x: the largest process, the one the kernel kills.
+	script='sh -c '\''x=$(head -c 16777216 /dev/zero | tr "\0" a); echo survived'\''; s=$?
+		until [ -e /oom-seen ]; do sleep 0.2; done; exit $s'
+	for n in 1 2; do bash -c 'while :; do :; done' & lp+=($!); done
+	for ((n = 1; n <= rounds; n++)); do
+		for h in hutch runc; do
+			jq -n --arg s "$script" --arg n "oom$n" '{metadata: {name: $n, attempt: 0},
+				image: {image: "hutch.test/busybox:latest"}, command: ["sh", "-c", $s],
+				log_path: ($n + ".log"), linux: {resources: {memory_limit_in_bytes: 8388608,
+					memory_swap_limit_in_bytes: 8388608}, security_context:
+					{namespace_options: {network: "NODE", pid: "POD", ipc: "POD"}}}}' \
+				>"$WORK/oom-$h.json"
+			hog=$(cri create "${OPS_POD[$h]}" "$WORK/oom-$h.json" "$WORK/ops-$h.pod.json" |
+				jq -r .container_id)
+			cri start "$hog" >/dev/null
+			wait_for 1200 task_oom "$hog"
+			check "cri $h: OOM $n/$rounds under load: the kill reached containerd (TaskOOM)" \
+				task_oom "$hog"
+			cri exec-sync "$hog" -- touch /oom-seen >/dev/null
+			wait_for 600 ctr_exited "$hog"
+			v=$(cri inspect "$hog" | jq -r '"\(.status.reason) \(.status.exit_code)"')
+			check "cri $h: OOM $n/$rounds under load: OOMKilled ($v)" [ "$v" = "OOMKilled 137" ]
+			cri rm "$hog" >/dev/null
+		done
+	done
+	kill "${lp[@]}"
+	wait "${lp[@]}" 2>/dev/null
+	# Each hog shared its pod's pid namespace: the shim ran kill --all after its init exited,
+	# when systemd may already have collected the scope (nothing left to signal, not an error).
+	v=$(grep -c "failed to kill init's children" "$WORK/containerd.log")
+	check "cri: the shim's kill --all after each init's exit succeeded ($v failed)" [ "$v" = 0 ]
+	echo "# cri: $rounds OOM rounds per runtime under load took $((SECONDS - t0)) s"
+}
+task_oom() { grep -q "TaskOOM.*$1" "$WORK/containerd.log"; }
 
 # containerd restarted under both handlers' running pods (a node's upgrade): they are still
 # there, and an exec works.
@@ -212,6 +249,7 @@ check_cri() {
 		if [ ! -d $CG/unified ]; then
 			cri_ops_start hutch
 			cri_ops_start runc
+			cri_oom_rounds 3
 			cri_restart
 			cri_ops_end hutch
 			cri_ops_end runc

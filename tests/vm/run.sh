@@ -49,7 +49,7 @@ guest busybox guest-v2.sh --disk 16M
 # The systemd guests' CRI checks use what cri-prep.sh makes here (it exits 77 when containerd
 # or python3-grpcio is missing, and they skip).
 "$here/cri-prep.sh" "$BUILD/vm-cri" || [ $? = 77 ]
-guest systemd "guest-cri.sh guest-systemd.sh" --systemd --timeout 300
+guest systemd "guest-cri.sh guest-systemd.sh" --systemd --timeout 420
 guest systemd-hybrid "guest-cri.sh guest-systemd.sh" --systemd --hybrid --timeout 300
 rm -rf "$BUILD/vm-cri"
 

@@ -115,6 +115,28 @@ start_trapper() {
 	check_status 0
 }
 
+@test "kill --all: a stopped container whose cgroup is gone (a collected systemd scope) has nothing to signal" {
+	set_args true
+	set_cgroup gone
+	run_bg run -d "$ID"
+	check_status 0
+	wait_for_state "$ID" stopped
+	# what systemd does to an emptied scope, before containerd's shim runs kill --all
+	local dirs d
+	dirs=$(own_cgroup_dirs | while read -r d; do find "$d" -maxdepth 3 -type d -name "$TAG-gone"; done)
+	[ -n "$dirs" ]
+	while read -r d; do rmdir "$d"; done <<<"$dirs"
+	run hutch kill --all "$ID" KILL
+	check_status 0
+	run hutch kill -a "$ID" 0
+	check_status 0
+	# the init alone is still "not running", as runc
+	run hutch kill "$ID" KILL
+	[ "$status" -eq 1 ]
+	[[ $output == *"not running"* ]]
+	hutch delete "$ID"
+}
+
 @test "kill: a missing container fails" {
 	run hutch kill nonexistent KILL
 	[ "$status" -eq 1 ]
