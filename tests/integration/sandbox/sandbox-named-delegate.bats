@@ -368,3 +368,47 @@ session_timeout() {
 	sb_fails "--name with --runtime runc --network bridge: not supported" --name "$N" \
 		--detach --runtime runc --network bridge -- true
 }
+
+# take_pid PID: a process of ours in a mount namespace of its own (as anyone's could be) gets
+# PID, once free, through ns_last_pid: TAKEN.
+take_pid() {
+	local q tries=200
+	while [ $tries -gt 0 ]; do
+		echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid
+		unshare -m --propagation private sleep 60 >/dev/null 2>&1 &
+		q=$!
+		if [ "$q" = "$1" ]; then
+			TAKEN=$q
+			return 0
+		fi
+		kill "$q"
+		wait "$q" 2>/dev/null || true
+		sleep 0.01
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+# A killed supervisor's pid taken by another process while its owner lock is held (as a sweep
+# holds it for a moment): exec, stop and rm never enter that process's mount namespace (whose
+# ld.so the runtime's exec would load as host root); they see the start time differ.
+@test "named delegate: a killed supervisor's pid, taken by another, is never entered" {
+	requires_runtime crun
+	local sup fd
+	sb_named "$N" --runtime crun -- sleep 1000
+	sup=$(sup_pid "$N")
+	kill -9 "$sup"
+	wait_gone "$sup"
+	exec {fd}<"$SB_STATE/sb-$sup/owner.lock" # held by this shell: flock's fd is ours
+	flock -x -w 10 "$fd"
+	take_pid "$sup" || { exec {fd}<&-; skip "pid $sup was not ours to take (a busy host)"; }
+	ex exec "$N" -- true
+	kill "$TAKEN"
+	wait "$TAKEN" 2>/dev/null || true
+	exec {fd}<&-
+	check_status 125
+	[[ $output == *"sandbox $N: not running"* ]]
+	[[ $output != *crun* ]] # the runtime never ran
+	run -0 sb -- true       # the sweep takes the rest
+	nothing_left "$N" "$sup"
+}
