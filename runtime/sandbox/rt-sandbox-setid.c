@@ -9,11 +9,14 @@
  * See docs/sandbox-ids.md.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "hutch-path.h"
+#include "hutch-sys.h"
 #include "hutch-setid.h"
 #include "rt-json.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,6 +46,31 @@ void rt_sb_setid_plan(const struct rt_sb_opts *o, struct rt_sb_setid *s)
 			add_path(s, "--bind", o->binds[i].src);
 }
 
+static void take_resolved(struct rt_sb_setid_path *sp, const struct rt_sb_src *src)
+{
+	struct stat st;
+	if (src->fd < 0 || !src->real || src->real[0] != '/' || fstat(src->fd, &st) < 0)
+		return; /* walked as typed, from the cwd: as good as it gets */
+	free(sp->path);
+	sp->path = hutch_xstrdup(src->real);
+	sp->dev = st.st_dev;
+	sp->ino = st.st_ino;
+	sp->resolved = true;
+}
+
+void rt_sb_setid_resolved(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+			  struct rt_sb_setid *s)
+{
+	size_t k = 0;
+	if (!s->n)
+		return;
+	if (o->workspace)
+		take_resolved(&s->paths[k++], &p->ws);
+	for (size_t i = 0; i < o->n_binds && i < p->n_srcs && k < s->n; i++)
+		if (!o->binds[i].ro)
+			take_resolved(&s->paths[k++], &p->srcs[i]);
+}
+
 void rt_sb_setid_free(struct rt_sb_setid *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
@@ -54,22 +82,47 @@ void rt_sb_setid_free(struct rt_sb_setid *s)
 }
 
 /*
- * One path, resolved now (a held fd from the start will replace this): the workspace as a
- * directory that is no symlink, a bind as it was mounted (a directory, or a file). The walk is
- * skipped where the host mounts it nosuid: no bit there grants anything.
+ * One path as it was resolved at the start, opened again following no symlink at all (it has
+ * none: it is where the caller's path led), and walked only if it is still the directory or
+ * file the sandbox was given: one swapped in since (a rename by the sandbox, or on the host)
+ * is not ours to walk. A path never resolved (the run failed before) is taken as given.
  */
+static int open_path(const struct rt_sb_setid_path *p, struct stat *st, struct hutch_err *err)
+{
+	if (!p->resolved && !strcmp(p->flag, "--workspace"))
+		return hutch_chase_type(p->flag, p->path, HUTCH_CHASE_NOFOLLOW, S_IFDIR, st, err);
+	if (!p->resolved) {
+		int fd = hutch_chase(p->flag, p->path, 0, NULL, err);
+		if (fd >= 0 && fstat(fd, st) < 0) {
+			close(fd);
+			return hutch_fail_errno(err, errno, "%s %s", p->flag, p->path);
+		}
+		return fd;
+	}
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = hutch_sys->openat2(AT_FDCWD, p->path, &how, sizeof(how));
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "%s %s", p->flag, p->path);
+	if (fstat(fd, st) < 0 || st->st_dev != p->dev || st->st_ino != p->ino) {
+		close(fd);
+		return hutch_fail(
+			err, ESTALE,
+			"%s %s: not the directory or file the sandbox was given (replaced "
+			"since it started)",
+			p->flag, p->path);
+	}
+	return fd;
+}
+
+/* The walk is skipped where the host mounts the path nosuid: no bit there grants anything. */
 static int walk_path(const struct rt_sb_setid_path *p, const struct timespec *since,
 		     struct hutch_setid_walk *w, struct hutch_err *err)
 {
-	bool ws = !strcmp(p->flag, "--workspace");
 	struct stat st;
-	_cleanup_close_ int fd =
-		ws ? hutch_chase_type(p->flag, p->path, HUTCH_CHASE_NOFOLLOW, S_IFDIR, &st, err)
-		   : hutch_chase(p->flag, p->path, 0, NULL, err);
+	_cleanup_close_ int fd = open_path(p, &st, err);
 	if (fd < 0)
 		return fd;
-	if (!ws && fstat(fd, &st) < 0)
-		return hutch_fail_errno(err, errno, "%s %s", p->flag, p->path);
 	int r = S_ISDIR(st.st_mode) ? hutch_setid_clear_tree(fd, since, w, err)
 		: S_ISREG(st.st_mode)
 			? hutch_setid_clear_file(fd, since, w, err)
@@ -142,6 +195,10 @@ void rt_sb_setid_gen(yajl_gen g, const struct rt_sb_setid *s)
 		yajl_gen_map_open(g);
 		hutch_json_gen_kv(g, "flag", s->paths[i].flag);
 		hutch_json_gen_kv(g, "path", s->paths[i].path);
+		if (s->paths[i].resolved) {
+			hutch_json_gen_int(g, "dev", (long long)s->paths[i].dev);
+			hutch_json_gen_int(g, "ino", (long long)s->paths[i].ino);
+		}
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -162,9 +219,20 @@ void rt_sb_setid_parse(yajl_val doc, struct rt_sb_setid *s)
 	s->since = (struct timespec){ .tv_sec = sec, .tv_nsec = nsec };
 	for (yajl_val v; hutch_json_next(&it, &v);) {
 		_cleanup_free_ char *flag = NULL, *path = NULL;
-		if (hutch_json_string(v, "flag", it.field, true, &flag, &e) >= 0 &&
-		    hutch_json_string(v, "path", it.field, true, &path, &e) >= 0)
-			add_path(s, flag, path);
+		int64_t dev = 0, ino = 0;
+		if (hutch_json_string(v, "flag", it.field, true, &flag, &e) < 0 ||
+		    hutch_json_string(v, "path", it.field, true, &path, &e) < 0)
+			continue;
+		add_path(s, flag, path);
+		if (hutch_json_req_int(v, "dev", "dev", 0, INT64_MAX, &dev, &e) >= 0 &&
+		    hutch_json_req_int(v, "ino", "ino", 0, INT64_MAX, &ino, &e) >= 0)
+			s->paths[s->n - 1] = (struct rt_sb_setid_path){
+				.flag = s->paths[s->n - 1].flag,
+				.path = s->paths[s->n - 1].path,
+				.dev = (dev_t)dev,
+				.ino = (ino_t)ino,
+				.resolved = true,
+			};
 	}
 }
 

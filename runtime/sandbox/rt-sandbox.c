@@ -591,7 +591,8 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
 	if (r < 0)
 		return r;
-	TRY(rt_sb_rootless_enter(sb->o, &sb->plan, err)); /* it owns the mount namespace */
+	rt_sb_setid_resolved(sb->o, &sb->plan, &sb->setid); /* the walks' paths, from any cwd */
+	TRY(rt_sb_rootless_enter(sb->o, &sb->plan, err));   /* it owns the mount namespace */
 	TRY(enter_scratch(sb->o, err));
 	hutch_fault_point("sandbox:scratch");
 	TRY(rt_sb_anchor_paths(sb->o, &sb->plan, SB_SCRATCH, err)); /* the spec names these */

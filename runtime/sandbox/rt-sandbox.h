@@ -49,7 +49,11 @@ struct rt_sb_session; /* rt-sandbox-delegate.h */
 /* rt-sandbox-setid.c: where a sandbox may leave setuid or setgid files (or file capabilities)
  * on the host, set or changed, its workspace and rw binds, and since when. */
 struct rt_sb_setid_path {
-	char *flag, *path; /* "--workspace" or "--bind", and the host path as given */
+	char *flag, *path; /* "--workspace" or "--bind", and the host path: as given, then (once
+			    * resolved) the absolute one it resolved to */
+	dev_t dev;	   /* what it resolved to, which the walk must find there again */
+	ino_t ino;
+	bool resolved; /* dev and ino are known */
 };
 struct rt_sb_setid {
 	struct timespec since; /* taken before the sandbox is made */
@@ -57,6 +61,10 @@ struct rt_sb_setid {
 	size_t n; /* 0: nothing writable on the host (or host mode) */
 };
 void rt_sb_setid_plan(const struct rt_sb_opts *o, struct rt_sb_setid *s);
+/* Each path as resolved (p's fds, in o's order): what every later walk looks at, whatever
+ * the cwd of the `sandbox exec` that walks. */
+void rt_sb_setid_resolved(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+			  struct rt_sb_setid *s);
 void rt_sb_setid_free(struct rt_sb_setid *s);
 /* Clears the bits and capabilities of files changed since s->since under each path, saying
  * on stderr what it cleared; the count, or -1 when s has no path. */

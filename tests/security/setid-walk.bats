@@ -280,3 +280,50 @@ rewritten_cleared() {
 	check_status 0
 	jq -e '.setid_bits_cleared == null' "$R"
 }
+
+# A named sandbox given a relative --workspace, and a --bind through a symlink that the host
+# points elsewhere once it runs, each exec run from another cwd: the walk after it looks at
+# the directories the sandbox was given, resolved at its start (not at the typed paths
+# again, from the exec's cwd or the supervisor's /).
+relative_exec() {
+	mkdir "$TEST_DIR/bind" "$TEST_DIR/other"
+	chown 1500:1500 "$TEST_DIR/bind"
+	ln -s bind "$TEST_DIR/link"
+	local ws bind
+	ws=$(readlink -f "$WS")
+	bind=$(readlink -f "$TEST_DIR/bind")
+	cd "$(dirname "$WS")"
+	run sb --name "$N" --detach --as-root "$@" --workspace "$(basename "$WS")" \
+		--bind "$TEST_DIR/link:/data" --report "$R" -- sleep 1000
+	check_status 0
+	ln -sfn other "$TEST_DIR/link"
+	sup_pid=$(cat "$SB_NAMES/$N")
+	echo "${sup_pid#sb-}" >>"$SB_PIDS"
+	cd /
+	run "$HUTCH" sandbox exec "$N" -- sh -c 'cp /bin/euid /workspace/y; chmod 4755 /workspace/y
+		cp /bin/euid /data/b; chmod 6755 /data/b; stat -c %a /workspace/y /data/b'
+	check_status 0
+	[[ $output == *4755*6755* ]]
+	[[ $output == *"hutch: warning: --workspace $ws: cleared setuid/setgid bits or file capabilities on 1 files"* ]]
+	[[ $output == *"hutch: warning: --bind $bind: cleared setuid/setgid bits or file capabilities on 1 files"* ]]
+	[[ $output != *"were not looked for"* ]]
+	[ "$(mode_of "$WS/y")" = 755 ]
+	[ "$(mode_of "$TEST_DIR/bind/b")" = 755 ]
+	run "$HUTCH" sandbox stop "$N"
+	check_status 0
+	jq -e '.setid_bits_cleared == 2' "$R"
+}
+
+@test "setid-walk: a relative --workspace and --bind: an exec from another cwd clears what it sets" {
+	relative_exec
+}
+
+@test "setid-walk: --runtime runc: a relative --workspace and --bind: an exec from another cwd clears what it sets" {
+	requires_runtime runc
+	relative_exec --runtime runc
+}
+
+@test "setid-walk: --runtime runsc: a relative --workspace and --bind: an exec from another cwd clears what it sets" {
+	requires_runtime runsc
+	relative_exec --runtime runsc
+}
