@@ -6,7 +6,8 @@
  * write through a shared mapping) or its permission bits (a POSIX ACL). So what is setid in
  * the workspace and the rw binds and was changed during the run is cleared by a walk
  * (base/base-setid.c) when the run ends, and after each `sandbox exec` of a named sandbox.
- * See docs/sandbox-ids.md.
+ * The same walk removes the device nodes made there (--host-root may mknod): nodev inside is
+ * the sandbox's mount, not the host's. See docs/sandbox-ids.md.
  */
 #include "rt-sandbox.h"
 #include "rt-sandbox-plan.h"
@@ -139,7 +140,26 @@ static double cpu_ms(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
-static uint64_t clear_path(const struct rt_sb_setid_path *p, const struct timespec *since)
+static void say(const struct rt_sb_setid_path *p, const struct hutch_setid_walk *w)
+{
+	if (w->cleared)
+		hutch_warn("%s %s: cleared setuid/setgid bits or file capabilities on %llu files "
+			   "the sandbox left there",
+			   p->flag, p->path, (unsigned long long)w->cleared);
+	if (w->devices)
+		hutch_warn("%s %s: removed %llu device nodes the sandbox left there (whoever opens "
+			   "one gets the device)",
+			   p->flag, p->path, (unsigned long long)w->devices);
+	if (w->failed)
+		hutch_warn("%s %s: %llu files or directories could not be cleared or read: %s",
+			   p->flag, p->path, (unsigned long long)w->failed, strerror(w->error));
+	if (w->incomplete)
+		hutch_warn("%s %s: the tree moved under the setid walk, which stopped early",
+			   p->flag, p->path);
+}
+
+static void clear_path(const struct rt_sb_setid_path *p, const struct timespec *since,
+		       struct rt_sb_setid_counts *c)
 {
 	struct hutch_setid_walk w = { 0 };
 	struct hutch_err err = { 0 };
@@ -147,38 +167,27 @@ static uint64_t clear_path(const struct rt_sb_setid_path *p, const struct timesp
 	if (walk_path(p, since, &w, &err) < 0) {
 		hutch_warn("%s; setuid and setgid bits the sandbox left there were not looked for",
 			   err.msg);
-		return 0;
+		return;
 	}
-	if (w.nosuid) {
+	if (w.nosuid)
 		hutch_debug("%s %s: mounted nosuid on the host, where no setuid bit grants "
-			    "anything: not walked",
+			    "anything: only device nodes looked for",
 			    p->flag, p->path);
-		return 0;
-	}
 	hutch_debug("%s %s: setid walk: %llu files in %llu directories, %.1f ms (CPU %.1f ms)",
 		    p->flag, p->path, (unsigned long long)w.files, (unsigned long long)w.dirs,
 		    hutch_now_ms() - t0, cpu_ms() - c0);
-	if (w.cleared)
-		hutch_warn("%s %s: cleared setuid/setgid bits or file capabilities on %llu files "
-			   "the sandbox left there",
-			   p->flag, p->path, (unsigned long long)w.cleared);
-	if (w.failed)
-		hutch_warn("%s %s: %llu files or directories could not be cleared or read: %s",
-			   p->flag, p->path, (unsigned long long)w.failed, strerror(w.error));
-	if (w.incomplete)
-		hutch_warn("%s %s: the tree moved under the setid walk, which stopped early",
-			   p->flag, p->path);
-	return w.cleared;
+	say(p, &w);
+	c->cleared += w.cleared;
+	c->devices += w.devices;
 }
 
-int64_t rt_sb_setid_clear(const struct rt_sb_setid *s)
+bool rt_sb_setid_clear(const struct rt_sb_setid *s, struct rt_sb_setid_counts *c)
 {
-	uint64_t n = 0;
 	if (!s->n)
-		return -1;
+		return false;
 	for (size_t i = 0; i < s->n; i++)
-		n += clear_path(&s->paths[i], &s->since);
-	return (int64_t)n;
+		clear_path(&s->paths[i], &s->since, c);
+	return true;
 }
 
 /* ---- a named sandbox: its record, and what its execs cleared ---- */
@@ -236,32 +245,35 @@ void rt_sb_setid_parse(yajl_val doc, struct rt_sb_setid *s)
 	}
 }
 
-/* An exec's count, for the sandbox's report: a line appended (whole, O_APPEND) per exec. */
-void rt_sb_setid_note(const char *state_dir, int64_t n)
+/* An exec's counts, for the sandbox's report: a line "CLEARED DEVICES" appended (whole,
+ * O_APPEND) per exec. */
+void rt_sb_setid_note(const char *state_dir, const struct rt_sb_setid_counts *c)
 {
-	char line[32];
-	if (n <= 0)
+	char line[64];
+	if (!c->cleared && !c->devices)
 		return;
 	_cleanup_free_ char *path = hutch_xasprintf("%s/" EXEC_COUNTS, state_dir);
 	_cleanup_close_ int fd =
 		open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int len = snprintf(line, sizeof(line), "%lld\n", (long long)n);
+	int len = snprintf(line, sizeof(line), "%llu %llu\n", (unsigned long long)c->cleared,
+			   (unsigned long long)c->devices);
 	if (fd >= 0)
 		(void)!hutch_write_all(fd, line, (size_t)len);
 }
 
-int64_t rt_sb_setid_noted(const char *state_dir)
+void rt_sb_setid_noted(const char *state_dir, struct rt_sb_setid_counts *c)
 {
 	_cleanup_free_ char *path = hutch_xasprintf("%s/" EXEC_COUNTS, state_dir), *text = NULL;
 	struct hutch_err e = { 0 };
-	int64_t n = 0;
 	if (hutch_read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL, &e) < 0)
-		return 0;
+		return;
 	for (char *l = text, *end; *l; l = end + strspn(end, "\n")) {
-		long long v = strtoll(l, &end, 10);
+		unsigned long long v = strtoull(l, &end, 10), d = 0;
 		if (end == l)
 			break;
-		n += v > 0 ? v : 0;
+		if (*end == ' ')
+			d = strtoull(end + 1, &end, 10);
+		c->cleared += v;
+		c->devices += d;
 	}
-	return n;
 }

@@ -7,7 +7,7 @@
 # of a named sandbox (docs/sandbox-ids.md). Each plant is checked from the host: its mode, and
 # what it grants when run as nobody. What the walk must leave alone is checked too: the
 # host's own older setuid files, a symlink's target outside, a setgid directory, a FIFO, a
-# nosuid mount.
+# nosuid mount. Device nodes --host-root makes there go the same way (device_nodes_removed).
 
 load ../integration/helpers
 load ../integration/sandbox-helpers
@@ -183,7 +183,7 @@ host_files() {
 	jq -e '.setid_bits_cleared == 2' "$R"
 }
 
-@test "setid-walk: a workspace on a nosuid mount is not walked (no bit there grants anything)" {
+@test "setid-walk: a workspace on a nosuid mount is not walked for setid bits (no bit there grants anything)" {
 	local ns=$TEST_DIR/nosuid
 	mkdir "$ns"
 	mount -t tmpfs -o nosuid,mode=0755 tmpfs "$ns"
@@ -193,10 +193,15 @@ host_files() {
 		--image "$IMAGE" --as-root --workspace "$ns" --report "$R" \
 		-- sh -c 'cp /bin/euid /workspace/x; chmod 4755 /workspace/x'
 	check_status 0
-	[[ $output == *"--workspace $ns: mounted nosuid on the host, where no setuid bit grants anything: not walked"* ]]
+	[[ $output == *"--workspace $ns: mounted nosuid on the host, where no setuid bit grants anything: only device nodes looked for"* ]]
 	[ "$(mode_of "$ns/x")" = 4755 ]
 	grants_nothing "$ns/x"
 	jq -e '.setid_bits_cleared == 0' "$R"
+	# A device node there is no less the device: --host-root's goes.
+	run sb --host-root --workspace "$ns" --report "$R" -- mknod /workspace/disk b 254 0
+	check_status 0
+	[ ! -e "$ns/disk" ]
+	jq -e '.device_nodes_removed == 1' "$R"
 }
 
 # The host owner's own setid files in the workspace, older than the run: a setuid file anyone
@@ -326,4 +331,56 @@ relative_exec() {
 @test "setid-walk: --runtime runsc: a relative --workspace and --bind: an exec from another cwd clears what it sets" {
 	requires_runtime runsc
 	relative_exec --runtime runsc
+}
+
+# --host-root may mknod: a block and a character device node it makes in the workspace (one
+# a directory down) and in an rw bind would give whoever on the host can open them the
+# device. The walk removes them, counts them and says so; it leaves a node older than the
+# run, and a 0:0 character node (an overlayfs whiteout: no open can use it).
+devices_removed() {
+	mkdir "$TEST_DIR/bind"
+	mknod "$WS/old" b 254 0
+	sleep 0.1 # older than the run by more than a clock tick
+	run sb --host-root "$@" --workspace "$WS" --bind "$TEST_DIR/bind:/data" --report "$R" \
+		-- sh -c 'mknod /workspace/disk b 254 0; chmod 666 /workspace/disk
+		mkdir /workspace/d; mknod /workspace/d/null c 1 3
+		mknod /data/tty c 5 0; mknod /workspace/wh c 0 0
+		ls -l /workspace/disk /workspace/d/null /data/tty'
+	check_status 0
+	[[ $output == *"brw-rw-rw-"*"/workspace/disk"* ]]
+	[[ $output == *"/data/tty"* ]]
+	[ ! -e "$WS/disk" ] && [ ! -e "$WS/d/null" ] && [ ! -e "$TEST_DIR/bind/tty" ]
+	[[ $output == *"hutch: warning: --workspace $WS: removed 2 device nodes the sandbox left there"* ]]
+	[[ $output == *"hutch: warning: --bind $TEST_DIR/bind: removed 1 device nodes the sandbox left there"* ]]
+	jq -e '.device_nodes_removed == 3 and .setid_bits_cleared == 0' "$R"
+	[ -b "$WS/old" ] && [ "$(stat -c %t:%T "$WS/old")" = fe:0 ]
+	[ -c "$WS/wh" ] && [ "$(stat -c %t:%T "$WS/wh")" = 0:0 ]
+}
+
+@test "setid-walk: --host-root: device nodes it makes in the workspace and an rw bind are removed" {
+	devices_removed
+}
+
+@test "setid-walk: --host-root --runtime runc: device nodes it makes are removed" {
+	requires_runtime runc
+	devices_removed --runtime runc
+}
+
+@test "setid-walk: --host-root --runtime crun: device nodes it makes are removed" {
+	requires_runtime crun
+	devices_removed --runtime crun
+}
+
+@test "setid-walk: a named --host-root sandbox: a device node an exec makes is removed when the exec returns" {
+	run sb --name "$N" --detach --host-root --workspace "$WS" --report "$R" -- sleep 1000
+	check_status 0
+	sup_pid=$(cat "$SB_NAMES/$N")
+	echo "${sup_pid#sb-}" >>"$SB_PIDS"
+	run "$HUTCH" sandbox exec "$N" -- sh -c 'mknod /workspace/disk b 254 0; ls -l /workspace/disk'
+	check_status 0
+	[[ $output == *"hutch: warning: --workspace $WS: removed 1 device nodes"* ]]
+	[ ! -e "$WS/disk" ]
+	run "$HUTCH" sandbox stop "$N"
+	check_status 0
+	jq -e '.device_nodes_removed == 1' "$R"
 }
