@@ -384,3 +384,26 @@ devices_removed() {
 	check_status 0
 	jq -e '.device_nodes_removed == 1' "$R"
 }
+
+@test "setid-walk: a workspace directory swapped on the host after the start is not walked by an exec, and it says so" {
+	run sb --name "$N" --detach --as-root --workspace "$WS" --report "$R" -- sleep 1000
+	check_status 0
+	sup_pid=$(cat "$SB_NAMES/$N")
+	echo "${sup_pid#sb-}" >>"$SB_PIDS"
+	mv "$WS" "$WS.given"
+	mkdir "$WS"
+	cp "$BUNDLE/rootfs/bin/euid" "$WS/host"
+	chmod 4755 "$WS/host" # the host's own, in a directory the sandbox was never given
+	cd /
+	run "$HUTCH" sandbox exec "$N" -- sh -c 'cp /bin/euid /workspace/y; chmod 4755 /workspace/y'
+	check_status 0
+	[[ $output == *"hutch: warning: --workspace $(readlink -f "$WS"): not the directory or file the sandbox was given (replaced since it started); setuid and setgid bits the sandbox left there were not looked for"* ]]
+	[ "$(mode_of "$WS/host")" = 4755 ]
+	# Put back, the directory given is walked when the sandbox ends.
+	rm -rf "$WS"
+	mv "$WS.given" "$WS"
+	run "$HUTCH" sandbox stop "$N"
+	check_status 0
+	[ "$(mode_of "$WS/y")" = 755 ]
+	jq -e '.setid_bits_cleared == 1' "$R"
+}
