@@ -49,6 +49,7 @@ struct batch {
 struct rules {
 	struct timespec since;
 	uint64_t mnt; /* the top's stx_mnt_id: nothing on another mount is touched */
+	bool setid;   /* regular files are looked at (not on a nosuid mount) */
 };
 
 /* One directory on the path from the top. Its subdirectories are read whole before the walk
@@ -195,6 +196,34 @@ static void check_name(const struct rules *ru, int dirfd, const char *name,
 		strip_fd(ru, fd, c);
 }
 
+/*
+ * A device node the run made or changed: whoever on the host can open it gets the device, so
+ * it is removed (rare: done here, not batched). A 0:0 character node is an overlayfs whiteout,
+ * which an overlay's upper layer kept in a workspace needs, and which no open can use (no
+ * driver has 0:0). unlinkat removes whatever the name is by then: a directory is refused (no
+ * AT_REMOVEDIR), a mount point is busy, and anything else renamed over it is something the
+ * sandbox could remove itself (it can write the directory).
+ */
+static void check_device(const struct rules *ru, int dirfd, const char *name,
+			 struct hutch_setid_walk *c)
+{
+	struct statx sx;
+	if (statx(dirfd, name, BY_NAME, MASK, &sx) < 0 ||
+	    !(S_ISCHR(sx.stx_mode) || S_ISBLK(sx.stx_mode)))
+		return;
+	if (sx.stx_mnt_id != ru->mnt) {
+		c->mounts++;
+		return;
+	}
+	if (!changed_since(&sx, &ru->since) ||
+	    (S_ISCHR(sx.stx_mode) && !sx.stx_rdev_major && !sx.stx_rdev_minor))
+		return;
+	if (unlinkat(dirfd, name, 0) == 0)
+		c->devices++;
+	else if (errno != ENOENT)
+		count_failure(c, errno);
+}
+
 static void run_batch(const struct rules *ru, struct batch *b, struct hutch_setid_walk *c)
 {
 	for (size_t p = 0; p < b->used;) {
@@ -211,6 +240,7 @@ static void add_counts(struct hutch_setid_walk *to, const struct hutch_setid_wal
 {
 	to->files += c->files;
 	to->cleared += c->cleared;
+	to->devices += c->devices;
 	to->failed += c->failed;
 	to->mounts += c->mounts;
 	to->dirs += c->dirs;
@@ -334,7 +364,11 @@ static unsigned char type_of(int dirfd, const char *name)
 	struct statx sx;
 	if (statx(dirfd, name, BY_NAME, STATX_TYPE, &sx) < 0)
 		return DT_UNKNOWN;
-	return S_ISDIR(sx.stx_mode) ? DT_DIR : S_ISREG(sx.stx_mode) ? DT_REG : DT_UNKNOWN;
+	return S_ISDIR(sx.stx_mode)   ? DT_DIR
+	       : S_ISREG(sx.stx_mode) ? DT_REG
+	       : S_ISCHR(sx.stx_mode) ? DT_CHR
+	       : S_ISBLK(sx.stx_mode) ? DT_BLK
+				      : DT_UNKNOWN;
 }
 
 static void add_subdir(struct frame *f, const char *name)
@@ -348,10 +382,10 @@ static void add_subdir(struct frame *f, const char *name)
 	f->len += len;
 }
 
-/* Regular files go into batches, subdirectories into the frame. A directory keeps its setgid
- * bit: there it only gives new files the directory's group, and grants nothing to whoever
- * runs them. Symlinks, FIFOs, devices and sockets are skipped unlooked at: no bit on them
- * grants anything either. */
+/* Regular files go into batches, subdirectories into the frame, device nodes to check_device.
+ * A directory keeps its setgid bit: there it only gives new files the directory's group, and
+ * grants nothing to whoever runs them. Symlinks, FIFOs and sockets are skipped unlooked at:
+ * no bit on them grants anything either. */
 static int read_dir(struct walk *w, struct frame *f, struct hutch_setid_walk *c)
 {
 	for (;;) {
@@ -370,8 +404,10 @@ static int read_dir(struct walk *w, struct frame *f, struct hutch_setid_walk *c)
 				type = type_of(f->dir->fd, d->d_name);
 			if (type == DT_DIR)
 				add_subdir(f, d->d_name);
-			else if (type == DT_REG)
+			else if (type == DT_REG && w->rules.setid)
 				add_name(w, f->dir, d->d_name, c);
+			else if (type == DT_CHR || type == DT_BLK)
+				check_device(&w->rules, f->dir->fd, d->d_name, c);
 		}
 	}
 }
@@ -502,13 +538,13 @@ int hutch_setid_clear_tree(int dirfd, const struct timespec *since, struct hutch
 	struct statx sx;
 	struct hutch_setid_walk c = { 0 };
 	int r = look_at_top(dirfd, S_IFDIR, &sx, out, err);
-	if (r < 0 || out->nosuid)
+	if (r < 0)
 		return r;
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "open");
 	struct walk *w = hutch_xcalloc(1, sizeof(*w));
-	w->rules = (struct rules){ .since = *since, .mnt = sx.stx_mnt_id };
+	w->rules = (struct rules){ .since = *since, .mnt = sx.stx_mnt_id, .setid = !out->nosuid };
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	w->tail = &w->head;

@@ -13,12 +13,13 @@
 struct hutch_setid_walk {
 	uint64_t files;	  /* regular files looked at */
 	uint64_t cleared; /* of those, files whose bits or capability were removed */
-	uint64_t failed;  /* ones that kept them: chmod or removexattr failed (error: the first) */
+	uint64_t devices; /* character and block device nodes made or changed since: removed */
+	uint64_t failed;  /* ones that kept them (or a node that stayed): error has the first */
 	uint64_t mounts;  /* mount points beneath the top, not entered */
 	uint64_t dirs;	  /* directories read */
-	bool nosuid;	  /* the top's mount is nosuid: nothing was walked, nothing grants */
-	bool incomplete;  /* the tree moved under a walk deeper than it holds fds for: stopped */
-	int error;	  /* errno of the first failure */
+	bool nosuid;	 /* the top's mount is nosuid: no setid bit grants, only nodes looked for */
+	bool incomplete; /* the tree moved under a walk deeper than it holds fds for: stopped */
+	int error;	 /* errno of the first failure */
 };
 
 /* The time to pass as since, taken before anything that may set a bit runs. It reads the
@@ -31,7 +32,9 @@ void hutch_setid_now(struct timespec *ts);
  * beneath dirfd (a directory; O_PATH will do) whose ctime is at or after since: chmod and
  * setxattr both set the ctime, so an older file cannot have gained either since. Symlinks are
  * never followed and mount points never entered (by stx_mnt_id). Nothing is done when dirfd's
- * mount is nosuid. Counts in *w (zeroed first); fails only when dirfd cannot be walked at all.
+ * mount is nosuid. Character and block device nodes changed since are removed (but 0:0
+ * character nodes, overlayfs whiteouts), nosuid or not: whoever opens one gets the device.
+ * Counts in *w (zeroed first); fails only when dirfd cannot be walked at all.
  */
 int hutch_setid_clear_tree(int dirfd, const struct timespec *since, struct hutch_setid_walk *w,
 			   struct hutch_err *err);

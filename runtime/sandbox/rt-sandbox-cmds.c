@@ -105,7 +105,9 @@ static void clear_setid(const struct named *n)
 {
 	char dir[512];
 	snprintf(dir, sizeof(dir), "%s/%s", RT_SB_ROOT, n->id);
-	rt_sb_setid_note(dir, rt_sb_setid_clear(&n->rec.setid));
+	struct rt_sb_setid_counts c = { 0 };
+	if (rt_sb_setid_clear(&n->rec.setid, &c))
+		rt_sb_setid_note(dir, &c);
 }
 
 /* Through the sandbox's runtime, whose exec gives the process the container's seccomp,

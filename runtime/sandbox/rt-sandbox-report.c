@@ -230,6 +230,7 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 			(long long)s->mem_max_usage);
 	gen_num_or_null(g, "pids_peak", r->has_stats && r->pids_peak, (long long)r->pids_peak);
 	gen_num_or_null(g, "setid_bits_cleared", r->setid_walked, (long long)r->setid_cleared);
+	gen_num_or_null(g, "device_nodes_removed", r->setid_walked, (long long)r->devices_removed);
 	hutch_json_gen_kv(g, "runtime", r->runtime);
 	gen_image(g, o, p);
 	if (r->host.active)

@@ -6,14 +6,18 @@
  * write through a shared mapping) or its permission bits (a POSIX ACL). So what is setid in
  * the workspace and the rw binds and was changed during the run is cleared by a walk
  * (base/base-setid.c) when the run ends, and after each `sandbox exec` of a named sandbox.
- * See docs/sandbox-ids.md.
+ * The same walk removes the device nodes made there (--host-root may mknod): nodev inside is
+ * the sandbox's mount, not the host's. See docs/sandbox-ids.md.
  */
 #include "rt-sandbox.h"
+#include "rt-sandbox-plan.h"
 #include "hutch-path.h"
+#include "hutch-sys.h"
 #include "hutch-setid.h"
 #include "rt-json.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,6 +47,31 @@ void rt_sb_setid_plan(const struct rt_sb_opts *o, struct rt_sb_setid *s)
 			add_path(s, "--bind", o->binds[i].src);
 }
 
+static void take_resolved(struct rt_sb_setid_path *sp, const struct rt_sb_src *src)
+{
+	struct stat st;
+	if (src->fd < 0 || !src->real || src->real[0] != '/' || fstat(src->fd, &st) < 0)
+		return; /* walked as typed, from the cwd: as good as it gets */
+	free(sp->path);
+	sp->path = hutch_xstrdup(src->real);
+	sp->dev = st.st_dev;
+	sp->ino = st.st_ino;
+	sp->resolved = true;
+}
+
+void rt_sb_setid_resolved(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+			  struct rt_sb_setid *s)
+{
+	size_t k = 0;
+	if (!s->n)
+		return;
+	if (o->workspace)
+		take_resolved(&s->paths[k++], &p->ws);
+	for (size_t i = 0; i < o->n_binds && i < p->n_srcs && k < s->n; i++)
+		if (!o->binds[i].ro)
+			take_resolved(&s->paths[k++], &p->srcs[i]);
+}
+
 void rt_sb_setid_free(struct rt_sb_setid *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
@@ -54,22 +83,47 @@ void rt_sb_setid_free(struct rt_sb_setid *s)
 }
 
 /*
- * One path, resolved now (a held fd from the start will replace this): the workspace as a
- * directory that is no symlink, a bind as it was mounted (a directory, or a file). The walk is
- * skipped where the host mounts it nosuid: no bit there grants anything.
+ * One path as it was resolved at the start, opened again following no symlink at all (it has
+ * none: it is where the caller's path led), and walked only if it is still the directory or
+ * file the sandbox was given: one swapped in since (a rename by the sandbox, or on the host)
+ * is not ours to walk. A path never resolved (the run failed before) is taken as given.
  */
+static int open_path(const struct rt_sb_setid_path *p, struct stat *st, struct hutch_err *err)
+{
+	if (!p->resolved && !strcmp(p->flag, "--workspace"))
+		return hutch_chase_type(p->flag, p->path, HUTCH_CHASE_NOFOLLOW, S_IFDIR, st, err);
+	if (!p->resolved) {
+		int fd = hutch_chase(p->flag, p->path, 0, NULL, err);
+		if (fd >= 0 && fstat(fd, st) < 0) {
+			close(fd);
+			return hutch_fail_errno(err, errno, "%s %s", p->flag, p->path);
+		}
+		return fd;
+	}
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = hutch_sys->openat2(AT_FDCWD, p->path, &how, sizeof(how));
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "%s %s", p->flag, p->path);
+	if (fstat(fd, st) < 0 || st->st_dev != p->dev || st->st_ino != p->ino) {
+		close(fd);
+		return hutch_fail(
+			err, ESTALE,
+			"%s %s: not the directory or file the sandbox was given (replaced "
+			"since it started)",
+			p->flag, p->path);
+	}
+	return fd;
+}
+
+/* The walk is skipped where the host mounts the path nosuid: no bit there grants anything. */
 static int walk_path(const struct rt_sb_setid_path *p, const struct timespec *since,
 		     struct hutch_setid_walk *w, struct hutch_err *err)
 {
-	bool ws = !strcmp(p->flag, "--workspace");
 	struct stat st;
-	_cleanup_close_ int fd =
-		ws ? hutch_chase_type(p->flag, p->path, HUTCH_CHASE_NOFOLLOW, S_IFDIR, &st, err)
-		   : hutch_chase(p->flag, p->path, 0, NULL, err);
+	_cleanup_close_ int fd = open_path(p, &st, err);
 	if (fd < 0)
 		return fd;
-	if (!ws && fstat(fd, &st) < 0)
-		return hutch_fail_errno(err, errno, "%s %s", p->flag, p->path);
 	int r = S_ISDIR(st.st_mode) ? hutch_setid_clear_tree(fd, since, w, err)
 		: S_ISREG(st.st_mode)
 			? hutch_setid_clear_file(fd, since, w, err)
@@ -86,7 +140,26 @@ static double cpu_ms(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
-static uint64_t clear_path(const struct rt_sb_setid_path *p, const struct timespec *since)
+static void say(const struct rt_sb_setid_path *p, const struct hutch_setid_walk *w)
+{
+	if (w->cleared)
+		hutch_warn("%s %s: cleared setuid/setgid bits or file capabilities on %llu files "
+			   "the sandbox left there",
+			   p->flag, p->path, (unsigned long long)w->cleared);
+	if (w->devices)
+		hutch_warn("%s %s: removed %llu device nodes the sandbox left there (whoever opens "
+			   "one gets the device)",
+			   p->flag, p->path, (unsigned long long)w->devices);
+	if (w->failed)
+		hutch_warn("%s %s: %llu files or directories could not be cleared or read: %s",
+			   p->flag, p->path, (unsigned long long)w->failed, strerror(w->error));
+	if (w->incomplete)
+		hutch_warn("%s %s: the tree moved under the setid walk, which stopped early",
+			   p->flag, p->path);
+}
+
+static void clear_path(const struct rt_sb_setid_path *p, const struct timespec *since,
+		       struct rt_sb_setid_counts *c)
 {
 	struct hutch_setid_walk w = { 0 };
 	struct hutch_err err = { 0 };
@@ -94,38 +167,27 @@ static uint64_t clear_path(const struct rt_sb_setid_path *p, const struct timesp
 	if (walk_path(p, since, &w, &err) < 0) {
 		hutch_warn("%s; setuid and setgid bits the sandbox left there were not looked for",
 			   err.msg);
-		return 0;
+		return;
 	}
-	if (w.nosuid) {
+	if (w.nosuid)
 		hutch_debug("%s %s: mounted nosuid on the host, where no setuid bit grants "
-			    "anything: not walked",
+			    "anything: only device nodes looked for",
 			    p->flag, p->path);
-		return 0;
-	}
 	hutch_debug("%s %s: setid walk: %llu files in %llu directories, %.1f ms (CPU %.1f ms)",
 		    p->flag, p->path, (unsigned long long)w.files, (unsigned long long)w.dirs,
 		    hutch_now_ms() - t0, cpu_ms() - c0);
-	if (w.cleared)
-		hutch_warn("%s %s: cleared setuid/setgid bits or file capabilities on %llu files "
-			   "the sandbox left there",
-			   p->flag, p->path, (unsigned long long)w.cleared);
-	if (w.failed)
-		hutch_warn("%s %s: %llu files or directories could not be cleared or read: %s",
-			   p->flag, p->path, (unsigned long long)w.failed, strerror(w.error));
-	if (w.incomplete)
-		hutch_warn("%s %s: the tree moved under the setid walk, which stopped early",
-			   p->flag, p->path);
-	return w.cleared;
+	say(p, &w);
+	c->cleared += w.cleared;
+	c->devices += w.devices;
 }
 
-int64_t rt_sb_setid_clear(const struct rt_sb_setid *s)
+bool rt_sb_setid_clear(const struct rt_sb_setid *s, struct rt_sb_setid_counts *c)
 {
-	uint64_t n = 0;
 	if (!s->n)
-		return -1;
+		return false;
 	for (size_t i = 0; i < s->n; i++)
-		n += clear_path(&s->paths[i], &s->since);
-	return (int64_t)n;
+		clear_path(&s->paths[i], &s->since, c);
+	return true;
 }
 
 /* ---- a named sandbox: its record, and what its execs cleared ---- */
@@ -142,6 +204,10 @@ void rt_sb_setid_gen(yajl_gen g, const struct rt_sb_setid *s)
 		yajl_gen_map_open(g);
 		hutch_json_gen_kv(g, "flag", s->paths[i].flag);
 		hutch_json_gen_kv(g, "path", s->paths[i].path);
+		if (s->paths[i].resolved) {
+			hutch_json_gen_int(g, "dev", (long long)s->paths[i].dev);
+			hutch_json_gen_int(g, "ino", (long long)s->paths[i].ino);
+		}
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -162,38 +228,52 @@ void rt_sb_setid_parse(yajl_val doc, struct rt_sb_setid *s)
 	s->since = (struct timespec){ .tv_sec = sec, .tv_nsec = nsec };
 	for (yajl_val v; hutch_json_next(&it, &v);) {
 		_cleanup_free_ char *flag = NULL, *path = NULL;
-		if (hutch_json_string(v, "flag", it.field, true, &flag, &e) >= 0 &&
-		    hutch_json_string(v, "path", it.field, true, &path, &e) >= 0)
-			add_path(s, flag, path);
+		int64_t dev = 0, ino = 0;
+		if (hutch_json_string(v, "flag", it.field, true, &flag, &e) < 0 ||
+		    hutch_json_string(v, "path", it.field, true, &path, &e) < 0)
+			continue;
+		add_path(s, flag, path);
+		if (hutch_json_req_int(v, "dev", "dev", 0, INT64_MAX, &dev, &e) >= 0 &&
+		    hutch_json_req_int(v, "ino", "ino", 0, INT64_MAX, &ino, &e) >= 0)
+			s->paths[s->n - 1] = (struct rt_sb_setid_path){
+				.flag = s->paths[s->n - 1].flag,
+				.path = s->paths[s->n - 1].path,
+				.dev = (dev_t)dev,
+				.ino = (ino_t)ino,
+				.resolved = true,
+			};
 	}
 }
 
-/* An exec's count, for the sandbox's report: a line appended (whole, O_APPEND) per exec. */
-void rt_sb_setid_note(const char *state_dir, int64_t n)
+/* An exec's counts, for the sandbox's report: a line "CLEARED DEVICES" appended (whole,
+ * O_APPEND) per exec. */
+void rt_sb_setid_note(const char *state_dir, const struct rt_sb_setid_counts *c)
 {
-	char line[32];
-	if (n <= 0)
+	char line[64];
+	if (!c->cleared && !c->devices)
 		return;
 	_cleanup_free_ char *path = hutch_xasprintf("%s/" EXEC_COUNTS, state_dir);
 	_cleanup_close_ int fd =
 		open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int len = snprintf(line, sizeof(line), "%lld\n", (long long)n);
+	int len = snprintf(line, sizeof(line), "%llu %llu\n", (unsigned long long)c->cleared,
+			   (unsigned long long)c->devices);
 	if (fd >= 0)
 		(void)!hutch_write_all(fd, line, (size_t)len);
 }
 
-int64_t rt_sb_setid_noted(const char *state_dir)
+void rt_sb_setid_noted(const char *state_dir, struct rt_sb_setid_counts *c)
 {
 	_cleanup_free_ char *path = hutch_xasprintf("%s/" EXEC_COUNTS, state_dir), *text = NULL;
 	struct hutch_err e = { 0 };
-	int64_t n = 0;
 	if (hutch_read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL, &e) < 0)
-		return 0;
+		return;
 	for (char *l = text, *end; *l; l = end + strspn(end, "\n")) {
-		long long v = strtoll(l, &end, 10);
+		unsigned long long v = strtoull(l, &end, 10), d = 0;
 		if (end == l)
 			break;
-		n += v > 0 ? v : 0;
+		if (*end == ' ')
+			d = strtoull(end + 1, &end, 10);
+		c->cleared += v;
+		c->devices += d;
 	}
-	return n;
 }

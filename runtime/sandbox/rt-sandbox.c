@@ -591,7 +591,8 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
 	if (r < 0)
 		return r;
-	TRY(rt_sb_rootless_enter(sb->o, &sb->plan, err)); /* it owns the mount namespace */
+	rt_sb_setid_resolved(sb->o, &sb->plan, &sb->setid); /* the walks' paths, from any cwd */
+	TRY(rt_sb_rootless_enter(sb->o, &sb->plan, err));   /* it owns the mount namespace */
 	TRY(enter_scratch(sb->o, err));
 	hutch_fault_point("sandbox:scratch");
 	TRY(rt_sb_anchor_paths(sb->o, &sb->plan, SB_SCRATCH, err)); /* the spec names these */
@@ -667,25 +668,25 @@ static int finish(struct sandbox *sb, int r, struct hutch_err *err)
 
 /* The sandbox's state (and with it its cgroup and its init's mount namespace), first read
  * for what a named sandbox's execs cleared, which they counted there. */
-static int64_t delete_state(struct sandbox *sb)
+static void delete_state(struct sandbox *sb, struct rt_sb_setid_counts *by_execs)
 {
 	struct hutch_err e = { 0 };
 	char dir[512];
 	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
-	int64_t by_execs = sb->o->name ? rt_sb_setid_noted(dir) : 0;
+	if (sb->o->name)
+		rt_sb_setid_noted(dir, by_execs);
 	rt_container_delete(&sb->g, sb->id, true, &e);
-	return by_execs;
 }
 
 /* The setid files the sandbox may have set or changed on the host (rt-sandbox-setid.c), once
  * nothing of the sandbox runs; with what its execs cleared, for the report. */
-static void clear_setid(struct sandbox *sb, int64_t by_execs)
+static void clear_setid(struct sandbox *sb, struct rt_sb_setid_counts c)
 {
-	int64_t n = rt_sb_setid_clear(&sb->setid);
-	if (n < 0)
+	if (!rt_sb_setid_clear(&sb->setid, &c))
 		return;
 	sb->res.setid_walked = true;
-	sb->res.setid_cleared = (uint64_t)(n + by_execs);
+	sb->res.setid_cleared = c.cleared;
+	sb->res.devices_removed = c.devices;
 }
 
 /* Whether the cgroup at path (BASE/NAME) is still there, in any hierarchy. */
@@ -757,7 +758,7 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_
 			      .notify_fd = notify_fd };
 	const struct sb_mode *m = sb_mode(o);
 	bool ran = false;
-	int64_t by_execs = 0; /* what a named sandbox's execs cleared */
+	struct rt_sb_setid_counts by_execs = { 0 }; /* what a named sandbox's execs did */
 	begin(&sb.res, o);
 	rt_sb_setid_plan(o, &sb.setid); /* its start: before the sandbox exists */
 	rt_sb_clear_report(o);		/* an earlier run's is never read as this one's */
@@ -782,7 +783,7 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_
 	sb.res.wall_ms = hutch_now_ms() - t0;
 	rt_sb_net_hangup(&sb.net); /* its firewall work overlaps the delete */
 	if (sb.id[0]) /* state, and with it the cgroup and the mount namespace's init */
-		by_execs = delete_state(&sb);
+		delete_state(&sb, &by_execs);
 	if (ran) /* after the delete: nothing of the sandbox can set a bit any more */
 		clear_setid(&sb, by_execs);
 	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */

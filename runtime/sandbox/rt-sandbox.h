@@ -49,7 +49,11 @@ struct rt_sb_session; /* rt-sandbox-delegate.h */
 /* rt-sandbox-setid.c: where a sandbox may leave setuid or setgid files (or file capabilities)
  * on the host, set or changed, its workspace and rw binds, and since when. */
 struct rt_sb_setid_path {
-	char *flag, *path; /* "--workspace" or "--bind", and the host path as given */
+	char *flag, *path; /* "--workspace" or "--bind", and the host path: as given, then (once
+			    * resolved) the absolute one it resolved to */
+	dev_t dev;	   /* what it resolved to, which the walk must find there again */
+	ino_t ino;
+	bool resolved; /* dev and ino are known */
 };
 struct rt_sb_setid {
 	struct timespec since; /* taken before the sandbox is made */
@@ -57,18 +61,27 @@ struct rt_sb_setid {
 	size_t n; /* 0: nothing writable on the host (or host mode) */
 };
 void rt_sb_setid_plan(const struct rt_sb_opts *o, struct rt_sb_setid *s);
+/* Each path as resolved (p's fds, in o's order): what every later walk looks at, whatever
+ * the cwd of the `sandbox exec` that walks. */
+void rt_sb_setid_resolved(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
+			  struct rt_sb_setid *s);
 void rt_sb_setid_free(struct rt_sb_setid *s);
-/* Clears the bits and capabilities of files changed since s->since under each path, saying
- * on stderr what it cleared; the count, or -1 when s has no path. */
-int64_t rt_sb_setid_clear(const struct rt_sb_setid *s);
+/* What the walks did: files whose bits or capability went, device nodes removed. */
+struct rt_sb_setid_counts {
+	uint64_t cleared, devices;
+};
+/* Clears the bits and capabilities of files changed since s->since under each path, and
+ * removes the device nodes made or changed since, saying on stderr what it did; adds that to
+ * *c. False when s has no path. */
+bool rt_sb_setid_clear(const struct rt_sb_setid *s, struct rt_sb_setid_counts *c);
 /* A named sandbox's record (sandbox.json) carries s for `sandbox exec`, which walks after
  * each command and notes its count in the state dir for the sandbox's report. */
 struct yajl_gen_t;
 struct yajl_val_s;
 void rt_sb_setid_gen(struct yajl_gen_t *g, const struct rt_sb_setid *s);
 void rt_sb_setid_parse(struct yajl_val_s *doc, struct rt_sb_setid *s);
-void rt_sb_setid_note(const char *state_dir, int64_t n);
-int64_t rt_sb_setid_noted(const char *state_dir);
+void rt_sb_setid_note(const char *state_dir, const struct rt_sb_setid_counts *c);
+void rt_sb_setid_noted(const char *state_dir, struct rt_sb_setid_counts *c);
 
 /* rt-sandbox-report.c */
 /* What host mode applied, by value: the set-up child fills it in and sends it back whole. */
@@ -123,8 +136,9 @@ struct rt_sb_result {
 	const char *error;
 	struct rt_sb_host host;
 	struct rt_sb_egress_result egress;
-	bool setid_walked;	/* the workspace and rw binds were walked */
-	uint64_t setid_cleared; /* files whose setid bits or capability the walks removed */
+	bool setid_walked;	  /* the workspace and rw binds were walked */
+	uint64_t setid_cleared;	  /* files whose setid bits or capability the walks removed */
+	uint64_t devices_removed; /* device nodes the walks removed */
 };
 /* A signal that, sent to hutch and passed on, asks the command to end (rt_waiter.forwarded). */
 static inline bool rt_sb_stop_signal(int sig)

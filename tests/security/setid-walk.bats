@@ -7,7 +7,7 @@
 # of a named sandbox (docs/sandbox-ids.md). Each plant is checked from the host: its mode, and
 # what it grants when run as nobody. What the walk must leave alone is checked too: the
 # host's own older setuid files, a symlink's target outside, a setgid directory, a FIFO, a
-# nosuid mount.
+# nosuid mount. Device nodes --host-root makes there go the same way (device_nodes_removed).
 
 load ../integration/helpers
 load ../integration/sandbox-helpers
@@ -183,7 +183,7 @@ host_files() {
 	jq -e '.setid_bits_cleared == 2' "$R"
 }
 
-@test "setid-walk: a workspace on a nosuid mount is not walked (no bit there grants anything)" {
+@test "setid-walk: a workspace on a nosuid mount is not walked for setid bits (no bit there grants anything)" {
 	local ns=$TEST_DIR/nosuid
 	mkdir "$ns"
 	mount -t tmpfs -o nosuid,mode=0755 tmpfs "$ns"
@@ -193,10 +193,15 @@ host_files() {
 		--image "$IMAGE" --as-root --workspace "$ns" --report "$R" \
 		-- sh -c 'cp /bin/euid /workspace/x; chmod 4755 /workspace/x'
 	check_status 0
-	[[ $output == *"--workspace $ns: mounted nosuid on the host, where no setuid bit grants anything: not walked"* ]]
+	[[ $output == *"--workspace $ns: mounted nosuid on the host, where no setuid bit grants anything: only device nodes looked for"* ]]
 	[ "$(mode_of "$ns/x")" = 4755 ]
 	grants_nothing "$ns/x"
 	jq -e '.setid_bits_cleared == 0' "$R"
+	# A device node there is no less the device: --host-root's goes.
+	run sb --host-root --workspace "$ns" --report "$R" -- mknod /workspace/disk b 254 0
+	check_status 0
+	[ ! -e "$ns/disk" ]
+	jq -e '.device_nodes_removed == 1' "$R"
 }
 
 # The host owner's own setid files in the workspace, older than the run: a setuid file anyone
@@ -279,4 +284,126 @@ rewritten_cleared() {
 	run sb --as-root --bind "$TEST_DIR:/data:ro" --report "$R" -- true
 	check_status 0
 	jq -e '.setid_bits_cleared == null' "$R"
+}
+
+# A named sandbox given a relative --workspace, and a --bind through a symlink that the host
+# points elsewhere once it runs, each exec run from another cwd: the walk after it looks at
+# the directories the sandbox was given, resolved at its start (not at the typed paths
+# again, from the exec's cwd or the supervisor's /).
+relative_exec() {
+	mkdir "$TEST_DIR/bind" "$TEST_DIR/other"
+	chown 1500:1500 "$TEST_DIR/bind"
+	ln -s bind "$TEST_DIR/link"
+	local ws bind
+	ws=$(readlink -f "$WS")
+	bind=$(readlink -f "$TEST_DIR/bind")
+	cd "$(dirname "$WS")"
+	run sb --name "$N" --detach --as-root "$@" --workspace "$(basename "$WS")" \
+		--bind "$TEST_DIR/link:/data" --report "$R" -- sleep 1000
+	check_status 0
+	ln -sfn other "$TEST_DIR/link"
+	sup_pid=$(cat "$SB_NAMES/$N")
+	echo "${sup_pid#sb-}" >>"$SB_PIDS"
+	cd /
+	run "$HUTCH" sandbox exec "$N" -- sh -c 'cp /bin/euid /workspace/y; chmod 4755 /workspace/y
+		cp /bin/euid /data/b; chmod 6755 /data/b; stat -c %a /workspace/y /data/b'
+	check_status 0
+	[[ $output == *4755*6755* ]]
+	[[ $output == *"hutch: warning: --workspace $ws: cleared setuid/setgid bits or file capabilities on 1 files"* ]]
+	[[ $output == *"hutch: warning: --bind $bind: cleared setuid/setgid bits or file capabilities on 1 files"* ]]
+	[[ $output != *"were not looked for"* ]]
+	[ "$(mode_of "$WS/y")" = 755 ]
+	[ "$(mode_of "$TEST_DIR/bind/b")" = 755 ]
+	run "$HUTCH" sandbox stop "$N"
+	check_status 0
+	jq -e '.setid_bits_cleared == 2' "$R"
+}
+
+@test "setid-walk: a relative --workspace and --bind: an exec from another cwd clears what it sets" {
+	relative_exec
+}
+
+@test "setid-walk: --runtime runc: a relative --workspace and --bind: an exec from another cwd clears what it sets" {
+	requires_runtime runc
+	relative_exec --runtime runc
+}
+
+@test "setid-walk: --runtime runsc: a relative --workspace and --bind: an exec from another cwd clears what it sets" {
+	requires_runtime runsc
+	relative_exec --runtime runsc
+}
+
+# --host-root may mknod: a block and a character device node it makes in the workspace (one
+# a directory down) and in an rw bind would give whoever on the host can open them the
+# device. The walk removes them, counts them and says so; it leaves a node older than the
+# run, and a 0:0 character node (an overlayfs whiteout: no open can use it).
+devices_removed() {
+	mkdir "$TEST_DIR/bind"
+	mknod "$WS/old" b 254 0
+	sleep 0.1 # older than the run by more than a clock tick
+	run sb --host-root "$@" --workspace "$WS" --bind "$TEST_DIR/bind:/data" --report "$R" \
+		-- sh -c 'mknod /workspace/disk b 254 0; chmod 666 /workspace/disk
+		mkdir /workspace/d; mknod /workspace/d/null c 1 3
+		mknod /data/tty c 5 0; mknod /workspace/wh c 0 0
+		ls -l /workspace/disk /workspace/d/null /data/tty'
+	check_status 0
+	[[ $output == *"brw-rw-rw-"*"/workspace/disk"* ]]
+	[[ $output == *"/data/tty"* ]]
+	[ ! -e "$WS/disk" ] && [ ! -e "$WS/d/null" ] && [ ! -e "$TEST_DIR/bind/tty" ]
+	[[ $output == *"hutch: warning: --workspace $WS: removed 2 device nodes the sandbox left there"* ]]
+	[[ $output == *"hutch: warning: --bind $TEST_DIR/bind: removed 1 device nodes the sandbox left there"* ]]
+	jq -e '.device_nodes_removed == 3 and .setid_bits_cleared == 0' "$R"
+	[ -b "$WS/old" ] && [ "$(stat -c %t:%T "$WS/old")" = fe:0 ]
+	[ -c "$WS/wh" ] && [ "$(stat -c %t:%T "$WS/wh")" = 0:0 ]
+}
+
+@test "setid-walk: --host-root: device nodes it makes in the workspace and an rw bind are removed" {
+	devices_removed
+}
+
+@test "setid-walk: --host-root --runtime runc: device nodes it makes are removed" {
+	requires_runtime runc
+	devices_removed --runtime runc
+}
+
+@test "setid-walk: --host-root --runtime crun: device nodes it makes are removed" {
+	requires_runtime crun
+	devices_removed --runtime crun
+}
+
+@test "setid-walk: a named --host-root sandbox: a device node an exec makes is removed when the exec returns" {
+	run sb --name "$N" --detach --host-root --workspace "$WS" --report "$R" -- sleep 1000
+	check_status 0
+	sup_pid=$(cat "$SB_NAMES/$N")
+	echo "${sup_pid#sb-}" >>"$SB_PIDS"
+	run "$HUTCH" sandbox exec "$N" -- sh -c 'mknod /workspace/disk b 254 0; ls -l /workspace/disk'
+	check_status 0
+	[[ $output == *"hutch: warning: --workspace $WS: removed 1 device nodes"* ]]
+	[ ! -e "$WS/disk" ]
+	run "$HUTCH" sandbox stop "$N"
+	check_status 0
+	jq -e '.device_nodes_removed == 1' "$R"
+}
+
+@test "setid-walk: a workspace directory swapped on the host after the start is not walked by an exec, and it says so" {
+	run sb --name "$N" --detach --as-root --workspace "$WS" --report "$R" -- sleep 1000
+	check_status 0
+	sup_pid=$(cat "$SB_NAMES/$N")
+	echo "${sup_pid#sb-}" >>"$SB_PIDS"
+	mv "$WS" "$WS.given"
+	mkdir "$WS"
+	cp "$BUNDLE/rootfs/bin/euid" "$WS/host"
+	chmod 4755 "$WS/host" # the host's own, in a directory the sandbox was never given
+	cd /
+	run "$HUTCH" sandbox exec "$N" -- sh -c 'cp /bin/euid /workspace/y; chmod 4755 /workspace/y'
+	check_status 0
+	[[ $output == *"hutch: warning: --workspace $(readlink -f "$WS"): not the directory or file the sandbox was given (replaced since it started); setuid and setgid bits the sandbox left there were not looked for"* ]]
+	[ "$(mode_of "$WS/host")" = 4755 ]
+	# Put back, the directory given is walked when the sandbox ends.
+	rm -rf "$WS"
+	mv "$WS.given" "$WS"
+	run "$HUTCH" sandbox stop "$N"
+	check_status 0
+	[ "$(mode_of "$WS/y")" = 755 ]
+	jq -e '.setid_bits_cleared == 1' "$R"
 }

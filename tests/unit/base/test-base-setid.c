@@ -19,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -265,6 +266,47 @@ static void test_file_and_nosuid(const char *tmp, bool mounts)
 	umount2(t, MNT_DETACH);
 }
 
+/* Device nodes made since the start go (whoever opens one gets the device), on a nosuid
+ * mount too; an older one stays, and so does a 0:0 character node (an overlayfs whiteout). */
+static bool there(const char *dir, const char *name)
+{
+	char path[4096];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return lstat(path, &st) == 0;
+}
+
+static void test_devices(const char *tmp, bool mounts)
+{
+	char t[512], p[600];
+	struct timespec since;
+	struct hutch_setid_walk w;
+	if (!mounts) {
+		printf("ok %d # skip mknod and a nosuid mount need root\n", ++tap_n);
+		return;
+	}
+	snprintf(t, sizeof(t), "%s/devices", tmp);
+	mkdir(t, 0755);
+	mount("tmpfs", t, "tmpfs", MS_NOSUID, "mode=0755");
+	snprintf(p, sizeof(p), "%s/old", t);
+	mknod(p, S_IFBLK | 0666, makedev(254, 0));
+	start_after(t, "old", &since);
+	snprintf(p, sizeof(p), "%s/disk", t);
+	mknod(p, S_IFBLK | 0666, makedev(254, 0));
+	snprintf(p, sizeof(p), "%s/sub", t);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sub/null", t);
+	mknod(p, S_IFCHR | 0666, makedev(1, 3));
+	snprintf(p, sizeof(p), "%s/whiteout", t);
+	mknod(p, S_IFCHR, makedev(0, 0));
+	ok(walk(t, &since, &w) == 0 && w.nosuid && w.devices == 2 && there(t, "old") &&
+		   !there(t, "disk") && !there(t, "sub/null") && there(t, "whiteout"),
+	   "new device nodes removed (%llu), on a nosuid mount too; an older one and a "
+	   "whiteout kept",
+	   (unsigned long long)w.devices);
+	umount2(t, MNT_DETACH);
+}
+
 /* A kernel before 6.13 has no getxattrat: the capability is then found through /proc. Its
  * ENOSYS comes from a seccomp filter in a child. */
 static void test_no_getxattrat(const char *tmp)
@@ -315,6 +357,7 @@ int main(void)
 	test_many(tmp);
 	test_file_and_nosuid(tmp, mounts);
 	test_no_getxattrat(tmp);
+	test_devices(tmp, mounts);
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	(void)!system(cmd);
