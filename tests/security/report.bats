@@ -7,6 +7,8 @@
 # run or before it (hutch, as root, removed and replaced r.json there), the name itself a
 # link, a FIFO or a directory. --profile and --env-file: a FIFO with no writer (hutch waited
 # on it for good); a pipe of the caller's, as <(...) gives, is read.
+# A report the sandbox wrote at the name of --report, in a workspace it then filled so that
+# hutch's write failed, is removed.
 
 load ../integration/helpers
 load ../integration/sandbox-helpers
@@ -231,4 +233,22 @@ victim_untouched() {
 	run_bg create --bundle "$TEST_DIR/bundle" --pid-file "$TEST_DIR/link/init.pid" "$TAG-c"
 	check_status 0
 	[ "$(cat "$VICTIM/init.pid")" = "$(state_field "$TAG-c" .pid)" ]
+}
+
+@test "report: the sandbox writes a report of its own at the --report name then fills the filesystem: hutch's write fails, says so, and nothing is left at the name" {
+	local fs=$TEST_DIR/tws st=0
+	mkdir "$fs"
+	mount -t tmpfs -o size=1m,mode=755,uid=1500,gid=1500 tmpfs "$fs"
+	sb_nocheck --workspace "$fs" --report "$fs/r.json" -- sh -c \
+		'echo "{\"version\":3,\"exit_code\":0,\"failure\":null}" >/workspace/r.json
+		 dd if=/dev/zero of=/workspace/fill bs=4k 2>/dev/null; exit 3' \
+		>"$TEST_DIR/out" 2>"$TEST_DIR/err" || st=$?
+	local left=absent
+	[ ! -e "$fs/r.json" ] && [ ! -L "$fs/r.json" ] || left=$(cat "$fs/r.json")
+	umount "$fs"
+	cat "$TEST_DIR/err" >&2
+	[ "$st" -eq 125 ]
+	[ "$(wc -l <"$TEST_DIR/err")" -eq 1 ]
+	grep -q -- "--report $fs/r.json: .*No space left on device; nothing is left at its name" "$TEST_DIR/err"
+	[ "$left" = absent ]
 }
