@@ -795,7 +795,11 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_
 	if (ran) /* after the delete: nothing of the sandbox can set a bit any more */
 		clear_setid(&sb, by_execs);
 	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */
+	/* What the sandbox may have left at the report's name goes first: a file the watcher
+	 * finds there after 'W' is then hutch's, never the sandbox's. */
+	rt_sb_clear_report(o);
 	rt_sb_watch_say(watch, 'W');
+	hutch_fault_point("sandbox:reporting");
 	r = finish(&sb, r, err);
 	rt_sb_watch_say(watch, 'D');
 	if (watch >= 0)
