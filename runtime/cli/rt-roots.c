@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The roots this caller's hutch has used (--root, HUTCH_ROOT), each a file in the run dir's
- * "roots" directory: RT_DEFAULT_ROOT/roots for host root, the rootless caller's own run dir
+ * ".roots" directory: RT_DEFAULT_ROOT/.roots for host root, the rootless caller's own run dir
  * otherwise. A root's state is trusted by its next run (its sweep deletes what a dead
  * sandbox left, named by that state), so every root is one of hutch's own directories, not
  * only the current one: a sandbox of one root given another root (or a directory holding
@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ROOTS "roots"
+#define ROOTS ".roots" /* a dot-name: no container id (ROOT/ID) takes it, list skips it */
 
 static uint64_t fnv1a(const char *s)
 {
