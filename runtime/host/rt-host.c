@@ -141,7 +141,8 @@ static void remove_listed(int fd, const char *name)
 			cg_free(cg);
 		} else if (sscanf(l, "%lu %lu %n", &dev, &ino, &off) == 2 && off > 0 &&
 			   lstat(l + off, &st) == 0 && st.st_dev == dev && st.st_ino == ino &&
-			   S_ISDIR(st.st_mode))
+			   S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+			   !(st.st_mode & 077)) /* as make_placeholder makes them */
 			rmdir(l + off); /* fails, as it should, when the directory is not empty */
 	}
 }

@@ -97,15 +97,17 @@ plant() {
 	[ "$(awk '{print $22}' "/proc/$VICTIM/stat")" = "$VICTIM_START" ]
 }
 
-@test "roots: a host run's record planted in a root, naming a cgroup not its own, destroys nothing" {
-	local cg=hutch-victim-$TAG h
+@test "roots: a host run's record planted in a root, naming a cgroup not its own or a host directory, destroys nothing" {
+	local cg=hutch-victim-$TAG h keep=$TEST_DIR/keep
 	victim
+	mkdir -m 755 "$keep" # empty, as a daemon's /run/NAME may be: no placeholder of hutch's
 	for h in /sys/fs/cgroup/*/; do
 		[ "$h" = /sys/fs/cgroup/unified/ ] || mkdir "$h$cg"
 	done
 	echo "$VICTIM" >"/sys/fs/cgroup/pids/$cg/cgroup.procs"
 	mkdir -p "$SB_RUNS"
-	printf 'cgroup /%s\n' "$cg" >"$SB_RUNS/999999"
+	printf 'cgroup /%s\n%s %s %s\n' "$cg" "$(stat -c %d "$keep")" "$(stat -c %i "$keep")" \
+		"$keep" >"$SB_RUNS/999999"
 	local st=0
 	sb -- true || st=$?
 	kill -0 "$VICTIM" && [ -d "/sys/fs/cgroup/pids/$cg" ] || st=1
@@ -115,5 +117,6 @@ plant() {
 		[ ! -d "$h$cg" ] || rmdir "$h$cg"
 	done
 	[ "$st" -eq 0 ]
+	[ -d "$keep" ]
 	[ ! -e "$SB_RUNS/999999" ]
 }
