@@ -51,8 +51,12 @@ char **rt_own_dirs(void)
 	char **v = hutch_xcalloc(1, sizeof(char *));
 	size_t n = 0;
 	add(&v, &n, rt_run_dir());
-	_cleanup_free_ char *sandboxes = hutch_xasprintf("%s/" RT_SANDBOX_DIR, rt_root());
-	add(&v, &n, sandboxes);		      /* the instance's locks, names and sandboxes' state */
+	/* The instance's containers (ROOT/ID), locks, names and sandboxes' state; and every
+	 * other root of this caller's, whose next sweep trusts the state it finds. */
+	add(&v, &n, rt_root());
+	_cleanup_strv_ char **roots = rt_roots_registered();
+	for (char **r = roots; *r; r++)
+		add(&v, &n, *r);
 	add(&v, &n, img_store_default(NULL)); /* $HUTCH_STORE or the caller's default */
 	if (!hutch_rootless())
 		add(&v, &n, IMG_STORE_DEFAULT); /* root's, whatever the environment says */

@@ -45,6 +45,11 @@ bool rt_regular(int fd);
  * (realpath of its longest existing prefix, the rest as it is), malloc'd. Whether path is dir
  * or beneath it (by name). */
 char **rt_own_dirs(void);
+/* rt-roots.c: the roots used (each registered, by path, device and inode, when its
+ * .sandbox is opened), and those still there, malloc'd and NULL-terminated (an entry whose
+ * root is gone is pruned). */
+void rt_roots_register(int rootfd);
+char **rt_roots_registered(void);
 char *rt_path_resolve(const char *path);
 bool rt_path_under(const char *path, const char *dir);
 

@@ -107,8 +107,23 @@ static void list_dotfiles(struct rt_host_paths *out, const struct rt_host_paths 
 
 /* A run's registry: "dev ino path" lines for placeholders, "cgroup path" for its cgroup. A
  * killed run's placeholders are removed if still empty, and its cgroup with what is in it. */
-static void remove_listed(int fd)
+/* The cgroup a host run of pid name makes (make_cgroup): the one its record may name. A
+ * record is the run's own, but a sandbox that could write some root's host-runs could plant
+ * one naming any cgroup, whose destroy would kill what is in it. */
+static char *run_cgroup(const char *name)
 {
+	_cleanup_free_ char *base = NULL;
+	struct hutch_err e = { 0 };
+	int pid = 0, end = 0;
+	if (sscanf(name, "%d%n", &pid, &end) != 1 || name[end] || pid <= 0)
+		return NULL;
+	int r = hutch_rootless() ? cg_delegated_base(&base, &e) : cg_own_common(&base, &e);
+	return r < 0 ? NULL : hutch_xasprintf("%s/hutch-sb-%d", strcmp(base, "/") ? base : "", pid);
+}
+
+static void remove_listed(int fd, const char *name)
+{
+	_cleanup_free_ char *own_cg = run_cgroup(name);
 	_cleanup_free_ char *text = NULL;
 	struct hutch_err e = { 0 };
 	char buf[HUTCH_FD_PATH_MAX];
@@ -120,12 +135,14 @@ static void remove_listed(int fd)
 		int off = 0;
 		struct stat st;
 		struct cg *cg = NULL;
-		if (hutch_str_has_prefix(l, "cgroup /") && cg_open(l + 7, &cg, &e) >= 0) {
+		if (hutch_str_has_prefix(l, "cgroup /") && own_cg && !strcmp(l + 7, own_cg) &&
+		    cg_open(l + 7, &cg, &e) >= 0) {
 			cg_destroy(cg, &e);
 			cg_free(cg);
 		} else if (sscanf(l, "%lu %lu %n", &dev, &ino, &off) == 2 && off > 0 &&
 			   lstat(l + off, &st) == 0 && st.st_dev == dev && st.st_ino == ino &&
-			   S_ISDIR(st.st_mode))
+			   S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+			   !(st.st_mode & 077)) /* as make_placeholder makes them */
 			rmdir(l + off); /* fails, as it should, when the directory is not empty */
 	}
 }
@@ -143,7 +160,7 @@ static void reclaim(int dfd)
 			openat(dfd, e->d_name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0 || !rt_regular(fd) || flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		remove_listed(fd);
+		remove_listed(fd, e->d_name);
 		unlinkat(dfd, e->d_name, 0);
 	}
 }

@@ -45,6 +45,9 @@ int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, str
 			struct hutch_err *err);
 int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *err);
 int rt_container_delete(struct rt_global *g, const char *id, bool force, struct hutch_err *err);
+/* A sweep's delete of a stale state, trusting none of it (rt-verbs.c). */
+int rt_container_reap(struct rt_global *g, const char *id, const char *cgroup,
+		      struct hutch_err *err);
 
 /* ---- the child (rt-child.c): runs between clone and execve ---- */
 

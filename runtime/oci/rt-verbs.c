@@ -333,6 +333,56 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 	return rt_state_remove(g->root, id, l.dirfd, err);
 }
 
+/* Whether pid's process is in cgroup, or beneath it, in some hierarchy (/proc/PID/cgroup's
+ * "N:controllers:/path" lines). */
+static bool in_cgroup(pid_t pid, const char *cgroup)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	_cleanup_free_ char *text = NULL;
+	struct hutch_err e = { 0 };
+	if (hutch_read_file_at(AT_FDCWD, path, 1 << 16, &text, NULL, &e) < 0)
+		return false;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *at = strchr(l, ':');
+		at = at ? strchr(at + 1, ':') : NULL;
+		if (at && rt_path_under(at + 1, cgroup))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A sweep's delete of a state it found in the root (a sandbox whose hutch died). That state
+ * may be a sandbox's forgery (one that could write some root's state dir), so nothing it
+ * names is trusted: no hook runs, no mount is undone, no systemd unit stopped; the cgroup is
+ * the one hutch makes for that sandbox (cgroup, BASE/hutch-sb-N: NULL when it has none), and
+ * its pid is killed only when that process is in it (the purge kills it anyway).
+ */
+int rt_container_reap(struct rt_global *g, const char *id, const char *cgroup,
+		      struct hutch_err *err)
+{
+	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
+	int r = open_locked(g, id, &l, err);
+	if (r == -ENOENT && l.dirfd >= 0)
+		return rt_state_remove(g->root, id, l.dirfd, err);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	bool ours = cgroup && l.st.pid > 0 && rt_pid_alive(l.st.pid, l.st.start_time) &&
+		    in_cgroup(l.st.pid, cgroup);
+	if (ours)
+		kill(l.st.pid, SIGKILL);
+	r = cgroup ? cg_purge(cgroup, err) : 0;
+	if (r < 0 && r != -ENOENT)
+		return r; /* still there: the next sweep tries again */
+	if (ours)
+		waitpid(l.st.pid, NULL, WNOHANG); /* our own child (a foreground run): no zombie */
+	return rt_state_remove(g->root, id, l.dirfd, err);
+}
+
 struct delete_flags {
 	bool force;
 };

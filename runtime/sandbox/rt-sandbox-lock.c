@@ -129,6 +129,47 @@ static void write_pid(int fd)
 		(void)!pwrite(fd, pid, (size_t)n, 0);
 }
 
+/* A number as hutch writes it (a counter or a ticket's name): digits alone, within 64 bits. */
+static bool parse_number(const char *s, uint64_t *v)
+{
+	size_t len = strspn(s, "0123456789");
+	if (len == 0 || len > TICKET_DIGITS || (s[len] && strcmp(s + len, "\n")))
+		return false;
+	errno = 0;
+	*v = strtoull(s, NULL, 10);
+	return errno == 0;
+}
+
+/* The last number given: the counter's, or the highest ticket's when higher (a counter
+ * written over with a lower one must not hand out a number a live waiter holds, which would
+ * let both in). Refused when the counter or a ticket's name is no number hutch writes. */
+static int last_number(int q, int c, const char *lock, uint64_t *seq, struct hutch_err *err)
+{
+	char buf[TICKET_DIGITS + 3] = "";
+	ssize_t n = pread(c, buf, sizeof(buf) - 1, 0);
+	*seq = 0;
+	if (n > 0 && !parse_number(buf, seq))
+		return hutch_fail(err, EINVAL, "--lock %s: %s/%s/" COUNTER " is not a number", lock,
+				  RT_SB_LOCKS, lock);
+	DIR *d = entries(q);
+	if (!d)
+		return hutch_fail_errno(err, errno, "--lock %s: %s/%s", lock, RT_SB_LOCKS, lock);
+	int r = 0;
+	struct dirent *e;
+	while (r == 0 && (e = readdir(d))) {
+		uint64_t v;
+		if (!is_ticket(e->d_name))
+			continue;
+		if (!parse_number(e->d_name, &v))
+			r = hutch_fail(err, EOVERFLOW, "--lock %s: ticket %s is beyond 64 bits",
+				       lock, e->d_name);
+		else if (v > *seq)
+			*seq = v;
+	}
+	closedir(d);
+	return r;
+}
+
 /* The next number, under the counter's lock, and its ticket made and flocked before that
  * lock goes: a ticket another hutch sees is live or dead, never about to be locked. -EAGAIN
  * when the queue was removed meanwhile (emptied by its last user): start again. */
@@ -146,12 +187,16 @@ static int take_number(int q, const char *lock, struct rt_sb_ticket *t, struct h
 			return hutch_fail_errno(err, errno, "--lock %s: " COUNTER, lock);
 	if (c < 0 || !still_there(c, q, COUNTER))
 		return c < 0 ? hutch_fail_errno(err, errno, "--lock %s: " COUNTER, lock) : -EAGAIN;
-	char buf[TICKET_DIGITS + 2] = "";
-	ssize_t n = pread(c, buf, sizeof(buf) - 1, 0);
-	uint64_t seq = n > 0 ? strtoull(buf, NULL, 10) : 0;
+	uint64_t seq;
+	int r = last_number(q, c, lock, &seq, err);
+	if (r < 0)
+		return r;
 	int fd = -1;
 	/* A number taken twice (a counter written over) is skipped, never shared. */
 	for (int tries = 0; fd < 0 && tries < 1000; tries++) {
+		if (seq == UINT64_MAX)
+			return hutch_fail(err, EOVERFLOW, "--lock %s: the numbers are used up",
+					  lock);
 		snprintf(t->name, sizeof(t->name), "%0*" PRIu64, TICKET_DIGITS, ++seq);
 		fd = openat(q, t->name,
 			    O_RDWR | O_CREAT | O_EXCL | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0600);

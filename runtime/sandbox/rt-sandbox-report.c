@@ -292,9 +292,16 @@ int rt_sb_set_report(void *p, const char *v, struct hutch_err *err)
 	return 0;
 }
 
-/* A write that failed in the directory held: where that directory is now, if it moved. */
+/* A write that failed in the directory held: whatever is at the name goes (the sandbox may
+ * have written a report of its own there, in a workspace it then filled: a reader must find
+ * none rather than that one), and the error says where that directory is now, if it moved. */
 static int report_failed(const struct rt_sb_opts *o, struct hutch_err *err)
 {
+	int gone = unlinkat(o->report_dir_fd, o->report_name, 0) == 0 || errno == ENOENT;
+	size_t used = strlen(err->msg);
+	snprintf(err->msg + used, sizeof(err->msg) - used, "%s%s",
+		 gone ? "; nothing is left at its name" : "; what is at its name stays: ",
+		 gone ? "" : strerror(errno));
 	_cleanup_free_ char *now = hutch_fd_realpath(o->report_dir_fd);
 	size_t n = strlen(o->report) - strlen(o->report_name) - 1;
 	if (strlen(now) == n && !strncmp(now, o->report, n))

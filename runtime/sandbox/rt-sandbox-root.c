@@ -62,6 +62,7 @@ static int open_sandbox_dir(bool make, struct hutch_err *err)
 	int root = rt_root_open(make, err);
 	if (root < 0)
 		return root;
+	rt_roots_register(root); /* one of hutch's own directories for every later sandbox */
 	/* 0711: a mapped sandbox root traverses it to its rootfs, in scratch */
 	if (make && mkdirat(root, RT_SANDBOX_DIR, rootless ? 0700 : 0711) < 0 && errno != EEXIST)
 		return hutch_fail_errno(err, errno, "mkdir %s", rt_sb_path(NULL));

@@ -73,7 +73,7 @@ static bool maker_alive(int pid, time_t made)
 
 /* Sandboxes whose hutch died (an init without its hutch, a create it never finished). A
  * held owner lock, or a live hutch of the pid in the id (mid-create), means it runs. */
-static void clean_stale(struct rt_global *g)
+static void clean_stale(struct rt_global *g, const char *base)
 {
 	_cleanup_strv_ char **ids = NULL;
 	struct hutch_err e = { 0 };
@@ -94,7 +94,16 @@ static void clean_stale(struct rt_global *g)
 			continue; /* its hutch is alive */
 		if (sscanf(*id, "sb-%d", &pid) == 1 && maker_alive(pid, st.st_ctim.tv_sec))
 			continue; /* being created by a live hutch */
-		rt_container_delete(g, *id, true, &e);
+		/* Its cgroup is the one hutch makes for sb-N, whatever its state says. */
+		char exact[32];
+		snprintf(exact, sizeof(exact), "sb-%d", pid);
+		_cleanup_free_ char *cg =
+			base && pid > 0 && !strcmp(exact, *id)
+				? hutch_xasprintf("%s/hutch-sb-%d", strcmp(base, "/") ? base : "",
+						  pid)
+				: NULL;
+		if (rt_container_reap(g, *id, cg, &e) >= 0 && cg)
+			rt_sb_plaincg_remove(cg);
 	}
 }
 
@@ -563,7 +572,7 @@ static int sweep(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *
 	sb->run_fd = rt_sb_run_take(err); /* before our cgroup exists */
 	if (sb->run_fd < 0)
 		return hutch_err_prefix(err, "sandbox: ");
-	clean_stale(&sb->g);
+	clean_stale(&sb->g, base);
 	rt_sb_names_sweep();
 	rt_sb_host_reclaim(); /* the root's killed host runs: their records name their cgroups */
 	sweep_cgroups(base);  /* after clean_stale, which deletes what has state */
@@ -787,7 +796,11 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_
 	if (ran) /* after the delete: nothing of the sandbox can set a bit any more */
 		clear_setid(&sb, by_execs);
 	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */
+	/* What the sandbox may have left at the report's name goes first: a file the watcher
+	 * finds there after 'W' is then hutch's, never the sandbox's. */
+	rt_sb_clear_report(o);
 	rt_sb_watch_say(watch, 'W');
+	hutch_fault_point("sandbox:reporting");
 	r = finish(&sb, r, err);
 	rt_sb_watch_say(watch, 'D');
 	if (watch >= 0)

@@ -7,6 +7,9 @@
 # run or before it (hutch, as root, removed and replaced r.json there), the name itself a
 # link, a FIFO or a directory. --profile and --env-file: a FIFO with no writer (hutch waited
 # on it for good); a pipe of the caller's, as <(...) gives, is read.
+# A report the sandbox wrote at the name of --report, in a workspace it then filled so that
+# hutch's write (or its watcher's) failed, is removed; so is one found when hutch is killed
+# just as it begins its report.
 
 load ../integration/helpers
 load ../integration/sandbox-helpers
@@ -231,4 +234,62 @@ victim_untouched() {
 	run_bg create --bundle "$TEST_DIR/bundle" --pid-file "$TEST_DIR/link/init.pid" "$TAG-c"
 	check_status 0
 	[ "$(cat "$VICTIM/init.pid")" = "$(state_field "$TAG-c" .pid)" ]
+}
+
+@test "report: the sandbox leaves a report of its own at the --report name in a workspace it filled: hutch's write (and its watcher's) fails, says so, and nothing is left at the name" {
+	local fs=$TEST_DIR/tws st=0 tries=300
+	mkdir "$fs"
+	mount -t tmpfs -o size=1m,mode=755,uid=1500,gid=1500 tmpfs "$fs"
+	# hutch's own write: the forged report is a link to the filler, which its removal
+	# before the write does not free.
+	sb_nocheck --workspace "$fs" --report "$fs/r.json" -- sh -c \
+		'dd if=/dev/zero of=/workspace/fill bs=4k 2>/dev/null
+		 ln /workspace/fill /workspace/r.json; exit 3' \
+		>"$TEST_DIR/out" 2>"$TEST_DIR/err" || st=$?
+	local left=absent
+	[ ! -e "$fs/r.json" ] && [ ! -L "$fs/r.json" ] || left=present
+	rm -f "$fs/fill" "$fs/r.json"
+	# The watcher's, hutch killed before it began the report: what is at the name goes.
+	HUTCH_TEST_KILL_AT=sandbox:waited sb_nocheck --workspace "$fs" --report "$fs/r.json" \
+		-- sh -c 'echo "{\"version\":3,\"exit_code\":0,\"failure\":null}" >/workspace/r.json
+		 dd if=/dev/zero of=/workspace/fill bs=4k 2>/dev/null; exit 3' >/dev/null 2>&1 || true
+	while [ -e "$fs/r.json" ] && [ $tries -gt 0 ]; do
+		sleep 0.01
+		tries=$((tries - 1))
+	done
+	local watched=absent
+	[ ! -e "$fs/r.json" ] || watched=$(cat "$fs/r.json")
+	watcher_left "$fs"
+	umount "$fs" || umount -l "$fs"
+	run -0 sb -- true # its sweep: the killed hutch's state
+	cat "$TEST_DIR/err" >&2
+	[ "$st" -eq 125 ]
+	[ "$(wc -l <"$TEST_DIR/err")" -eq 1 ]
+	grep -q -- "--report $fs/r.json: .*No space left on device; nothing is left at its name" "$TEST_DIR/err"
+	[ "$left" = absent ]
+	[ "$watched" = absent ]
+}
+
+# watcher_left DIR: waits (3 s at most) until no process holds DIR open (the watcher ended).
+watcher_left() {
+	local tries=300
+	while fuser -m "$1" >/dev/null 2>&1 && [ $tries -gt 0 ]; do
+		sleep 0.01
+		tries=$((tries - 1))
+	done
+}
+
+@test "report: hutch killed once the sandbox is gone, as it starts the report: the watcher's report, never one the sandbox left at the name" {
+	local tries=500
+	HUTCH_TEST_KILL_AT=sandbox:reporting sb_nocheck --workspace "$WS" --report "$WS/r.json" \
+		-- sh -c 'echo "{\"version\":3,\"exit_code\":0,\"failure\":null,\"FAKE\":true}" >/workspace/r.json' \
+		>/dev/null 2>&1 || true
+	# The watcher writes its report once it sees hutch gone.
+	while { [ ! -s "$WS/r.json" ] || grep -q FAKE "$WS/r.json"; } && [ $tries -gt 0 ]; do
+		sleep 0.01
+		tries=$((tries - 1))
+	done
+	cat "$WS/r.json" >&2
+	jq -e '.failure == "hutch_killed" and (has("FAKE") | not)' "$WS/r.json"
+	run -0 sb -- true # its sweep: the killed hutch's run record
 }

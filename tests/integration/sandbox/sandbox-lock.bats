@@ -213,3 +213,20 @@ order() {
 	wait "$old" || true
 	rm -f "$SB_LOCKS/$LOCK"
 }
+
+@test "lock: a counter written over (at 2^64-1, lower than a live ticket, not a number) never lets a second waiter in" {
+	waiter 1 3
+	exec_done 1
+	tickets_are 1
+	local q=$SB_LOCKS/$LOCK
+	# At its top: the next number would wrap to 0, below the holder's, and be served at once.
+	printf 18446744073709551615 >"$q/counter"
+	sb_fails "--lock $LOCK: the numbers are used up" --lock "$LOCK" --no-wait -- echo second
+	# Lower than the live ticket: the next is above the highest ticket, so it waits.
+	printf 0 >"$q/counter"
+	sb_fails "--lock $LOCK: held by pid" --lock "$LOCK" --no-wait -- echo second
+	printf 'x12' >"$q/counter"
+	sb_fails "counter is not a number" --lock "$LOCK" --no-wait -- echo second
+	wait_waiters
+	[ "$(order)" = "1 " ]
+}

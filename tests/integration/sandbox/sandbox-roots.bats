@@ -154,20 +154,23 @@ names_in() {
 	run -0 env HUTCH_ROOT= "$HUTCH" sandbox --help
 }
 
-@test "roots: no sandbox may write its root's .sandbox, from a workspace or an --allow-rw tree" {
+@test "roots: no sandbox may write its root, from a workspace or an --allow-rw tree" {
 	mkdir -p -m 711 "$HUTCH_ROOT"
 	run -0 sb -- true # makes .sandbox
 	sb_fails "one of hutch's own directories" --workspace "$SB_DIR"
 	sb_fails "one of hutch's own directories" --workspace "$SB_STATE"
 	sb_fails "one of hutch's own directories" --bind "$HUTCH_ROOT:/data"
-	# host mode: the root is rw, its .sandbox is denied (from inside: the write fails)
-	run sb_raw --isolation landlock --allow-rw "$HUTCH_ROOT" -- \
-		sh -c "touch '$HUTCH_ROOT/mine' && ! touch '$SB_DIR/planted' && echo denied"
+	# The root itself (an OCI container's state is ROOT/ID), not only its .sandbox: host
+	# mode refuses it as --allow-rw, and denies it inside a tree that holds it.
+	run -125 --separate-stderr sb_raw --isolation landlock --allow-rw "$HUTCH_ROOT" -- true
+	[[ $stderr == *"--allow-rw $HUTCH_ROOT: inside "*"one of hutch's own directories"* ]]
+	run sb_raw --isolation landlock --allow-rw "$TEST_DIR" -- \
+		sh -c "touch '$TEST_DIR/mine' && ! touch '$HUTCH_ROOT/planted' && echo denied"
 	echo "# $output" >&2
 	[ "$status" -eq 0 ]
 	[[ $output == *denied* ]]
-	[ -e "$HUTCH_ROOT/mine" ] && [ ! -e "$SB_DIR/planted" ]
-	rm "$HUTCH_ROOT/mine"
+	[ -e "$TEST_DIR/mine" ] && [ ! -e "$HUTCH_ROOT/planted" ]
+	rm "$TEST_DIR/mine"
 }
 
 @test "roots: a root's sweep removes what its own killed hutches left, never another root's" {
