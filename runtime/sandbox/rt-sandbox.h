@@ -164,6 +164,7 @@ struct sandbox_delegate_in {
 	 * and runsc leave the container in their own cgroup2 cgroup there, where the filter
 	 * on ours would not reach it. */
 	int cgroup2_procs;
+	const char *cgroup2_dir; /* that cgroup's directory (a session's execs join it too) */
 	/* The spec's process.rlimits: runc and crun make the user namespace, which takes its
 	 * limits on what it queues of root's from theirs (ns_userns_limits_lower). */
 	const struct ns_rlimit *rlimits;
