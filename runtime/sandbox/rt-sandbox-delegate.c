@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -368,14 +369,14 @@ static void end_stdio(struct stdio_plan *sp)
 /*
  * A keeper process ties the delegated sandbox to hutch's life: runc, crun and runsc keep
  * running if hutch is SIGKILLed, and they have no state hutch's next run could find. It
- * waits on a pipe only hutch writes; end of file without the "done" byte means hutch died,
+ * waits on a socket only hutch writes; end of file without the "done" byte means hutch died,
  * and the keeper kills the tree, deletes the container and removes the cgroups.
  */
 static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct delegate *d,
 			  char unified[][512], size_t n_unified, int *done_fd)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
+	int p[2]; /* a socket, not a pipe: the "done" byte to a dead keeper raises no SIGPIPE */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid != 0) {
@@ -389,15 +390,19 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			signal(sig, SIG_IGN); /* only the pipe decides */
+	/* Opened now: crun's child unmounts the cgroup2 hierarchy in the mount namespace we
+	 * share (hide_unified), where a later open would miss that cgroup and leave it. */
+	struct hutch_err e = { 0 };
+	struct cg *cg = NULL;
+	if (cg_open(in->parent_cgroup, &cg, &e) < 0)
+		cg = NULL;
 	char c;
 	ssize_t n;
 	while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
 		;
 	if (n == 1)
 		_exit(0);
-	struct hutch_err e = { 0 };
-	struct cg *cg = NULL;
-	if (cg_open(in->parent_cgroup, &cg, &e) >= 0)
+	if (cg)
 		cg_signal_all(cg, SIGKILL, &e);
 	delete_container(in, d);
 	remove_unified(unified, n_unified);
@@ -494,7 +499,7 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	remove_unified(unified, n_unified);
 	rt_sb_plaincg_remove(in->parent_cgroup); /* runsc leaves its path but for the leaf */
 	end_stdio(&sp);
-	(void)!write(done, "d", 1);
+	(void)!send(done, "d", 1, MSG_NOSIGNAL); /* a killed keeper: we clean up all the same */
 	close(done);
 	waitpid(keeper, NULL, 0);
 	if (in->session)

@@ -195,10 +195,57 @@ sigkill_hutch() {
 	echo "runtime processes: $(runtime_processes "$hp" | tr '\n' ' ')" >&2
 	[ -z "$(cgroup_processes "$hp")" ]
 	[ -z "$(runtime_processes "$hp")" ]
+	# the keeper removes the cgroups, the cgroup2 one too (crun's was busy while the tree
+	# it had just killed was exiting), without waiting for the next sweep
+	until=$(($(now_ms) + 5000))
+	while [ -n "$(sb_cgroups "$hp")" ] && [ "$(now_ms)" -lt $until ]; do
+		sleep 0.1
+	done
+	echo "cgroups left by the keeper: $(sb_cgroups "$hp" | tr '\n' ' ')" >&2
+	[ -z "$(sb_cgroups "$hp")" ]
 	sb_run -- true
 	check_status 0
 	[ -z "$(sb_cgroups "$hp")" ]
 	[ ! -e "$SB_STATE/sb-$hp" ]
+}
+
+# SIGKILL of the keeper during a run: hutch carries on (its "done" byte to the dead keeper
+# raised SIGPIPE, status 141) and cleans up itself: status, report, cgroups, state.
+keeper_killed() {
+	local rt=$1 hp k bg tries=500
+	requires_runtime "$rt"
+	(
+		st=0
+		SB_PIDFILE=$TEST_DIR/victim.pid sb --runtime "$rt" --report "$TEST_DIR/r.json" \
+			-- sh -c 'echo started; sleep 2; exit 7' <"$TEST_DIR/null" \
+			>"$TEST_DIR/victim.out" 2>&1 3>&- || st=$?
+		echo "$st" >"$TEST_DIR/victim.status"
+	) 3>&- &
+	bg=$!
+	track_pid "$bg"
+	until grep -q started "$TEST_DIR/victim.out" 2>/dev/null; do
+		[ $tries -gt 0 ] || false
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	hp=$(cat "$TEST_DIR/victim.pid")
+	k=$(ps -o pid=,sid= --ppid "$hp" | awk '$1 == $2 { print $1 }') # setsid: its own session
+	[ -n "$k" ]
+	kill -9 $k
+	wait "$bg"
+	cat "$TEST_DIR/victim.out" >&2
+	[ "$(cat "$TEST_DIR/victim.status")" = 7 ]
+	jq -e '.exit_code == 7' "$TEST_DIR/r.json"
+	[ -z "$(sb_cgroups "$hp")" ]
+	[ ! -e "$SB_STATE/sb-$hp" ]
+}
+
+@test "sandbox delegate runc: SIGKILL of the keeper: hutch cleans up and reports" {
+	keeper_killed runc
+}
+
+@test "sandbox delegate runsc: SIGKILL of the keeper: hutch cleans up and reports" {
+	keeper_killed runsc
 }
 
 # The caller's stdio files (and a null device) keep their owners: the sandbox writes to them
