@@ -373,7 +373,8 @@ static void end_stdio(struct stdio_plan *sp)
  * and the keeper kills the tree, deletes the container and removes the cgroups.
  */
 static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct delegate *d,
-			  char unified[][512], size_t n_unified, int *done_fd)
+			  char unified[][512], size_t n_unified, char **plain, size_t n_plain,
+			  int *done_fd)
 {
 	int p[2]; /* a socket, not a pipe: the "done" byte to a dead keeper raises no SIGPIPE */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
@@ -407,6 +408,7 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
 	delete_container(in, d);
 	remove_unified(unified, n_unified);
 	rt_sb_plaincg_remove(in->parent_cgroup);
+	rt_sb_plaincg_remove_parents(plain, n_plain);
 	if (cg) {
 		cg_destroy(cg, &e);
 		cg_free(cg);
@@ -450,6 +452,13 @@ static void note_weakened(const struct sandbox_delegate_in *in, const struct del
 					      "--timeout plus --grace");
 }
 
+static void free_plain(char **plain, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(plain[i]);
+	free(plain);
+}
+
 static void child_stats(struct sandbox_delegate_in *in)
 {
 	struct cg *cg = NULL;
@@ -473,12 +482,17 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	if (in->session) /* --name: its records, before the runtime runs */
 		TRY(rt_sb_session_begin(in, &d, err));
 	size_t n_unified = missing_unified(in->cgroup, unified);
+	char **plain = NULL; /* runsc makes the parent path in plain directories too */
+	size_t n_plain = rt_sb_plaincg_missing(in->parent_cgroup, &plain);
 	struct stdio_plan sp = { { -1, -1, -1 }, { 0, 0, 0 } };
-	int done = -1;
-	pid_t keeper = spawn_keeper(in, &d, unified, n_unified, &done);
-	if (keeper < 0)
-		return hutch_fail_errno(err, errno, "sandbox: keeper process");
-	int r = plan_stdio(in->scratch, &sp, err);
+	int done = -1, r;
+	pid_t keeper = spawn_keeper(in, &d, unified, n_unified, plain, n_plain, &done);
+	if (keeper < 0) {
+		r = hutch_fail_errno(err, errno, "sandbox: keeper process");
+		free_plain(plain, n_plain);
+		return r;
+	}
+	r = plan_stdio(in->scratch, &sp, err);
 	pid_t pid = r < 0 ? -1 : fork();
 	if (pid == 0) {
 		use_stdio(&sp);
@@ -498,6 +512,8 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	delete_container(in, &d);
 	remove_unified(unified, n_unified);
 	rt_sb_plaincg_remove(in->parent_cgroup); /* runsc leaves its path but for the leaf */
+	rt_sb_plaincg_remove_parents(plain, n_plain);
+	free_plain(plain, n_plain);
 	end_stdio(&sp);
 	(void)!send(done, "d", 1, MSG_NOSIGNAL); /* a killed keeper: we clean up all the same */
 	close(done);

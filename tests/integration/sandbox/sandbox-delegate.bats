@@ -455,7 +455,8 @@ roundtrip() {
 # a plain directory for each of hugetlb, net_cls, net_prio and perf_event that is not mounted,
 # as some hosts have them. runsc makes its cgroup path there too and removes only the leaf.
 # Nothing with the sandbox's name may be left there: after a run, after SIGKILL of hutch (its
-# keeper cleans), after SIGKILL of hutch and its keeper (the next sandbox's sweep cleans).
+# keeper cleans), after SIGKILL of hutch and its keeper (the next sandbox's sweep cleans the
+# leaf). The parent path runsc made there goes too, but after SIGKILL of both.
 PLAIN_CG='set -e
 T=$(mktemp -d "$TEST_DIR/cg.XXXXXX")
 mount -t tmpfs -o mode=755 tmpfs "$T"
@@ -480,8 +481,18 @@ started() {
 	echo "made by $1: $(left "$1" | tr "\n" " ")"
 	[ -n "$(left "$1")" ] # runsc did make its path there: the check below means something
 }
+# the path above the leaf, which runsc makes there too, goes with the run (the dirs were
+# empty before): the sweep after both were killed knows nothing of it, and leaves it
+no_parents() {
+	local d
+	d=$(find /sys/fs/cgroup/hugetlb /sys/fs/cgroup/net_cls /sys/fs/cgroup/net_prio \
+		/sys/fs/cgroup/perf_event -mindepth 1 -type d 2>/dev/null)
+	echo "parents left: $d"
+	[ -z "$d" ]
+}
 hutch --runtime runsc -- true </dev/null
 until_gone "$(tail -n1 "$SB_PIDS")"
+no_parents
 for victims in hutch hutch+keeper; do
 	: >"$TEST_DIR/bg.out"
 	sh -c "$run_hutch" sh --runtime runsc -- sh -c "echo started; exec sleep 1000" \
@@ -493,6 +504,7 @@ for victims in hutch hutch+keeper; do
 	wait "$bg" || true
 	[ $victims = hutch ] || hutch -- true </dev/null
 	until_gone "$bg"
+	[ $victims != hutch ] || no_parents
 done'
 
 @test "sandbox delegate runsc: nothing left in an unmounted controller's plain directory" {
