@@ -446,10 +446,38 @@ static void note_weakened(const struct sandbox_delegate_in *in, const struct del
 		rt_sb_weaken_report(in->plan, "sandbox exec: runsc applies the seccomp profile "
 					      "to the session's first process only, not to what "
 					      "sandbox exec runs");
-	if (in->o->timeout > 0)
+	if (in->o->timeout > 0 && d->kind != KIND_RUNSC) /* gVisor's PID 1 dies of it */
 		rt_sb_weaken_report(in->plan, "--timeout: the command is PID 1, which ignores a "
 					      "SIGTERM it has no handler for: it is killed at "
 					      "--timeout plus --grace");
+}
+
+/*
+ * runsc: the timeout's SIGTERM through `runsc kill ID TERM`, to the container's first process
+ * in gVisor's kernel, whose handler then runs. Sent to `runsc run` it never reached the
+ * command: the sandbox ended of it at once, --grace unused.
+ */
+struct runsc_term {
+	const struct sandbox_delegate_in *in;
+	const struct delegate *d;
+};
+
+static void runsc_term(void *arg)
+{
+	const struct runsc_term *t = arg;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		const char *argv[] = { t->d->path, "--root", t->d->state, "kill",
+				       t->in->id,  "TERM",   NULL };
+		exec_fd(t->d, argv);
+		_exit(1);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
 }
 
 static void free_plain(char **plain, size_t n)
@@ -504,6 +532,11 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	w->pidfd = pidfd;
 	w->pid = pid;
 	w->master = -1;
+	struct runsc_term term = { in, &d };
+	if (d.kind == KIND_RUNSC) {
+		w->term = runsc_term;
+		w->term_arg = &term;
+	}
 	if (r >= 0 && in->session) /* --detach returns once the container runs */
 		r = rt_sb_session_started(in, &d, pidfd, w->timeout_ms, err);
 	if (r >= 0)

@@ -316,6 +316,30 @@ stdio_owners() {
 	start_failure runsc
 }
 
+# The timeout's SIGTERM reaches the command, whose handler runs within --grace (runsc: it went
+# to `runsc run`, which ended the sandbox about 1.5 s later, handler never run).
+timeout_term_handler() {
+	local rt=$1 t0 dt
+	requires_runtime "$rt"
+	t0=$(now_ms)
+	sb_run --runtime "$rt" --timeout 1 --grace 10 --report "$TEST_DIR/r.json" -- sh -c \
+		'trap "echo got-term; exit 3" TERM; while :; do sleep 0.1; done'
+	dt=$(($(now_ms) - t0))
+	echo "took ${dt}ms" >&2
+	check_status 124
+	grep -qx got-term "$TEST_DIR/out"
+	[ "$dt" -lt 6000 ] # the handler ended it, not the grace
+	jq -e '.timed_out == true and .exit_code == 124' "$TEST_DIR/r.json"
+}
+
+@test "sandbox delegate runc: --timeout's SIGTERM runs the command's handler" {
+	timeout_term_handler runc
+}
+
+@test "sandbox delegate runsc: --timeout's SIGTERM runs the command's handler" {
+	timeout_term_handler runsc
+}
+
 @test "sandbox delegate runc: --timeout kills the whole tree" {
 	timeout_kills_tree runc
 }
@@ -378,6 +402,13 @@ weakened() {
 	jq -e '.oom_killed == true' "$TEST_DIR/r.json"
 	weakened | grep -q -- '^--memory: under runsc running out ends the whole sandbox'
 	weakened | grep -q -- '^--pids: under runsc it bounds runsc.s host threads'
+	# gVisor's PID 1 dies of the timeout's SIGTERM (runsc kill): not weakened there
+	t0=$(now_ms)
+	sb_run --runtime runsc --timeout 1 --grace 3 --report "$TEST_DIR/r.json" -- sleep 30
+	dt=$(($(now_ms) - t0))
+	check_status 124
+	[ "$dt" -lt 3000 ]
+	! weakened | grep -q -- '^--timeout'
 	sb_run --runtime runsc --timeout 0 --memory 0 --pids 0 --report "$TEST_DIR/r.json" -- true
 	check_status 0
 	[ -z "$(weakened)" ]
