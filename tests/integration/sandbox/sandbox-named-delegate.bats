@@ -460,3 +460,37 @@ session_loopback() {
 @test "named delegate runsc: --deny-host-loopback holds for an exec's command" {
 	session_loopback runsc
 }
+
+# SIGKILL of an exec's watcher: the exec carries on, its status passes through (its "done"
+# byte to the dead watcher raised SIGPIPE: 141).
+@test "named delegate runc: SIGKILL of an exec's watcher: the exec's status passes through" {
+	local sup bg hp w tries=500
+	requires_runtime runc
+	sb_named "$N" --runtime runc -- sleep 1000
+	sup=$(sup_pid "$N")
+	(
+		st=0
+		"$HUTCH" sandbox exec "$N" -- sh -c 'echo started; sleep 2; exit 7' \
+			<"$TEST_DIR/null" >"$TEST_DIR/x.out" 2>&1 3>&- &
+		echo $! >"$TEST_DIR/x.pid"
+		wait $! || st=$?
+		echo "$st" >"$TEST_DIR/x.status"
+	) 3>&- &
+	bg=$!
+	track_pid "$bg"
+	until grep -q started "$TEST_DIR/x.out" 2>/dev/null; do
+		[ $tries -gt 0 ] || false
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	hp=$(cat "$TEST_DIR/x.pid")
+	w=$(ps -o pid=,sid= --ppid "$hp" | awk '$1 == $2 { print $1 }') # setsid: its own session
+	[ -n "$w" ]
+	kill -9 $w
+	wait "$bg"
+	cat "$TEST_DIR/x.out" >&2
+	[ "$(cat "$TEST_DIR/x.status")" = 7 ]
+	ex rm -f "$N"
+	check_status 0
+	nothing_left "$N" "$sup"
+}
