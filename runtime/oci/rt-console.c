@@ -198,7 +198,10 @@ static void on_deadline(struct rt_waiter *w)
 	if (!w->timed_out) {
 		w->timed_out = true;
 		w->term_at = (int64_t)hutch_now_ms();
-		syscall(SYS_pidfd_send_signal, w->pidfd, SIGTERM, NULL, 0);
+		if (w->term)
+			w->term(w->term_arg);
+		else
+			syscall(SYS_pidfd_send_signal, w->pidfd, SIGTERM, NULL, 0);
 		return;
 	}
 	w->killed = true;

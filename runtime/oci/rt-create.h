@@ -116,6 +116,8 @@ struct rt_waiter {
 	int64_t grace_ms;   /* < 0 = never kill */
 	void (*kill_tree)(void *arg);
 	void *kill_arg;
+	void (*term)(void *arg); /* the timeout's SIGTERM, when not to pid (NULL: to pid) */
+	void *term_arg;
 	bool timed_out, killed;
 	int forwarded; /* the last signal sent to hutch and passed on (not SIGWINCH) */
 	int64_t term_at;

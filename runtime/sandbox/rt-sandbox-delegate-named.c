@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -43,7 +44,7 @@ int rt_sb_session_load(const char *id, struct rt_sb_dl_ref *s)
 	_cleanup_close_ int fd =
 		dir < 0 ? -1
 			: openat(dir, DL_RECORD, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_free_ char *text = NULL, *runtime = NULL, *scratch = NULL;
+	_cleanup_free_ char *text = NULL, *runtime = NULL, *scratch = NULL, *cgroup2 = NULL;
 	_cleanup_json_ yajl_val doc = NULL;
 	char link[HUTCH_FD_PATH_MAX];
 	int64_t pid = 0;
@@ -60,6 +61,8 @@ int rt_sb_session_load(const char *id, struct rt_sb_dl_ref *s)
 	if (hutch_json_int(doc, "pid", "pid", 0, INT32_MAX, NULL, &pid, &e) >= 0)
 		s->pid = (pid_t)pid;
 	hutch_json_string(doc, "created", "created", false, &s->created, &e);
+	if (hutch_json_string(doc, "cgroup2", "cgroup2", false, &cgroup2, &e) >= 0 && cgroup2)
+		snprintf(s->cgroup2, sizeof(s->cgroup2), "%s", cgroup2);
 	s->alive = supervisor_alive(dir);
 	return 0;
 }
@@ -231,14 +234,14 @@ static void kill_command(const struct delegate *d, const char *id, const char *p
 
 /*
  * The runtime's exec, killed with a SIGKILLed `sandbox exec`, leaves its command running in
- * the session: a watcher (as the delegate's keeper) waits on a pipe only we write, and its end
+ * the session: a watcher (as the delegate's keeper) waits on a socket only we write, and its end
  * without the "done" byte means we died: it kills the command. *done is that pipe.
  */
 static pid_t spawn_watcher(const struct delegate *d, const char *id, const char *pidfile,
 			   pid_t supervisor, int *done)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
+	int p[2]; /* a socket, not a pipe: the "done" byte to a dead watcher raises no SIGPIPE */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid != 0) {
@@ -265,12 +268,42 @@ static pid_t spawn_watcher(const struct delegate *d, const char *id, const char 
 	_exit(0);
 }
 
+/*
+ * The session's cgroup2 cgroup.procs (--deny-host-loopback on a hybrid host, where its
+ * connect filters are attached), opened in the host's mounts: the runtime's exec joins it
+ * before it runs, as the session's run did, so what exec starts is filtered too (crun's exec
+ * leaves its command in its own cgroup2 cgroup, the hierarchy's root). *fd is -1 without one.
+ */
+static int open_cgroup2(const struct rt_sb_dl_ref *s, const char *id, int *fd,
+			struct hutch_err *err)
+{
+	static const char unified[] = "/sys/fs/cgroup/unified/";
+	*fd = -1;
+	if (!s->cgroup2[0])
+		return 0;
+	if (strncmp(s->cgroup2, unified, strlen(unified)) || strstr(s->cgroup2, "/.."))
+		return hutch_fail(err, EINVAL, "sandbox %s: %s: cgroup2 %s: not a cgroup2 cgroup",
+				  id, DL_RECORD, s->cgroup2);
+	_cleanup_close_ int dir = open(s->cgroup2, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	*fd = dir < 0 ? -1 : openat(dir, "cgroup.procs", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0)
+		return hutch_fail_errno(err, errno, "sandbox %s: open %s/cgroup.procs", id,
+					s->cgroup2);
+	return 0;
+}
+
 static pid_t spawn_exec(const struct delegate *d, const char *id, const char *process,
-			const char *pidfile, const struct stdio_plan *sp, const char *pty)
+			const char *pidfile, const struct stdio_plan *sp, const char *pty,
+			int cgroup2_procs)
 {
 	pid_t pid = fork();
 	if (pid != 0)
 		return pid;
+	if (cgroup2_procs >= 0 && write(cgroup2_procs, "0", 1) != 1) {
+		dprintf(2, "hutch: error: join the sandbox's cgroup2 cgroup: %s\n",
+			strerror(errno));
+		_exit(RT_SB_EXIT_FAIL);
+	}
 	const char *argv[] = {
 		d->path, "--root",    d->state,
 		"--log", d->log,      "--log-format",
@@ -308,6 +341,8 @@ int rt_sb_session_exec(const struct rt_sb_dl_ref *s, const char *id, pid_t super
 				  "command no terminal)");
 	}
 	_cleanup_close_ _unused_ int bin = d.fd;
+	_cleanup_close_ int cgroup2_procs = -1;
+	TRY(open_cgroup2(s, id, &cgroup2_procs, err));
 	TRY(enter_supervisor(s, id, supervisor, err));
 	snprintf(d.state, sizeof(d.state), "%s/state", s->scratch);
 	snprintf(d.log, sizeof(d.log), "%s/exec-%d.log", s->scratch, (int)getpid());
@@ -322,7 +357,9 @@ int rt_sb_session_exec(const struct rt_sb_dl_ref *s, const char *id, pid_t super
 		return hutch_fail_errno(err, errno, "sandbox exec: watcher process");
 	_cleanup_close_ int master = tty ? open_pty(pty, sizeof(pty), err) : -1;
 	int r = tty ? master : rt_sb_dl_plan_stdio(s->scratch, &sp, err);
-	pid_t pid = r < 0 ? -1 : spawn_exec(&d, id, process, pidfile, &sp, tty ? pty : NULL);
+	pid_t pid =
+		r < 0 ? -1
+		      : spawn_exec(&d, id, process, pidfile, &sp, tty ? pty : NULL, cgroup2_procs);
 	if (pid < 0 && r >= 0)
 		r = hutch_fail_errno(err, errno, "sandbox exec: fork %s", d.path);
 	_cleanup_close_ int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
@@ -338,7 +375,7 @@ int rt_sb_session_exec(const struct rt_sb_dl_ref *s, const char *id, pid_t super
 		}
 	}
 	unlink(d.log);
-	(void)!write(done, "d", 1);
+	(void)!send(done, "d", 1, MSG_NOSIGNAL);
 	waitpid(watcher, NULL, 0); /* it removes the pid file */
 	return r;
 }

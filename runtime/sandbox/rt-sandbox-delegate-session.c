@@ -19,15 +19,17 @@
 
 #define START_POLL_MS 10
 
-static int write_dl_record(int dir, const char *runtime, const char *scratch, pid_t pid,
-			   const char *created, struct hutch_err *err)
+static int write_dl_record(int dir, const struct sandbox_delegate_in *in, const char *runtime,
+			   pid_t pid, const char *created, struct hutch_err *err)
 {
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_map_open(g);
 	hutch_json_gen_kv(g, "runtime", runtime);
-	hutch_json_gen_kv(g, "scratch", scratch); /* the bundle and the runtime's state, there */
+	hutch_json_gen_kv(g, "scratch", in->scratch); /* the bundle and the runtime's state */
 	hutch_json_gen_int(g, "pid", pid);
 	hutch_json_gen_kv(g, "created", created);
+	if (in->cgroup2_dir) /* where sandbox exec's runtime goes, as run's did */
+		hutch_json_gen_kv(g, "cgroup2", in->cgroup2_dir);
 	yajl_gen_map_close(g);
 	size_t n;
 	_cleanup_free_ char *text = hutch_json_gen_finish(g, &n);
@@ -56,7 +58,7 @@ int rt_sb_session_begin(struct sandbox_delegate_in *in, const struct delegate *d
 	TRY(rt_sb_write_record(s->o, dir, s->spec, s->image, s->setid, err));
 	clock_gettime(CLOCK_REALTIME, &now);
 	hutch_utc_stamp(&now, true, created);
-	TRY(write_dl_record(dir, d->path, in->scratch, 0, created, err));
+	TRY(write_dl_record(dir, in, d->path, 0, created, err));
 	s->owner_fd = openat(dir, "owner.lock",
 			     O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (s->owner_fd < 0 || flock(s->owner_fd, LOCK_EX) < 0)
@@ -136,8 +138,7 @@ int rt_sb_session_started(struct sandbox_delegate_in *in, const struct delegate 
 	if (dir >= 0 && hutch_read_file_at(dir, DL_RECORD, 1 << 16, &text, NULL, &e) >= 0 &&
 	    hutch_json_parse(text, DL_RECORD, &doc, &e) >= 0 &&
 	    hutch_json_string(doc, "created", "created", false, &created, &e) >= 0)
-		write_dl_record(dir, d->path, in->scratch, pid, created,
-				&e); /* for ls; best effort */
+		write_dl_record(dir, in, d->path, pid, created, &e); /* for ls; best effort */
 	free(created);
 	return rt_sb_notify_started(in->session->notify_fd, err);
 }

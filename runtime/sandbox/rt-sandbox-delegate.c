@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -368,14 +369,15 @@ static void end_stdio(struct stdio_plan *sp)
 /*
  * A keeper process ties the delegated sandbox to hutch's life: runc, crun and runsc keep
  * running if hutch is SIGKILLed, and they have no state hutch's next run could find. It
- * waits on a pipe only hutch writes; end of file without the "done" byte means hutch died,
+ * waits on a socket only hutch writes; end of file without the "done" byte means hutch died,
  * and the keeper kills the tree, deletes the container and removes the cgroups.
  */
 static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct delegate *d,
-			  char unified[][512], size_t n_unified, int *done_fd)
+			  char unified[][512], size_t n_unified, char **plain, size_t n_plain,
+			  int *done_fd)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
+	int p[2]; /* a socket, not a pipe: the "done" byte to a dead keeper raises no SIGPIPE */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid != 0) {
@@ -389,19 +391,24 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			signal(sig, SIG_IGN); /* only the pipe decides */
+	/* Opened now: crun's child unmounts the cgroup2 hierarchy in the mount namespace we
+	 * share (hide_unified), where a later open would miss that cgroup and leave it. */
+	struct hutch_err e = { 0 };
+	struct cg *cg = NULL;
+	if (cg_open(in->parent_cgroup, &cg, &e) < 0)
+		cg = NULL;
 	char c;
 	ssize_t n;
 	while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
 		;
 	if (n == 1)
 		_exit(0);
-	struct hutch_err e = { 0 };
-	struct cg *cg = NULL;
-	if (cg_open(in->parent_cgroup, &cg, &e) >= 0)
+	if (cg)
 		cg_signal_all(cg, SIGKILL, &e);
 	delete_container(in, d);
 	remove_unified(unified, n_unified);
 	rt_sb_plaincg_remove(in->parent_cgroup);
+	rt_sb_plaincg_remove_parents(plain, n_plain);
 	if (cg) {
 		cg_destroy(cg, &e);
 		cg_free(cg);
@@ -439,10 +446,45 @@ static void note_weakened(const struct sandbox_delegate_in *in, const struct del
 		rt_sb_weaken_report(in->plan, "sandbox exec: runsc applies the seccomp profile "
 					      "to the session's first process only, not to what "
 					      "sandbox exec runs");
-	if (in->o->timeout > 0)
+	if (in->o->timeout > 0 && d->kind != KIND_RUNSC) /* gVisor's PID 1 dies of it */
 		rt_sb_weaken_report(in->plan, "--timeout: the command is PID 1, which ignores a "
 					      "SIGTERM it has no handler for: it is killed at "
 					      "--timeout plus --grace");
+}
+
+/*
+ * runsc: the timeout's SIGTERM through `runsc kill ID TERM`, to the container's first process
+ * in gVisor's kernel, whose handler then runs. Sent to `runsc run` it never reached the
+ * command: the sandbox ended of it at once, --grace unused.
+ */
+struct runsc_term {
+	const struct sandbox_delegate_in *in;
+	const struct delegate *d;
+};
+
+static void runsc_term(void *arg)
+{
+	const struct runsc_term *t = arg;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		const char *argv[] = { t->d->path, "--root", t->d->state, "kill",
+				       t->in->id,  "TERM",   NULL };
+		exec_fd(t->d, argv);
+		_exit(1);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+static void free_plain(char **plain, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(plain[i]);
+	free(plain);
 }
 
 static void child_stats(struct sandbox_delegate_in *in)
@@ -468,12 +510,17 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	if (in->session) /* --name: its records, before the runtime runs */
 		TRY(rt_sb_session_begin(in, &d, err));
 	size_t n_unified = missing_unified(in->cgroup, unified);
+	char **plain = NULL; /* runsc makes the parent path in plain directories too */
+	size_t n_plain = rt_sb_plaincg_missing(in->parent_cgroup, &plain);
 	struct stdio_plan sp = { { -1, -1, -1 }, { 0, 0, 0 } };
-	int done = -1;
-	pid_t keeper = spawn_keeper(in, &d, unified, n_unified, &done);
-	if (keeper < 0)
-		return hutch_fail_errno(err, errno, "sandbox: keeper process");
-	int r = plan_stdio(in->scratch, &sp, err);
+	int done = -1, r;
+	pid_t keeper = spawn_keeper(in, &d, unified, n_unified, plain, n_plain, &done);
+	if (keeper < 0) {
+		r = hutch_fail_errno(err, errno, "sandbox: keeper process");
+		free_plain(plain, n_plain);
+		return r;
+	}
+	r = plan_stdio(in->scratch, &sp, err);
 	pid_t pid = r < 0 ? -1 : fork();
 	if (pid == 0) {
 		use_stdio(&sp);
@@ -485,6 +532,11 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	w->pidfd = pidfd;
 	w->pid = pid;
 	w->master = -1;
+	struct runsc_term term = { in, &d };
+	if (d.kind == KIND_RUNSC) {
+		w->term = runsc_term;
+		w->term_arg = &term;
+	}
 	if (r >= 0 && in->session) /* --detach returns once the container runs */
 		r = rt_sb_session_started(in, &d, pidfd, w->timeout_ms, err);
 	if (r >= 0)
@@ -493,8 +545,10 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 	delete_container(in, &d);
 	remove_unified(unified, n_unified);
 	rt_sb_plaincg_remove(in->parent_cgroup); /* runsc leaves its path but for the leaf */
+	rt_sb_plaincg_remove_parents(plain, n_plain);
+	free_plain(plain, n_plain);
 	end_stdio(&sp);
-	(void)!write(done, "d", 1);
+	(void)!send(done, "d", 1, MSG_NOSIGNAL); /* a killed keeper: we clean up all the same */
 	close(done);
 	waitpid(keeper, NULL, 0);
 	if (in->session)

@@ -68,6 +68,7 @@ struct rt_sb_dl_ref {
 	char *created;
 	bool alive;		   /* its supervisor holds the owner lock */
 	uint64_t supervisor_start; /* sandbox.json's: the caller sets it after load */
+	char cgroup2[512]; /* the cgroup2 cgroup the run joined (--deny-host-loopback), or "" */
 };
 int rt_sb_session_load(const char *id, struct rt_sb_dl_ref *s);
 void rt_sb_session_ref_free(struct rt_sb_dl_ref *s);

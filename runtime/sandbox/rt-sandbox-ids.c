@@ -154,6 +154,9 @@ void rt_sb_plan_ranges(const struct rt_sb_opts *o, struct rt_sb_plan *p)
 	/* A mount attached inside runsc's root would be part of its overlay, and the writes
 	 * there lost: the idmapped trees stack on their scratch mounts, bound by the spec. */
 	p->idmap_at_src = p->delegated && overlays_root(o);
+	/* runsc gives the OCI profile to the session's first process only (--oci-seccomp): an
+	 * exec'd command may set a setid bit on a file of its own. */
+	p->exec_unfiltered = p->delegated && overlays_root(o) && o->name;
 }
 
 int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err)

@@ -5,10 +5,13 @@
  * perf_event on some machines), runsc makes its cgroup path under it all the same, and
  * removes only the leaf. hutch removes what carries the sandbox's own name there, after the
  * run, in the keeper, and in the next sweep after a SIGKILL: empty directories only, by rmdir.
+ * The parent path goes after the run and in the keeper, as far as it was missing before; the
+ * sweep cannot tell whose it is, and leaves it.
  */
 #include "rt-sandbox.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdio.h>
@@ -79,6 +82,44 @@ void rt_sb_plaincg_remove(const char *cgroup)
 		if (dfd >= 0)
 			rmdir_tree(dfd, leaf + 1, 0);
 	}
+}
+
+size_t rt_sb_plaincg_missing(const char *cgroup, char ***dirs)
+{
+	char names[MAX_PLAIN][NAME_MAX + 1];
+	const char *leaf = strrchr(cgroup, '/');
+	size_t n = 0, np = leaf ? plain_dirs(names, MAX_PLAIN) : 0;
+	struct stat st;
+	*dirs = NULL;
+	for (size_t i = 0; i < np; i++) {
+		char path[PATH_MAX];
+		int len = snprintf(path, sizeof(path), CGROUP_ROOT "/%s%.*s", names[i],
+				   (int)(leaf - cgroup), cgroup);
+		if (len < 0 || (size_t)len >= sizeof(path))
+			continue;
+		char *p = path + strlen(CGROUP_ROOT) + 1 + strlen(names[i]);
+		for (int depth = 0; p && *p && depth < MAX_DEPTH; depth++, p = strchr(p + 1, '/')) {
+			char *next = strchr(p + 1, '/');
+			char saved = next ? *next : '\0';
+			if (next)
+				*next = '\0';
+			if (stat(path, &st) < 0 && errno == ENOENT) {
+				*dirs = hutch_xrealloc(*dirs, (n + 1) * sizeof(**dirs));
+				(*dirs)[n++] = hutch_xstrdup(path);
+			}
+			if (next)
+				*next = saved;
+		}
+	}
+	return n;
+}
+
+/* Deepest first (each controller's list is shallowest first), and only while empty: what
+ * someone else put there since keeps its parents. */
+void rt_sb_plaincg_remove_parents(char **dirs, size_t n)
+{
+	for (size_t i = n; i > 0; i--)
+		rmdir(dirs[i - 1]);
 }
 
 static void add(struct cg_child **v, size_t *n, const char *name, time_t made)

@@ -51,6 +51,7 @@ struct rt_sb_plan {
 	bool full_range;      /* --as-root: every id inside is subordinate, root's included */
 	bool host_root;	      /* --host-root: no user namespace */
 	bool delegated;	      /* --runtime other than native */
+	bool exec_unfiltered; /* a runsc session: sandbox exec's commands have no seccomp */
 	bool ws_idmapped;     /* the workspace is an idmapped mount hutch attaches */
 	bool ws_chowned;      /* --workspace-owner gave the directory to write_uid:write_gid */
 	bool ws_gid_replaced; /* the workspace's group is root's: write_gid is subordinate */

@@ -91,7 +91,7 @@ static void gen_user(yajl_gen g, const struct rt_sb_opts *o, const struct rt_sb_
 	hutch_json_gen_int(g, "gid", p->userns ? p->write_gid : 0);
 	hutch_json_gen_bool(g, "idmapped", p->ws_idmapped);
 	hutch_json_gen_bool(g, "workspace_chowned", p->ws_chowned);
-	hutch_json_gen_bool(g, "setid_bits_blocked", !rt_sb_root_inside(o));
+	hutch_json_gen_bool(g, "setid_bits_blocked", !rt_sb_root_inside(o) && !p->exec_unfiltered);
 	yajl_gen_map_close(g);
 	hutch_json_gen_str(g, "binds");
 	yajl_gen_array_open(g);

@@ -465,6 +465,8 @@ static int run_delegated(struct sandbox *sb, struct hutch_err *err)
 					  .network_bridge = sb->o->network == RT_SB_NET_BRIDGE,
 					  .netns_fd = ns,
 					  .cgroup2_procs = cgroup2_procs,
+					  .cgroup2_dir = cgroup2_procs >= 0 ? cg_unified_dir(sb->cg)
+									    : NULL,
 					  .rlimits = rlimits,
 					  .n_rlimits = n_rlimits,
 					  .o = sb->o,

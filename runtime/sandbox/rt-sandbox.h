@@ -178,6 +178,7 @@ struct sandbox_delegate_in {
 	 * and runsc leave the container in their own cgroup2 cgroup there, where the filter
 	 * on ours would not reach it. */
 	int cgroup2_procs;
+	const char *cgroup2_dir; /* that cgroup's directory (a session's execs join it too) */
 	/* The spec's process.rlimits: runc and crun make the user namespace, which takes its
 	 * limits on what it queues of root's from theirs (ns_userns_limits_lower). */
 	const struct ns_rlimit *rlimits;
@@ -193,6 +194,10 @@ int rt_sb_delegate(struct sandbox_delegate_in *in, struct rt_waiter *w, struct h
 /* rt-sandbox-plaincg.c: what a runtime made for cgroup (.../hutch-sb-PID) in the unmounted
  * controllers' plain directories on /sys/fs/cgroup, removed; the hutch-sb-* there, listed. */
 void rt_sb_plaincg_remove(const char *cgroup);
+/* The directories of cgroup's parent path missing before the run in those plain directories
+ * (a runtime makes them too), shallowest first, for rt_sb_plaincg_remove_parents after it. */
+size_t rt_sb_plaincg_missing(const char *cgroup, char ***dirs);
+void rt_sb_plaincg_remove_parents(char **dirs, size_t n);
 void rt_sb_plaincg_list(const char *base, struct cg_child **v, size_t *n);
 
 /* rt-sandbox-init.c: PID 1 of a native sandbox, which starts the command through the exec

@@ -195,10 +195,57 @@ sigkill_hutch() {
 	echo "runtime processes: $(runtime_processes "$hp" | tr '\n' ' ')" >&2
 	[ -z "$(cgroup_processes "$hp")" ]
 	[ -z "$(runtime_processes "$hp")" ]
+	# the keeper removes the cgroups, the cgroup2 one too (crun's was busy while the tree
+	# it had just killed was exiting), without waiting for the next sweep
+	until=$(($(now_ms) + 5000))
+	while [ -n "$(sb_cgroups "$hp")" ] && [ "$(now_ms)" -lt $until ]; do
+		sleep 0.1
+	done
+	echo "cgroups left by the keeper: $(sb_cgroups "$hp" | tr '\n' ' ')" >&2
+	[ -z "$(sb_cgroups "$hp")" ]
 	sb_run -- true
 	check_status 0
 	[ -z "$(sb_cgroups "$hp")" ]
 	[ ! -e "$SB_STATE/sb-$hp" ]
+}
+
+# SIGKILL of the keeper during a run: hutch carries on (its "done" byte to the dead keeper
+# raised SIGPIPE, status 141) and cleans up itself: status, report, cgroups, state.
+keeper_killed() {
+	local rt=$1 hp k bg tries=500
+	requires_runtime "$rt"
+	(
+		st=0
+		SB_PIDFILE=$TEST_DIR/victim.pid sb --runtime "$rt" --report "$TEST_DIR/r.json" \
+			-- sh -c 'echo started; sleep 2; exit 7' <"$TEST_DIR/null" \
+			>"$TEST_DIR/victim.out" 2>&1 3>&- || st=$?
+		echo "$st" >"$TEST_DIR/victim.status"
+	) 3>&- &
+	bg=$!
+	track_pid "$bg"
+	until grep -q started "$TEST_DIR/victim.out" 2>/dev/null; do
+		[ $tries -gt 0 ] || false
+		sleep 0.02
+		tries=$((tries - 1))
+	done
+	hp=$(cat "$TEST_DIR/victim.pid")
+	k=$(ps -o pid=,sid= --ppid "$hp" | awk '$1 == $2 { print $1 }') # setsid: its own session
+	[ -n "$k" ]
+	kill -9 $k
+	wait "$bg"
+	cat "$TEST_DIR/victim.out" >&2
+	[ "$(cat "$TEST_DIR/victim.status")" = 7 ]
+	jq -e '.exit_code == 7' "$TEST_DIR/r.json"
+	[ -z "$(sb_cgroups "$hp")" ]
+	[ ! -e "$SB_STATE/sb-$hp" ]
+}
+
+@test "sandbox delegate runc: SIGKILL of the keeper: hutch cleans up and reports" {
+	keeper_killed runc
+}
+
+@test "sandbox delegate runsc: SIGKILL of the keeper: hutch cleans up and reports" {
+	keeper_killed runsc
 }
 
 # The caller's stdio files (and a null device) keep their owners: the sandbox writes to them
@@ -269,6 +316,30 @@ stdio_owners() {
 	start_failure runsc
 }
 
+# The timeout's SIGTERM reaches the command, whose handler runs within --grace (runsc: it went
+# to `runsc run`, which ended the sandbox about 1.5 s later, handler never run).
+timeout_term_handler() {
+	local rt=$1 t0 dt
+	requires_runtime "$rt"
+	t0=$(now_ms)
+	sb_run --runtime "$rt" --timeout 1 --grace 10 --report "$TEST_DIR/r.json" -- sh -c \
+		'trap "echo got-term; exit 3" TERM; while :; do sleep 0.1; done'
+	dt=$(($(now_ms) - t0))
+	echo "took ${dt}ms" >&2
+	check_status 124
+	grep -qx got-term "$TEST_DIR/out"
+	[ "$dt" -lt 6000 ] # the handler ended it, not the grace
+	jq -e '.timed_out == true and .exit_code == 124' "$TEST_DIR/r.json"
+}
+
+@test "sandbox delegate runc: --timeout's SIGTERM runs the command's handler" {
+	timeout_term_handler runc
+}
+
+@test "sandbox delegate runsc: --timeout's SIGTERM runs the command's handler" {
+	timeout_term_handler runsc
+}
+
 @test "sandbox delegate runc: --timeout kills the whole tree" {
 	timeout_kills_tree runc
 }
@@ -331,6 +402,13 @@ weakened() {
 	jq -e '.oom_killed == true' "$TEST_DIR/r.json"
 	weakened | grep -q -- '^--memory: under runsc running out ends the whole sandbox'
 	weakened | grep -q -- '^--pids: under runsc it bounds runsc.s host threads'
+	# gVisor's PID 1 dies of the timeout's SIGTERM (runsc kill): not weakened there
+	t0=$(now_ms)
+	sb_run --runtime runsc --timeout 1 --grace 3 --report "$TEST_DIR/r.json" -- sleep 30
+	dt=$(($(now_ms) - t0))
+	check_status 124
+	[ "$dt" -lt 3000 ]
+	! weakened | grep -q -- '^--timeout'
 	sb_run --runtime runsc --timeout 0 --memory 0 --pids 0 --report "$TEST_DIR/r.json" -- true
 	check_status 0
 	[ -z "$(weakened)" ]
@@ -408,7 +486,8 @@ roundtrip() {
 # a plain directory for each of hugetlb, net_cls, net_prio and perf_event that is not mounted,
 # as some hosts have them. runsc makes its cgroup path there too and removes only the leaf.
 # Nothing with the sandbox's name may be left there: after a run, after SIGKILL of hutch (its
-# keeper cleans), after SIGKILL of hutch and its keeper (the next sandbox's sweep cleans).
+# keeper cleans), after SIGKILL of hutch and its keeper (the next sandbox's sweep cleans the
+# leaf). The parent path runsc made there goes too, but after SIGKILL of both.
 PLAIN_CG='set -e
 T=$(mktemp -d "$TEST_DIR/cg.XXXXXX")
 mount -t tmpfs -o mode=755 tmpfs "$T"
@@ -433,8 +512,18 @@ started() {
 	echo "made by $1: $(left "$1" | tr "\n" " ")"
 	[ -n "$(left "$1")" ] # runsc did make its path there: the check below means something
 }
+# the path above the leaf, which runsc makes there too, goes with the run (the dirs were
+# empty before): the sweep after both were killed knows nothing of it, and leaves it
+no_parents() {
+	local d
+	d=$(find /sys/fs/cgroup/hugetlb /sys/fs/cgroup/net_cls /sys/fs/cgroup/net_prio \
+		/sys/fs/cgroup/perf_event -mindepth 1 -type d 2>/dev/null)
+	echo "parents left: $d"
+	[ -z "$d" ]
+}
 hutch --runtime runsc -- true </dev/null
 until_gone "$(tail -n1 "$SB_PIDS")"
+no_parents
 for victims in hutch hutch+keeper; do
 	: >"$TEST_DIR/bg.out"
 	sh -c "$run_hutch" sh --runtime runsc -- sh -c "echo started; exec sleep 1000" \
@@ -446,6 +535,7 @@ for victims in hutch hutch+keeper; do
 	wait "$bg" || true
 	[ $victims = hutch ] || hutch -- true </dev/null
 	until_gone "$bg"
+	[ $victims != hutch ] || no_parents
 done'
 
 @test "sandbox delegate runsc: nothing left in an unmounted controller's plain directory" {
