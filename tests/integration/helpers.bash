@@ -561,3 +561,25 @@ reports_valid() {
 	done
 	return $rc
 }
+
+# take_pid PID [CMD...]: a process of ours (CMD, by default `sleep 60`; it must exec in place,
+# keeping its pid) gets PID once it is free, through ns_last_pid (host root only): TAKEN.
+take_pid() {
+	local want=$1 q tries=200
+	shift
+	[ $# -gt 0 ] || set -- sleep 60
+	while [ $tries -gt 0 ]; do
+		echo $((want - 1)) >/proc/sys/kernel/ns_last_pid
+		"$@" >/dev/null 2>&1 &
+		q=$!
+		if [ "$q" = "$want" ]; then
+			TAKEN=$q
+			return 0
+		fi
+		kill "$q"
+		wait "$q" 2>/dev/null || true
+		sleep 0.01
+		tries=$((tries - 1))
+	done
+	return 1
+}

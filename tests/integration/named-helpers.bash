@@ -37,14 +37,19 @@ init_pid() {
 	hs ls --format json | jq -r --arg n "$1" '.[] | select(.name == $n) | .pid'
 }
 
-# Waits (up to 10 s) until process PID is gone (a zombie counts as gone).
+# PID has exited (a zombie counts; /proc/PID may vanish between the two looks).
+gone() {
+	pid_gone "$1" || [ ! -e "/proc/$1" ]
+}
+
+# Waits (up to 10 s) until process PID is gone.
 wait_gone() {
 	local tries=200
-	while ! pid_gone "$1" && [ $tries -gt 0 ]; do
+	while ! gone "$1" && [ $tries -gt 0 ]; do
 		sleep 0.05
 		tries=$((tries - 1))
 	done
-	pid_gone "$1"
+	gone "$1"
 }
 
 # What a process of the session sees of itself, printed from inside (the same text for the

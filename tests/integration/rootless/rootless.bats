@@ -366,25 +366,6 @@ wait_until_stopped() {
 	done
 }
 
-# take_pid PID: a `sleep 60` of ours gets PID (once free), through ns_last_pid: TAKEN.
-take_pid() {
-	local q tries=200
-	while [ $tries -gt 0 ]; do
-		echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid
-		sleep 60 >/dev/null 2>&1 &
-		q=$!
-		if [ "$q" = "$1" ]; then
-			TAKEN=$q
-			return 0
-		fi
-		kill "$q"
-		wait "$q" 2>/dev/null || true
-		sleep 0.01
-		tries=$((tries - 1))
-	done
-	return 1
-}
-
 @test "rootless: stop of a named sandbox whose supervisor was killed and its pid taken cleans up at once" {
 	# The record's supervisor is its pid and start time: a process that took the pid since is
 	# not it, so stop does not wait for it to end, and removes what the supervisor left.

@@ -12,6 +12,7 @@
 load ../helpers
 load ../sandbox-helpers
 load ../net-helpers
+load ../named-helpers
 bats_require_minimum_version 1.5.0
 
 
@@ -26,23 +27,12 @@ setup() {
 	mknod -m 666 "$TEST_DIR/null" c 1 3
 }
 
-fail() {
-	echo "$*" >&2
-	return 1
-}
-
 requires_runtime() {
 	command -v "$1" >/dev/null || skip "$1 not installed"
 }
 
-# The pid of the hutch that keeps sandbox NAME (its id is sb-PID).
-sup_pid() {
-	local id
-	id=$(cat "$SB_NAMES/$1" 2>/dev/null) && [ -n "$id" ] || return 1
-	echo "${id#sb-}"
-}
-
-# sb_named NAME ARGS...: a detached named sandbox; its supervisor's pid into $SB_PIDS.
+# sb_named NAME ARGS...: named-helpers' own, its stdio through files (runsc can lose output
+# through a pipe here), NAME checked on its stdout.
 sb_named() {
 	local name=$1
 	shift
@@ -66,20 +56,6 @@ ex() {
 # Processes whose command line names container sb-PID (the runtime, runsc's gofer and sandbox).
 runtime_processes() {
 	pgrep -f -- "(^|[ =/])sb-$1( |$)" || true
-}
-
-# PID has exited (a zombie counts; /proc/PID may vanish between the two looks).
-gone() {
-	pid_gone "$1" || [ ! -e "/proc/$1" ]
-}
-
-wait_gone() {
-	local tries=200
-	while ! gone "$1" && [ $tries -gt 0 ]; do
-		sleep 0.05
-		tries=$((tries - 1))
-	done
-	gone "$1"
 }
 
 # Nothing of session NAME, whose supervisor was PID, is left: name record, state dir,
@@ -377,26 +353,6 @@ session_timeout() {
 		--detach --runtime runc --network bridge -- true
 }
 
-# take_pid PID: a process of ours in a mount namespace of its own (as anyone's could be) gets
-# PID, once free, through ns_last_pid: TAKEN.
-take_pid() {
-	local q tries=200
-	while [ $tries -gt 0 ]; do
-		echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid
-		unshare -m --propagation private sleep 60 >/dev/null 2>&1 &
-		q=$!
-		if [ "$q" = "$1" ]; then
-			TAKEN=$q
-			return 0
-		fi
-		kill "$q"
-		wait "$q" 2>/dev/null || true
-		sleep 0.01
-		tries=$((tries - 1))
-	done
-	return 1
-}
-
 # A killed supervisor's pid taken by another process while its owner lock is held (as a sweep
 # holds it for a moment): exec, stop and rm never enter that process's mount namespace (whose
 # ld.so the runtime's exec would load as host root); they see the start time differ.
@@ -409,7 +365,11 @@ take_pid() {
 	wait_gone "$sup"
 	exec {fd}<"$SB_STATE/sb-$sup/owner.lock" # held by this shell: flock's fd is ours
 	flock -x -w 10 "$fd"
-	take_pid "$sup" || { exec {fd}<&-; skip "pid $sup was not ours to take (a busy host)"; }
+	# the taker has a mount namespace of its own, as anyone's could
+	take_pid "$sup" unshare -m --propagation private sleep 60 || {
+		exec {fd}<&-
+		skip "pid $sup was not ours to take (a busy host)"
+	}
 	ex exec "$N" -- true
 	kill "$TAKEN"
 	wait "$TAKEN" 2>/dev/null || true
