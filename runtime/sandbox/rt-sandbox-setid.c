@@ -57,6 +57,8 @@ static void take_resolved(struct rt_sb_setid_path *sp, const struct rt_sb_src *s
 	sp->dev = st.st_dev;
 	sp->ino = st.st_ino;
 	sp->resolved = true;
+	sp->fd = fcntl(src->fd, F_DUPFD_CLOEXEC, 3);
+	sp->held = sp->fd >= 0;
 }
 
 void rt_sb_setid_resolved(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
@@ -77,19 +79,35 @@ void rt_sb_setid_free(struct rt_sb_setid *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->paths[i].flag);
 		free(s->paths[i].path);
+		if (s->paths[i].held)
+			close(s->paths[i].fd);
 	}
 	free(s->paths);
 	*s = (struct rt_sb_setid){ 0 };
 }
 
 /*
- * One path as it was resolved at the start, opened again following no symlink at all (it has
- * none: it is where the caller's path led), and walked only if it is still the directory or
- * file the sandbox was given: one swapped in since (a rename by the sandbox, or on the host)
- * is not ours to walk. A path never resolved (the run failed before) is taken as given.
+ * The run's own hutch walks what it resolved at the start, through the fd it has held since:
+ * the directory the sandbox wrote to, wherever it was renamed meanwhile. An exec's walk (another
+ * process) opens the path as it was resolved again, following no symlink at all (it has none:
+ * it is where the caller's path led), and walks it only if it is still the directory or file
+ * the sandbox was given: one swapped in since is not ours to walk. A path never resolved (the
+ * run failed before) is taken as given.
  */
 static int open_path(const struct rt_sb_setid_path *p, struct stat *st, struct hutch_err *err)
 {
+	if (p->held) {
+		char link[HUTCH_FD_PATH_MAX];
+		/* Only a directory or a regular file is opened: a bound FIFO or device is not
+		 * walked, and an open of a device may do something. */
+		int fd = fstat(p->fd, st) < 0 ? -1
+			 : S_ISDIR(st->st_mode)
+				 ? openat(p->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+			 : S_ISREG(st->st_mode) ? open(hutch_fd_path(p->fd, link),
+						       O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+						: fcntl(p->fd, F_DUPFD_CLOEXEC, 3);
+		return fd >= 0 ? fd : hutch_fail_errno(err, errno, "%s %s", p->flag, p->path);
+	}
 	if (!p->resolved && !strcmp(p->flag, "--workspace"))
 		return hutch_chase_type(p->flag, p->path, HUTCH_CHASE_NOFOLLOW, S_IFDIR, st, err);
 	if (!p->resolved) {

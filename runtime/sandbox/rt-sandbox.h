@@ -54,6 +54,8 @@ struct rt_sb_setid_path {
 	dev_t dev;	   /* what it resolved to, which the walk must find there again */
 	ino_t ino;
 	bool resolved; /* dev and ino are known */
+	bool held;     /* fd: the resolved directory or file, in the run's own hutch only */
+	int fd;
 };
 struct rt_sb_setid {
 	struct timespec since; /* taken before the sandbox is made */

@@ -385,7 +385,7 @@ devices_removed() {
 	jq -e '.device_nodes_removed == 1' "$R"
 }
 
-@test "setid-walk: a workspace directory swapped on the host after the start is not walked by an exec, and it says so" {
+@test "setid-walk: a workspace swapped on the host after the start: an exec does not walk the new one and says so; the end walks the one given" {
 	run sb --name "$N" --detach --as-root --workspace "$WS" --report "$R" -- sleep 1000
 	check_status 0
 	sup_pid=$(cat "$SB_NAMES/$N")
@@ -399,11 +399,13 @@ devices_removed() {
 	check_status 0
 	[[ $output == *"hutch: warning: --workspace $(readlink -f "$WS"): not the directory or file the sandbox was given (replaced since it started); setuid and setgid bits the sandbox left there were not looked for"* ]]
 	[ "$(mode_of "$WS/host")" = 4755 ]
-	# Put back, the directory given is walked when the sandbox ends.
-	rm -rf "$WS"
-	mv "$WS.given" "$WS"
+	# The sandbox's own hutch walks, when it ends, the directory it was given (through the fd
+	# it has held since the start), wherever it was moved, and never the one swapped in.
 	run "$HUTCH" sandbox stop "$N"
 	check_status 0
-	[ "$(mode_of "$WS/y")" = 755 ]
+	[ "$(mode_of "$WS.given/y")" = 755 ]
+	[ "$(mode_of "$WS/host")" = 4755 ]
 	jq -e '.setid_bits_cleared == 1' "$R"
+	rm -rf "$WS"
+	mv "$WS.given" "$WS"
 }
