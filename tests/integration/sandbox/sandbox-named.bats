@@ -255,8 +255,10 @@ teardown() {
 	run env HUTCH_TEST_KILL_AT=sandbox:detached "$HUTCH" sandbox --image "$IMAGE" \
 		--name "$N" --detach -- sleep "$m"
 	check_status 137
+	# Its supervisor (a hutch of the same command line) may not have taken the name yet:
+	# wait for it to end, then nothing of it may be left.
 	local tries=200
-	while [ -e "$SB_NAMES/$N" ] && [ $tries -gt 0 ]; do
+	while pgrep -f -- "--name $N --detach" >/dev/null && [ $tries -gt 0 ]; do
 		sleep 0.05
 		tries=$((tries - 1))
 	done
