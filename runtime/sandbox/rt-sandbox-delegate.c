@@ -274,6 +274,12 @@ static void remove_unified(char dirs[][512], size_t n)
 		rmdir(dirs[i - 1]);
 }
 
+/* Whether the first of them, the top of what this run made, is still there. */
+static bool unified_left(char dirs[][512], size_t n)
+{
+	return n > 0 && access(dirs[0], F_OK) == 0;
+}
+
 /*
  * Runtimes chown the container's stdio to its user (runc's fixStdioPermissions; crun and
  * runsc alike), so they must never be handed a file of the caller's: the host's /dev/null
@@ -412,6 +418,12 @@ static pid_t spawn_keeper(const struct sandbox_delegate_in *in, const struct del
 	if (cg) {
 		cg_destroy(cg, &e);
 		cg_free(cg);
+	}
+	/* The cgroup2 directories were busy while the killed tree was still exiting, which
+	 * cg_destroy waited for: once more, for up to a second. */
+	for (int tries = 0; tries < 50 && unified_left(unified, n_unified); tries++) {
+		remove_unified(unified, n_unified);
+		usleep(20000);
 	}
 	_exit(0);
 }
