@@ -353,7 +353,9 @@ wait_lines() {
 # the host tracks connections once hutch's table is there). Each victim prints "got TEXT" for
 # what its socket received and "refused" for an ICMP error.
 flows() {
-	in_out "$NETFORGE" sink 192.0.2.10 7000 25 >"$TEST_DIR/sink" &
+	# (not through in_out: a function in the background is a subshell, whose kill -9 would
+	# leave the sink running)
+	ip netns exec "$OUTNS" "$NETFORGE" sink 192.0.2.10 7000 25 >"$TEST_DIR/sink" &
 	SRV_PIDS+=($!)
 	for _ in $(seq 50); do
 		in_out ss -Hlun "src 192.0.2.10:7000" | grep -q . && break
@@ -495,7 +497,7 @@ upstream_ct() {
 	# where an attacker's server would just read it.)
 	ip netns exec "$HOSTNS" sysctl -qw net.ipv4.conf.all.accept_source_route=1
 	in_out sysctl -qw net.ipv4.conf.all.accept_source_route=1
-	in_out "$NETFORGE" sink 192.0.2.10 53 10 >"$TEST_DIR/sink" &
+	ip netns exec "$OUTNS" "$NETFORGE" sink 192.0.2.10 53 10 >"$TEST_DIR/sink" &
 	SRV_PIDS+=($!)
 	for _ in $(seq 50); do
 		in_out ss -Hlun "src 192.0.2.10:53" | grep -q . && break
