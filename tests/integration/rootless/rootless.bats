@@ -74,7 +74,8 @@ as() {
 	local who=$1
 	shift
 	if [ "$who" = self ]; then
-		HOME=$TEST_DIR/home-self XDG_RUNTIME_DIR=$TEST_DIR/xdg-self \
+		# (not the test's HUTCH_ROOT: these are the caller's own default places)
+		env -u HUTCH_ROOT HOME="$TEST_DIR/home-self" XDG_RUNTIME_DIR="$TEST_DIR/xdg-self" \
 			timeout -k 5 "$HUTCH_CMD_TIMEOUT" "$@"
 		return
 	fi
