@@ -17,6 +17,7 @@ pkgs=(
 	python3-jsonschema # tests/integration/sandbox: every report against its schema
 	dnsmasq-base # tests/integration/sandbox/egress.bats: "the internet's" DNS server
 	conntrack    # tests/security/network.bats: a sandbox's entries gone from the host's table
+	strace # tests/integration/oci/cgroups.bats: which cgroup files the create writes
 	uidmap # rootless: newuidmap/newgidmap map a test user's /etc/subuid range
 	python3-grpcio python3-grpc-tools python3-websocket # tests/clients/cri.bats: cri/cri.py, the CRI client
 )

@@ -262,6 +262,29 @@ static int mkdir_walk(int rootfd, const char *path, mode_t mode, int depth, stru
 	return steal_fd(cur);
 }
 
+/* The usual missing mount point: its parent is there (/dev/pts, /sys/fs/cgroup/memory). One
+ * open of the parent, resolved in the root as the walk's would be, a mkdir and an open, rather
+ * than a mkdir, an open and a close per component. Anything else (a missing or dangling parent,
+ * a dangling link as the last component, an error to report) is left to the walk: < 0. */
+static int mkdir_last(int rootfd, const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	struct hutch_err ignored = { 0 };
+	clean_in_root(path, buf, sizeof(buf));
+	char *slash = strrchr(buf, '/');
+	if (!slash || !slash[1])
+		return -EINVAL; /* "/" itself */
+	*slash = '\0';
+	_cleanup_close_ int dir =
+		hutch_open_in_root(rootfd, *buf ? buf : "/", O_PATH | O_DIRECTORY, 0, &ignored);
+	if (dir < 0)
+		return dir;
+	if (hutch_sys->mkdirat(dir, slash + 1, mode) < 0 && errno != EEXIST)
+		return -errno;
+	*slash = '/';
+	return hutch_open_in_root(rootfd, buf, O_PATH | O_DIRECTORY, 0, &ignored);
+}
+
 int hutch_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct hutch_err *err)
 {
 	if (strlen(path) >= PATH_MAX)
@@ -270,7 +293,14 @@ int hutch_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct hutch_
 	for (const char *p = path; (p = strstr(p, "..")); p += 2)
 		if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
 			return hutch_fail(err, EINVAL, "path %s: '..' is not allowed", path);
-	return mkdir_walk(rootfd, path, mode, 0, err);
+	/* Usually it is there already (an image's /proc, /dev and /sys, a mount point an earlier
+	 * step made): one open, resolved in the root as the walk's last would be, rather than a
+	 * mkdir and an open of each component. */
+	struct hutch_err ignored = { 0 };
+	int fd = hutch_open_in_root(rootfd, path, O_PATH | O_DIRECTORY, 0, &ignored);
+	if (fd == -ENOENT)
+		fd = mkdir_last(rootfd, path, mode);
+	return fd >= 0 ? fd : mkdir_walk(rootfd, path, mode, 0, err);
 }
 
 const char *hutch_fd_path(int fd, char buf[HUTCH_FD_PATH_MAX])
@@ -302,6 +332,9 @@ int hutch_close_fds_from(int from, const int *keep, size_t n_keep)
 		if (i < n)
 			lo = (unsigned int)sorted[i] + 1;
 	}
+	/* --debug's fd closed with the rest: its number may be reused for a file of the child's */
+	if (hutch_phase_fd() >= from && fcntl(hutch_phase_fd(), F_GETFD) < 0)
+		hutch_phase_quiet();
 	return 0;
 }
 

@@ -135,5 +135,6 @@ int hutch_parse_i64(const char *s, int64_t *out);
 void hutch_utc_stamp(const struct timespec *ts, bool nanos, char out[HUTCH_UTC_MAX]);
 
 #include "hutch-proc.h"
+#include "hutch-phase.h"
 
 #endif

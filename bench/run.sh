@@ -3,15 +3,15 @@
 # The benchmark suite: hutch against crun, runc, bubblewrap and the kernel's floor, every
 # comparison interleaved in one run in a shuffled order. Prints a table per section and,
 # last, the ratios against the targets of issue 7. Never fails on a slow result.
-# Usage: bench/run.sh [SECTION...]   sections: latency sandbox memory throughput images
-#        profile targets (default: all). Needs root; run bench/install-deps.sh once.
-# Env: HUTCH (default build/runtime/hutch), N_LAT (100), N_SB (50), N_TPUT (500),
+# Usage: bench/run.sh [SECTION...]   sections: latency sandbox pool breakdown memory
+#        throughput images profile targets (default: all). Needs root; run bench/install-deps.sh once.
+# Env: HUTCH (default build/runtime/hutch), N_LAT (100), N_SB (50), N_BD (30), N_TPUT (500),
 #      BENCH_RUNSC (0: the sandbox section leaves runsc out), IMG_SRC (/usr/include: the
 #      image payload), N_IMG (5).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-N_LAT=${N_LAT:-100} N_SB=${N_SB:-50} N_TPUT=${N_TPUT:-500}
+N_LAT=${N_LAT:-100} N_SB=${N_SB:-50} N_BD=${N_BD:-30} N_TPUT=${N_TPUT:-500}
 
 section()
 {
@@ -61,13 +61,24 @@ sandbox()
 	else
 		echo "skipped: bench/sandbox.sh not written yet"
 	fi
-	# Not wired in yet: engines need an image imported into their own store (outside our work
-	# directory), and on this hybrid host podman's default runtime (crun) needs the v1 wrapper
-	# and --cgroup-manager=cgroupfs. Say what is there, so the gap is visible.
-	local d="no daemon" p="not installed"
-	docker version --format '{{.Server.Version}}' >/dev/null 2>&1 && d="daemon up"
-	command -v podman >/dev/null && p="installed"
-	echo "docker run --rm ($d), podman run --rm ($p): skipped, not wired into the suite yet"
+	# Issue 35's sandbox targets, end to end: hardened sandbox against `hutch run` of runc's
+	# default config, --network bridge and a store image against it (in a network namespace
+	# of its own).
+	section "2b. hutch sandbox end to end: the issue-35 targets, N=$N_SB"
+	HUTCH=$hutch "$bench_dir/sandbox-cold.sh" "$N_SB" || true
+	# Docker (a private dockerd: bench/docker.sh) against hutch sandbox on the same tree.
+	section "2c. docker run --rm against hutch sandbox, N=$N_SB"
+	"$bench_dir/docker.sh" "$N_SB" || true
+	command -v podman >/dev/null &&
+		echo "podman run --rm: skipped, not wired into the suite yet (it needs the v1 wrapper and --cgroup-manager=cgroupfs here)"
+	return 0
+}
+
+# 2d. Where run's and sandbox's time goes, phase by phase (--debug), next to the floor.
+breakdown()
+{
+	section "2d. breakdown: hutch --debug run and sandbox, phase by phase, N=$N_BD"
+	HUTCH=$hutch "$bench_dir/breakdown.sh" "$N_BD" || true
 }
 
 # 3a. Peak RSS of each runtime: the tree's (wait4) and the top process alone (ptrace).
@@ -260,6 +271,14 @@ targets()
 	return 0
 }
 
+# 2b. The warm pool (bench/pool.sh): launch to the command's first instruction, --pool vs cold
+# vs docker run --rm (when dockerd runs), interleaved.
+pool()
+{
+	section "2b. warm pool: hutch sandbox --pool vs cold vs docker run --rm, N=$N_SB"
+	HUTCH=$hutch "$bench_dir/pool.sh" "$N_SB"
+}
+
 bench_setup
 bench_bundle std
 bench_bundle nonet 'del(.linux.namespaces[] | select(.type == "network"))'
@@ -270,10 +289,10 @@ bench_bundle tp1
 echo "hutch suite, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "hutch: $hutch ($($hutch --version | head -1)); $(crun --version | head -1); $(runc --version | head -1)"
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(latency sandbox memory throughput images profile targets)
+[ ${#sections[@]} -gt 0 ] || sections=(latency sandbox pool breakdown memory throughput images profile targets)
 for s in "${sections[@]}"; do
 	case $s in
-	latency | sandbox | memory | throughput | images | profile | targets) $s ;;
+	latency | sandbox | pool | breakdown | memory | throughput | images | profile | targets) $s ;;
 	*)
 		echo "bench: unknown section $s" >&2
 		exit 2

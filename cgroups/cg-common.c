@@ -55,18 +55,71 @@ static bool has_controller(const struct cg_hier *h, const char *controller)
 	return false;
 }
 
-int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hutch_err *err)
+/* v1's tasks file moves the writing thread alone (see cg.h); v2 has no such move between
+ * domains, and keeps cgroup.procs. */
+static int open_join(const struct cg *cg, const struct cg_hier *h, struct hutch_err *err)
 {
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%d", (int)pid);
-	for (size_t i = 0; i < cg->n; i++) {
-		if (cg->h[i].fd < 0 || (!cg->v2 && has_controller(&cg->h[i], controller)))
+	const char *file = cg->v2 || !*h->name ? "cgroup.procs" : "tasks";
+	int fd = openat(h->fd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "open %s/%s", h->dir, file);
+	return fd;
+}
+
+int cg_open_self(struct cg *cg, const char *controller, struct hutch_err *err)
+{
+	for (size_t i = 0; i < cg->n; i++)
+		if (cg->h[i].fd >= 0 && (cg->v2 || has_controller(&cg->h[i], controller)))
+			return open_join(cg, &cg->h[i], err);
+	return -ENOENT;
+}
+
+int cg_join_open(struct cg *cg, const char *except, struct cg_join *j, struct hutch_err *err)
+{
+	j->n = 0;
+	for (size_t i = 0; !cg->v2 && i < cg->n; i++) {
+		const struct cg_hier *h = &cg->h[i];
+		if (h->fd < 0 || !*h->name || (except && has_controller(h, except)))
 			continue;
-		int r = hutch_write_str_at(cg->h[i].fd, "cgroup.procs", buf, err);
-		if (r < 0)
-			return hutch_err_prefix(err, "join cgroup %s: ", cg->h[i].dir);
+		if (j->n == CG_JOIN_MAX) {
+			cg_join_close(j);
+			return hutch_fail(err, E2BIG, "more than %d cgroup hierarchies",
+					  CG_JOIN_MAX);
+		}
+		int fd = open_join(cg, h, err);
+		if (fd < 0) {
+			cg_join_close(j);
+			return fd;
+		}
+		j->fd[j->n] = fd;
+		j->dir[j->n++] = h->dir;
 	}
 	return 0;
+}
+
+int cg_join_self(struct cg_join *j, struct hutch_err *err)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < j->n; i++)
+		if (write(j->fd[i], "0", 1) < 0)
+			r = hutch_fail_errno(err, errno, "join cgroup %s", j->dir[i]);
+	cg_join_close(j);
+	return r;
+}
+
+void cg_join_close(struct cg_join *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		close(j->fd[i]);
+	j->n = 0;
+}
+
+int cg_clone_fd(const struct cg *cg)
+{
+	for (size_t i = 0; cg && i < cg->n; i++)
+		if (cg->v2 || !*cg->h[i].name)
+			return cg->h[i].fd;
+	return -1;
 }
 
 int cg_open_procs(struct cg *cg, const char *controller, struct hutch_err *err)

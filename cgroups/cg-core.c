@@ -124,23 +124,34 @@ static int load(const char *path, struct cg **out, struct hutch_err *err)
 	return 0;
 }
 
-/* mkdir -p of h->dir below its mount, remembering what we made so destroy removes only that. */
+static void add_created(struct cg_hier *h, const char *dir)
+{
+	h->created = hutch_xrealloc(h->created, (h->n_created + 2) * sizeof(char *));
+	h->created[h->n_created++] = hutch_xstrdup(dir);
+	h->created[h->n_created] = NULL;
+}
+
+/* mkdir -p of h->dir below its mount, remembering what we made so destroy removes only that.
+ * The leaf first: its parents usually exist, and each level's mkdir is a walk of the path. */
 static int mkdir_p(struct cg_hier *h, struct hutch_err *err)
 {
 	size_t ml = strlen(h->mount), dl = strlen(h->dir);
+	bool walk = false;
+	if (mkdir(h->dir, 0755) == 0)
+		add_created(h, h->dir);
+	else if (errno == ENOENT)
+		walk = true;
+	else if (errno != EEXIST)
+		return hutch_fail_errno(err, errno, "mkdir %s", h->dir);
 	_cleanup_free_ char *buf = hutch_xstrdup(h->dir);
-	for (size_t i = ml + 1; i <= dl; i++) {
+	for (size_t i = ml + 1; walk && i <= dl; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')
 			continue;
 		buf[i] = '\0';
-		if (mkdir(buf, 0755) == 0) {
-			h->created =
-				hutch_xrealloc(h->created, (h->n_created + 2) * sizeof(char *));
-			h->created[h->n_created++] = hutch_xstrdup(buf);
-			h->created[h->n_created] = NULL;
-		} else if (errno != EEXIST) {
+		if (mkdir(buf, 0755) == 0)
+			add_created(h, buf);
+		else if (errno != EEXIST)
 			return hutch_fail_errno(err, errno, "mkdir %s", buf);
-		}
 		buf[i] = i < dl ? '/' : '\0';
 	}
 	h->fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -186,34 +197,48 @@ static int rmdir_at(int parent, const char *name, bool busy_wait)
 	return -EBUSY;
 }
 
-/* The leaf (after its sub-cgroups), then each parent we created above it, walking up from
- * the leaf's fd with "..": a path may by now name something else (a delegate runtime that
- * unmounts a hybrid host's cgroup2 mount where we can see it). */
-static int remove_hier(struct cg_hier *h, struct hutch_err *err)
+/* Each parent we created above h's leaf, now gone, walking up with ".." from cur (the leaf's
+ * parent's fd, which this closes): a path may by now name something else (a delegate runtime
+ * that unmounts a hybrid host's cgroup2 mount where we can see it). A parent still holding
+ * someone else's cgroup stays, and so do those above it. */
+static void remove_parents(const struct cg_hier *h, int cur)
 {
-	_cleanup_close_ int cur = h->fd;
-	h->fd = -1;
-	int r = cg_rmdir_children(cur, err);
+	/* created[k]: the level to remove next, whose fd cur is; the leaf is the last one. */
+	for (size_t k = we_created(h, h->dir) ? h->n_created - 1 : 0; k-- > 0;) {
+		int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		cur = up;
+		if (up < 0 || rmdir_at(up, strrchr(h->created[k], '/') + 1, false) < 0)
+			break;
+	}
+	if (cur >= 0)
+		close(cur);
+}
+
+/* The leaf, after its sub-cgroups, then the parents we created above it. quick: no look for
+ * sub-cgroups and no wait on a busy leaf, which fails with h untouched. */
+static int remove_hier(struct cg_hier *h, bool quick, struct hutch_err *err)
+{
+	int r = quick ? 0 : cg_rmdir_children(h->fd, err);
 	if (r < 0)
 		return r;
-	/* created[k] is the level being removed: the leaf when we made it, then its parents. */
-	size_t k = we_created(h, h->dir) ? h->n_created - 1 : 0;
-	const char *path = h->dir;
-	for (bool leaf = true;; leaf = false) {
-		_cleanup_close_ int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (up < 0) /* already gone: by path, as a last resort */
-			return leaf && rmdir(path) < 0 && errno != ENOENT
-				       ? hutch_fail_errno(err, errno, "rmdir %s", path)
-				       : 0;
-		r = rmdir_at(up, strrchr(path, '/') + 1, leaf);
-		if (r < 0) /* a parent still holding someone else's cgroup stays */
-			return leaf ? hutch_fail_errno(err, r, "rmdir %s", path) : 0;
-		if (!we_created(h, h->dir) || k == 0)
-			return 0;
-		path = h->created[--k];
-		close(cur);
-		cur = steal_fd(up);
+	int up = openat(h->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0 && quick)
+		return -errno;
+	if (up < 0) { /* already gone: by path, as a last resort */
+		close(steal_fd(h->fd));
+		return rmdir(h->dir) < 0 && errno != ENOENT
+			       ? hutch_fail_errno(err, errno, "rmdir %s", h->dir)
+			       : 0;
 	}
+	r = rmdir_at(up, strrchr(h->dir, '/') + 1, !quick);
+	if (r < 0) {
+		close(up);
+		return quick ? r : hutch_fail_errno(err, r, "rmdir %s", h->dir);
+	}
+	close(steal_fd(h->fd));
+	remove_parents(h, up);
+	return 0;
 }
 
 /* Removes the leaf (after its sub-cgroups) and the parents we created, deepest first. */
@@ -223,7 +248,7 @@ static int remove_dirs(struct cg *cg, struct hutch_err *err)
 	for (size_t i = 0; i < cg->n; i++) {
 		struct cg_hier *h = &cg->h[i];
 		if (h->fd >= 0) {
-			int r = remove_hier(h, err);
+			int r = remove_hier(h, false, err);
 			if (r < 0 && ret == 0)
 				ret = r;
 			continue;
@@ -621,8 +646,23 @@ int cg_remove_unused(struct cg *cg, struct hutch_err *err)
 	return 0;
 }
 
+/* Usually the init has exited and taken everything with it: then each leaf's rmdir succeeds
+ * at once (the kernel refuses it while a task or a sub-cgroup is left), and the walks of
+ * kill_all, wait_empty and remove_dirs (~25 calls a hierarchy) are only for a cgroup that still
+ * holds something. -EBUSY at the first leaf that does, the rest left as it is. */
+static int remove_empty(struct cg *cg)
+{
+	struct hutch_err ignored = { 0 };
+	for (size_t i = 0; i < cg->n; i++)
+		if (cg->h[i].fd >= 0 && remove_hier(&cg->h[i], true, &ignored) < 0)
+			return -EBUSY;
+	return 0;
+}
+
 int cg_destroy(struct cg *cg, struct hutch_err *err)
 {
+	if (remove_empty(cg) == 0)
+		return 0;
 	int r = kill_all(cg, err);
 	if (r == 0)
 		r = wait_empty(cg, err);

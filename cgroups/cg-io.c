@@ -8,8 +8,11 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 bool cg_is_v2(void)
 {
@@ -56,13 +59,56 @@ int cg_read_key_at(int dirfd, const char *file, const char *key, uint64_t *out)
 	return -ENOENT;
 }
 
+/*
+ * /proc/self/mountinfo, read again only when it changed: run's create, start and delete each
+ * locate the hierarchies, and the kernel formats every mount of the namespace for each read.
+ * Kept per process (a forked child reads its own) and per mount namespace (one that unshares
+ * reads the new one); an fd of the file, polled, says when the table changed (POLLPRI), so
+ * a long-lived process (the pool) sees a hierarchy mounted or unmounted meanwhile. Returns
+ * a copy.
+ */
+static int read_mountinfo(char **out, struct hutch_err *err)
+{
+	static char *text;
+	static int watch = -1;
+	static pid_t pid;
+	static dev_t dev;
+	static ino_t ino;
+	struct stat ns;
+	bool have_ns = stat("/proc/self/ns/mnt", &ns) == 0;
+	struct pollfd p = { .fd = watch, .events = POLLPRI };
+	if (text && pid == getpid() && have_ns && ns.st_dev == dev && ns.st_ino == ino &&
+	    poll(&p, 1, 0) == 0) {
+		*out = hutch_xstrdup(text);
+		return 0;
+	}
+	if (watch >= 0 && pid == getpid()) /* a child's is its parent's: exec or close_fds's */
+		close(watch);
+	watch = -1;
+	free(steal_ptr(text));
+	/* Opened before the read: a change in between shows at the next poll. */
+	int w = have_ns ? open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC) : -1;
+	int r = hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, out, NULL, err);
+	if (r < 0 || w < 0) {
+		if (w >= 0)
+			close(w);
+		return r;
+	}
+	watch = w;
+	text = hutch_xstrdup(*out);
+	pid = getpid();
+	dev = ns.st_dev;
+	ino = ns.st_ino;
+	return 0;
+}
+
 /* Reads both /proc files and locates our own cgroup in every hierarchy. */
 int cg_read_hierarchies(bool v2, struct cg_hier **out, size_t *n, struct hutch_err *err)
 {
 	_cleanup_free_ char *pc = NULL, *mi = NULL;
 	int r = hutch_read_file_at(AT_FDCWD, "/proc/self/cgroup", 1 << 20, &pc, NULL, err);
 	if (r == 0)
-		r = hutch_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 24, &mi, NULL, err);
+		r = read_mountinfo(&mi, err);
 	if (r < 0)
 		return r;
 	r = cg_parse_hierarchies(pc, mi, v2, out, n, err);

@@ -126,10 +126,16 @@ static bool parse_mount_line(char *line, struct mnt *m)
 /* Finds the mount showing `own` for hierarchy `name` (v1) or the cgroup2 one (name NULL). */
 static bool find_mount(const char *mountinfo, const char *name, const char *own, struct mnt *m)
 {
+	static const char tag[] = " - cgroup"; /* the fstype: cgroup or cgroup2 */
 	for (const char *l = mountinfo; *l;) {
 		size_t n = strcspn(l, "\n");
-		_cleanup_free_ char *line = strndup(l, n);
+		const char *at = l;
 		l += n + (l[n] == '\n');
+		/* Most mounts are not cgroups: no copy and no parse for them (a host has hundreds,
+		 * and every hierarchy looks through all of them). */
+		if (!memmem(at, n, tag, sizeof(tag) - 1))
+			continue;
+		_cleanup_free_ char *line = strndup(at, n);
 		if (!line || !parse_mount_line(line, m))
 			continue;
 		bool match = name ? strcmp(m->fstype, "cgroup") == 0 && list_covers(m->opts, name)

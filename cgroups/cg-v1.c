@@ -17,7 +17,8 @@ static void sleep_us(long us)
 	nanosleep(&ts, NULL);
 }
 
-/* A new cpuset cgroup has no cpus and no mems, and nothing can join it until it has. */
+/* A new cpuset cgroup has no cpus and no mems, and nothing can join it until it has: its
+ * parent's (already there where the parent's cgroup.clone_children copied them: the same). */
 static int copy_cpuset(const char *dir, struct hutch_err *err)
 {
 	static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
@@ -28,12 +29,8 @@ static int copy_cpuset(const char *dir, struct hutch_err *err)
 	if (pfd < 0 || fd < 0)
 		return hutch_fail_errno(err, errno, "open %s", pfd < 0 ? parent : dir);
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		_cleanup_free_ char *cur = NULL, *val = NULL;
-		int r = cg_read_at(fd, files[i], &cur, err);
-		if (r == 0 && strspn(cur, " \n") != strlen(cur))
-			continue; /* already set */
-		if (r == 0)
-			r = cg_read_at(pfd, files[i], &val, err);
+		_cleanup_free_ char *val = NULL;
+		int r = cg_read_at(pfd, files[i], &val, err);
 		if (r == 0)
 			r = hutch_write_str_at(fd, files[i], val, err);
 		if (r < 0)
@@ -127,6 +124,22 @@ static int field_error(const struct cg_write *w, int r, struct hutch_err *err)
 	return field ? hutch_err_prefix(err, "%s: ", field) : r;
 }
 
+/* The device rules in a row of writes to file (devices.allow or .deny), through one open: the
+ * kernel takes one rule a write, and a default spec has eleven. Returns how many it wrote. */
+static int set_devices(int fd, const struct cg_write *w, size_t n, struct hutch_err *err)
+{
+	_cleanup_close_ int wfd = openat(fd, w[0].file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (wfd < 0)
+		return hutch_fail_errno(err, errno, "set %s to %s", w[0].file, w[0].value);
+	size_t i = 0;
+	for (; i < n && strcmp(w[i].file, w[0].file) == 0; i++) {
+		int r = hutch_write_all(wfd, w[i].value, strlen(w[i].value));
+		if (r < 0)
+			return hutch_fail_errno(err, r, "set %s to %s", w[i].file, w[i].value);
+	}
+	return (int)i;
+}
+
 int cg_v1_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_err *err)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -143,6 +156,10 @@ int cg_v1_apply(struct cg *cg, const struct cg_write *w, size_t n, struct hutch_
 					 strcmp(w[i + 1].file, "memory.memsw.limit_in_bytes") == 0;
 			r = set_memory(h->fd, &w[i], with_swap ? &w[i + 1] : NULL, err);
 			i += with_swap;
+		} else if (strncmp(w[i].file, "devices.", strlen("devices.")) == 0) {
+			r = set_devices(h->fd, &w[i], n - i, err);
+			if (r > 0)
+				i += (size_t)r - 1;
 		} else {
 			r = set_one(h->fd, &w[i], err);
 		}

@@ -96,8 +96,32 @@ int cg_own_common(char **out, struct hutch_err *err);
  * err says which. */
 int cg_delegated_base(char **out, struct hutch_err *err);
 
-/* v1: joins every hierarchy but the one holding controller (all of them on v2). */
-int cg_enter_except(struct cg *cg, pid_t pid, const char *controller, struct hutch_err *err);
+/*
+ * A container's first process joins its cgroups itself, single-threaded, writing "0" to fds
+ * its parent opened (the kernel checks the opener's credentials, so a child already in a user
+ * namespace can): on v1 each hierarchy's "tasks" file, which moves the writing thread alone
+ * and so skips the cgroup-wide threadgroup lock a cgroup.procs write takes; the first taking
+ * of that lock after a quiet spell waits for an RCU grace period (8-16 ms on a HZ=250 host).
+ * v2 keeps cgroup.procs: a thread cannot move between domains.
+ */
+#define CG_JOIN_MAX 16
+struct cg_join {
+	size_t n;
+	int fd[CG_JOIN_MAX];
+	const char *dir[CG_JOIN_MAX]; /* for errors: the cg's strings */
+};
+/* v1: every hierarchy but the one holding except (NULL: none) and a hybrid host's cgroup2
+ * one (a child is born there: cg_clone_fd). Nothing on v2. */
+int cg_join_open(struct cg *cg, const char *except, struct cg_join *j, struct hutch_err *err);
+/* Writes "0" to each, then closes them. */
+int cg_join_self(struct cg_join *j, struct hutch_err *err);
+void cg_join_close(struct cg_join *j);
+/* controller's hierarchy alone, as cg_join_open's (v2: the cgroup's cgroup.procs); -ENOENT
+ * when that controller is not mounted. */
+int cg_open_self(struct cg *cg, const char *controller, struct hutch_err *err);
+/* The cgroup2 directory a child can be born into (clone3 CLONE_INTO_CGROUP): v2's, or a
+ * hybrid host's beside the v1 ones; -1 on plain v1 or without a cgroup. */
+int cg_clone_fd(const struct cg *cg);
 /* A hybrid host's cgroup2 hierarchy, where a function takes a controller's name. */
 #define CG_UNIFIED ""
 /* An O_WRONLY fd of cgroup.procs in controller's hierarchy (v2: the one), for a process to

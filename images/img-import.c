@@ -8,15 +8,19 @@
  */
 #include "img-internal.h"
 #include "hutch-json.h"
+#include "hutch-path.h"
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 /* A layer unpacked into STORE/tmp, moved to STORE/layers when the image is complete. */
@@ -32,6 +36,10 @@ struct import {
 	int srcfd; /* the layout or archive directory */
 	const char *src, *name;
 	const struct img_limits *lim;
+	struct img_platform want; /* --platform, else the host's */
+	size_t total_layers;	  /* for progress: the manifest's count */
+	uint64_t layer_bytes;	  /* for progress: the last new layer's unpacked bytes */
+	bool foreign;		  /* want is not the host's */
 	struct img_budget budget; /* every layer of the image */
 	struct pending *pending;
 	size_t n_pending;
@@ -60,18 +68,89 @@ void img_import_result_clear(struct img_import_result *r)
 	r->name = NULL;
 }
 
-static int check_arch(const char *config, struct hutch_err *err)
+static bool platform_word(const char *w, size_t n, size_t cap)
+{
+	if (n == 0 || n >= cap)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!islower((unsigned char)w[i]) && !isdigit((unsigned char)w[i]) && w[i] != '_')
+			return false;
+	return true;
+}
+
+int img_parse_platform(const char *text, struct img_platform *out, struct hutch_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	const char *a = strchr(text, '/'), *v = a ? strchr(a + 1, '/') : NULL;
+	size_t on = a ? (size_t)(a - text) : 0,
+	       an = a ? (v ? (size_t)(v - a - 1) : strlen(a + 1)) : 0;
+	if (!a || !platform_word(text, on, sizeof(out->os)) ||
+	    !platform_word(a + 1, an, sizeof(out->arch)) ||
+	    (v && !platform_word(v + 1, strlen(v + 1), sizeof(out->variant))))
+		return hutch_fail(err, EINVAL,
+				  "--platform %s: expected OS/ARCH[/VARIANT] (linux/amd64, "
+				  "linux/arm64/v8)",
+				  text);
+	memcpy(out->os, text, on);
+	memcpy(out->arch, a + 1, an);
+	if (v)
+		snprintf(out->variant, sizeof(out->variant), "%s", v + 1);
+	return 0;
+}
+
+void img_host_platform(struct img_platform *out)
+{
+	struct utsname u;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->os, sizeof(out->os), "linux");
+	snprintf(out->arch, sizeof(out->arch), "%s", img_host_arch());
+	if (!strcmp(out->arch, "arm64"))
+		snprintf(out->variant, sizeof(out->variant), "v8");
+	else if (!strcmp(out->arch, "arm") && uname(&u) == 0 && !strncmp(u.machine, "armv", 4))
+		snprintf(out->variant, sizeof(out->variant), "v%c", u.machine[4]);
+}
+
+const char *img_platform_str(const struct img_platform *p, char buf[96])
+{
+	snprintf(buf, 96, "%s/%s%s%s", *p->os ? p->os : "linux", *p->arch ? p->arch : "?",
+		 *p->variant ? "/" : "", p->variant);
+	return buf;
+}
+
+bool img_platform_matches(const struct img_platform *want, const struct img_platform *have)
+{
+	return !strcmp(want->os, *have->os ? have->os : "linux") &&
+	       !strcmp(want->arch, have->arch) &&
+	       (!*want->variant || !*have->variant || !strcmp(want->variant, have->variant));
+}
+
+/* The platform of a config, or of a descriptor's "platform" object. */
+static void platform_of(yajl_val v, struct img_platform *p)
+{
+	const char *os = img_json_str(v, "os"), *arch = img_json_str(v, "architecture"),
+		   *variant = img_json_str(v, "variant");
+	memset(p, 0, sizeof(*p));
+	snprintf(p->os, sizeof(p->os), "%s", os ? os : "");
+	snprintf(p->arch, sizeof(p->arch), "%s", arch ? arch : "");
+	snprintf(p->variant, sizeof(p->variant), "%s", variant ? variant : "");
+}
+
+/* The image's config against the platform asked for; another one than the host's is
+ * imported when asked for, with a warning that it will not run here by itself. */
+static int check_arch(const struct import *im, const char *config, struct hutch_err *err)
 {
 	_cleanup_json_ yajl_val c = NULL;
+	struct img_platform have;
+	char h[96], w[96];
 	TRY(hutch_json_parse(config, "image config", &c, err));
-	const char *arch = img_json_str(c, "architecture");
-	const char *os = img_json_str(c, "os");
-	if (os && strcmp(os, "linux"))
-		return hutch_fail(err, ENOEXEC, "image is for %s/%s, this host is linux/%s", os,
-				  arch ? arch : "?", img_host_arch());
-	if (arch && strcmp(arch, img_host_arch()))
-		return hutch_fail(err, ENOEXEC, "image is for linux/%s, this host is linux/%s",
-				  arch, img_host_arch());
+	platform_of(c, &have);
+	if (!*have.arch) /* a config that does not say: as asked */
+		return 0;
+	if (!img_platform_matches(&im->want, &have))
+		return hutch_fail(err, ENOEXEC, "image is for %s, %s %s",
+				  img_platform_str(&have, h),
+				  im->foreign ? "--platform asked for" : "this host is",
+				  img_platform_str(&im->want, w));
 	return 0;
 }
 
@@ -177,12 +256,32 @@ static void drop_pending(struct import *im)
 
 /* Unpacks one layer into STORE/tmp, its digests checked; on success it waits there for
  * commit_layers. */
+static const struct img_progress *progress;
+
+static uint64_t steal_u64(uint64_t *v)
+{
+	uint64_t x = *v;
+	*v = 0;
+	return x;
+}
+
+void img_import_set_progress(const struct img_progress *p)
+{
+	progress = p;
+}
+
+static void progress_tick(void *arg, uint64_t bytes)
+{
+	const struct import *im = arg;
+	progress->fn(progress->arg, im->res->n_layers + 1, im->total_layers, bytes, false, NULL);
+}
+
 static int unpack_new_layer(struct import *im, int fd, const char *want_blob, const char *want_diff,
 			    char diff[IMG_DIGEST_MAX], char blob[IMG_DIGEST_MAX], uint64_t *size,
 			    struct hutch_err *err)
 {
 	_cleanup_free_ char *tmp = NULL;
-	struct img_unpack_stats st = { 0 };
+	struct img_unpack_stats st = { .tick = progress ? progress_tick : NULL, .tick_arg = im };
 	int lockfd = -1, r = 0;
 	TRY(img_tmp_create(im->s, "layer", &tmp, &lockfd, err));
 	_cleanup_free_ char *root = hutch_xasprintf("%s/root", tmp);
@@ -194,6 +293,7 @@ static int unpack_new_layer(struct import *im, int fd, const char *want_blob, co
 		r = img_unpack_layer(fd, rootfd, IMG_UNPACK_LAYER, &im->budget, diff, blob, &st,
 				     err);
 	*size = st.tar_size;
+	im->layer_bytes = st.bytes;
 	if (r >= 0 && want_diff && strcmp(diff, want_diff))
 		r = hutch_fail(err, EBADMSG, "layer %s: diff_id mismatch (content is %s)",
 			       want_diff, diff);
@@ -273,6 +373,9 @@ static int import_layer_fd(struct import *im, int fd, const char *path, const ch
 		return hutch_fail(err, EBADMSG, "layer %s: diff_id mismatch (content is %s)",
 				  want_diff, diff);
 	im->res->n_layers++;
+	if (progress)
+		progress->fn(progress->arg, im->res->n_layers, im->total_layers,
+			     steal_u64(&im->layer_bytes), true, diff);
 	if (desc) {
 		desc->media_type = "application/vnd.oci.image.layer.v1.tar";
 		snprintf(desc->digest, sizeof(desc->digest), "%s", diff);
@@ -316,38 +419,97 @@ static int finish(struct import *im, const char *config, const char *manifest,
 	return img_store_image(im->s, config, manifest, im->res->name, im->res->digest, err);
 }
 
-static bool platform_matches(yajl_val desc)
+/* A descriptor's platform: its own, else (skopeo's oci: layouts give none) its manifest's
+ * config's. false for a nested index without one, or a manifest that cannot be read. */
+static bool desc_platform(struct import *im, yajl_val d, struct img_platform *p)
 {
-	yajl_val p = hutch_json_get(desc, "platform");
-	const char *arch = img_json_str(p, "architecture"), *os = img_json_str(p, "os");
-	return (!os || !strcmp(os, "linux")) && (!arch || !strcmp(arch, img_host_arch()));
+	yajl_val pl = hutch_json_get(d, "platform");
+	const char *mt = img_json_str(d, "mediaType"), *digest = img_json_str(d, "digest");
+	if (YAJL_IS_OBJECT(pl)) {
+		platform_of(pl, p);
+		return true;
+	}
+	if ((mt && strstr(mt, "index")) || !digest)
+		return false;
+	_cleanup_free_ char *mtext = NULL, *ctext = NULL;
+	_cleanup_json_ yajl_val m = NULL, c = NULL;
+	struct hutch_err ignored = { 0 };
+	if (read_blob(im, digest, &mtext, &ignored) < 0 ||
+	    hutch_json_parse(mtext, "manifest", &m, &ignored) < 0)
+		return false;
+	const char *cd = img_json_str(hutch_json_get(m, "config"), "digest");
+	if (!cd || read_blob(im, cd, &ctext, &ignored) < 0 ||
+	    hutch_json_parse(ctext, "image config", &c, &ignored) < 0)
+		return false;
+	platform_of(c, p);
+	return true;
 }
 
-/* The manifest for this host in an index (nested indexes followed once). */
+/* The manifest for the platform asked for in an index (nested indexes followed once); with
+ * several, --name's tag picks by ref.name (skopeo's oci:DIR:TAG). None: an error listing
+ * what the index offers. */
 static int pick_manifest(struct import *im, yajl_val index, int depth, char **manifest,
 			 char **ref_name, struct hutch_err *err)
 {
 	yajl_val list = hutch_json_get(index, "manifests");
 	if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0)
 		return hutch_fail(err, EINVAL, "index.json: no manifests");
-	yajl_val pick = NULL, other = NULL;
-	/* With several manifests, --name's tag picks by ref.name (skopeo's oci:DIR:TAG). */
+	/* Each descriptor without a platform costs a manifest's and a config's read: a bound,
+	 * and each digest read once. */
+	enum { MAX_MANIFESTS = 256 };
+	if (list->u.array.len > MAX_MANIFESTS)
+		return hutch_fail(err, E2BIG, "image index: more than %d manifests", MAX_MANIFESTS);
+	struct seen {
+		const char *digest;
+		bool known;
+		struct img_platform p;
+	} seen[MAX_MANIFESTS];
+	size_t n_seen = 0;
+	yajl_val pick = NULL, nested = NULL;
 	const char *want = im->name && strrchr(im->name, ':') ? strrchr(im->name, ':') + 1 : NULL;
+	char offers[256] = "", w[96], h[96];
+	size_t o = 0;
 	for (size_t i = 0; i < list->u.array.len; i++) {
 		yajl_val d = list->u.array.values[i];
 		const char *rn = img_json_str(hutch_json_get(d, "annotations"),
 					      "org.opencontainers.image.ref.name");
-		if (!platform_matches(d))
-			other = d;
-		else if (!pick || (want && rn && !strcmp(rn, want)))
+		const char *mt = img_json_str(d, "mediaType");
+		struct img_platform p;
+		const char *dg = img_json_str(d, "digest");
+		bool known = false, cached = false;
+		for (size_t k = 0; dg && k < n_seen && !cached; k++)
+			if (!strcmp(seen[k].digest, dg)) {
+				cached = true;
+				known = seen[k].known;
+				p = seen[k].p;
+			}
+		if (!cached) {
+			known = desc_platform(im, d, &p);
+			if (dg)
+				seen[n_seen++] = (struct seen){ dg, known, p };
+		}
+		if (!known && mt && strstr(mt, "index") && depth < 2) { /* looked into if nothing */
+			if (!nested)					/* here matches */
+				nested = d;
+			continue;
+		}
+		if (known && *p.arch && !img_platform_matches(&im->want, &p)) { /* none: any */
+			img_platform_str(&p, h);
+			if (o < sizeof(offers) && !strstr(offers, h)) /* each platform once */
+				o += (size_t)snprintf(offers + o, sizeof(offers) - o, "%s%s",
+						      o ? ", " : "", h);
+			continue;
+		}
+		if (!pick || (want && rn && !strcmp(rn, want)))
 			pick = d;
 	}
-	if (!pick) {
-		yajl_val p = hutch_json_get(other, "platform");
-		return hutch_fail(err, ENOEXEC, "image is for %s/%s, this host is linux/%s",
-				  img_json_str(p, "os") ?: "?",
-				  img_json_str(p, "architecture") ?: "?", img_host_arch());
-	}
+	if (!pick)
+		pick = nested;
+	if (!pick)
+		return hutch_fail(err, ENOEXEC,
+				  "the index has no image for %s; it offers %s (--platform picks "
+				  "one)",
+				  img_platform_str(&im->want, w), *offers ? offers : "none");
 	const char *digest = img_json_str(pick, "digest");
 	const char *mt = img_json_str(pick, "mediaType");
 	const char *rn = img_json_str(hutch_json_get(pick, "annotations"),
@@ -375,13 +537,14 @@ static int import_oci(struct import *im, struct hutch_err *err)
 	TRY(hutch_json_parse(mtext, "manifest", &m, err));
 	const char *cd = img_json_str(hutch_json_get(m, "config"), "digest");
 	TRY(read_blob(im, cd ? cd : "", &ctext, err));
-	TRY(check_arch(ctext, err));
+	TRY(check_arch(im, ctext, err));
 	TRY(hutch_json_parse(ctext, "image config", &c, err));
 	yajl_val layers = hutch_json_get(m, "layers");
 	yajl_val ids = hutch_json_get(hutch_json_get(c, "rootfs"), "diff_ids");
 	if (!YAJL_IS_ARRAY(layers) || !YAJL_IS_ARRAY(ids) ||
 	    layers->u.array.len != ids->u.array.len)
 		return hutch_fail(err, EINVAL, "manifest: layers do not match rootfs.diff_ids");
+	im->total_layers = layers->u.array.len;
 	for (size_t i = 0; i < layers->u.array.len; i++) {
 		yajl_val l = layers->u.array.values[i], id = ids->u.array.values[i];
 		const char *d = img_json_str(l, "digest"), *mt = img_json_str(l, "mediaType");
@@ -426,13 +589,14 @@ static int import_docker(struct import *im, struct hutch_err *err)
 	if (strlen(hex) >= 64 && strncmp(hex, IMG_HEX(cdesc.digest), 64))
 		return hutch_fail(err, EBADMSG, "config %s: digest mismatch (content is %s)", cpath,
 				  cdesc.digest);
-	TRY(check_arch(ctext, err));
+	TRY(check_arch(im, ctext, err));
 	TRY(hutch_json_parse(ctext, "image config", &c, err));
 	yajl_val ids = hutch_json_get(hutch_json_get(c, "rootfs"), "diff_ids");
 	if (!YAJL_IS_ARRAY(ids) || ids->u.array.len != layers->u.array.len)
 		return hutch_fail(err, EINVAL,
 				  "manifest.json: layers do not match rootfs.diff_ids");
 	size_t n = layers->u.array.len;
+	im->total_layers = n;
 	_cleanup_free_ struct img_desc *descs = hutch_xcalloc(n + 1, sizeof(*descs));
 	for (size_t i = 0; i < n; i++) {
 		yajl_val l = layers->u.array.values[i], id = ids->u.array.values[i];
@@ -455,8 +619,9 @@ static void now_rfc3339(char buf[HUTCH_UTC_MAX])
 	hutch_utc_stamp(&ts, false, buf);
 }
 
-/* The config of a rootfs tar: this host's architecture, a default PATH, one layer. */
-static char *rootfs_config(const char *diff_id, const char *src)
+/* The config of a rootfs tar: the platform asked for (the host's), a default PATH, one
+ * layer. */
+static char *rootfs_config(const char *diff_id, const char *src, const struct img_platform *p)
 {
 	char created[HUTCH_UTC_MAX];
 	now_rfc3339(created);
@@ -465,9 +630,13 @@ static char *rootfs_config(const char *diff_id, const char *src)
 	hutch_json_gen_str(g, "created");
 	hutch_json_gen_str(g, created);
 	hutch_json_gen_str(g, "architecture");
-	hutch_json_gen_str(g, img_host_arch());
+	hutch_json_gen_str(g, p->arch);
 	hutch_json_gen_str(g, "os");
-	hutch_json_gen_str(g, "linux");
+	hutch_json_gen_str(g, p->os);
+	if (*p->variant) {
+		hutch_json_gen_str(g, "variant");
+		hutch_json_gen_str(g, p->variant);
+	}
 	hutch_json_gen_str(g, "config");
 	yajl_gen_map_open(g);
 	hutch_json_gen_str(g, "Env");
@@ -504,8 +673,9 @@ static char *rootfs_config(const char *diff_id, const char *src)
 static int import_rootfs(struct import *im, int fd, struct hutch_err *err)
 {
 	struct img_desc layer = { 0 };
+	im->total_layers = 1;
 	TRY(import_layer_fd(im, fd, im->src, NULL, NULL, &layer, err));
-	_cleanup_free_ char *config = rootfs_config(layer.digest, im->src);
+	_cleanup_free_ char *config = rootfs_config(layer.digest, im->src, &im->want);
 	struct img_desc cdesc = { .media_type = "application/vnd.oci.image.config.v1+json",
 				  .size = strlen(config) };
 	img_sha_buf(config, cdesc.size, cdesc.digest);
@@ -549,15 +719,22 @@ static int classify_tar(int fd, const char **kind, struct hutch_err *err)
 	archive_read_support_filter_bzip2(a);
 	archive_read_support_format_tar(a);
 	int r = archive_read_open_fd(a, fd, 65536);
-	while (r == ARCHIVE_OK && !other && (r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+	/* ARCHIVE_WARN is a name not in the locale's charset (a UTF-8 "café" in C): the tar is
+	 * fine, and the unpack takes it as it comes. */
+	while ((r == ARCHIVE_OK || r == ARCHIVE_WARN) && !other &&
+	       ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN)) {
 		const char *n = archive_entry_pathname(e);
+		if (!n) { /* not convertible: no name of an image archive's */
+			other = true;
+			break;
+		}
 		while (n[0] == '.' && n[1] == '/')
 			n += 2;
 		oci |= !strcmp(n, "oci-layout");
 		docker |= !strcmp(n, "manifest.json");
 		other = !image_archive_name(n) && strcmp(n, ".");
 	}
-	if (r != ARCHIVE_OK && r != ARCHIVE_EOF) {
+	if (r != ARCHIVE_OK && r != ARCHIVE_EOF && r != ARCHIVE_WARN) {
 		hutch_fail(err, EINVAL, "not a tar archive: %s", archive_error_string(a));
 		archive_read_free(a);
 		return -EINVAL;
@@ -567,13 +744,122 @@ static int classify_tar(int fd, const char **kind, struct hutch_err *err)
 	return lseek(fd, 0, SEEK_SET) < 0 ? hutch_fail_errno(err, errno, "seek") : 0;
 }
 
-static int import_dir(struct import *im, struct hutch_err *err)
+static bool zero_block(const char *p, size_t n)
+{
+	return p[0] == 0 && !memcmp(p, p + 1, n - 1);
+}
+
+int img_tmp_fill(struct img_store *s, int in, int out, const struct img_limits *lim,
+		 const char *what, struct hutch_err *err)
+{
+	/* The import's limits hold for its copy too (a pipe may never end; a directory's sparse
+	 * file costs its maker nothing and tar sends its holes as zeros), counted by the bytes
+	 * that come; blocks of zeros are left as holes in the copy. */
+	struct img_budget b;
+	TRY(img_budget_init(&b, lim, s->dirfd, err));
+	b.size_is = "the copy in the store's tmp";
+	_cleanup_free_ char *buf = hutch_xmalloc(65536);
+	uint64_t total = 0;
+	for (;;) {
+		/* whole 4 KiB blocks (a pipe gives what it has), so a block of zeros is one */
+		ssize_t n = hutch_read_all(in, buf, 65536);
+		if (n < 0)
+			return hutch_fail_errno(err, (int)-n, "%s: read", what);
+		size_t got = (size_t)n;
+		if (got == 0)
+			return ftruncate(out, (off_t)total) < 0
+				       ? hutch_fail_errno(err, errno, "%s: the store's tmp", what)
+				       : 0;
+		if (img_budget_check_bytes(&b, total + got, err) < 0)
+			return hutch_err_prefix(err, "%s: ", what);
+		for (size_t k = 0; k < got; k += 4096) {
+			size_t len = got - k < 4096 ? got - k : 4096;
+			if (len == 4096 && zero_block(buf + k, len))
+				continue;
+			for (size_t done = 0; done < len;) {
+				ssize_t w = pwrite(out, buf + k + done, len - done,
+						   (off_t)(total + k + done));
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w < 0)
+					return hutch_fail_errno(
+						err, errno, "%s: write to the store's tmp", what);
+				done += (size_t)w;
+			}
+		}
+		total += got;
+	}
+}
+
+/* GNU tar in the directory dirfd, the archive to out: the exact command the docs give for
+ * a rootfs, so that a directory and `tar -C DIR --numeric-owner --xattrs -cf - . | hutch
+ * image import -` make the same layer, byte for byte (GNU tar's order and headers; no
+ * symlink in the tree is followed). Never returns. */
+static void run_tar(int dirfd, int out)
+{
+	static char *const argv[] = { "tar", "--numeric-owner", "--xattrs", "-cf", "-", ".", NULL };
+	static char *const env[] = { "LC_ALL=C", "PATH=/usr/bin:/bin", NULL };
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fchdir(dirfd) < 0 || null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0)
+		_exit(127);
+	execve("/usr/bin/tar", argv, env);
+	execve("/bin/tar", argv, env);
+	dprintf(2, "hutch: error: image import: cannot run tar: %s\n", strerror(errno));
+	_exit(127);
+}
+
+/* A plain root filesystem directory: tar'd into the store's tmp (as a pipe would be), then
+ * imported as the rootfs tar it is. */
+static int import_plain_dir(struct import *im, struct hutch_err *err)
+{
+	_cleanup_free_ char *tmp = NULL, *path = NULL;
+	int lockfd = -1, p[2] = { -1, -1 }, out = -1;
+	pid_t pid = -1;
+	TRY(img_tmp_create(im->s, "import", &tmp, &lockfd, err));
+	path = hutch_xasprintf("%s/dir.tar", tmp);
+	out = openat(im->s->dirfd, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int r = out < 0 ? hutch_fail_errno(err, errno, "store: %s", path) : 0;
+	if (r >= 0 && pipe2(p, O_CLOEXEC) < 0)
+		r = hutch_fail_errno(err, errno, "pipe");
+	if (r >= 0 && (pid = fork()) < 0)
+		r = hutch_fail_errno(err, errno, "fork tar");
+	if (pid == 0)
+		run_tar(im->srcfd, p[1]);
+	if (p[1] >= 0)
+		close(p[1]);
+	if (r >= 0)
+		r = img_tmp_fill(im->s, p[0], out, im->lim, im->src, err);
+	if (p[0] >= 0)
+		close(p[0]); /* a tar still writing gets SIGPIPE */
+	int status = 0;
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && r >= 0 &&
+	    (!WIFEXITED(status) || WEXITSTATUS(status)))
+		r = hutch_fail(err, EIO,
+			       "tar of the directory failed (%s %d; its message is above)",
+			       WIFEXITED(status) ? "exit status" : "signal",
+			       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	if (r >= 0 && lseek(out, 0, SEEK_SET) < 0)
+		r = hutch_fail_errno(err, errno, "seek");
+	if (r >= 0)
+		r = import_rootfs(im, out, err);
+	if (r >= 0)
+		im->res->kind = "directory";
+	if (out >= 0)
+		close(out);
+	img_tmp_remove(im->s, tmp, lockfd);
+	return r;
+}
+
+/* A directory: an OCI layout, a docker-archive's, or (the source itself: plain) a rootfs. */
+static int import_dir(struct import *im, bool plain_ok, struct hutch_err *err)
 {
 	struct stat st;
 	if (fstatat(im->srcfd, "oci-layout", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return import_oci(im, err);
 	if (fstatat(im->srcfd, "manifest.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return import_docker(im, err);
+	if (plain_ok)
+		return import_plain_dir(im, err);
 	return hutch_fail(err, EINVAL,
 			  "%s: neither an OCI layout (oci-layout) nor a docker-archive "
 			  "(manifest.json)",
@@ -599,7 +885,7 @@ static int import_archive(struct import *im, int fd, struct hutch_err *err)
 	if (r >= 0)
 		r = img_budget_init(&im->budget, im->lim, im->s->dirfd, err);
 	if (r >= 0)
-		r = import_dir(im, err);
+		r = import_dir(im, false, err);
 	if (im->srcfd >= 0)
 		close(im->srcfd);
 	img_tmp_remove(im->s, tmp, lockfd);
@@ -607,20 +893,40 @@ static int import_archive(struct import *im, int fd, struct hutch_err *err)
 }
 
 int img_import(struct img_store *s, const char *src, const char *name, const struct img_limits *lim,
-	       struct img_import_result *res, struct hutch_err *err)
+	       const struct img_platform *platform, struct img_import_result *res,
+	       struct hutch_err *err)
 {
 	struct import im = {
 		.s = s, .srcfd = -1, .src = src, .name = name, .lim = lim, .res = res
 	};
+	struct img_platform host;
+	img_host_platform(&host);
+	im.want = platform ? *platform : host;
+	im.foreign = !img_platform_matches(&host, &im.want);
 	memset(res, 0, sizeof(*res));
-	_cleanup_close_ int fd = open(src, O_RDONLY | O_CLOEXEC);
+	/* Resolved once (a symlink only where root or the caller alone could have put it), of
+	 * a type checked before anything reads it: a FIFO is refused, not waited on. */
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0)
+	_cleanup_close_ int at = hutch_chase("import", src, 0, NULL, err);
+	if (at < 0)
+		return at;
+	if (fstat(at, &st) < 0)
+		return hutch_fail_errno(err, errno, "import %s", src);
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return hutch_fail(err, EINVAL,
+				  "import %s: not a file or a directory (an OCI layout, a "
+				  "docker-archive, a rootfs tar or a rootfs directory)",
+				  src);
+	char fdp[HUTCH_FD_PATH_MAX];
+	_cleanup_close_ int fd =
+		open(hutch_fd_path(at, fdp),
+		     (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return hutch_fail_errno(err, errno, "import %s", src);
 	int r = img_budget_init(&im.budget, lim, s->dirfd, err);
 	if (r >= 0 && S_ISDIR(st.st_mode)) {
 		im.srcfd = fd;
-		r = import_dir(&im, err);
+		r = import_dir(&im, true, err);
 	} else if (r >= 0) {
 		const char *kind;
 		r = classify_tar(fd, &kind, err);

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -29,6 +30,8 @@ static bool tag_valid(const char *t)
 	return true;
 }
 
+static char *escape(const char *name, const char *tag);
+
 int img_parse_ref(const char *ref, char **name, char **tag, struct hutch_err *err)
 {
 	size_t n = strlen(ref);
@@ -39,6 +42,14 @@ int img_parse_ref(const char *ref, char **name, char **tag, struct hutch_err *er
 	size_t nlen = colon ? (size_t)(colon - ref) : n;
 	if (nlen == 0 || nlen > 255 || !isalnum((unsigned char)ref[0]))
 		return hutch_fail(err, EINVAL, "invalid image name '%s'", ref);
+	/* Each component of the path something: no "a//b", "a/", "a/./b" or "a/../b". */
+	for (size_t i = 0; i < nlen; i++)
+		if (ref[i] == '/' && (i + 1 == nlen || ref[i + 1] == '/' || ref[i + 1] == '.' ||
+				      ref[i + 1] == '-' || ref[i + 1] == '_'))
+			return hutch_fail(err, EINVAL,
+					  "invalid image name '%s': an empty path component, or "
+					  "one that starts with . - or _",
+					  ref);
 	/* img_resolve reads "sha256:..." as a manifest digest: a name so made (an archive's
 	 * RepoTags, --name) could be stored but never found again. */
 	if (!strncmp(ref, "sha256:", 7))
@@ -52,11 +63,78 @@ int img_parse_ref(const char *ref, char **name, char **tag, struct hutch_err *er
 					  ref);
 	if (colon && !tag_valid(colon + 1))
 		return hutch_fail(err, EINVAL, "invalid tag in '%s'", ref);
-	*name = hutch_xmalloc(nlen + 1);
-	memcpy(*name, ref, nlen);
-	(*name)[nlen] = '\0';
+	_cleanup_free_ char *nm = hutch_xmalloc(nlen + 1);
+	memcpy(nm, ref, nlen);
+	nm[nlen] = '\0';
+	/* Stored by its full name, escaped, as one file name: refused here, not once the
+	 * image's layers are in. */
+	_cleanup_free_ char *full = img_full_name(nm);
+	_cleanup_free_ char *file = escape(full, colon ? colon + 1 : "latest");
+	if (strlen(file) > 255)
+		return hutch_fail(err, ENAMETOOLONG, "image name '%s': too long", ref);
+	*name = steal_ptr(nm);
 	*tag = colon ? hutch_xstrdup(colon + 1) : NULL;
 	return 0;
+}
+
+char *img_full_name(const char *name)
+{
+	const char *slash = strchr(name, '/');
+	size_t first = slash ? (size_t)(slash - name) : strlen(name);
+	bool registry = slash && (memchr(name, '.', first) || memchr(name, ':', first) ||
+				  (first == 9 && !strncmp(name, "localhost", 9)));
+	if (!registry)
+		return hutch_xasprintf("docker.io/%s%s", slash ? "" : "library/", name);
+	if (!strncmp(name, "index.docker.io/", 16))
+		name += strlen("index.");
+	if (!strncmp(name, "docker.io/", 10) && !strchr(name + 10, '/'))
+		return hutch_xasprintf("docker.io/library/%s", name + 10);
+	return hutch_xstrdup(name);
+}
+
+char *img_short_name(const char *name)
+{
+	_cleanup_free_ char *full = img_full_name(name);
+	const char *p = full;
+	if (!strncmp(p, "docker.io/", 10)) {
+		p += 10;
+		if (!strncmp(p, "library/", 8) && !strchr(p + 8, '/'))
+			p += 8;
+	}
+	/* Only a short form that reads back as the same name: docker.io/quay.io/app is not
+	 * quay.io/app, and is shown (and looked up) full. */
+	_cleanup_free_ char *back = img_full_name(p);
+	return hutch_xstrdup(strcmp(back, full) ? full : p);
+}
+
+char *img_display_name(const char *name_tag)
+{
+	_cleanup_free_ char *name = NULL, *tag = NULL, *shrt = NULL;
+	struct hutch_err e = { 0 };
+	if (img_parse_ref(name_tag, &name, &tag, &e) < 0)
+		return hutch_xstrdup(name_tag);
+	shrt = img_short_name(name);
+	return tag ? hutch_xasprintf("%s:%s", shrt, tag) : steal_ptr(shrt);
+}
+
+bool img_name_matches(const char *pattern, const char *name_tag)
+{
+	_cleanup_free_ char *name = NULL, *tag = NULL;
+	struct hutch_err e = { 0 };
+	if (img_parse_ref(name_tag, &name, &tag, &e) < 0)
+		return !fnmatch(pattern, name_tag, 0);
+	const char *slash = strrchr(pattern, '/'), *colon = strrchr(pattern, ':');
+	bool with_tag = colon && (!slash || colon > slash);
+	_cleanup_free_ char *full = img_full_name(name), *shrt = img_short_name(name);
+	const char *forms[] = { full, shrt, name };
+	for (size_t i = 0; i < ARRAY_SIZE(forms); i++) {
+		_cleanup_free_ char *c =
+			with_tag ? hutch_xasprintf("%s:%s", forms[i], tag ? tag : "latest")
+				 : hutch_xstrdup(forms[i]);
+		if (!fnmatch(pattern, c, 0))
+			return true;
+	}
+	return false;
 }
 
 /* NAME:TAG as a file name: '/', ':' and '%' of the name escaped, so the last ':' is the
@@ -114,65 +192,88 @@ static int read_name(struct img_store *s, const char *file, char digest[IMG_DIGE
 	return 0;
 }
 
-/* The newest tag of name (by when it was set). */
-static int newest_tag(struct img_store *s, const char *name, char **file)
+/* The tags stored under name in any of its forms, for an error: "a, b" (at most 4). */
+static void known_tags(struct img_store *s, const char *name, char *out, size_t cap)
 {
-	_cleanup_free_ char *prefix = escape(name, NULL);
-	size_t pl = strlen(prefix);
+	_cleanup_free_ char *full = img_full_name(name);
+	size_t o = 0, k = 0;
+	out[0] = '\0';
 	int d = openat(s->dirfd, "names", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d < 0)
-		return -errno;
+		return;
 	_cleanup_(hutch_closedirp) DIR *dir = fdopendir(d);
-	struct timespec best = { 0 };
-	for (struct dirent *e; dir && (e = readdir(dir));) {
-		struct stat st;
-		if (strncmp(e->d_name, prefix, pl) || e->d_name[pl] != ':' ||
-		    fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	for (struct dirent *e; dir && (e = readdir(dir)) && o < cap;) {
+		_cleanup_free_ char *nt = unescape(e->d_name), *n = NULL, *t = NULL, *f = NULL;
+		struct hutch_err ignored = { 0 };
+		if (e->d_name[0] == '.' || img_parse_ref(nt, &n, &t, &ignored) < 0 || !t)
 			continue;
-		if (!*file || st.st_mtim.tv_sec > best.tv_sec ||
-		    (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec > best.tv_nsec)) {
-			free(*file);
-			*file = hutch_xstrdup(e->d_name);
-			best = st.st_mtim;
+		f = img_full_name(n);
+		if (strcmp(f, full))
+			continue;
+		if (k++ == 4) {
+			o += (size_t)snprintf(out + o, cap - o, ", ...");
+			break;
 		}
+		o += (size_t)snprintf(out + o, cap - o, "%s%s", k > 1 ? ", " : "", t);
 	}
-	return *file ? 0 : -ENOENT;
+}
+
+/* NAME@sha256:HEX: the manifest itself, which must be in the store. */
+static int resolve_digest(struct img_store *s, const char *ref, const char *digest,
+			  char out[IMG_DIGEST_MAX], struct hutch_err *err)
+{
+	char path[96];
+	struct stat st;
+	if (!img_digest_valid(digest))
+		return hutch_fail(err, EINVAL, "invalid digest in '%s'", ref);
+	snprintf(path, sizeof(path), "blobs/sha256/%s", IMG_HEX(digest));
+	if (fstatat(s->dirfd, path, &st, 0) < 0)
+		return hutch_fail(err, ENOENT, "image %s: not in the store (%s)", ref, s->path);
+	snprintf(out, IMG_DIGEST_MAX, "%s", digest);
+	return 0;
 }
 
 int img_resolve(struct img_store *s, const char *ref, char **name_tag, char digest[IMG_DIGEST_MAX],
 		struct hutch_err *err)
 {
-	_cleanup_free_ char *name = NULL, *tag = NULL, *file = NULL;
-	if (!strncmp(ref, "sha256:", 7)) {
-		char path[96];
-		struct stat st;
-		if (!img_digest_valid(ref))
-			return hutch_fail(err, EINVAL, "invalid digest %s", ref);
-		snprintf(path, sizeof(path), "blobs/sha256/%s", IMG_HEX(ref));
-		if (fstatat(s->dirfd, path, &st, 0) < 0)
-			return hutch_fail(err, ENOENT, "image %s: not in the store", ref);
-		snprintf(digest, IMG_DIGEST_MAX, "%s", ref);
-		if (name_tag)
-			*name_tag = NULL;
-		return 0;
+	_cleanup_free_ char *name = NULL, *tag = NULL, *file = NULL, *before = NULL;
+	if (name_tag)
+		*name_tag = NULL;
+	if (!strncmp(ref, "sha256:", 7))
+		return resolve_digest(s, ref, ref, digest, err);
+	const char *at = strchr(ref, '@');
+	if (at) {
+		before = hutch_xasprintf("%.*s", (int)(at - ref), ref);
+		char *colon = strrchr(before, ':'), *slash = strrchr(before, '/');
+		if (colon && (!slash || colon > slash)) /* NAME:TAG@DIGEST: the digest decides */
+			*colon = '\0';
 	}
-	TRY(img_parse_ref(ref, &name, &tag, err));
-	int r;
-	if (tag) {
-		file = escape(name, tag);
+	TRY(img_parse_ref(before ? before : ref, &name, &tag, err));
+	if (at)
+		return resolve_digest(s, ref, at + 1, digest, err);
+	/* Docker's rule: no tag is latest, never whichever tag came last. */
+	const char *t = tag ? tag : "latest";
+	_cleanup_free_ char *full = img_full_name(name), *shrt = img_short_name(name);
+	const char *forms[] = { full, name, shrt };
+	int r = -ENOENT;
+	for (size_t i = 0; r == -ENOENT && i < ARRAY_SIZE(forms); i++) {
+		if ((i == 1 && !strcmp(name, full)) ||
+		    (i == 2 && (!strcmp(shrt, full) || !strcmp(shrt, name))))
+			continue;
+		free(file);
+		file = escape(forms[i], t);
 		r = read_name(s, file, digest, NULL);
-	} else {
-		file = escape(name, "latest");
-		r = read_name(s, file, digest, NULL);
-		if (r == -ENOENT) {
-			free(steal_ptr(file));
-			r = newest_tag(s, name, &file);
-			if (r >= 0)
-				r = read_name(s, file, digest, NULL);
-		}
 	}
-	if (r == -ENOENT)
+	if (r == -ENOENT) {
+		char tags[256];
+		known_tags(s, name, tags, sizeof(tags));
+		if (*tags)
+			return hutch_fail(err, ENOENT,
+					  "image %s: not in the store (%s); %s has %s (no tag is "
+					  ":latest)",
+					  ref, s->path, shrt, tags);
 		return hutch_fail(err, ENOENT, "image %s: not in the store (%s)", ref, s->path);
+	}
 	if (r < 0)
 		return hutch_fail_errno(err, r, "image %s", ref);
 	if (name_tag)
@@ -182,15 +283,29 @@ int img_resolve(struct img_store *s, const char *ref, char **name_tag, char dige
 
 int img_tag(struct img_store *s, const char *name_tag, const char *digest, struct hutch_err *err)
 {
-	_cleanup_free_ char *name = NULL, *tag = NULL, *file = NULL, *line = NULL;
+	_cleanup_free_ char *name = NULL, *tag = NULL, *file = NULL, *line = NULL, *full = NULL,
+			    *shrt = NULL;
 	TRY(img_parse_ref(name_tag, &name, &tag, err));
-	file = escape(name, tag ? tag : "latest");
+	const char *t = tag ? tag : "latest";
+	full = img_full_name(name);
+	shrt = img_short_name(name);
+	file = escape(full, t);
 	line = hutch_xasprintf("%s\n", digest);
 	_cleanup_close_ int d = openat(s->dirfd, "names", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (d < 0)
 		return hutch_fail_errno(err, errno, "store: names");
 	int r = hutch_write_atomic_at(d, file, line, strlen(line), 0644, err);
-	return r < 0 ? hutch_err_prefix(err, "tag %s: ", name_tag) : 0;
+	if (r < 0)
+		return hutch_err_prefix(err, "tag %s: ", name_tag);
+	/* The same name stored as given or short (before names were stored full) would list
+	 * twice, once stale. */
+	const char *older[] = { name, shrt };
+	for (size_t i = 0; i < ARRAY_SIZE(older); i++) {
+		_cleanup_free_ char *f = escape(older[i], t);
+		if (strcmp(f, file))
+			(void)unlinkat(d, f, 0);
+	}
+	return 0;
 }
 
 int img_store_image(struct img_store *s, const char *config, const char *manifest,

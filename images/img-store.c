@@ -8,6 +8,8 @@
 #include "hutch-ids.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
+#include <time.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,20 +94,99 @@ int img_store_open(const char *path, bool create, bool exclusive, struct img_sto
 	for (size_t i = 0; create && i < ARRAY_SIZE(subdirs); i++)
 		if (mkdirat(s->dirfd, subdirs[i], 0700) < 0 && errno != EEXIST)
 			return hutch_fail_errno(err, errno, "store %s/%s", path, subdirs[i]);
+	/* Read-only unless made: flock needs no write, and a store may be on a read-only
+	 * mount (a sandbox then holds the lock for its run: no pin can be written there). */
 	s->lockfd = openat(s->dirfd, "lock",
-			   O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
+			   (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (s->lockfd < 0)
 		return hutch_fail_errno(err, errno, "store %s/lock", path);
-	/* prune does not wait: sandboxes hold the lock shared for as long as they run. */
-	if (flock(s->lockfd, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH) < 0)
+	/* Running sandboxes hold pins, not the lock (img_pin): prune waits out a sandbox's
+	 * start, an import or a build for a while, then says what holds it. */
+	int r = flock(s->lockfd, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH);
+	for (int i = 0; exclusive && r < 0 && errno == EWOULDBLOCK && i < 100; i++) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		r = flock(s->lockfd, LOCK_EX | LOCK_NB);
+	}
+	if (r < 0)
 		return errno == EWOULDBLOCK
 			       ? hutch_fail(err, EBUSY,
-					    "store %s: in use by another hutch (an import, build "
-					    "or sandbox); try again later",
+					    "store %s: an import or build has held it for 10 s; "
+					    "try again when it is done",
 					    path)
 			       : hutch_fail_errno(err, errno, "store %s: lock", path);
 	*out = steal_ptr(s);
 	return 0;
+}
+
+/* STORE/SUB, made if missing, opened without following a link (prune opens it so too). */
+static int store_subdir(struct img_store *s, const char *sub, struct hutch_err *err)
+{
+	if (mkdirat(s->dirfd, sub, 0700) < 0 && errno != EEXIST)
+		return hutch_fail_errno(err, errno, "store %s/%s", s->path, sub);
+	int fd = openat(s->dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? hutch_fail_errno(err, errno, "store %s/%s", s->path, sub) : fd;
+}
+
+int img_lock_key(struct img_store *s, const char *key, bool wait, struct hutch_err *err)
+{
+	char digest[IMG_DIGEST_MAX], name[40];
+	img_sha_buf(key, strlen(key), digest);
+	snprintf(name, sizeof(name), "%.32s", IMG_HEX(digest));
+	_cleanup_close_ int dir = store_subdir(s, "locks", err);
+	if (dir < 0)
+		return dir;
+	int fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return hutch_fail_errno(err, errno, "store %s/locks/%s", s->path, name);
+	if (flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	int e = errno;
+	close(fd);
+	return e == EWOULDBLOCK && !wait
+		       ? -EWOULDBLOCK
+		       : hutch_fail_errno(err, e, "store %s/locks/%s: lock", s->path, name);
+}
+
+int img_pin(struct img_store *s, const char *digest, char **path, struct hutch_err *err)
+{
+	_cleanup_close_ int dir = store_subdir(s, "pins", err);
+	if (dir < 0)
+		return dir;
+	for (int tries = 0; tries < 16; tries++) {
+		uint64_t rnd;
+		char name[64];
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return hutch_fail_errno(err, errno, "getrandom");
+		/* Random: pids repeat (pid namespaces, wrap-around), pins of the dead stay until
+		 * a prune. */
+		snprintf(name, sizeof(name), "%d-%016llx", (int)getpid(), (unsigned long long)rnd);
+		int fd =
+			openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return hutch_fail_errno(err, errno, "store %s/pins/%s", s->path, name);
+		_cleanup_free_ char *line = hutch_xasprintf("%s\n", digest);
+		int r = flock(fd, LOCK_SH) < 0 ? -errno : hutch_write_all(fd, line, strlen(line));
+		if (r < 0) {
+			unlinkat(dir, name, 0);
+			close(fd);
+			return hutch_fail_errno(err, r, "store %s/pins/%s", s->path, name);
+		}
+		*path = hutch_xasprintf("%s/pins/%s", s->path, name);
+		return fd;
+	}
+	return hutch_fail(err, EEXIST, "store %s: no free pin name", s->path);
+}
+
+void img_unpin(int fd, char *path)
+{
+	if (path)
+		unlink(path);
+	free(path);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* ---- blobs ---- */

@@ -202,31 +202,70 @@ static int archive_failed(struct unpack *u, struct archive *a, const char *what,
 	return hutch_fail(err, EIO, "%s: %s", what, archive_error_string(a));
 }
 
+static bool all_zero(const char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
+}
+
+/* buf at off, but for its 4 KiB blocks of zeros past *end (the furthest byte written so
+ * far), which stay holes in the new file (a tar without a sparse map, as GNU tar makes one
+ * without -S, holds a sparse file's holes as zeros); put_file's ftruncate gives the file its
+ * size. Before *end a block of zeros is written: a sparse map whose regions overlap must
+ * leave the zeros it gives last, as tar does. */
+static int write_sparse(int fd, const char *buf, size_t len, off_t off, off_t *end,
+			const char *name, struct hutch_err *err)
+{
+	enum { BLOCK = 4096 };
+	for (size_t done = 0; done < len;) {
+		off_t at = off + (off_t)done;
+		size_t k = BLOCK - (size_t)(at % BLOCK); /* to the next boundary */
+		k = k < len - done ? k : len - done;
+		if (k == BLOCK && at >= *end && all_zero(buf + done, k)) {
+			done += k;
+			continue;
+		}
+		ssize_t n = pwrite(fd, buf + done, k, off + (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return hutch_fail_errno(err, errno, "write %s", name);
+		done += (size_t)n;
+		if (at + n > *end)
+			*end = at + n;
+	}
+	return 0;
+}
+
 /* The data libarchive gives, at its offsets: a sparse entry's holes stay holes, and cost
- * nothing (the budget is charged the blocks written, never the entry's apparent size). */
+ * nothing. The budget is charged the 4 KiB blocks the data touches, never the entry's
+ * apparent size: a sparse map of one-byte regions a block apart allocates a block each. */
 static int write_data(struct unpack *u, int fd, struct archive *a, const char *name,
 		      struct hutch_err *err)
 {
 	const void *buf;
 	size_t len;
 	la_int64_t off;
-	uint64_t written = 0;
+	uint64_t written = 0, last_block = UINT64_MAX;
+	off_t end = 0;
 	int r;
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-		written += len;
+		if (len) {
+			uint64_t first = (uint64_t)off / 4096,
+				 last = ((uint64_t)off + len - 1) / 4096;
+			if (first ==
+			    last_block) /* data going on in the block the last one ended in */
+				first++;
+			if (last >= first)
+				written += (last - first + 1) * 4096;
+			last_block = last;
+		}
 		int q = img_budget_check_bytes(u->b, written, err);
 		if (q < 0)
 			return q;
-		for (size_t done = 0; done < len;) {
-			ssize_t n =
-				pwrite(fd, (const char *)buf + done, len - done, off + (off_t)done);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return hutch_fail_errno(err, errno, "write %s", name);
-			done += (size_t)n;
-		}
+		TRY(write_sparse(fd, buf, len, (off_t)off, &end, name, err));
 		u->st->bytes += len;
+		if (u->st->tick)
+			u->st->tick(u->st->tick_arg, u->st->bytes);
 	}
 	if (r != ARCHIVE_EOF) {
 		char what[PATH_MAX + 8];
@@ -494,12 +533,21 @@ static int open_raw(struct unpack *u, struct hutch_err *err)
 }
 
 /* Hashes what the tar reader left: the end-of-archive padding and any trailing bytes. */
+/* After the end of the archive, at most this much more of its stream is read (and hashed):
+ * padding is a few KiB, and a sparse file of zeros made to look like a long tar would
+ * otherwise keep the import reading for hours. */
+#define IMG_TRAILER_MAX (64ULL << 20)
+
 static int drain(struct unpack *u, struct hutch_err *err)
 {
 	const void *b;
 	la_ssize_t n;
+	uint64_t trailing = 0;
 	while ((n = read_raw(u->raw, u, &b)) > 0)
-		;
+		if ((trailing += (uint64_t)n) > IMG_TRAILER_MAX)
+			return hutch_fail(err, EFBIG,
+					  "layer: more than %llu MiB after the end of the archive",
+					  IMG_TRAILER_MAX >> 20);
 	if (n < 0)
 		return archive_failed(u, u->raw, "layer", err);
 	while ((n = read_fd(u->raw, u, &b)) > 0)

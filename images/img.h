@@ -20,19 +20,47 @@ struct img_store;
 /* --store, else $HUTCH_STORE, else IMG_STORE_DEFAULT (a rootless caller's: $XDG_DATA_HOME/hutch,
  * else ~/.local/share/hutch). */
 const char *img_store_default(const char *flag);
-/* Opens (create: makes) the store and takes its lock: shared, or exclusive for prune. */
+/* Opens (create: makes) the store and takes its lock: shared, or exclusive for prune, which
+ * waits up to 10 s for the imports, builds and sandbox starts that hold it shared. */
 int img_store_open(const char *path, bool create, bool exclusive, struct img_store **out,
 		   struct hutch_err *err);
 void img_store_free(struct img_store *s);
+/* Pins an image (its manifest digest) for as long as the returned fd stays open, in
+ * STORE/pins (*path, malloc'd), flock'ed: prune keeps what a live pin references and removes
+ * a pin whose holder is gone. Made under the store's lock (img_store_open), which may then go (the
+ * store freed): a running sandbox holds its pin, not the store. */
+int img_pin(struct img_store *s, const char *digest, char **path, struct hutch_err *err);
+/* The holder's end of a pin: unlinked, then closed (prune removes those of the dead). */
+void img_unpin(int fd, char *path);
+/* An exclusive lock of the store's for key (a build's NAME:TAG: identical builds run one at
+ * a time, so the second finds the first's image), in STORE/locks. Returns its fd; without
+ * wait, -EWOULDBLOCK (no error set) when another holds it. */
+int img_lock_key(struct img_store *s, const char *key, bool wait, struct hutch_err *err);
 void img_store_freep(struct img_store **s);
 const char *img_store_path(const struct img_store *s);
 
 /* "name[:tag]" -> name, tag (NULL when absent). Validates both. Pure. */
 int img_parse_ref(const char *ref, char **name, char **tag, struct hutch_err *err);
-/* A reference to NAME:TAG (a name alone: latest when it exists, else the newest tag) or to a
- * manifest digest "sha256:HEX". name_tag may be NULL; digest gets the manifest digest. */
+/* Names as Docker reads them (distribution/reference): a first component holding '.' or ':',
+ * or "localhost", is a registry; any other name is docker.io's, where a one-component name
+ * is library/'s. img_full_name("busybox") is "docker.io/library/busybox"; img_short_name
+ * leaves docker.io/ and library/ off again, as docker shows names. NAME without a tag;
+ * malloc'd. Pure. */
+char *img_full_name(const char *name);
+char *img_short_name(const char *name);
+/* NAME:TAG as `image ls` shows it: the short name and the tag. Pure. */
+char *img_display_name(const char *name_tag);
+/* Whether a shell pattern matches a stored NAME:TAG by its short or its full name; a pattern
+ * without a tag (no ':' after its last '/') matches the name, whatever the tag. Pure. */
+bool img_name_matches(const char *pattern, const char *name_tag);
+/* A reference to NAME[:TAG] (no tag: latest), NAME@DIGEST, or a manifest digest "sha256:HEX".
+ * NAME is looked up by its full name first, then as given and by its short name (names
+ * stored before they were stored full). name_tag (may be NULL) gets the stored NAME:TAG,
+ * NULL by digest; digest gets the manifest digest. */
 int img_resolve(struct img_store *s, const char *ref, char **name_tag, char digest[IMG_DIGEST_MAX],
 		struct hutch_err *err);
+/* Points NAME:TAG (no tag: latest), stored by its full name, at digest; the same name stored
+ * the older way goes. */
 int img_tag(struct img_store *s, const char *name_tag, const char *digest, struct hutch_err *err);
 
 struct img_info {
@@ -65,6 +93,11 @@ int img_prune(struct img_store *s, struct img_prune_result *res, struct hutch_er
 int img_tmp_create(struct img_store *s, const char *kind, char **name, int *lockfd,
 		   struct hutch_err *err);
 void img_tmp_remove(struct img_store *s, const char *name, int lockfd);
+/* Copies in to out (a new file in the store's tmp) to its end, within lim (--max-size, and
+ * the store's reserve of free space, looked at more often as it nears): a pipe may never
+ * end. Blocks of zeros stay holes. what names the source in errors. */
+int img_tmp_fill(struct img_store *s, int in, int out, const struct img_limits *lim,
+		 const char *what, struct hutch_err *err);
 
 /* ---- import (img-import.c, img-unpack.c, img-limits.c) ---- */
 
@@ -94,17 +127,47 @@ struct img_import_result {
 	size_t skipped_devices; /* device nodes not created (never are) */
 	const char *kind;	/* "oci", "docker-archive", "rootfs" */
 };
+/* A platform in OCI terms: os/architecture[/variant] ("linux/arm64/v8"). */
+struct img_platform {
+	char os[32], arch[32], variant[16];
+};
+/* "OS/ARCH[/VARIANT]", lowercase letters, digits and _ each. Pure. */
+int img_parse_platform(const char *text, struct img_platform *out, struct hutch_err *err);
+/* This host's: linux, the architecture, and the variant for arm ("v8" on arm64). */
+void img_host_platform(struct img_platform *out);
+/* "os/arch[/variant]" into buf. */
+const char *img_platform_str(const struct img_platform *p, char buf[96]);
+/* Whether an image of platform have runs as want: os (none: linux) and architecture equal,
+ * and the variant, when both name one. Pure. */
+bool img_platform_matches(const struct img_platform *want, const struct img_platform *have);
+
 /* An OCI image layout (dir or tar), a docker-archive tar, or a plain rootfs tar. name may be
- * NULL (the archive's own tag, else the file name), lim too (the defaults). No new layer
+ * NULL (the archive's own tag, else the file name), lim too (the defaults), platform too
+ * (the host's): an index's manifest for that platform is taken (by the descriptor's platform,
+ * else by the manifest's config), and another platform's image is refused. No new layer
  * reaches STORE/layers before every layer of the image is unpacked within the limits. */
 int img_import(struct img_store *s, const char *src, const char *name, const struct img_limits *lim,
-	       struct img_import_result *res, struct hutch_err *err);
+	       const struct img_platform *platform, struct img_import_result *res,
+	       struct hutch_err *err);
 void img_import_result_clear(struct img_import_result *r);
+/* What an import reports as it goes, for `--progress`: fn(arg, layer, layers, bytes, done)
+ * as the bytes of layer (1-based) of layers are unpacked, and once more when it is done
+ * (done true; bytes then that layer's, digest its diff_id). Set for this process's imports. */
+struct img_progress {
+	void (*fn)(void *arg, size_t layer, size_t layers, uint64_t bytes, bool done,
+		   const char *digest);
+	void *arg;
+};
+void img_import_set_progress(const struct img_progress *p);
 
 /* The host's architecture in OCI terms ("amd64", "arm64", ...). */
 const char *img_host_arch(void);
 
 struct img_unpack_stats {
+	/* Called after each block of a file's data is written, with bytes so far (may be
+	 * NULL): an import's progress. */
+	void (*tick)(void *arg, uint64_t bytes);
+	void *tick_arg;
 	uint64_t bytes, entries;
 	uint64_t allocated; /* bytes of disk the files and directories took (holes are free) */
 	uint64_t tar_size;  /* bytes of the uncompressed stream */

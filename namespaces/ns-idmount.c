@@ -67,15 +67,11 @@ static int userns_for(const struct ns_idmap *uids, size_t nu, const struct ns_id
 	return r < 0 ? r : fd;
 }
 
-int ns_make_tree(const char *source, const struct ns_tree_opts *o, struct hutch_err *err)
+int ns_set_tree(int tree, const char *what, const struct ns_tree_opts *o, struct hutch_err *err)
 {
 	unsigned rec = o->recursive ? AT_RECURSIVE : 0;
-	_cleanup_close_ int tree =
-		hutch_sys->open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
-	if (tree < 0)
-		return hutch_fail_errno(err, errno, "open_tree %s", source);
 	if (!o->idmap && !o->attrs)
-		return steal_fd(tree);
+		return 0;
 	_cleanup_close_ int userns = -1;
 	if (o->idmap) {
 		userns = userns_for(o->uids, o->n_uids, o->gids, o->n_gids, err);
@@ -89,8 +85,19 @@ int ns_make_tree(const char *source, const struct ns_tree_opts *o, struct hutch_
 	if (hutch_sys->mount_setattr(tree, "", AT_EMPTY_PATH | set_rec, &attr, sizeof(attr)) < 0)
 		/* EINVAL: a filesystem that cannot be idmapped (or a kernel before 5.12). */
 		return hutch_fail_errno(err, errno, "%s %s", o->idmap ? "idmap" : "mount_setattr",
-					source);
-	return steal_fd(tree);
+					what);
+	return 0;
+}
+
+int ns_make_tree(const char *source, const struct ns_tree_opts *o, struct hutch_err *err)
+{
+	unsigned rec = o->recursive ? AT_RECURSIVE : 0;
+	_cleanup_close_ int tree =
+		hutch_sys->open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
+	if (tree < 0)
+		return hutch_fail_errno(err, errno, "open_tree %s", source);
+	int r = ns_set_tree(tree, source, o, err);
+	return r < 0 ? r : steal_fd(tree);
 }
 
 int ns_attach_tree(int tree, int target, struct hutch_err *err)

@@ -36,6 +36,8 @@ struct ns_tree_opts {
 };
 int ns_make_tree(const char *source, const struct ns_tree_opts *o, struct hutch_err *err);
 int ns_attach_tree(int tree, int target, struct hutch_err *err);
+/* The same maps and attributes on a tree already detached (what names it in errors). */
+int ns_set_tree(int tree, const char *what, const struct ns_tree_opts *o, struct hutch_err *err);
 /* Parent side: writes /proc/PID/{uid_map,setgroups,gid_map}. */
 int ns_write_idmaps(pid_t pid, const struct ns_idmap *uids, size_t n_uids,
 		    const struct ns_idmap *gids, size_t n_gids, struct hutch_err *err);

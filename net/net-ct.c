@@ -98,21 +98,6 @@ static void dump_request(struct msg *m, uint32_t addr, bool dst, bool filter)
 	end(m);
 }
 
-static const struct nlattr *find(const void *p, size_t len, uint16_t type)
-{
-	for (const struct nlattr *a = p;
-	     len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len;) {
-		if ((a->nla_type & NLA_TYPE_MASK) == type)
-			return a;
-		size_t step = NLA_ALIGN(a->nla_len);
-		if (step >= len)
-			break;
-		len -= step;
-		a = (const struct nlattr *)((const char *)a + step);
-	}
-	return NULL;
-}
-
 #define PAYLOAD(a) ((const char *)(a) + NLA_HDRLEN)
 #define PAYLOAD_LEN(a) ((size_t)(a)->nla_len - NLA_HDRLEN)
 
@@ -124,11 +109,12 @@ static bool take(const struct nlmsghdr *h, uint32_t addr, bool dst, struct entry
 		return false;
 	const char *p = (const char *)h + hdr;
 	size_t len = h->nlmsg_len - hdr;
-	const struct nlattr *orig = find(p, len, CTA_TUPLE_ORIG);
+	const struct nlattr *orig = net_nla_find(p, len, CTA_TUPLE_ORIG);
 	const struct nlattr *ip =
-		orig ? find(PAYLOAD(orig), PAYLOAD_LEN(orig), CTA_TUPLE_IP) : NULL;
+		orig ? net_nla_find(PAYLOAD(orig), PAYLOAD_LEN(orig), CTA_TUPLE_IP) : NULL;
 	const struct nlattr *a =
-		ip ? find(PAYLOAD(ip), PAYLOAD_LEN(ip), dst ? CTA_IP_V4_DST : CTA_IP_V4_SRC) : NULL;
+		ip ? net_nla_find(PAYLOAD(ip), PAYLOAD_LEN(ip), dst ? CTA_IP_V4_DST : CTA_IP_V4_SRC)
+		   : NULL;
 	uint32_t be;
 	if (!a || PAYLOAD_LEN(a) != 4 || orig->nla_len > sizeof(e->tuple))
 		return false;
@@ -137,7 +123,7 @@ static bool take(const struct nlmsghdr *h, uint32_t addr, bool dst, struct entry
 		return false;
 	memcpy(e->tuple, orig, orig->nla_len);
 	e->len = orig->nla_len;
-	const struct nlattr *z = find(p, len, CTA_ZONE);
+	const struct nlattr *z = net_nla_find(p, len, CTA_ZONE);
 	e->zone = 0;
 	if (z && PAYLOAD_LEN(z) == 2)
 		memcpy(&e->zone, PAYLOAD(z), 2);
@@ -156,11 +142,9 @@ static int dump(int fd, uint32_t addr, bool dst, bool filter, struct entry *v, s
 	*n = 0;
 	*more = false;
 	for (;;) {
-		ssize_t got = recv(fd, buf, BUF, 0);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = net_nl_recv(fd, buf, BUF);
 		if (got < 0)
-			return -errno;
+			return (int)got;
 		size_t len = (size_t)got;
 		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
 		     h = NLMSG_NEXT(h, len)) {
@@ -219,13 +203,9 @@ int net_ct_flush_addr(uint32_t addr, bool to_too, struct hutch_err *err)
 {
 	char a[NET_IPV4_LEN];
 	net_ipv4_format(addr, a);
-	_cleanup_close_ int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	int fd = net_nfnl_socket(); /* the process's, kept: see net-nftnl.c */
 	if (fd < 0)
-		return hutch_fail_errno(err, errno, "conntrack: netlink socket");
-	struct timeval tv = { .tv_sec = 2 };
-	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one)); /* short errors */
+		return hutch_fail_errno(err, -fd, "conntrack: netlink socket");
 	_cleanup_free_ struct entry *v = hutch_xcalloc(ROUND, sizeof(*v));
 	_cleanup_free_ char *buf = hutch_xmalloc(BUF);
 	size_t removed = 0;

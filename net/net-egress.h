@@ -51,6 +51,9 @@ enum net_answer net_answer_judge(const struct net_answer_policy *p, uint32_t add
 int net_host_addrs(uint32_t *out, size_t max);
 /* In a child that closed the fds it inherited: forget the parent's libnftables context. */
 void net_nft_after_fork(void);
+/* Before a process that changed the firewall exits: waits for an RCU grace period, so that
+ * the exit's release of its netlink socket holds nf_tables's lock for no wait (net-nftnl.c). */
+void net_nfnl_quiesce(void);
 int net_nft_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg,
 			struct hutch_err *err);
 /* Opens dst[0..n) (each a /32, with c's ports) to addr's sandbox for timeout_s seconds: what
@@ -74,6 +77,11 @@ struct net_egress_stats {
 /* Removes every element and counter of addr's sandbox, reading its counters into st first
  * (st may be NULL). A missing table is fine. */
 int net_nft_sandbox_del(uint32_t addr, struct net_egress_stats *st, struct hutch_err *err);
+/* The same without counters, for the sandbox net_nft_sandbox_add(addr, s, eg) made: one
+ * batch when its elements are what that added (nothing since, as net_nft_allow_addrs adds),
+ * else by the listing. */
+int net_nft_sandbox_del_known(uint32_t addr, const struct net_subnet *s,
+			      const struct net_egress *eg, struct hutch_err *err);
 
 /* Removes the connection-tracking entries whose original source is addr, and with to_too
  * those whose original destination is addr (connections made to it, as --publish's relay

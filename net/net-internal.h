@@ -9,6 +9,8 @@
 /* Waits on a NETLINK_ROUTE socket for the ack of request seq: 0, or the kernel's -errno with
  * err naming what. Other messages are skipped. */
 int net_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err);
+/* recv() of one netlink read, again after EINTR: its length, or -errno. */
+ssize_t net_nl_recv(int fd, void *buf, size_t len);
 
 /* Closes *fd if open and marks it closed (hutch_closep leaves the number: it is a destructor). */
 static inline void net_fd_reset(int *fd)
@@ -50,8 +52,25 @@ size_t net_dns_tcp_poll(struct net_dns_tcp *t, struct pollfd *pfd, double *next)
 void net_dns_tcp_step(struct net_dns_tcp *t, const struct net_dns_fwd *f, struct net_dns_stats *st,
 		      const struct pollfd *pfd, double now);
 
+/* net-nftnl.c: the process's NETLINK_NETFILTER socket (nf_tables and conntrack), opened on
+ * first use, emptied of what an earlier use left, never closed: the fd, or -errno. A forked
+ * child forgets its parent's (net_nft_after_fork). */
+int net_nfnl_socket(void);
+void net_nfnl_forget(void);
+struct nlattr;
+/* Netlink attributes in [p, p+len): the first (NULL if none or malformed), the one after a
+ * (*len is what is left from a; NULL at the end), and the first of type (or NULL). */
+const struct nlattr *net_nla_first(const void *p, size_t len);
+const struct nlattr *net_nla_next(const struct nlattr *a, size_t *len);
+const struct nlattr *net_nla_find(const void *p, size_t len, uint16_t type);
+
 /* net-nftnl.c: a sandbox's elements (eg's CIDRs narrowest first) in one raw nf_tables batch,
  * into the table net-nft.c made: 0, or -errno (the kernel undid the batch), and no text. */
 int net_nftnl_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg);
+/* What net_nftnl_sandbox_add added (the same s and eg), out again in one batch: 0, or -errno
+ * (the kernel undid the batch: something was missing). -EEXIST, and nothing removed, when the
+ * sets of timed elements hold one of the veth's (the DNS forwarder's): net_nft_sandbox_del's
+ * work, by the listing. */
+int net_nftnl_sandbox_del(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg);
 
 #endif

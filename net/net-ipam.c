@@ -260,8 +260,27 @@ static bool taken(const struct leases *l, uint32_t addr)
 	return false;
 }
 
+/* The lowest free address that is not busy, else the lowest free one; broadcast when none is
+ * free. A sandbox run right after another would otherwise get its address while the kernel
+ * still removes the last one's veth (its network namespace goes asynchronously): creating
+ * the pair then fails, and deleting the old one first waits ~20 ms for the kernel. */
+static uint32_t first_free(const struct leases *l, const struct net_subnet *s,
+			   net_addr_busy_fn busy)
+{
+	uint32_t broadcast = s->net | ~mask_of(s->prefix), first = broadcast;
+	for (uint32_t a = net_subnet_gateway(s) + 1; a < broadcast; a++) {
+		if (taken(l, a))
+			continue;
+		if (!busy || !busy(a))
+			return a;
+		if (first == broadcast)
+			first = a;
+	}
+	return first;
+}
+
 int net_ipam_lease(int dirfd, const struct net_subnet *s, pid_t holder, net_lease_stale_fn stale,
-		   void *arg, uint32_t *addr, struct hutch_err *err)
+		   void *arg, net_addr_busy_fn busy, uint32_t *addr, struct hutch_err *err)
 {
 	struct net_lease me = { .pid = holder };
 	int r = hutch_proc_stat(holder, &me.start, NULL);
@@ -274,9 +293,7 @@ int net_ipam_lease(int dirfd, const struct net_subnet *s, pid_t holder, net_leas
 	TRY(load(dirfd, &l, err));
 	int dropped = drop_stale(&l, stale, arg);
 	uint32_t broadcast = s->net | ~mask_of(s->prefix);
-	for (me.addr = net_subnet_gateway(s) + 1; me.addr < broadcast; me.addr++)
-		if (!taken(&l, me.addr))
-			break;
+	me.addr = first_free(&l, s, busy);
 	if (me.addr >= broadcast) {
 		if (dropped)
 			save(dirfd, &l, err);
@@ -307,6 +324,27 @@ int net_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err)
 		return 0;
 	l.n = kept;
 	return save(dirfd, &l, err);
+}
+
+int net_ipam_transfer(int dirfd, uint32_t addr, pid_t from, pid_t to, struct hutch_err *err)
+{
+	struct net_lease me = { .addr = addr, .pid = to };
+	int r = hutch_proc_stat(to, &me.start, NULL);
+	if (r < 0)
+		return hutch_fail_errno(err, r, "ipam: /proc/%d/stat", (int)to);
+	_cleanup_close_ int lock = lock_dir(dirfd, err);
+	if (lock < 0)
+		return lock;
+	_cleanup_(leases_free) struct leases l = { 0 };
+	TRY(load(dirfd, &l, err));
+	for (size_t i = 0; i < l.n; i++)
+		if (l.v[i].addr == addr && l.v[i].pid == from) {
+			l.v[i] = me;
+			return save(dirfd, &l, err);
+		}
+	char a[NET_IPV4_LEN];
+	net_ipv4_format(addr, a);
+	return hutch_fail(err, ENOENT, "ipam: no lease of %s held by %d", a, (int)from);
 }
 
 int net_ipam_reclaim(int dirfd, net_lease_stale_fn stale, void *arg, struct hutch_err *err)

@@ -16,15 +16,21 @@ struct link_req {
 	struct ifinfomsg ifi;
 };
 
+ssize_t net_nl_recv(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+	while ((n = recv(fd, buf, len, 0)) < 0 && errno == EINTR)
+		;
+	return n < 0 ? -errno : n;
+}
+
 int net_nl_ack(int fd, uint32_t seq, const char *what, struct hutch_err *err)
 {
 	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
 	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = net_nl_recv(fd, buf, sizeof(buf));
 		if (n < 0)
-			return hutch_fail_errno(err, errno, "%s: netlink recv", what);
+			return hutch_fail_errno(err, (int)-n, "%s: netlink recv", what);
 		size_t len = (size_t)n;
 		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
 		     h = NLMSG_NEXT(h, len)) {

@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -35,6 +37,7 @@ struct batch {
 	size_t len, msg;       /* msg: the current message's offset */
 	uint32_t seq, n_acked; /* n_acked: messages that ask for an ack */
 	bool full;
+	bool del; /* a deletion batch: elements go out, by key */
 };
 
 static void *put(struct batch *b, size_t len)
@@ -139,13 +142,22 @@ static void key_port(struct key *k, uint16_t port)
 	k->len += 4;
 }
 
-/* One element into set of table "hutch" of family: its key, its last key for an interval set,
- * an object for a map. */
+/* One message of type (NFT_MSG_*) in table "hutch"'s subsystem: an addition makes, and may
+ * not replace, what it names; a deletion takes the key alone. */
+static void nft_msg(struct batch *b, uint16_t type, uint16_t flags, uint8_t family)
+{
+	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | type, flags | NLM_F_ACK, family, 0);
+}
+
+/* One element into set of table "hutch" of family (out of it, in a deletion batch): its
+ * key, its last key for an interval set, an object for a map. */
 static void element_of(struct batch *b, uint8_t family, const char *set, const struct key *k,
 		       const struct key *end, const char *objref)
 {
-	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_ACK,
-		  family, 0);
+	if (b->del)
+		nft_msg(b, NFT_MSG_DELSETELEM, 0, family);
+	else
+		nft_msg(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, family);
 	str(b, NFTA_SET_ELEM_LIST_TABLE, "hutch");
 	str(b, NFTA_SET_ELEM_LIST_SET, set);
 	size_t list = nest(b, NFTA_SET_ELEM_LIST_ELEMENTS);
@@ -153,7 +165,7 @@ static void element_of(struct batch *b, uint8_t family, const char *set, const s
 	data(b, NFTA_SET_ELEM_KEY, k->v, k->len);
 	if (end)
 		data(b, NFTA_SET_ELEM_KEY_END, end->v, end->len);
-	if (objref)
+	if (objref && !b->del)
 		str(b, NFTA_SET_ELEM_OBJREF, objref);
 	nest_end(b, el);
 	nest_end(b, list);
@@ -169,12 +181,16 @@ static void element(struct batch *b, const char *set, const struct key *k, const
 
 static void counter(struct batch *b, const char *name)
 {
-	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWOBJ, NLM_F_CREATE | NLM_F_ACK,
-		  NFPROTO_INET, 0);
+	nft_msg(b, b->del ? NFT_MSG_DELOBJ : NFT_MSG_NEWOBJ, b->del ? 0 : NLM_F_CREATE,
+		NFPROTO_INET);
 	str(b, NFTA_OBJ_TABLE, "hutch");
 	str(b, NFTA_OBJ_NAME, name);
 	uint32_t type = htonl(NFT_OBJECT_COUNTER);
 	attr(b, NFTA_OBJ_TYPE, &type, sizeof(type));
+	if (b->del) {
+		msg_end(b);
+		return;
+	}
 	size_t d = nest(b, NFTA_OBJ_DATA);
 	uint64_t zero = 0;
 	attr(b, NFTA_COUNTER_BYTES, &zero, sizeof(zero));
@@ -244,8 +260,11 @@ static void verdict(struct batch *b, uint16_t type, int code, const char *chain)
  * libnftables, whose script empties it. */
 static void chain(struct batch *b, const char *name)
 {
-	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWCHAIN,
-		  NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, NFPROTO_INET, 0);
+	/* Deleted with its rule (no NLM_F_NONREC), once nothing jumps to it. */
+	if (b->del)
+		nft_msg(b, NFT_MSG_DELCHAIN, 0, NFPROTO_INET);
+	else
+		nft_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL, NFPROTO_INET);
 	str(b, NFTA_CHAIN_TABLE, "hutch");
 	str(b, NFTA_CHAIN_NAME, name);
 	msg_end(b);
@@ -355,8 +374,7 @@ static void record_rule(struct batch *b, const char *rf)
 /* "VETH" : jump CHAIN into verdict map. */
 static void jump_element(struct batch *b, const char *map, const struct key *k, const char *to)
 {
-	msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_ACK,
-		  NFPROTO_INET, 0);
+	nft_msg(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, NFPROTO_INET);
 	str(b, NFTA_SET_ELEM_LIST_TABLE, "hutch");
 	str(b, NFTA_SET_ELEM_LIST_SET, map);
 	size_t list = nest(b, NFTA_SET_ELEM_LIST_ELEMENTS);
@@ -368,21 +386,64 @@ static void jump_element(struct batch *b, const char *map, const struct key *k, 
 	msg_end(b);
 }
 
-/* net-nft.c's own_script: the sandbox's cap and its record of refused destinations. */
-static void own(struct batch *b, const char *veth, const struct key *ifn, unsigned max_conns)
+/* The keys a sandbox's elements have: its veth, veth . address, address, veth . gateway. */
+struct keys {
+	char veth[NET_IFNAME_LEN], ok[32], no[32], lim[32], rf[32];
+	struct key ifn, src, a, dns;
+};
+
+static void keys_of(struct keys *k, uint32_t addr, const struct net_subnet *s)
 {
-	char lim[32], rf[32];
-	snprintf(lim, sizeof(lim), "lim_%s", veth);
-	snprintf(rf, sizeof(rf), "rf_%s", veth);
+	memset(k, 0, sizeof(*k));
+	net_veth_name(addr, k->veth);
+	snprintf(k->ok, sizeof(k->ok), "ok_%s", k->veth);
+	snprintf(k->no, sizeof(k->no), "no_%s", k->veth);
+	snprintf(k->lim, sizeof(k->lim), "lim_%s", k->veth);
+	snprintf(k->rf, sizeof(k->rf), "rf_%s", k->veth);
+	key_ifname(&k->ifn, k->veth);
+	k->src = k->ifn;
+	key_u32(&k->src, addr);
+	key_u32(&k->a, addr);
+	k->dns = k->ifn;
+	key_u32(&k->dns, net_subnet_gateway(s));
+}
+
+/* net-nft.c's own_script: the sandbox's cap and its record of refused destinations. */
+static void own(struct batch *b, const struct keys *k, unsigned max_conns)
+{
 	if (max_conns) {
-		chain(b, lim);
-		limit_rule(b, lim, max_conns);
-		jump_element(b, "limits", ifn, lim);
+		chain(b, k->lim);
+		limit_rule(b, k->lim, max_conns);
+		jump_element(b, "limits", &k->ifn, k->lim);
 	}
-	refused_set(b, rf);
-	chain(b, rf);
-	record_rule(b, rf);
-	jump_element(b, "record", ifn, rf);
+	refused_set(b, k->rf);
+	chain(b, k->rf);
+	record_rule(b, k->rf);
+	jump_element(b, "record", &k->ifn, k->rf);
+}
+
+/* The elements that name nothing of the sandbox's own: the same in both batches. */
+static void plain_elements(struct batch *b, const struct keys *k, const struct net_egress *eg)
+{
+	element(b, "layout_3", &k->ifn, NULL, NULL); /* ENOENT on an older layout's table */
+	element(b, "sandboxes", &k->ifn, NULL, NULL);
+	element(b, "sources", &k->src, NULL, NULL);
+	element_of(b, NFPROTO_ARP, "sandboxes", &k->ifn, NULL, NULL); /* its ARP's sender */
+	element_of(b, NFPROTO_ARP, "sources", &k->src, NULL, NULL);
+	element(b, "addrs", &k->a, NULL, NULL);
+	element(b, "dns", &k->dns, NULL, NULL);
+	if (eg->restricted)
+		element(b, "restricted", &k->ifn, NULL, NULL);
+	for (size_t i = 0; i < eg->n_allow; i++)
+		cidr(b, k->veth, &eg->allow[i], false);
+	for (size_t i = 0; i < eg->n_deny; i++)
+		cidr(b, k->veth, &eg->deny[i], true);
+}
+
+static void batch_edge(struct batch *b, uint16_t type)
+{
+	msg_begin(b, type, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+	msg_end(b);
 }
 
 /* The order of net-nft.c's add_script: counters before the maps that name them, chains and
@@ -390,39 +451,43 @@ static void own(struct batch *b, const char *veth, const struct key *ifn, unsign
 static void build(struct batch *b, uint32_t addr, const struct net_subnet *s,
 		  const struct net_egress *eg)
 {
-	char veth[NET_IFNAME_LEN], ok[32], no[32];
-	net_veth_name(addr, veth);
-	snprintf(ok, sizeof(ok), "ok_%s", veth);
-	snprintf(no, sizeof(no), "no_%s", veth);
-	msg_begin(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+	struct keys k;
+	keys_of(&k, addr, s);
+	batch_edge(b, NFNL_MSG_BATCH_BEGIN);
+	counter(b, k.ok);
+	counter(b, k.no);
+	element(b, "ok_ctr", &k.ifn, NULL, k.ok);
+	element(b, "no_ctr", &k.ifn, NULL, k.no);
+	own(b, &k, eg->max_conns);
+	plain_elements(b, &k, eg);
+	batch_edge(b, NFNL_MSG_BATCH_END);
+}
+
+/* What build made, out again: the elements first (the maps' among them, which name the
+ * sandbox's chains and counters), then its chains with their rules, its set, its counters. */
+static void build_del(struct batch *b, uint32_t addr, const struct net_subnet *s,
+		      const struct net_egress *eg)
+{
+	struct keys k;
+	keys_of(&k, addr, s);
+	b->del = true;
+	batch_edge(b, NFNL_MSG_BATCH_BEGIN);
+	plain_elements(b, &k, eg);
+	element(b, "ok_ctr", &k.ifn, NULL, NULL);
+	element(b, "no_ctr", &k.ifn, NULL, NULL);
+	element(b, "record", &k.ifn, NULL, NULL);
+	if (eg->max_conns) {
+		element(b, "limits", &k.ifn, NULL, NULL);
+		chain(b, k.lim);
+	}
+	chain(b, k.rf);
+	nft_msg(b, NFT_MSG_DELSET, 0, NFPROTO_INET);
+	str(b, NFTA_SET_TABLE, "hutch");
+	str(b, NFTA_SET_NAME, k.rf);
 	msg_end(b);
-	struct key ifn = { .len = 0 }, src = { .len = 0 }, a = { .len = 0 }, dns = { .len = 0 };
-	key_ifname(&ifn, veth);
-	src = ifn;
-	key_u32(&src, addr);
-	key_u32(&a, addr);
-	dns = ifn;
-	key_u32(&dns, net_subnet_gateway(s));
-	element(b, "layout_3", &ifn, NULL, NULL); /* ENOENT on an older layout's table */
-	element(b, "sandboxes", &ifn, NULL, NULL);
-	element(b, "sources", &src, NULL, NULL);
-	element_of(b, NFPROTO_ARP, "sandboxes", &ifn, NULL, NULL); /* its ARP's sender address */
-	element_of(b, NFPROTO_ARP, "sources", &src, NULL, NULL);
-	element(b, "addrs", &a, NULL, NULL);
-	element(b, "dns", &dns, NULL, NULL);
-	counter(b, ok);
-	counter(b, no);
-	element(b, "ok_ctr", &ifn, NULL, ok);
-	element(b, "no_ctr", &ifn, NULL, no);
-	own(b, veth, &ifn, eg->max_conns);
-	if (eg->restricted)
-		element(b, "restricted", &ifn, NULL, NULL);
-	for (size_t i = 0; i < eg->n_allow; i++)
-		cidr(b, veth, &eg->allow[i], false);
-	for (size_t i = 0; i < eg->n_deny; i++)
-		cidr(b, veth, &eg->deny[i], true);
-	msg_begin(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
-	msg_end(b);
+	counter(b, k.ok);
+	counter(b, k.no);
+	batch_edge(b, NFNL_MSG_BATCH_END);
 }
 
 /* Every acked message's ack, or the first error (the kernel then has undone the batch). */
@@ -431,11 +496,9 @@ static int acks(int fd, uint32_t want)
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 	uint32_t got = 0;
 	while (got < want) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = net_nl_recv(fd, buf, sizeof(buf));
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		size_t len = (size_t)n;
 		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
 		     h = NLMSG_NEXT(h, len)) {
@@ -450,24 +513,173 @@ static int acks(int fd, uint32_t want)
 	return 0;
 }
 
+/*
+ * The process's one NETLINK_NETFILTER socket, for nf_tables and conntrack alike, opened on
+ * first use and never closed but by the exit. The release of such a socket makes nf_tables
+ * wait, holding its ruleset's lock, for the release work of the namespace's last transactions
+ * (an RCU grace period, 8-16 ms on the development VM): a socket closed after each batch held
+ * that lock through every bridge start's veth registration (which takes it too) and through
+ * every other sandbox's firewall change. One socket a process is one such wait, at its end.
+ */
+static int nfnl_fd = -1;
+
+int net_nfnl_socket(void)
+{
+	if (nfnl_fd >= 0) {
+		char buf[4096];
+		while (recv(nfnl_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			; /* what an earlier use left unread (an error after a timeout) */
+		return nfnl_fd;
+	}
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	if (fd < 0)
+		return -errno;
+	struct timeval tv = { .tv_sec = 2 };
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one)); /* short errors */
+	nfnl_fd = fd;
+	return fd;
+}
+
+/* An RCU grace period (MEMBARRIER_CMD_GLOBAL is the kernel's synchronize_rcu): the release
+ * work of the process's last transactions, which waits for one that began before, is then
+ * done or about to be, and the socket's release at exit finds it so. Without membarrier
+ * (nohz_full, a filter), the exit waits as it would have. */
+void net_nfnl_quiesce(void)
+{
+	if (nfnl_fd >= 0)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+}
+
+void net_nfnl_forget(void)
+{
+	nfnl_fd = -1; /* the parent's: closed by the child's fd sweep, or to be left alone */
+}
+
+static int send_batch(const struct batch *b);
+
 int net_nftnl_sandbox_add(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg)
 {
 	static struct batch b; /* 16 KB: off the stack */
 	memset(&b, 0, sizeof(b));
 	build(&b, addr, s, eg);
-	if (b.full)
-		return -E2BIG;
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-	if (fd < 0)
-		return -errno;
-	struct timeval tv = { .tv_sec = 2 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return send_batch(&b);
+}
+
+const struct nlattr *net_nla_first(const void *p, size_t len)
+{
+	const struct nlattr *a = p;
+	return len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len ? a : NULL;
+}
+
+const struct nlattr *net_nla_next(const struct nlattr *a, size_t *len)
+{
+	size_t step = NLA_ALIGN(a->nla_len);
+	if (step >= *len)
+		return NULL;
+	*len -= step;
+	return net_nla_first((const char *)a + step, *len);
+}
+
+const struct nlattr *net_nla_find(const void *p, size_t len, uint16_t type)
+{
+	for (const struct nlattr *a = net_nla_first(p, len); a; a = net_nla_next(a, &len))
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+	return NULL;
+}
+
+#define NLA_DATA(a) ((const char *)(a) + NLA_HDRLEN)
+#define NLA_LEN(a) ((size_t)(a)->nla_len - NLA_HDRLEN)
+
+/* Whether an element of set's list (one dumped message's) has a key that begins with veth's
+ * name, as every key of the sets of timed elements does. */
+static bool names_veth(const struct nlmsghdr *h, const struct key *veth)
+{
+	size_t hdr = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct nfgenmsg));
+	if (h->nlmsg_len < hdr)
+		return false;
+	const struct nlattr *list = net_nla_find((const char *)h + hdr, h->nlmsg_len - hdr,
+						 NFTA_SET_ELEM_LIST_ELEMENTS);
+	if (!list)
+		return false;
+	size_t len = NLA_LEN(list);
+	for (const struct nlattr *el = net_nla_first(NLA_DATA(list), len); el;
+	     el = net_nla_next(el, &len)) {
+		const struct nlattr *k = net_nla_find(NLA_DATA(el), NLA_LEN(el), NFTA_SET_ELEM_KEY);
+		const struct nlattr *v =
+			k ? net_nla_find(NLA_DATA(k), NLA_LEN(k), NFTA_DATA_VALUE) : NULL;
+		if (v && NLA_LEN(v) >= veth->len && !memcmp(NLA_DATA(v), veth->v, veth->len))
+			return true;
+	}
+	return false;
+}
+
+/* 1 if set of table "inet hutch" holds an element of veth's, 0 if not, or -errno. */
+static int set_names_veth(int fd, const char *set, const struct key *veth)
+{
+	static struct batch b;
+	memset(&b, 0, sizeof(b));
+	msg_begin(&b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETSETELEM, NLM_F_DUMP, NFPROTO_INET,
+		  0);
+	str(&b, NFTA_SET_ELEM_LIST_TABLE, "hutch");
+	str(&b, NFTA_SET_ELEM_LIST_SET, set);
+	msg_end(&b);
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	int r = 0;
 	if (sendto(fd, b.buf, b.len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
-		r = -errno;
-	if (r == 0)
-		r = acks(fd, b.n_acked);
-	close(fd);
-	return r;
+		return -errno;
+	/* As large as any use of the socket asked for (net-ct.c's): the kernel sizes a dump's
+	 * messages by the largest read, and a shorter one would cut elements off. */
+	static char buf[65536] __attribute__((aligned(NLMSG_ALIGNTO)));
+	int found = 0;
+	for (;;) {
+		ssize_t n = net_nl_recv(fd, buf, sizeof(buf));
+		if (n < 0)
+			return (int)n;
+		size_t len = (size_t)n;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
+		     h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return found;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			found |= names_veth(h, veth);
+		}
+	}
+}
+
+int net_nftnl_sandbox_del(uint32_t addr, const struct net_subnet *s, const struct net_egress *eg)
+{
+	/* The DNS forwarder's timed elements (an allowed name's addresses) are not among what
+	 * the start added: with any of them there, it is the listing's work, which removes all. */
+	int fd = net_nfnl_socket();
+	if (fd < 0)
+		return fd;
+	struct key veth = { .len = 0 };
+	char name[NET_IFNAME_LEN];
+	net_veth_name(addr, name);
+	key_ifname(&veth, name);
+	for (size_t i = 0; i < 2; i++) {
+		int r = set_names_veth(fd, i ? "dns_port" : "dns_net", &veth);
+		if (r != 0)
+			return r < 0 ? r : -EEXIST;
+	}
+	static struct batch b;
+	memset(&b, 0, sizeof(b));
+	build_del(&b, addr, s, eg);
+	return send_batch(&b);
+}
+
+static int send_batch(const struct batch *b)
+{
+	if (b->full)
+		return -E2BIG;
+	int fd = net_nfnl_socket();
+	if (fd < 0)
+		return fd;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	if (sendto(fd, b->buf, b->len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -errno;
+	return acks(fd, b->n_acked);
 }

@@ -119,11 +119,10 @@ int net_subnet_check_free(const struct net_subnet *s, struct hutch_err *err)
 		return hutch_fail_errno(err, errno, "read the host's routes: netlink send");
 	_cleanup_free_ char *buf = hutch_xmalloc(DUMP_BUF);
 	for (;;) {
-		ssize_t n = recv(fd, buf, DUMP_BUF, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = net_nl_recv(fd, buf, DUMP_BUF);
 		if (n < 0)
-			return hutch_fail_errno(err, errno, "read the host's routes: netlink recv");
+			return hutch_fail_errno(err, (int)-n,
+						"read the host's routes: netlink recv");
 		int r = check_batch(s, buf, (size_t)n, err);
 		if (r != 0)
 			return r < 0 ? r : 0;

@@ -45,11 +45,18 @@ typedef int (*net_lease_stale_fn)(const struct net_lease *l, void *arg, struct h
 /* Opens (making it) ROOT/<inode of this process's network namespace>/BRIDGE: one lease space
  * per bridge per network namespace. Returns a directory fd. */
 int net_ipam_open(const char *root, const char *bridge, struct hutch_err *err);
-/* Leases the lowest free host address of s (after the gateway, before broadcast) to holder.
- * Stale leases are reclaimed first. Concurrent callers are serialised by flock(DIR/lock). */
+/* True when a free address is still in use outside the leases (a veth its last holder's
+ * kernel has yet to remove): another address is taken first. */
+typedef bool (*net_addr_busy_fn)(uint32_t addr);
+/* Leases the lowest free host address of s (after the gateway, before broadcast) to holder,
+ * skipping those busy (may be NULL) calls busy unless every free one is. Stale leases are
+ * reclaimed first. Concurrent callers are serialised by flock(DIR/lock). */
 int net_ipam_lease(int dirfd, const struct net_subnet *s, pid_t holder, net_lease_stale_fn stale,
-		   void *arg, uint32_t *addr, struct hutch_err *err);
+		   void *arg, net_addr_busy_fn busy, uint32_t *addr, struct hutch_err *err);
 int net_ipam_release(int dirfd, uint32_t addr, struct hutch_err *err);
+/* Hands addr's lease, held by from, to the live process to (which then releases it): -ENOENT
+ * when from holds no such lease (it was reclaimed). */
+int net_ipam_transfer(int dirfd, uint32_t addr, pid_t from, pid_t to, struct hutch_err *err);
 /* Drops every stale lease; returns how many. */
 int net_ipam_reclaim(int dirfd, net_lease_stale_fn stale, void *arg, struct hutch_err *err);
 
@@ -63,6 +70,8 @@ int net_host_forwarding(struct hutch_err *err);
 /* The host end's name for a sandbox address: "hv" + 8 hex digits. */
 #define NET_IFNAME_LEN 16
 void net_veth_name(uint32_t addr, char buf[NET_IFNAME_LEN]);
+/* addr's host end exists in this network namespace (a net_addr_busy_fn). */
+bool net_veth_lingers(uint32_t addr);
 /* A veth pair: the host end gets the gateway as a /32 and a route to addr; the peer is
  * created directly inside netns_fd as eth0 with addr/prefix, the MTU, up, and a default route
  * via the gateway. */

@@ -35,6 +35,7 @@ static const struct rt_flag build_flags[] = {
 	{ "timeout", 0, FLAG(RT_FLAG_STR, timeout) },
 	{ "no-cache", 0, FLAG(RT_FLAG_BOOL, no_cache) },
 	{ "memory", 0, FLAG(RT_FLAG_STR, memory) },
+	{ "progress", 0, FLAG(RT_FLAG_STR, progress) },
 };
 const struct rt_flags rt_build_flags = RT_FLAGS(build_flags, 0);
 
@@ -270,7 +271,8 @@ int rt_build_target(struct img_store *s, const struct rt_build *b, bool keep_std
 		.n_config = n_config,
 	};
 	img_inputs_hash(&in, hash);
-	p->name_tag = hutch_xasprintf("%s:%s", name, hash);
+	_cleanup_free_ char *shrt = img_short_name(name);
+	p->name_tag = hutch_xasprintf("%s:%s", shrt, hash);
 	return 0;
 }
 

@@ -16,7 +16,9 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -141,11 +143,17 @@ static int run_sandbox(const struct rt_global *g, const struct rt_build *b,
 	o.layer_work = ovl;
 	int r = sandbox_opts(b, store, p->base, work, ph, &o, err);
 	fflush(stdout);
+	pid_t parent = getpid();
 	pid_t pid = r < 0 ? 0 : fork();
 	if (r >= 0 && pid < 0)
 		r = hutch_fail_errno(err, errno, "build: fork");
 	if (r >= 0 && pid == 0) {
 		struct hutch_err e = { 0 };
+		/* A build killed outright (SIGKILL, the OOM killer) takes its step along: it holds
+		 * the build's locks (the store's, the tag's), which would keep an identical build
+		 * waiting and prune refused for up to --timeout, for a result nobody collects. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+			_exit(RT_SB_EXIT_FAIL);
 		dup2(STDERR_FILENO, STDOUT_FILENO); /* the steps' output is not the result */
 		steps_stdin(p);
 		r = rt_sandbox_run(g, &o, NULL, &e);
@@ -206,9 +214,12 @@ static int run_copies(struct img_store *s, const struct rt_build *b, const struc
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return hutch_fail_errno(err, errno, "build: pipe");
 	fflush(stdout);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct hutch_err e = { 0 };
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+			_exit(2); /* as the step's: the build's locks go with the build */
 		close(fds[0]);
 		int r = copy_child(s, b, p, work, ids, &e);
 		if (r < 0 && hutch_write_all(fds[1], &e, sizeof(e)) < 0)
@@ -251,11 +262,20 @@ static int run_work(const struct rt_global *g, struct img_store *s, const struct
 		hutch_warn("build: --network host: the steps and the packages' scripts run as root "
 			   "on the host's network, with its 127.0.0.1 services and abstract unix "
 			   "sockets");
-	if (!p->n_copies && !b->workdir)
+	if (p->progress && b->packages.n)
+		fprintf(stderr, "build: installing %zu package(s)\n", b->packages.n);
+	if (!p->n_copies && !b->workdir) {
+		if (p->progress && b->steps.n)
+			fprintf(stderr, "build: running %zu step(s)\n", b->steps.n);
 		return run_sandbox(g, b, p, store, work, PHASE_ALL, err);
+	}
 	if (b->packages.n)
 		TRY(run_sandbox(g, b, p, store, work, PHASE_PACKAGES, err));
+	if (p->progress && p->n_copies)
+		fprintf(stderr, "build: copying %zu tree(s) in\n", p->n_copies);
 	TRY(run_copies(s, b, p, work, ids, err));
+	if (p->progress && b->steps.n)
+		fprintf(stderr, "build: running %zu step(s)\n", b->steps.n);
 	if (b->steps.n)
 		TRY(run_sandbox(g, b, p, store, work, PHASE_STEPS, err));
 	return 0;

@@ -14,7 +14,7 @@ int rt_image_set_max_entries(void *field, const char *v, struct hutch_err *err);
 
 struct img_store;
 struct rt_build {
-	const char *from, *tag, *network, *store, *timeout, *memory;
+	const char *from, *tag, *network, *store, *timeout, *memory, *progress;
 	const char *workdir, *entrypoint, *cmd, *user; /* the new image's config */
 	struct rt_strv packages, steps, env, copies;   /* env is K=V, copies SRC:DST */
 	bool no_cache;
@@ -39,6 +39,7 @@ struct rt_build_plan {
 	size_t n_copies;
 	char **entrypoint, **cmd;
 	int stdin_fd;
+	bool progress; /* --progress: say each phase as it starts */
 };
 /* keep_stdin: stdin is kept for the steps (build), else only hashed (status). */
 int rt_build_target(struct img_store *s, const struct rt_build *b, bool keep_stdin,

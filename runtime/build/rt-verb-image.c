@@ -29,7 +29,7 @@ struct sub {
 };
 
 struct image_flags {
-	const char *name, *store, *format;
+	const char *name, *store, *format, *platform, *progress;
 	bool quiet;
 	struct img_limits limits; /* import's; 0: the default */
 };
@@ -108,6 +108,14 @@ static const struct rt_flag import_flags[] = {
 	  "how many times the layers' tar may outgrow their compressed size once past 1g "
 	  "(default 100; 0: no limit)",
 	  LIMIT(max_ratio), set_max_ratio },
+	{ "progress", 0, RT_FLAG_STR,
+	  "auto (the default: tty on a terminal, else none), tty (a line redrawn), plain (a "
+	  "line a layer) or none",
+	  offsetof(struct image_flags, progress), NULL },
+	{ "platform", 0, RT_FLAG_STR,
+	  "OS/ARCH[/VARIANT]: the image of an index to take, and what the image must be "
+	  "(default: this host's)",
+	  offsetof(struct image_flags, platform), NULL },
 };
 /* Flags may follow the positionals: `image import FILE --name N` reads naturally. */
 static const struct rt_flags import_def = RT_FLAGS(import_flags, RT_PARSE_ANYWHERE);
@@ -126,34 +134,66 @@ static const struct rt_flags ls_def = RT_FLAGS(ls_flags, RT_PARSE_ANYWHERE);
 
 /* stdin into a file of the store's own temp dir: import reads files, and a tar from a pipe
  * is one. The temp dir goes with tmp_remove (prune takes what a killed import left). */
-static int stdin_file(struct img_store *s, char **tmp, int *lockfd, char **path,
-		      struct hutch_err *err)
+static int stdin_file(struct img_store *s, const struct img_limits *lim, char **tmp, int *lockfd,
+		      char **path, struct hutch_err *err)
 {
 	TRY(img_tmp_create(s, "import", tmp, lockfd, err));
 	*path = hutch_xasprintf("%s/%s/stdin", img_store_path(s), *tmp);
 	_cleanup_close_ int fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return hutch_fail_errno(err, errno, "import -: %s", *path);
-	char buf[65536];
-	for (uint64_t total = 0, next = 0;;) {
-		/* a pipe may never end: the store's reserve of free space is kept */
-		if (total >= next) {
-			if (img_store_check_room(s, err) < 0)
-				return hutch_err_prefix(err, "import -: ");
-			next = total + (64ULL << 20);
-		}
-		ssize_t n = read(0, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return hutch_fail_errno(err, errno, "import -: read stdin");
-		if (n == 0)
-			return 0;
-		int w = hutch_write_all(fd, buf, (size_t)n);
-		if (w < 0)
-			return hutch_fail_errno(err, w, "import -: %s", *path);
-		total += (uint64_t)n;
+	return img_tmp_fill(s, 0, fd, lim, "import -", err);
+}
+
+enum progress { PROGRESS_NONE, PROGRESS_PLAIN, PROGRESS_TTY };
+
+/* --progress: auto is tty on a terminal and none in a script, as docker's and buildah's
+ * progress bars stay out of a pipe's way. */
+static int progress_mode(const char *v, enum progress *out, struct hutch_err *err)
+{
+	if (!v || !strcmp(v, "auto"))
+		*out = isatty(2) ? PROGRESS_TTY : PROGRESS_NONE;
+	else if (!strcmp(v, "tty"))
+		*out = PROGRESS_TTY;
+	else if (!strcmp(v, "plain"))
+		*out = PROGRESS_PLAIN;
+	else if (!strcmp(v, "none"))
+		*out = PROGRESS_NONE;
+	else
+		return hutch_fail(err, EINVAL, "--progress %s: expected auto, tty, plain or none",
+				  v);
+	return 0;
+}
+
+struct import_progress {
+	enum progress mode;
+	const char *what;
+	struct timespec last;
+	bool drawn;
+};
+
+/* tty: one line, redrawn at most ten times a second; plain: a line for each layer done. */
+static void import_progress(void *arg, size_t layer, size_t layers, uint64_t bytes, bool done,
+			    const char *digest)
+{
+	struct import_progress *p = arg;
+	struct timespec now;
+	char size[32];
+	human(bytes, size);
+	if (p->mode == PROGRESS_PLAIN) {
+		if (done)
+			fprintf(stderr, "import: layer %zu/%zu %.19s %s\n", layer, layers, digest,
+				bytes ? size : "(in the store already)");
+		return;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long ms =
+		(now.tv_sec - p->last.tv_sec) * 1000LL + (now.tv_nsec - p->last.tv_nsec) / 1000000;
+	if (!done && p->drawn && ms < 100)
+		return;
+	p->last = now;
+	p->drawn = true;
+	fprintf(stderr, "\r\033[Kimport %s: layer %zu/%zu, %s", p->what, layer, layers, size);
 }
 
 static int do_import(struct rt_global *g, int argc, char **argv, int first, void *flags,
@@ -168,17 +208,38 @@ static int do_import(struct rt_global *g, int argc, char **argv, int first, void
 	_cleanup_free_ char *tmp = NULL, *path = NULL;
 	int lockfd = -1, r = 0;
 	TRY(one_arg(argc, argv, first, err));
+	struct import_progress prog = { .what = argv[first] };
+	TRY(progress_mode(((const struct image_flags *)flags)->progress, &prog.mode, err));
+	const struct img_progress hook = { import_progress, &prog };
+	if (prog.mode != PROGRESS_NONE)
+		img_import_set_progress(&hook);
+	const char *pf = ((const struct image_flags *)flags)->platform;
+	struct img_platform platform, host;
+	char ps[96], hs[96];
+	if (pf) {
+		TRY(img_parse_platform(pf, &platform, err));
+		img_host_platform(&host);
+		if (!img_platform_matches(&host, &platform))
+			hutch_warn("--platform %s: this host is %s; the image will not run here "
+				   "without an emulator (binfmt_misc)",
+				   img_platform_str(&platform, ps), img_platform_str(&host, hs));
+	}
 	bool from_stdin = !strcmp(argv[first], "-");
 	if (from_stdin && !name) /* a pipe has no file name to name it after */
 		return hutch_fail(err, EINVAL, "import -: needs --name NAME[:TAG]");
 	TRY(open_store(store, true, false, &s, err));
 	if (from_stdin)
-		r = stdin_file(s, &tmp, &lockfd, &path, err);
+		r = stdin_file(s, &((const struct image_flags *)flags)->limits, &tmp, &lockfd,
+			       &path, err);
 	if (r >= 0)
 		r = img_import(s, from_stdin ? path : argv[first], name,
-			       &((const struct image_flags *)flags)->limits, &res, err);
+			       &((const struct image_flags *)flags)->limits, pf ? &platform : NULL,
+			       &res, err);
 	if (tmp)
 		img_tmp_remove(s, tmp, lockfd);
+	img_import_set_progress(NULL);
+	if (prog.drawn)
+		fputs("\r\033[K", stderr);
 	if (r >= 0) {
 		if (res.skipped_devices)
 			hutch_warn("%zu device node(s) of the image not created (a sandbox's /dev "
@@ -192,17 +253,16 @@ static int do_import(struct rt_global *g, int argc, char **argv, int first, void
 	return r;
 }
 
-/* NAME matches every tag of that name; NAME:TAG (or a digest) that one alone. */
-static bool ls_match(const char *name_tag, const char *filter)
+/* A shell pattern, against the short and the full name (image ls bbdock: every tag of
+ * docker.io/library/bbdock), or a digest's start (sha256:...). */
+static bool ls_match(const struct img_info *i, const char *filter)
 {
 	if (!filter)
 		return true;
-	const char *colon = strrchr(name_tag, ':');
-	if (strchr(filter, ':') &&
-	    (!strchr(filter, '/') || strrchr(filter, ':') > strrchr(filter, '/')))
-		return !strcmp(name_tag, filter);
-	return colon && strlen(filter) == (size_t)(colon - name_tag) &&
-	       !strncmp(name_tag, filter, strlen(filter));
+	if (!strncmp(filter, "sha256:", 7))
+		return !strncmp(i->digest, filter, strlen(filter)) ||
+		       !fnmatch(filter, i->digest, 0);
+	return img_name_matches(filter, i->name);
 }
 
 static void ls_json(const struct img_info *v, size_t n, const char *filter)
@@ -210,10 +270,18 @@ static void ls_json(const struct img_info *v, size_t n, const char *filter)
 	_cleanup_gen_ yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < n; i++) {
-		if (!ls_match(v[i].name, filter))
+		if (!ls_match(&v[i], filter))
 			continue;
+		_cleanup_free_ char *shown = img_display_name(v[i].name), *n = NULL, *t = NULL,
+				    *full = NULL;
+		struct hutch_err ignored = { 0 };
 		yajl_gen_map_open(g);
-		hutch_json_gen_kv(g, "name", v[i].name);
+		hutch_json_gen_kv(g, "name", shown);
+		if (img_parse_ref(v[i].name, &n, &t, &ignored) == 0) {
+			full = img_full_name(n);
+			hutch_json_gen_str(g, "full_name");
+			hutch_json_gen_str(g, full);
+		}
 		hutch_json_gen_kv(g, "digest", v[i].digest);
 		hutch_json_gen_u64(g, "size", v[i].size);
 		hutch_json_gen_kv(g, "created", v[i].created);
@@ -228,17 +296,18 @@ static void ls_print(const struct img_info *v, size_t n, const struct image_flag
 		     const char *filter)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (!ls_match(v[i].name, filter))
+		if (!ls_match(&v[i], filter))
 			continue;
 		bool seen = false; /* -q: each image once, however many names it has */
 		for (size_t k = 0; f->quiet && k < i; k++)
-			seen |= ls_match(v[k].name, filter) && !strcmp(v[k].digest, v[i].digest);
+			seen |= ls_match(&v[k], filter) && !strcmp(v[k].digest, v[i].digest);
+		_cleanup_free_ char *shown = img_display_name(v[i].name);
 		char size[32];
 		human(v[i].size, size);
 		if (f->quiet && !seen)
 			printf("%s\n", v[i].digest);
 		else if (!f->quiet)
-			printf("%-40s %.19s %8s %s\n", v[i].name, v[i].digest, size,
+			printf("%-40s %.19s %8s %s\n", shown, v[i].digest, size,
 			       v[i].created ? v[i].created : "-");
 	}
 }
@@ -310,8 +379,9 @@ static int do_inspect(struct rt_global *g, int argc, char **argv, int first, voi
 	TRY(one_arg(argc, argv, first, err));
 	TRY(open_store(store, false, false, &s, err));
 	TRY(img_inspect(s, argv[first], &i, err));
+	_cleanup_free_ char *shown = i.name ? img_display_name(i.name) : NULL;
 	printf("{\"name\":");
-	json_str(i.name);
+	json_str(shown);
 	printf(",\"digest\":\"%s\",\"created\":", i.digest);
 	json_str(i.created);
 	printf(",\"architecture\":");
@@ -335,7 +405,7 @@ static int rm_matching(struct img_store *s, const char *pattern, struct hutch_er
 	TRY(img_list(s, &v, &n, err));
 	int r = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (r >= 0 && !fnmatch(pattern, v[i].name, 0)) {
+		if (r >= 0 && img_name_matches(pattern, v[i].name)) {
 			r = img_remove(s, v[i].name, err);
 			removed++;
 		}
@@ -394,12 +464,27 @@ static int build_or_status(struct rt_global *g, int argc, char **argv, int first
 	char digest[IMG_DIGEST_MAX];
 	struct img_info i;
 	TRY(rt_build_check(argc, argv, first, b, err));
+	enum progress mode;
+	TRY(progress_mode(b->progress, &mode, err));
 	TRY(open_store(b->store, build, false, &s, err));
 	TRY(rt_build_target(s, b, build, &p, err));
+	p.progress = mode != PROGRESS_NONE;
+	/* Identical builds at once: the first builds, the others wait and find its image
+	 * (one digest behind the tag, one install). */
+	_cleanup_close_ int lock = -1;
+	if (build && (lock = img_lock_key(s, p.name_tag, false, err)) == -EWOULDBLOCK) {
+		fprintf(stderr, "build: %s: waiting for an identical build to finish\n",
+			p.name_tag);
+		lock = img_lock_key(s, p.name_tag, true, err);
+	}
+	if (build && lock < 0)
+		return lock;
 	struct hutch_err e = { 0 };
 	bool exists = img_inspect(s, p.name_tag, &i, &e) >= 0;
-	if (exists)
+	if (exists) {
+		snprintf(digest, sizeof(digest), "%s", i.digest);
 		img_info_clear(&i);
+	}
 	if (!build) {
 		printf("%s %s\n", p.name_tag, exists ? "built" : "not built");
 		return exists ? 0 : 1;
@@ -408,12 +493,16 @@ static int build_or_status(struct rt_global *g, int argc, char **argv, int first
 	 * the package manager's output and how it went are on stderr. */
 	if (exists && !b->no_cache) {
 		fprintf(stderr, "build: %s (cached)\n", p.name_tag);
-		printf("%s\n", p.name_tag);
-		return 0;
+	} else {
+		fprintf(stderr, "build: building %s from %s\n", p.name_tag, b->from);
+		TRY(rt_build_run(g, s, b, &p, digest, err));
+		fprintf(stderr, "build: built %s %s\n", p.name_tag, digest);
 	}
-	fprintf(stderr, "build: building %s from %s\n", p.name_tag, b->from);
-	TRY(rt_build_run(g, s, b, &p, digest, err));
-	fprintf(stderr, "build: built %s %s\n", p.name_tag, digest);
+	/* --tag NAME: NAME:latest is the build that finished last, as docker build -t NAME. */
+	if (b->tag) {
+		_cleanup_free_ char *latest = hutch_xasprintf("%s:latest", b->tag);
+		TRY(img_tag(s, latest, digest, err));
+	}
 	printf("%s\n", p.name_tag);
 	return 0;
 }
@@ -433,13 +522,15 @@ static int do_status(struct rt_global *g, int argc, char **argv, int first, void
 #define IMAGE_FLAGS(def) &def, sizeof(struct image_flags), false
 static const struct sub subs[] = {
 	{ "import",
-	  "[--name NAME[:TAG]] [--max-size SIZE] [--max-entries N] [--max-ratio R] "
-	  "FILE|DIR|-",
-	  "import an OCI layout (dir or tar), a docker-archive or a rootfs tar (-: from stdin, "
-	  "with --name)",
+	  "[--name NAME[:TAG]] [--platform OS/ARCH[/VARIANT]] [--max-size SIZE] [--max-entries N] "
+	  "[--max-ratio R] FILE|DIR|-",
+	  "import an OCI layout (dir or tar), a docker-archive, a rootfs tar (-: from stdin, "
+	  "with --name) or a rootfs directory (as tar --numeric-owner --xattrs makes it)",
 	  IMAGE_FLAGS(import_def), do_import },
-	{ "ls", "[--format table|json] [-q] [NAME[:TAG]]",
-	  "list images: NAME:TAG, digest, size, creation time", IMAGE_FLAGS(ls_def), do_ls },
+	{ "ls", "[--format table|json] [-q] [PATTERN]",
+	  "list images: NAME:TAG, digest, size, creation time; PATTERN is a shell pattern of the "
+	  "short or full name (bbdock, docker.io/library/bbdock), a tag only if it has one",
+	  IMAGE_FLAGS(ls_def), do_ls },
 	{ "tag", "SOURCE NAME[:TAG]", "give an image another name", IMAGE_FLAGS(store_def),
 	  do_tag },
 	{ "inspect", "NAME[:TAG]", "print an image's metadata as JSON", IMAGE_FLAGS(store_def),
@@ -464,7 +555,9 @@ void rt_image_print_help(int fd)
 {
 	dprintf(fd, "usage: hutch image SUBCOMMAND [OPTIONS] [ARGS]\n\n"
 		    "Images without a daemon: a content-addressed store (--store, $HUTCH_STORE, "
-		    "default " IMG_STORE_DEFAULT "),\nused by `hutch sandbox --image NAME`.\n\n"
+		    "default " IMG_STORE_DEFAULT "),\nused by `hutch sandbox --image NAME`. Names "
+		    "are Docker's: busybox is docker.io/library/busybox,\na name without a tag "
+		    "is NAME:latest, and NAME@sha256:... is that manifest (docs/images.md).\n\n"
 		    "subcommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
 		dprintf(fd, "  %-8s %s\n           %s\n", subs[i].name, subs[i].usage,
@@ -500,6 +593,9 @@ void rt_image_print_help(int fd)
 		"                   private ranges; host only when asked for, with a warning\n"
 		"\nbuild and status also take --store DIR, --timeout SECONDS (default 3600) "
 		"and --memory SIZE (default 2g).\n"
+		"build --progress auto|tty|plain|none: a line as each phase starts (packages, "
+		"copies, steps)\n  with tty or plain; auto (the default) is tty on a terminal, "
+		"else none.\n"
 		"Registry pulls stay outside hutch: skopeo copy docker://IMAGE oci:DIR:TAG, "
 		"then hutch image import DIR.\n");
 }

@@ -91,6 +91,7 @@ int main(int argc, char **argv)
 			r = hutch_fail_errno(&err, errno, "--log %s", g.log);
 	}
 	hutch_log_setup(log_fd, g.log_json, g.debug);
+	hutch_phase_setup(log_fd, g.log_json, g.debug);
 	if (r < 0)
 		goto fail;
 	if (at >= argc || !strcmp(argv[at], "--help") || !strcmp(argv[at], "-h")) {
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
 	r = rt_root_resolve(g.root, &g.root, &err);
 	if (r >= 0)
 		r = rt_verb_call(v, &g, argc - at, argv + at, &err);
+	hutch_phase("total");
 	if (r >= 0)
 		return r;
 fail:

@@ -239,6 +239,8 @@ int rt_verb_call(const struct rt_verb *v, struct rt_global *g, int argc, char **
 	int first = 1, r = 0;
 	if (!v->raw_args)
 		first = rt_parse_flags(&v->flags, argc, argv, flags, &help, err);
+	if (!v->raw_args && first >= 0)
+		hutch_phase("parse"); /* a raw verb says when it has parsed */
 	if (first < 0)
 		r = first;
 	else if (help)

@@ -19,11 +19,11 @@ static const struct rt_verb help_verb = {
 
 /* `hutch --help`'s order. */
 static const struct rt_verb *const verbs[] = {
-	&rt_spec_verb,	  &rt_create_verb, &rt_start_verb,  &rt_run_verb,	 &rt_state_verb,
-	&rt_kill_verb,	  &rt_delete_verb, &rt_list_verb,   &rt_features_verb,	 &rt_exec_verb,
-	&rt_ps_verb,	  &rt_pause_verb,  &rt_resume_verb, &rt_update_verb,	 &rt_events_verb,
-	&rt_sandbox_verb, &rt_image_verb,  &rt_bundle_verb, &rt_checkpoint_verb, &rt_restore_verb,
-	&rt_doctor_verb,
+	&rt_spec_verb,	  &rt_create_verb, &rt_start_verb,  &rt_run_verb,      &rt_state_verb,
+	&rt_kill_verb,	  &rt_delete_verb, &rt_list_verb,   &rt_features_verb, &rt_exec_verb,
+	&rt_ps_verb,	  &rt_pause_verb,  &rt_resume_verb, &rt_update_verb,   &rt_events_verb,
+	&rt_sandbox_verb, &rt_pool_verb,   &rt_image_verb,  &rt_bundle_verb,   &rt_checkpoint_verb,
+	&rt_restore_verb, &rt_doctor_verb,
 };
 
 const struct rt_verb *rt_verb_find(const char *name)
@@ -49,8 +49,9 @@ void rt_main_help(int fd)
 		    "                        names and state in DIR/.sandbox (default\n"
 		    "                        $HUTCH_ROOT, else " RT_DEFAULT_ROOT ")\n"
 		    "  --log FILE            also log to FILE\n"
-		    "  --log-format FORMAT   text or json (for --log)\n"
-		    "  --debug               log debug messages\n"
+		    "  --log-format FORMAT   text or json (for --log, and --debug's phases)\n"
+		    "  --debug               log debug messages, and each phase of the command\n"
+		    "                        with its microseconds (hutch(8), DEBUG)\n"
 		    "  --systemd-cgroup      cgroups as systemd scopes (cgroupsPath "
 		    "slice:prefix:name)\n"
 		    "  --cgroup-manager M    cgroupfs (the default), or systemd (not supported)\n"

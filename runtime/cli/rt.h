@@ -101,6 +101,7 @@ extern const struct rt_verb rt_list_verb, rt_features_verb, rt_exec_verb, rt_upd
 	rt_events_verb;
 extern const struct rt_verb rt_ps_verb, rt_pause_verb, rt_resume_verb; /* rt-verb-cgroup.c */
 extern const struct rt_verb rt_sandbox_verb, rt_image_verb, rt_bundle_verb;
+extern const struct rt_verb rt_pool_verb;   /* rt-sandbox-pool.c */
 extern const struct rt_verb rt_doctor_verb; /* rt-verb-doctor.c */
 
 /* The recipe's pieces, by topic. */

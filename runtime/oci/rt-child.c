@@ -193,6 +193,7 @@ static int drop_now(struct rt_child *c, int *notify_fd, struct hutch_err *err)
 		return 0;
 	c->dropped = true; /* failed or not, not again */
 	TRY(late_cgroup(c, err));
+	hutch_phase("memcg_join");
 	return rt_drop_process_privileges(&c->spec->process, c->filter, notify_fd, err);
 }
 
@@ -335,11 +336,14 @@ static int child_setup(struct rt_child *c, char **state, char *exe, size_t exe_l
 	const struct rt_spec *s = c->spec;
 	const struct rt_process *p = &s->process;
 	const struct rt_terminal term = { true, c->console_fd, c->sync_fd };
-	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err)); /* id maps written, cgroup joined */
+	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err)); /* id maps written, state saved */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);		  /* rootless: once the maps are */
+	hutch_phase("go");
+	TRY(cg_join_self(c->join, err)); /* v1: before all it makes (devices: mknod) */
 	if (c->spec->hooks[RT_HOOK_CREATE_CONTAINER].n || c->spec->hooks[RT_HOOK_START_CONTAINER].n)
 		TRY(receive_state(c, state, err));
 	TRY(join_namespaces(c, err));
+	hutch_phase("namespaces");
 	if (s->has_time_offsets) /* not through clone: see ns-time.c */
 		TRY(enter_new_time(c, err));
 	if (is_new(c, CLONE_NEWUTS))
@@ -349,8 +353,10 @@ static int child_setup(struct rt_child *c, char **state, char *exe, size_t exe_l
 	TRY(setup_rootfs(c, err));	   /* host paths: before pivot */
 	TRY(create_hooks(c, *state, err)); /* still sees host paths */
 	TRY(parent_hooks(c, err));	   /* prestart, createRuntime */
+	hutch_phase("mounts");		   /* and the hooks */
 	TRY(own_mount_ns(c) ? ns_pivot_root(s->rootfs, c->opts->no_pivot, err)
 			    : ns_chroot_root(s->rootfs, err));
+	hutch_phase("pivot_root");
 	TRY(rt_make_cwd(p->cwd, err)); /* before a read-only root is remounted so */
 	TRY(ns_write_sysctls(s->sysctls, s->n_sysctls, err)); /* needs the new /proc */
 	TRY(ns_mask_paths(s->masked_paths, s->n_masked_paths, err));
@@ -358,18 +364,23 @@ static int child_setup(struct rt_child *c, char **state, char *exe, size_t exe_l
 	TRY(rt_setup_terminal(p, &term, err));		    /* binds /dev/console */
 	TRY(ns_finish_mounts(s->mounts, s->n_mounts, err)); /* ro /dev: after its last node */
 	TRY(ns_finish_rootfs(s->root_readonly, s->rootfs_propagation, err));
+	hutch_phase("paths"); /* sysctls, masked and read-only paths, terminal, read-only root */
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* may need CAP_SYS_RESOURCE */
 	TRY(rt_set_kernel_attrs(s, p, err));		    /* some need capabilities */
 	TRY(close_fds(c, err));				    /* before cwd: no fd to escape */
 	TRY(rt_enter_cwd(p->cwd, err));
 	c->env = rt_env_with_home(p->env, p->user.uid); /* the root's passwd, before the switch */
 	TRY(rt_become_user(p, !c->opts->no_new_keyring, err)); /* keeps capabilities */
+	hutch_phase("user");
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); /* reset by the uid change (dead: READY fails) */
-	TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
-	TRY(receive_filter(c, err));		       /* when the parent made it meanwhile */
-	TRY(trampoline_filter(c, err));		       /* its execveat must pass */
-	TRY(prepare_exec(c, exe, *state, err));	       /* all the rest needs: before any filter */
-	TRY(early_filter(c, err));		       /* only with a seccomp listener */
+	exe[0] = '\0'; /* command_later: the init finds the command itself */
+	if (!c->opts->command_later)
+		TRY(rt_find_executable(p, exe, exe_len, err)); /* as the final user */
+	TRY(receive_filter(c, err));		/* when the parent made it meanwhile */
+	TRY(trampoline_filter(c, err));		/* its execveat must pass */
+	TRY(prepare_exec(c, exe, *state, err)); /* all the rest needs: before any filter */
+	TRY(early_filter(c, err));		/* only with a seccomp listener */
+	hutch_phase("prepare_exec");
 	return 0;
 }
 
@@ -379,6 +390,7 @@ void rt_child_main(struct rt_child *c)
 	char exe[PATH_MAX];
 	_cleanup_free_ char *state = NULL; /* for the hooks (none: NULL) */
 
+	hutch_phase_in("child");
 	/* Rootless, the parent holds no capability over a non-dumpable child's /proc files
 	 * (they become host root's): it must write the id maps first (see child_setup). */
 	if (!hutch_rootless())
@@ -404,6 +416,7 @@ void rt_child_main(struct rt_child *c)
 			dprintf(2, "hutch: error: %s\n", err.msg);
 		_exit(1);
 	}
+	hutch_phase("exec"); /* from the filter: waiting for start's open of exec.fifo */
 	if (c->opts->init_fd >= 0) {
 		close(fifo); /* start waits for its end; this init forks the command and stays */
 		c->opts->init(c->tramp_fd, c->targv, c->exec_env, c->opts->init_fd);

@@ -273,16 +273,20 @@ int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 	_cleanup_free_ struct relays *r = w->master >= 0 ? hutch_xcalloc(1, sizeof(*r)) : NULL;
 	if (r && relays_open(r, w->master) < 0)
 		return hutch_fail_errno(err, errno, "terminal relay");
-	struct pollfd p[5] = { { .fd = w->pidfd, .events = POLLIN },
+	struct pollfd p[7] = { { .fd = w->pidfd, .events = POLLIN },
 			       { .fd = sfd, .events = POLLIN },
 			       { .fd = w->master },
 			       { .fd = -1 },
-			       { .fd = r ? r->out.out : -1 } };
+			       { .fd = r ? r->out.out : -1 },
+			       { .fd = -1, .events = POLLIN },
+			       { .fd = -1, .events = POLLIN } };
+	for (size_t i = 0; w->hangup && i < 2 && w->hangup[i] >= 0; i++)
+		p[5 + i].fd = w->hangup[i];
 	int64_t start = (int64_t)hutch_now_ms();
 	for (;;) {
 		if (r)
 			relay_events(p, &r->out, &r->in);
-		int n = poll(p, 5, poll_timeout(w, start));
+		int n = poll(p, 7, poll_timeout(w, start));
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == 0) {
@@ -295,6 +299,12 @@ int rt_wait_container(struct rt_waiter *w, struct hutch_err *err)
 		}
 		if (r && n > 0)
 			relay_step(p, &r->out, &r->in);
+		if ((p[5].revents || p[6].revents) && !w->hung_up) {
+			w->hung_up = true; /* whoever waits for the command is gone */
+			p[5].fd = p[6].fd = -1;
+			if (w->kill_tree)
+				w->kill_tree(w->kill_arg);
+		}
 		if (p[0].revents)
 			break;
 	}

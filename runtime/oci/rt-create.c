@@ -43,6 +43,7 @@ struct create_ctx {
 	int console_fd;
 	int fifo_fd;
 	int memcg_fd;
+	struct cg_join join; /* v1: the rest of the cgroups, which the init joins itself */
 	int tramp_fd;
 	int *tree_fds; /* per mount: its source as a detached tree (make_trees), or -1 */
 	struct ns_cgroup_dir cgroup_dirs[16];
@@ -367,7 +368,9 @@ static int plan_memcg(struct create_ctx *x, struct hutch_err *err)
 	 * the container and a tiny limit still starts. Always on v1, where joining is a write
 	 * either way. On v2 only under a tiny limit: there the init is otherwise born into its
 	 * cgroup (CLONE_INTO_CGROUP), and a migration costs a grace period (~10 ms) of the
-	 * cgroup-wide lock that a birth does not. */
+	 * cgroup-wide lock that a birth does not. On v1 the init joins the other hierarchies
+	 * itself too, as soon as GO comes, through "tasks", which skips that lock (cg.h); a
+	 * hybrid host's cgroup2 one it is born into. */
 	x->memcg_fd = -ENOENT;
 	/* A v1 systemd scope's directories, made before GO; systemd puts the init in its
 	 * memory cgroup at once. */
@@ -375,9 +378,11 @@ static int plan_memcg(struct create_ctx *x, struct hutch_err *err)
 	if (!cg)
 		return 0;
 	if (x->cg && (cg_dirfd(x->cg) < 0 || cg_memory_max(x->cg) < LATE_JOIN_BELOW))
-		x->memcg_fd = cg_open_procs(x->cg, "memory", err);
+		x->memcg_fd = cg_open_self(x->cg, "memory", err);
 	if (x->memcg_fd < 0 && x->memcg_fd != -ENOENT)
 		return x->memcg_fd;
+	if (x->cg && cg_dirfd(x->cg) < 0)
+		TRY(cg_join_open(x->cg, "memory", &x->join, err));
 	const char *names[16], *dirs[16];
 	x->n_cgroup_dirs = cg_hierarchy_dirs(cg, names, dirs, ARRAY_SIZE(names) - 1);
 	for (size_t i = 0; i < x->n_cgroup_dirs; i++)
@@ -424,8 +429,11 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 {
 	_cleanup_close_ int pidns = -1;
 	TRY(pid_ns_fd(x->spec, &pidns, err));
-	int born_in =
-		x->memcg_fd >= 0 || !x->cg ? -1 : cg_dirfd(x->cg); /* v2, unless joining late */
+	/* v2, unless joining late; a hybrid host's cgroup2 hierarchy */
+	int born_in = !x->cg		    ? -1
+		      : cg_dirfd(x->cg) < 0 ? cg_clone_fd(x->cg)
+		      : x->memcg_fd >= 0    ? -1
+					    : cg_dirfd(x->cg);
 	uint64_t flags = clone_flags(x);
 	/* A new user namespace copies our soft limits, which then bound what it queues of its
 	 * owner's: the container's own, for the clone (ns-misc.c). */
@@ -453,6 +461,7 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 			.hooks_sync = parent_hooks(x->spec),
 			.new_ns = x->new_ns,
 			.memcg_fd = x->memcg_fd,
+			.join = &x->join,
 			.late_cgroupns = x->memcg_fd >= 0 && (x->new_ns & CLONE_NEWCGROUP),
 			.cgroup_dirs = x->cgroup_dirs,
 			.n_cgroup_dirs = x->n_cgroup_dirs,
@@ -461,6 +470,7 @@ static int spawn(struct create_ctx *x, struct hutch_err *err)
 		rt_child_main(&c);
 	}
 	x->pid = pid;
+	cg_join_close(&x->join); /* the init's now */
 	close(x->sync[1]);
 	x->sync[1] = -1;
 	hutch_fault_point("create:cloned");
@@ -532,18 +542,16 @@ static int send_state(struct create_ctx *x, struct hutch_err *err)
 }
 
 /* The parent's side of the conversation with the child, until it is ready to exec. */
-/* Id maps, the cgroup (where clone did not join it), the OOM score and the state: then GO. */
+/* Id maps, the systemd scope, the OOM score and the state: then GO. */
 static int configure(struct create_ctx *x, struct hutch_err *err)
 {
 	const struct rt_spec *s = x->spec;
 	if (x->new_ns & CLONE_NEWUSER)
 		TRY(ns_write_idmaps(x->pid, s->uid_mappings, s->n_uid_mappings, s->gid_mappings,
 				    s->n_gid_mappings, err));
+	hutch_phase("idmaps");
 	if (x->scope.unit)
 		TRY(start_scope(x, err));
-	else if (x->cg && cg_dirfd(x->cg) < 0)
-		TRY(x->memcg_fd >= 0 ? cg_enter_except(x->cg, x->pid, "memory", err)
-				     : cg_enter(x->cg, x->pid, err));
 	if (s->process.has_oom_score_adj)
 		TRY(ns_set_oom_score_adj(x->pid, s->process.oom_score_adj, err));
 	TRY(hutch_proc_stat(x->pid, &x->st.start_time, NULL));
@@ -557,6 +565,8 @@ static int configure(struct create_ctx *x, struct hutch_err *err)
 		TRY(send_timens_fd(x, err));
 	if (x->filter_follows)
 		TRY(send_filter(x, err));
+	if (x->o->after_go) /* overlaps the child's mounts: it needs only the namespaces */
+		TRY(x->o->after_go(x->pid, x->o->after_go_arg, err));
 	return 0;
 }
 
@@ -629,6 +639,7 @@ static void ctx_free(struct create_ctx *x)
 	free(x->config_text);
 	cg_sd_unit_clear(&x->scope);
 	cg_free(x->scope_cg);
+	cg_join_close(&x->join);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
 	for (size_t i = 0; x->tree_fds && i < x->spec->n_mounts; i++)
@@ -667,6 +678,12 @@ static int (*const create_steps[])(struct create_ctx *, struct hutch_err *) = {
 	converse,      /* hooks, pty, seccomp listener, until READY */
 	finish,	       /* pid file, then the final state */
 };
+/* Each step's name in --debug's phase lines, in create_steps's order. */
+static const char *const create_step_names[] = { "check",      "seccomp_plan", "lock",
+						 "cgroup",     "channels",     "trees",
+						 "memcg_plan", "clone",	       "configure",
+						 "converse",   "finish" };
+_Static_assert(ARRAY_SIZE(create_step_names) == ARRAY_SIZE(create_steps), "a name per step");
 
 int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, struct rt_created *out,
 			struct hutch_err *err)
@@ -690,14 +707,21 @@ int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, str
 		return r;
 	if (o->spec)
 		x.spec = o->spec;
-	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(create_steps); i++)
+	hutch_phase("spec");
+	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(create_steps); i++) {
 		r = create_steps[i](&x, err);
+		hutch_phase(create_step_names[i]);
+	}
 	if (r < 0) {
 		rollback(&x);
 	} else {
 		out->pid = x.pid;
 		out->pidfd = steal_fd(x.pidfd);
 		out->pty_master = steal_fd(x.pty_master);
+		if (o->keep_lock)
+			out->dirfd = steal_fd(x.dirfd);
+		if (o->keep_cg)
+			out->cg = steal_ptr(x.cg);
 	}
 	if (x.pidfd >= 0)
 		close(x.pidfd);

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 struct rt_global;
+struct cg_join;
 
 /* ---- create / start / delete (rt-create.c, rt-child.c) ---- */
 
@@ -33,17 +34,29 @@ struct rt_create_opts {
 	int init_fd;
 	__attribute__((noreturn)) void (*init)(int tramp_fd, char **targv, char *const *envp,
 					       int init_fd);
+	bool command_later; /* init learns its command after start (a pooled sandbox's) */
+	bool keep_lock;	    /* run: the state dir stays locked for its start (rt_created.dirfd) */
+	bool keep_cg;	    /* the cgroup it made, handed over (rt_created.cg) */
+	/* Called once the child has its namespaces and sets up on its own (a sandbox wires its
+	 * network namespace then); a failure fails the create. */
+	int (*after_go)(pid_t pid, void *arg, struct hutch_err *err);
+	void *after_go_arg;
 };
 
 struct rt_created {
 	pid_t pid;
 	int pidfd;
 	int pty_master; /* foreground run with terminal: the master to relay, else -1 */
+	int dirfd;	/* keep_lock: the state dir, still locked (else not set) */
+	struct cg *cg;	/* keep_cg: the container's cgroup, the caller's to free (or NULL) */
 };
 
 int rt_container_create(struct rt_global *g, const struct rt_create_opts *o, struct rt_created *out,
 			struct hutch_err *err);
 int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *err);
+/* start of a container this process created with keep_lock, its state dir still locked
+ * (dirfd, closed here): nothing else can have started, paused or deleted it since. */
+int rt_container_start_held(const char *id, int dirfd, struct hutch_err *err);
 int rt_container_delete(struct rt_global *g, const char *id, bool force, struct hutch_err *err);
 /* A sweep's delete of a stale state, trusting none of it (rt-verbs.c). */
 int rt_container_reap(struct rt_global *g, const char *id, const char *cgroup,
@@ -59,13 +72,14 @@ struct rt_child {
 	int console_fd; /* connected --console-socket, or -1 */
 	int tramp_fd;	/* the exec trampoline (rt_trampoline_open) */
 	const struct sc_filter *filter;
-	bool filter_follows; /* the parent sends the filter during setup (rt_sync_send_filter) */
-	bool send_pty;	     /* foreground run: send the pty master to the parent */
-	bool hooks_sync;     /* parent runs prestart/createRuntime hooks mid-setup */
-	uint32_t new_ns;     /* CLONE_NEW* created for this container */
-	int memcg_fd;	     /* v1: memory cgroup.procs, joined just before execve; else -1 */
-	bool dropped;	     /* privileges already dropped (a seccomp listener needs it early) */
-	bool late_cgroupns;  /* v1: unshare the cgroup namespace after the memory cgroup join */
+	bool filter_follows;  /* the parent sends the filter during setup (rt_sync_send_filter) */
+	bool send_pty;	      /* foreground run: send the pty master to the parent */
+	bool hooks_sync;      /* parent runs prestart/createRuntime hooks mid-setup */
+	uint32_t new_ns;      /* CLONE_NEW* created for this container */
+	int memcg_fd;	      /* v1: memory's tasks, joined just before execve; else -1 */
+	struct cg_join *join; /* v1: the other cgroups, joined right after GO */
+	bool dropped;	      /* privileges already dropped (a seccomp listener needs it early) */
+	bool late_cgroupns;   /* v1: unshare the cgroup namespace after the memory cgroup join */
 	const struct ns_cgroup_dir *cgroup_dirs; /* v1: bound in place of cgroup mounts */
 	size_t n_cgroup_dirs;
 	const int *tree_fds; /* per spec mount: the parent's tree of its source, or -1 */
@@ -79,7 +93,7 @@ __attribute__((noreturn)) void rt_child_main(struct rt_child *c);
 /* ---- parent/child sync (rt-sync.c) ---- */
 
 enum rt_sync_type {
-	RT_SYNC_GO = 1, /* parent -> child: id maps written, cgroup joined */
+	RT_SYNC_GO = 1, /* parent -> child: id maps written, state saved */
 	RT_SYNC_HOOKS,	/* child -> parent: mounts done; run prestart/createRuntime */
 	RT_SYNC_HOOKS_DONE,
 	RT_SYNC_PTY,	 /* child -> parent: the pty master follows as SCM_RIGHTS */
@@ -118,6 +132,10 @@ struct rt_waiter {
 	void *kill_arg;
 	void (*term)(void *arg); /* the timeout's SIGTERM, when not to pid (NULL: to pid) */
 	void *term_arg;
+	/* fds (ending in -1; NULL: none) whose hangup kills the tree: a pooled sandbox's
+	 * client and pool. */
+	const int *hangup;
+	bool hung_up;
 	bool timed_out, killed;
 	int forwarded; /* the last signal sent to hutch and passed on (not SIGWINCH) */
 	int64_t term_at;

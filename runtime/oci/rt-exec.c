@@ -39,6 +39,7 @@ struct exec_child {
 	int tramp_fd;
 	int preserve_fds;
 	bool die_with_parent;
+	struct cg_join *join; /* v1: the container's cgroups, joined by the process itself */
 };
 
 struct exec_ctx {
@@ -47,6 +48,7 @@ struct exec_ctx {
 	const struct rt_exec_opts *o;
 	struct sc_filter *filter;
 	struct cg *cg;
+	struct cg_join join;
 	int init_pidfd;
 	int ns_flags; /* including CLONE_NEWPID, which only the parent can use */
 	int root_fd;  /* see exec_child */
@@ -156,7 +158,8 @@ static int child_setup(const struct exec_child *c, char *exe, size_t exe_len, ch
 	/* The container's /dev/console stays the init's: an exec must not stack mounts in the
 	 * container's mount namespace. The master goes to --console-socket, or to us. */
 	const struct rt_terminal term = { false, c->console_fd, c->sync_fd };
-	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err));   /* in the container's cgroup */
+	TRY(rt_sync_expect(c->sync_fd, RT_SYNC_GO, err));
+	TRY(cg_join_self(c->join, err)); /* v1 (born into v2's): the container's cgroups */
 	TRY(ns_set_rlimits(p->rlimits, p->n_rlimits, err)); /* raising needs the host's caps */
 	TRY(rt_set_kernel_attrs(c->spec, p, err));	    /* the container's, and its own */
 	TRY(join_container(c, err));			    /* root and cwd: the container's */
@@ -178,9 +181,11 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 	 * still hold host fds. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	hutch_phase_in("exec-child");
 	char **env = NULL;
 	if (child_setup(c, exe, sizeof(exe), &env, &err) < 0)
 		goto fail;
+	hutch_phase("setup"); /* namespaces, root and cwd joined, the user switched */
 	env = rt_listen_env(env, c->preserve_fds);
 	char **targv = rt_trampoline_argv(exe, c->p->args);
 	struct sc_filter *patched = NULL; /* the trampoline's execveat let through */
@@ -204,6 +209,7 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
 	if (c->die_with_parent && poll(&hup, 1, 0) > 0 && (hup.revents & POLLHUP))
 		_exit(1);
 	rt_reset_signals();
+	hutch_phase("exec");
 	int e = -rt_trampoline_exec(c->tramp_fd, targv, env);
 	hutch_fail_errno(&err, e, "exec %s through the trampoline", exe);
 	err.status = 126;
@@ -328,6 +334,8 @@ static int prepare(struct exec_ctx *x, struct hutch_err *err)
 	TRY(check_options(x, err));
 	TRY(pin_init(x, err));
 	TRY(open_cgroup(x, err));
+	if (x->cg) /* v1: the process joins itself, which skips a grace period (cg.h) */
+		TRY(cg_join_open(x->cg, NULL, &x->join, err));
 	if (x->t->spec->has_seccomp) /* the container's filter applies to every process */
 		TRY(rt_spec_compile_seccomp(x->t->spec, &x->filter, err));
 	if (x->o->console_socket) {
@@ -363,7 +371,7 @@ static pid_t clone_rootless(struct exec_ctx *x, struct hutch_err *err)
 		pid_t pid = -1;
 		close(sp[0]);
 		if (setns(x->init_pidfd, CLONE_NEWUSER) == 0)
-			pid = rt_clone(CLONE_PARENT, cg_dirfd(x->cg),
+			pid = rt_clone(CLONE_PARENT, cg_clone_fd(x->cg),
 				       (x->ns_flags & CLONE_NEWPID) ? x->init_pidfd : -1, &pidfd,
 				       &e);
 		if (pid == 0) {
@@ -392,10 +400,10 @@ static pid_t clone_rootless(struct exec_ctx *x, struct hutch_err *err)
 
 static int spawn(struct exec_ctx *x, struct hutch_err *err)
 {
-	/* Straight into the init's pid namespace and, on cgroup v2, its cgroup. */
+	/* Straight into the init's pid namespace and its cgroup2 cgroup (v2, hybrid). */
 	pid_t pid = hutch_rootless() && (x->ns_flags & CLONE_NEWUSER)
 			    ? clone_rootless(x, err)
-			    : rt_clone(0, cg_dirfd(x->cg),
+			    : rt_clone(0, cg_clone_fd(x->cg),
 				       (x->ns_flags & CLONE_NEWPID) ? x->init_pidfd : -1, &x->pidfd,
 				       err);
 	if (pid < 0)
@@ -414,10 +422,12 @@ static int spawn(struct exec_ctx *x, struct hutch_err *err)
 			.tramp_fd = x->tramp_fd,
 			.preserve_fds = x->o->preserve_fds,
 			.die_with_parent = x->o->die_with_parent,
+			.join = &x->join,
 		};
 		exec_child_main(&c);
 	}
 	x->pid = pid;
+	cg_join_close(&x->join); /* the process's now */
 	hutch_fault_point("exec:cloned");
 	close(steal_fd(x->sync[1]));
 	if (x->console_fd >= 0) /* the child sends the pty; the receiver sees EOF after */
@@ -450,8 +460,6 @@ static int pass_notify_fd(struct exec_ctx *x, struct hutch_err *err)
  * means execve succeeded, and an ERROR after READY that it failed. */
 static int converse(struct exec_ctx *x, struct hutch_err *err)
 {
-	if (x->cg && cg_dirfd(x->cg) < 0)
-		TRY(cg_enter(x->cg, x->pid, err));
 	if (x->p->has_oom_score_adj)
 		TRY(ns_set_oom_score_adj(x->pid, x->p->oom_score_adj, err));
 	TRY(rt_sync_send(x->sync[0], RT_SYNC_GO, NULL, err));
@@ -489,6 +497,7 @@ static int converse(struct exec_ctx *x, struct hutch_err *err)
 
 static void ctx_free(struct exec_ctx *x)
 {
+	cg_join_close(&x->join);
 	cg_free(x->cg);
 	sc_filter_free(x->filter);
 	int fds[] = {
@@ -523,6 +532,8 @@ static int (*const exec_steps[])(struct exec_ctx *, struct hutch_err *) = {
 	converse,	/* GO; the pty and a seccomp listener's fd, until READY */
 	write_pid_file, /* once the process runs */
 };
+static const char *const exec_step_names[] = { "prepare", "clone", "converse", "pid_file" };
+_Static_assert(ARRAY_SIZE(exec_step_names) == ARRAY_SIZE(exec_steps), "a name per step");
 
 int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 		const struct rt_exec_opts *o, struct hutch_err *err)
@@ -538,8 +549,10 @@ int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 			      .pidfd = -1,
 			      .pty_master = -1 };
 	int r = 0;
-	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(exec_steps); i++)
+	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(exec_steps); i++) {
 		r = exec_steps[i](&x, err);
+		hutch_phase(exec_step_names[i]);
+	}
 	if (r < 0) {
 		rollback(&x);
 		ctx_free(&x);
@@ -550,6 +563,8 @@ int rt_exec_run(const struct rt_exec_target *t, const struct rt_process *p,
 	_cleanup_close_ int master = x.pty_master;
 	if (o->detach)
 		return 0; /* whoever reaps orphans (a shim, conmon) reaps it */
-	return master >= 0 ? rt_relay_and_wait(master, pidfd, x.pid, err)
-			   : rt_wait_forward(pidfd, x.pid, err);
+	r = master >= 0 ? rt_relay_and_wait(master, pidfd, x.pid, err)
+			: rt_wait_forward(pidfd, x.pid, err);
+	hutch_phase("wait");
+	return r;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
+#include <time.h>
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -51,7 +52,13 @@ int rt_close_fds_but(int preserve_fds, const int *keep, size_t n_keep, struct hu
 		if (keep[i] >= 3 && keep[i] < from) /* rt_count_caller_fds rules it out */
 			return hutch_fail(err, EBADF, "--preserve-fds: fd %d is hutch's own",
 					  keep[i]);
-	int r = hutch_close_fds_from(from, keep, n_keep);
+	/* --debug's lines go on until the execve, which closes their fd */
+	int with_log[16];
+	size_t n = 0;
+	for (; n < n_keep && n + 1 < ARRAY_SIZE(with_log); n++)
+		with_log[n] = keep[n];
+	with_log[n++] = hutch_phase_fd();
+	int r = hutch_close_fds_from(from, with_log, n);
 	return r < 0 ? hutch_fail_errno(err, r, "close inherited fds") : 0;
 }
 
@@ -239,8 +246,21 @@ char **rt_listen_env(char *const *env, int preserve_fds)
 	return out;
 }
 
+/* --debug's lines after the filter, only when it lets their write through (clock_gettime is
+ * the vDSO's, but falls back to the syscall with some clock sources). */
+static void phases_past(const struct sc_filter *f)
+{
+	uint64_t w[6] = { (uint64_t)hutch_phase_fd(), 0, 1 };
+	uint64_t mono[6] = { CLOCK_MONOTONIC }, real[6] = { CLOCK_REALTIME };
+	if (hutch_phase_fd() >= 0 &&
+	    !(sc_filter_allows(f, SYS_write, w) && sc_filter_allows(f, SYS_clock_gettime, mono) &&
+	      sc_filter_allows(f, SYS_clock_gettime, real)))
+		hutch_phase_quiet();
+}
+
 static int load_filter(const struct rt_drop *d, struct hutch_err *err)
 {
+	phases_past(d->filter);
 	if (!sc_filter_needs_listener(d->filter))
 		return sc_load(d->filter, err);
 	if (!d->notify_fd)
@@ -264,6 +284,7 @@ int rt_drop_privileges(const struct rt_drop *d, struct hutch_err *err)
 	if (d->filter && !d->no_new_privs) {
 		ns_raise_effective();
 		TRY(load_filter(d, err));
+		hutch_phase("seccomp");
 	}
 	if (d->caps)
 		TRY(ns_apply_caps(d->caps, err));
@@ -271,8 +292,11 @@ int rt_drop_privileges(const struct rt_drop *d, struct hutch_err *err)
 		TRY(ns_set_no_new_privs(err));
 	if (d->landlock_fd >= 0)
 		TRY(ll_restrict(d->landlock_fd, err));
-	if (d->filter && d->no_new_privs)
+	hutch_phase("caps"); /* with no_new_privs and Landlock */
+	if (d->filter && d->no_new_privs) {
 		TRY(load_filter(d, err));
+		hutch_phase("seccomp");
+	}
 	return 0;
 }
 

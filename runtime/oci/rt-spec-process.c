@@ -172,9 +172,11 @@ int rt_process_skip_ambient(struct rt_process *p)
 	}
 	if (!n)
 		return 0;
-	hutch_warn("process.capabilities.ambient: %s %s not both permitted and inheritable, so "
-		   "the kernel cannot raise %s; ignoring, as runc does",
-		   names, n > 1 ? "are" : "is", n > 1 ? "them" : "it");
+	/* A debug line, not a warning: runc's own `spec` lists three such capabilities, and
+	 * runc and crun skip them silently; a warning on every run of that config is noise. */
+	hutch_debug("process.capabilities.ambient: %s %s not both permitted and inheritable, so "
+		    "the kernel cannot raise %s; ignoring, as runc does",
+		    names, n > 1 ? "are" : "is", n > 1 ? "them" : "it");
 	p->caps.ambient &= ~bad;
 	return n;
 }

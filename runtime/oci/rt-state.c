@@ -45,6 +45,25 @@ static struct {
 	ino_t ino;
 } roots[ROOTS];
 
+/*
+ * A state directory is trusted (its pid is signalled, its cgroup paths killed and removed), so
+ * it must be the caller's own: owned by our euid, and writable by nobody else. A root that a
+ * sandbox could replace (made inside its workspace, say) is then refused, not believed.
+ */
+static int check_owned(int fd, const char *what, const char *path, struct hutch_err *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return hutch_fail_errno(err, errno, "%s %s", what, path);
+	if (st.st_uid != geteuid())
+		return hutch_fail(err, EPERM, "%s %s: owned by uid %u, not by us (uid %u): refused",
+				  what, path, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return hutch_fail(err, EPERM, "%s %s: writable by others (mode %04o): refused",
+				  what, path, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 static int root_fd(const char *root, bool make, struct hutch_err *err)
 {
 	struct stat st;
@@ -62,6 +81,11 @@ static int root_fd(const char *root, bool make, struct hutch_err *err)
 		      : hutch_chase_type(what, root, HUTCH_CHASE_NOFOLLOW, S_IFDIR, NULL, err);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return fd < 0 ? fd : hutch_fail_errno(err, errno, "%s %s", what, root);
+	int r = check_owned(fd, what, root, err);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	if (i == ROOTS) /* more roots than any verb uses: not held */
 		return fd;
 	if (!roots[i].path)
@@ -119,8 +143,14 @@ static int open_dir(const char *root, const char *id, bool wait, bool *locked, i
 			return hutch_fail(err, ENOENT, "container %s does not exist", id);
 		return hutch_fail_errno(err, errno, "open state dir %s/%s", root, id);
 	}
+	_cleanup_free_ char *path = hutch_xasprintf("%s/%s", root, id);
+	int r = check_owned(fd, "state dir", path, err);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	*locked = wait || flock(fd, LOCK_EX | LOCK_NB) == 0;
-	int r = wait ? rt_state_relock(fd, id, err) : 0;
+	r = wait ? rt_state_relock(fd, id, err) : 0;
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -392,12 +422,19 @@ bool rt_pid_alive(pid_t pid, uint64_t start_time)
 	return state != 'Z' && state != 'X' && (start_time == 0 || st == start_time);
 }
 
-/* Only asked of a live container, so stopped ones cost no cgroup lookup. */
+/* Only asked of a live container, so stopped ones cost no cgroup lookup. On v1 only the
+ * freezer hierarchy is opened (start's status check opened all ten). */
 static bool frozen(const struct rt_state *st)
 {
 	struct hutch_err ignored = { 0 };
 	struct cg *cg = NULL;
-	if (rt_state_cgroup(st, &cg, &ignored) < 0)
+	const struct cg_kv *freezer = NULL;
+	for (size_t i = 0; i < st->n_cgroup_paths; i++)
+		if (strcmp(st->cgroup_paths[i].key, "freezer") == 0)
+			freezer = &st->cgroup_paths[i];
+	int r = freezer ? cg_open_paths(freezer, 1, &cg, &ignored)
+			: rt_state_cgroup(st, &cg, &ignored);
+	if (r < 0)
 		return false;
 	bool f = cg_is_frozen(cg);
 	cg_free(cg);

@@ -126,8 +126,8 @@ const struct rt_verb rt_create_verb = {
 static RT_VERB_RUN(verb_run)
 {
 	const struct run_flags *f = flags;
-	struct rt_create_opts o = { .init_fd = -1 };
-	struct rt_created c = { .pidfd = -1, .pty_master = -1 };
+	struct rt_create_opts o = { .init_fd = -1, .keep_lock = true };
+	struct rt_created c = { .pidfd = -1, .pty_master = -1, .dirfd = -1 };
 	bool detach = f->detach, keep = f->keep;
 	TRY(fill_create_opts(argc, argv, first, f, &o, err));
 	if (detach && keep)
@@ -136,7 +136,9 @@ static RT_VERB_RUN(verb_run)
 	TRY(rt_container_create(g, &o, &c, err));
 	_cleanup_close_ int pidfd = c.pidfd;
 	_cleanup_close_ int master = c.pty_master;
-	int r = rt_container_start(g, o.id, err);
+	/* With create's lock held throughout: no other start, pause or delete comes between. */
+	hutch_fault_point("run:created");
+	int r = rt_container_start_held(o.id, c.dirfd, err);
 	if (r < 0 || detach) {
 		struct hutch_err ignored = { 0 };
 		if (r < 0)
@@ -145,6 +147,7 @@ static RT_VERB_RUN(verb_run)
 	}
 	int code = master >= 0 ? rt_relay_and_wait(master, pidfd, c.pid, err)
 			       : rt_wait_forward(pidfd, c.pid, err);
+	hutch_phase("wait");
 	if (!keep) {
 		struct hutch_err derr = { 0 };
 		int d = rt_container_delete(g, o.id, true, &derr);

@@ -109,6 +109,7 @@ static int release_child(struct locked *l, struct hutch_err *err)
 	}
 	struct rt_sync_msg m;
 	ssize_t got = hutch_read_all(fifo, &m, sizeof(m));
+	hutch_phase("start_answer"); /* then the init's execve closes exec.fifo */
 	int r = got == (ssize_t)sizeof(m) && m.type == RT_SYNC_READY ? await_exec(l, fifo, &m, err)
 								     : 0;
 	if (r == -ENOENT) /* deleted: its state dir, exec.fifo with it, is gone */
@@ -141,17 +142,35 @@ static void poststart(struct locked *l)
 	rt_spec_free(spec);
 }
 
+static int start_locked(struct locked *l, struct hutch_err *err)
+{
+	TRY(release_child(l, err));
+	hutch_phase("start"); /* exec.fifo opened, the init's answer read */
+	poststart(l);
+	return 0;
+}
+
 int rt_container_start(struct rt_global *g, const char *id, struct hutch_err *err)
 {
 	_cleanup_(locked_free) struct locked l = { .dirfd = -1 };
 	TRY(open_locked(g, id, &l, err));
 	enum rt_status s = rt_state_status(l.dirfd, &l.st);
+	hutch_phase("start_state");
 	if (s != RT_CREATED)
 		return hutch_fail(err, EINVAL, "cannot start a container that is %s (%s)",
 				  rt_status_name(s), id);
-	TRY(release_child(&l, err));
-	poststart(&l);
-	return 0;
+	return start_locked(&l, err);
+}
+
+/* The status check (the init's /proc stat, the freezer's state, exec.fifo) is left out: the
+ * lock was never let go since create, so the container is created unless its init died,
+ * which release_child sees through its pidfd. */
+int rt_container_start_held(const char *id, int dirfd, struct hutch_err *err)
+{
+	_cleanup_(locked_free) struct locked l = { .dirfd = dirfd };
+	TRY(rt_state_load(l.dirfd, id, &l.st, err));
+	hutch_phase("start_state");
+	return start_locked(&l, err);
 }
 
 static RT_VERB_RUN(verb_start)
@@ -171,6 +190,7 @@ static RT_VERB_RUN(verb_state)
 	TRY(rt_one_id(argc, argv, first, &id, err));
 	TRY(open_locked(g, id, &l, err));
 	enum rt_status s = rt_state_status(l.dirfd, &l.st);
+	hutch_phase("state");
 	if (s == RT_STOPPED)
 		l.st.pid = 0;
 	size_t len;
@@ -234,6 +254,7 @@ static RT_VERB_RUN(verb_kill)
 		return sig;
 	TRY(open_locked(g, argv[first], &l, err));
 	enum rt_status s = rt_state_status(l.dirfd, &l.st);
+	hutch_phase("state");
 	if (f->all && (l.st.cgroup_path || l.st.n_cgroup_paths)) {
 		struct cg *cg = NULL;
 		int r = rt_state_cgroup(&l.st, &cg, err);
@@ -324,13 +345,18 @@ int rt_container_delete(struct rt_global *g, const char *id, bool force, struct 
 	if (r < 0)
 		return r;
 	TRY(check_deletable(&l, force, err)); /* created or stopped; --force kills the init */
+	hutch_phase("delete_state");
 	hutch_fault_point("delete:killed");
 	TRY(remove_cgroup(&l, err));
+	hutch_phase("cgroup_remove");
 	hutch_fault_point("delete:cgroup-removed");
 	TRY(ns_undo_host_rootfs(l.st.rootfs, l.st.rootfs_mnt_id, err)); /* no mount ns */
 	waitpid(l.st.pid, NULL, WNOHANG); /* our own child (a foreground run): no zombie */
 	poststop(l.dirfd, &l.st);
-	return rt_state_remove(g->root, id, l.dirfd, err);
+	hutch_phase("unmount"); /* and poststop hooks */
+	r = rt_state_remove(g->root, id, l.dirfd, err);
+	hutch_phase("state_remove");
+	return r;
 }
 
 /* Whether pid's process is in cgroup, or beneath it, in some hierarchy (/proc/PID/cgroup's

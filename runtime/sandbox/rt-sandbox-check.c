@@ -11,11 +11,14 @@
 #include "hutch-json.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* What may follow a size's unit letter: nothing, B (1kb, as it always could) or iB (1KiB, the
@@ -258,62 +261,163 @@ int rt_sb_check(const struct rt_sb_opts *o, struct hutch_err *err)
 	return rt_sb_check_named(o, err);
 }
 
-/* A workspace or rw bind holding one of hutch's own directories (or lying in one) would let
- * the sandbox rewrite what later runs trust: the seccomp cache that every sandbox loads, a
- * named sandbox's spec, an image. Both by name and resolved: a link on the way to a directory
- * of hutch's inside the source is the sandbox's to repoint. */
-/* Whether path (or, when it does not exist yet, its nearest existing ancestor) is top or lies
- * beneath it, by device and inode, walking ".." through the mounts: another name for top (a
- * bind mount of it elsewhere on the host) is top too, where names differ. */
-static bool at_or_below(const char *path, const struct stat *top)
+/* A directory by device and inode, and the mount it was seen through: its place in the tree
+ * (the same directory bind-mounted elsewhere has other ancestors). */
+struct node {
+	dev_t dev;
+	ino_t ino;
+	uint64_t mnt; /* 0: unknown (before Linux 5.8) */
+	bool dir;
+};
+
+/* The source's walk: the source itself, and the places known not to lead to it (its own
+ * ancestors, and every chain of ancestors already walked to the top without meeting it). */
+struct walk {
+	struct node src;
+	struct node *clean;
+	size_t n;
+};
+
+static int node_at(int dir, const char *path, struct node *n)
 {
-	_cleanup_free_ char *p = hutch_xstrdup(path);
-	_cleanup_close_ int fd = -1;
-	while ((fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	struct statx sx;
+	if (statx(dir, path, path[0] ? 0 : AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_MNT_ID,
+		  &sx) < 0)
+		return -errno;
+	*n = (struct node){ .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
+			    .ino = sx.stx_ino,
+			    .mnt = sx.stx_mask & STATX_MNT_ID ? sx.stx_mnt_id : 0,
+			    .dir = S_ISDIR(sx.stx_mode) };
+	return 0;
+}
+
+static bool same(struct node a, struct node b)
+{
+	return a.dev == b.dev && a.ino == b.ino;
+}
+
+static void add_clean(struct walk *w, struct node n)
+{
+	if (!n.mnt)
+		return; /* no place known: never taken as one walked */
+	w->clean = hutch_xrealloc(w->clean, (w->n + 1) * sizeof(*w->clean));
+	w->clean[w->n++] = n;
+}
+
+static bool known_clean(const struct walk *w, struct node n)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (same(n, w->clean[i]) && n.mnt == w->clean[i].mnt)
+			return true;
+	return false;
+}
+
+/*
+ * Whether path (or, when it does not exist yet, its nearest existing ancestor) is the source
+ * or lies beneath it, by device and inode, going up ".." through the mounts: another name for
+ * the source (a bind mount of it elsewhere on the host) is the source too, where names differ.
+ * The ancestors are looked at by stat alone (PATH/.., PATH/../.., ...), and the walk stops at
+ * a place (a directory in a mount) an earlier walk, or the source's own, already went up
+ * from: each registered root of a kind (/tmp/X/state) costs three stats, not a walk to the
+ * top. path_n: path's own (when it exists).
+ */
+static bool below_src(struct walk *w, const char *path, struct node *path_n)
+{
+	char p[PATH_MAX];
+	struct node n, last;
+	_cleanup_close_ int dir = AT_FDCWD;
+	bool exact = true;
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return false;
+	while (node_at(AT_FDCWD, p, &n) < 0 || !n.dir) {
 		char *slash = strrchr(p, '/');
 		if (!slash || slash == p)
 			return false;
 		*slash = '\0';
+		exact = false;
 	}
+	if (exact)
+		*path_n = n;
 	for (int depth = 0; depth < 4096; depth++) {
-		struct stat st, up_st;
-		if (fstat(fd, &st) < 0)
-			return false;
-		if (st.st_dev == top->st_dev && st.st_ino == top->st_ino)
+		if (same(n, w->src))
 			return true;
-		int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		bool root = up < 0 || fstat(up, &up_st) < 0 ||
-			    (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino);
-		close(fd);
-		fd = up;
-		if (root)
-			return false;
+		if (known_clean(w, n))
+			break;
+		add_clean(w, n); /* were it to meet the source: the check fails, the walk ends */
+		last = n;
+		if (strlen(p) + 4 > sizeof(p)) { /* a deep tree: go on from there */
+			int next = openat(dir, p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (next < 0)
+				break;
+			if (dir >= 0)
+				close(dir);
+			dir = next;
+			strcpy(p, ".");
+		}
+		strcat(p, "/..");
+		if (node_at(dir, p, &n) < 0 || (same(n, last) && n.mnt == last.mnt))
+			break; /* the top */
 	}
 	return false;
 }
 
+/* The source's own chain up to the top: it, then its ancestors (clean: a walk that reaches
+ * one of them has passed the source's level without meeting it). */
+static int src_walk(const char *real, struct walk *w, struct node **chain, size_t *n)
+{
+	_cleanup_close_ int fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || node_at(fd, "", &w->src) < 0)
+		return -1;
+	*chain = hutch_xcalloc(1, sizeof(**chain));
+	(*chain)[(*n)++] = w->src;
+	for (int depth = 0; depth < 4096; depth++) {
+		struct node up_n;
+		int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		bool top = up < 0 || node_at(up, "", &up_n) < 0 ||
+			   (same(up_n, (*chain)[*n - 1]) && up_n.mnt == (*chain)[*n - 1].mnt);
+		close(fd);
+		fd = up;
+		if (top)
+			break;
+		*chain = hutch_xrealloc(*chain, (*n + 1) * sizeof(**chain));
+		(*chain)[(*n)++] = up_n;
+		add_clean(w, up_n);
+	}
+	return 0;
+}
+
+/* A workspace or rw bind holding one of hutch's own directories (or lying in one) would let
+ * the sandbox rewrite what later runs trust: the seccomp cache that every sandbox loads, a
+ * named sandbox's spec, an image. */
 static int check_own(const char *flag, const char *src, char *const *own, struct hutch_err *err)
 {
 	_cleanup_free_ char *real = realpath(src, NULL);
-	struct stat src_st, own_st;
-	if (!real || stat(real, &src_st) < 0)
+	_cleanup_free_ struct node *chain = NULL;
+	struct walk w = { .clean = NULL };
+	size_t n = 0;
+	if (!real || src_walk(real, &w, &chain, &n) < 0) {
+		free(w.clean);
 		return 0; /* the mount says why, naming the flag */
-	for (; *own; own++) {
-		_cleanup_free_ char *dir = rt_path_resolve(*own);
-		if (rt_path_under(*own, real) || rt_path_under(dir, real) ||
-		    at_or_below(dir, &src_st))
-			return hutch_fail(err, EPERM,
-					  "%s %s: holds %s, one of hutch's own directories, "
-					  "which no sandbox may write",
-					  flag, src, *own);
-		if (rt_path_under(real, dir) ||
-		    (stat(dir, &own_st) == 0 && at_or_below(real, &own_st)))
-			return hutch_fail(err, EPERM,
-					  "%s %s: inside %s, one of hutch's own directories, "
-					  "which no sandbox may write",
-					  flag, src, *own);
 	}
-	return 0;
+	int r = 0;
+	for (; *own && r == 0; own++) {
+		struct node own_n = { .dir = false };
+		/* By name, unresolved: a link on the way that lies in the source is the
+		 * sandbox's to repoint. Then by inode, which follows the links as they are now. */
+		if (rt_path_under(*own, real) || below_src(&w, *own, &own_n))
+			r = hutch_fail(err, EPERM,
+				       "%s %s: holds %s, one of hutch's own directories, "
+				       "which no sandbox may write",
+				       flag, src, *own);
+		for (size_t i = 0; r == 0 && own_n.dir && i < n; i++)
+			if (same(own_n, chain[i]))
+				r = hutch_fail(err, EPERM,
+					       "%s %s: inside %s, one of hutch's own directories, "
+					       "which no sandbox may write",
+					       flag, src, *own);
+	}
+	free(w.clean);
+	return r;
 }
 
 int rt_sb_check_own_dirs(const struct rt_sb_opts *o, struct hutch_err *err)

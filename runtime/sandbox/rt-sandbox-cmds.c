@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 
 #define GONE_MS 30000 /* how long stop and rm wait for the supervisor after SIGKILL */
@@ -141,6 +142,7 @@ static int cmd_exec(int argc, char **argv, struct hutch_err *err)
 		i = hutch_fail(err, EINVAL,
 			       "sandbox exec: usage: hutch sandbox exec [OPTIONS] NAME -- COMMAND");
 	r = i < 0 ? i : open_named(argv[i], &n, err);
+	hutch_phase("lookup"); /* the session's state and spec */
 	if (r >= 0 && !n.running)
 		r = hutch_fail(err, ESRCH, "sandbox %s: not running", n.name);
 	if (r >= 0 && n.dl.runtime[0]) {
@@ -155,6 +157,7 @@ static int cmd_exec(int argc, char **argv, struct hutch_err *err)
 		struct rt_exec_opts o = { .die_with_parent = true };
 		r = rt_exec_run(&n.t, &p, &o, err);
 		clear_setid(&n); /* whether or not the command ran: it may have, in part */
+		hutch_phase("setid_clear");
 	}
 out:
 	rt_flags_free(&exec_def, &f);
@@ -360,8 +363,25 @@ static int end_delegated(struct named *n, int64_t grace_ms, struct hutch_err *er
 	return 0;
 }
 
+/* The helper that deletes a native sandbox once its supervisor has returned holds the owner
+ * lock of its state until the state is gone (rt-sandbox.c, delete_later): up to GONE_MS. */
+static void wait_deleted(const struct named *n)
+{
+	struct hutch_err e = { 0 };
+	char name[96];
+	snprintf(name, sizeof(name), "%s/owner.lock", n->id);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, &e);
+	_cleanup_close_ int fd =
+		root < 0 ? -1 : openat(root, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !rt_regular(fd))
+		return;
+	for (int i = 0; i < GONE_MS / 5 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	     i++)
+		usleep(5000);
+}
+
 /* SIGTERM to the command (through its init) and SIGKILL of the tree after grace_ms (< 0: at
- * once), then until its supervisor, which removes it, is gone. */
+ * once), then until its supervisor, which removes it, is gone (and its teardown helper). */
 static int end_sandbox(struct named *n, int64_t grace_ms, struct hutch_err *err)
 {
 	if (n->dl.runtime[0])
@@ -388,6 +408,8 @@ static int end_sandbox(struct named *n, int64_t grace_ms, struct hutch_err *err)
 	if (sup >= 0 && !wait_fd(sup, GONE_MS))
 		return hutch_fail(err, ETIMEDOUT, "sandbox %s: its hutch (pid %d) did not end",
 				  n->name, (int)n->rec.supervisor);
+	if (sup >= 0)
+		wait_deleted(n);
 	if (sup < 0) { /* its hutch was killed: what it left is removed here */
 		struct rt_global g = { .root = RT_SB_ROOT };
 		struct hutch_err e = { 0 };
@@ -478,7 +500,7 @@ int rt_sb_subcommand(int argc, char **argv, struct hutch_err *err)
 
 void rt_sb_print_subcommands(int fd)
 {
-	dprintf(fd, "\nlong-lived sandboxes (--name NAME [--detach]; docs/sandbox.md):\n");
+	dprintf(fd, "\nlong-lived sandboxes (--name NAME [--detach]; docs/sandbox-named.md):\n");
 	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
 		dprintf(fd, "  hutch sandbox %s\n", subcommands[i].usage);
 }

@@ -8,8 +8,8 @@
  * names) and, before an answer for an --allow-host name reaches the sandbox, opens its
  * addresses in the firewall for the answer's TTL, so that a name whose addresses change
  * during the run keeps working. It runs outside the sandbox, which can neither kill it nor
- * see it; it dies with its hutch (PR_SET_PDEATHSIG) and writes its figures to a pipe as it
- * ends.
+ * see it; it dies with its hutch (PR_SET_PDEATHSIG) until hutch hangs up, writes its figures
+ * to a pipe, and then finishes the sandbox's network teardown on its own.
  */
 #include "rt-sandbox.h"
 #include "rt-process.h"
@@ -17,7 +17,9 @@
 
 #include <fcntl.h>
 #include <net/if.h>
+#include <sched.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +131,10 @@ static pid_t spawn(const int *fds, size_t n, void (*body)(void *), void *arg, st
 	rt_reset_signals();
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, SIG_IGN); /* a ^C reaches hutch, which stops its helpers in order */
+	/* And a terminal's hang-up: hutch, a session's leader (script, ssh -t), sends one to
+	 * its foreground group as it exits, while the helper still tears down; until then
+	 * PR_SET_PDEATHSIG and the control pipe tie the helper's life to hutch's. */
+	signal(SIGHUP, SIG_IGN);
 	body(arg);
 	_exit(1); /* bodies exit themselves */
 }
@@ -140,12 +146,22 @@ static pid_t spawn(const int *fds, size_t n, void (*body)(void *), void *arg, st
  *   hutch:  makes the veth, then writes 'g'
  *   helper: binds the gateway's port 53 on it     -> status 2
  *           serves DNS until hutch hangs up the control pipe
- *           reads the counters and removes the elements -> the figures
+ *           with a report: takes over the lease (it outlives hutch from here on),
+ *             reads the counters                  -> the figures
+ *           without: lets go of the caller's stdio -> the figures (over, no counters),
+ *             then takes over the lease (it outlives hutch from here on)
+ *   hutch:  writes its report, lets go of its lock and name, and exits
+ *   helper: removes the elements and the tracked connections, then lets go of the lease
+ * What the helper had no time to remove stays leased to it (or, its takeover failed, to
+ * hutch), dead: the next bridge sandbox's sweep removes it (rt_sb_net_reclaim). Without the
+ * takeover the helper touches nothing: hutch, alive, removes it all and lets go of the lease
+ * (dead, it leaves that to a sweep).
  */
 struct helper_status {
 	struct hutch_err err; /* code 0: done */
 };
 struct helper_figures {
+	bool over; /* the helper took the lease over: it finishes the teardown */
 	bool fw_ok;
 	struct net_egress_stats fw;
 	struct net_dns_stats dns;
@@ -155,7 +171,57 @@ struct dns_arg {
 	const struct rt_sb_opts *o;
 	const struct rt_sb_net *n;
 	int ctl, out; /* from hutch (its hang-up stops the forwarder), to hutch */
+	pid_t hutch;  /* the lease's holder until the takeover */
 };
+
+/* hutch hung up: the helper no longer dies with it, and holds the lease itself. Its stdio,
+ * the caller's, is let go of once the figures are sent (teardown). */
+static bool take_over(const struct dns_arg *a)
+{
+	struct hutch_err e = { 0 };
+	prctl(PR_SET_PDEATHSIG, 0);
+	if (net_ipam_transfer(a->n->ipam_fd, a->n->addr, a->hutch, getpid(), &e) < 0) {
+		hutch_warn("network helper: %s; the lease is not its own: it removes nothing",
+			   e.msg);
+		return false;
+	}
+	return true;
+}
+
+/* The caller's stdio, which a caller reading to the end waits for, let go of. */
+static void drop_stdio(void)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3 && null >= 0; fd++)
+		dup2(null, fd);
+	if (null > 2)
+		close(null);
+}
+
+/* The rest of the teardown, once hutch has its figures: the caller waits for nothing here. */
+static _Noreturn void teardown(const struct dns_arg *a, bool fw_done)
+{
+	struct hutch_err e = { 0 };
+	drop_stdio();
+	hutch_fault_point("sandbox:net-teardown"); /* killed here, it leaves it all to a sweep */
+	struct net_egress eg = rt_sb_egress_of(a->o);
+	int r = fw_done ? 0 : net_nft_sandbox_del_known(a->n->addr, &a->o->subnet, &eg, &e);
+	if (r < 0)
+		_exit(1); /* the lease stays ours, dead: the next sweep removes the elements */
+	/* The walk of the host's whole connection-tracking table (~3.5 ms of CPU a direction,
+	 * net-ct.c) holds no lock another start needs, and nobody waits for it: it runs when a
+	 * CPU is idle, not against the next sandbox's start on a host that starts them back to
+	 * back. The lease is given up at the usual priority: the next lease takes its lock. */
+	struct sched_param idle = { 0 }, normal = { 0 };
+	bool low = sched_setscheduler(0, SCHED_IDLE, &idle) == 0;
+	if (net_ct_flush_addr(a->n->addr, a->o->n_publish > 0, &e) < 0)
+		_exit(1);
+	if (low)
+		sched_setscheduler(0, SCHED_OTHER, &normal);
+	r = net_ipam_release(a->n->ipam_fd, a->n->addr, &e) < 0;
+	net_nfnl_quiesce(); /* then the exit's release of its socket waits for nothing */
+	_exit(r);
+}
 
 static void send_status(int fd, const struct hutch_err *e)
 {
@@ -205,17 +271,40 @@ static _Noreturn void serve_dns(void *arg)
 		hutch_warn("%s", e.msg);
 	close(udp);
 	close(tcp);
-	/* The sandbox is gone: its counters are final. */
+	if (!o->report && o->report_fd < 0) { /* no report: hutch needs no figures */
+		/* Said before the lease is the helper's (that rewrite of the leases file was most
+		 * of hutch's wait), with the caller's stdio let go of first: hutch returns as soon
+		 * as it has read this. Were the takeover to fail, the lease would be hutch's, dead
+		 * once it has returned: the next sweep's, as a SIGKILLed hutch's; and until the
+		 * takeover a sweep may take the lease from under it (the takeover then fails and the
+		 * helper touches nothing: the sweep did it all). */
+		prctl(PR_SET_PDEATHSIG, 0);
+		drop_stdio();
+		fig.over = true;
+		ssize_t w = write(a->out, &fig, sizeof(fig));
+		if (w != (ssize_t)sizeof(fig) || !take_over(a))
+			_exit(1);
+		teardown(a, false);
+	}
+	prctl(PR_SET_PDEATHSIG, 0); /* from here it outlives hutch */
+	hutch_fault_point("sandbox:net-takeover");
+	fig.over = take_over(a);
+	if (!fig.over) {
+		/* The lease is not the helper's: its live hutch's, which removes it all (counters
+		 * read) once told so; or, hutch dead, a sweep's, which may have given the address,
+		 * and the veth's name that every element is keyed by, to another sandbox already.
+		 * Nothing here may touch that address then: removing its elements would take the
+		 * new sandbox's firewall with them. */
+		(void)!write(a->out, &fig, sizeof(fig));
+		_exit(1);
+	}
+	/* The sandbox is gone: its counters are final. Read (and the elements removed) now
+	 * for the report. */
 	fig.fw_ok = net_nft_sandbox_del(a->n->addr, &fig.fw, &e) >= 0;
 	if (!fig.fw_ok)
 		hutch_warn("%s, ignoring", e.msg);
-	/* Its connections go from the host's table with it, before the lease is given up: the
-	 * next sandbox on the address must not inherit an "established" one. The relay's
-	 * connections are the only ones made to it (nothing else is let in). */
-	if (net_ct_flush_addr(a->n->addr, o->n_publish > 0, &e) < 0)
-		hutch_warn("%s, ignoring", e.msg);
-	ssize_t w = write(a->out, &fig, sizeof(fig));
-	_exit(!fig.fw_ok || w != (ssize_t)sizeof(fig));
+	(void)!write(a->out, &fig, sizeof(fig));
+	teardown(a, fig.fw_ok);
 }
 
 int rt_sb_dns_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutch_err *err)
@@ -228,9 +317,9 @@ int rt_sb_dns_start(const struct rt_sb_opts *o, struct rt_sb_net *n, struct hutc
 		close(ctl[1]);
 		return hutch_fail_errno(err, errno, "network helper: pipe");
 	}
-	int fds[2] = { ctl[0], st[1] };
-	struct dns_arg arg = { o, n, ctl[0], st[1] };
-	pid_t pid = spawn(fds, 2, serve_dns, &arg, err);
+	int fds[3] = { ctl[0], st[1], n->ipam_fd };
+	struct dns_arg arg = { o, n, ctl[0], st[1], getpid() };
+	pid_t pid = spawn(fds, 3, serve_dns, &arg, err);
 	close(ctl[0]);
 	close(st[1]);
 	if (pid < 0) {
@@ -275,6 +364,8 @@ void rt_sb_dns_hangup(struct rt_sb_net *n)
 	n->dns_stop = -1;
 }
 
+#define FIGURES_MS 10000 /* its counters' listing takes milliseconds */
+
 bool rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res)
 {
 	if (n->dns_pid <= 0 || n->dns_stats < 0)
@@ -285,7 +376,17 @@ bool rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res)
 	/* After both statuses (rt_sb_dns_go read them): anything else is a helper that
 	 * ended early, and hutch removes the elements itself. */
 	char *buf = (char *)&fig;
+	double until = hutch_now_ms() + FIGURES_MS;
 	for (;;) {
+		/* A helper that never answers (stopped, stuck) is killed, and hutch does its part:
+		 * the caller is not kept waiting for it. */
+		struct pollfd p = { .fd = n->dns_stats, .events = POLLIN };
+		int left = (int)(until - hutch_now_ms());
+		int ready = left <= 0 ? 0 : poll(&p, 1, left);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
+			break;
 		r = read(n->dns_stats, buf + got, sizeof(fig) - (size_t)got);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -295,7 +396,9 @@ bool rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res)
 		if (got == (ssize_t)sizeof(fig))
 			break;
 	}
-	bool done = got == (ssize_t)sizeof(fig) && fig.fw_ok;
+	bool whole = got == (ssize_t)sizeof(fig);
+	bool done = whole && fig.fw_ok;
+	n->dns_over = whole && fig.over;
 	if (done && res) {
 		res->present = true;
 		res->fw = fig.fw;
@@ -304,7 +407,7 @@ bool rt_sb_dns_stop(struct rt_sb_net *n, struct rt_sb_egress_result *res)
 	}
 	close(n->dns_stats);
 	n->dns_stats = -1;
-	if (!done)
+	if (!whole)
 		kill(n->dns_pid, SIGKILL);
 	return done; /* reaped by rt_sb_dns_reap */
 }
@@ -316,6 +419,10 @@ void rt_sb_dns_reap(struct rt_sb_net *n)
 	if (n->dns_pid <= 0)
 		return;
 	rt_sb_dns_hangup(n);
+	if (n->dns_over) { /* it finishes the teardown: nobody waits for it */
+		n->dns_pid = 0;
+		return;
+	}
 	while (waitpid(n->dns_pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	n->dns_pid = 0;

@@ -104,6 +104,17 @@ static int plan_workspace(const struct rt_sb_opts *o, struct rt_sb_plan *p, stru
 	return 0;
 }
 
+int rt_sb_plan_pool_workspace(const struct rt_sb_opts *o, struct rt_sb_plan *p,
+			      struct hutch_err *err)
+{
+	uid_t uid = p->host_uid;
+	gid_t gid = p->host_gid;
+	int r = plan_workspace(o, p, err);
+	p->host_uid = uid, p->host_gid = gid;
+	p->ws_idmapped = true;
+	return r;
+}
+
 /* An rw bind of someone else's (not the sandbox user's) is idmapped onto the sandbox user. */
 static int plan_bind(const struct rt_sb_bind *b, const struct rt_sb_src *src,
 		     struct rt_sb_bind_ids *ids, const struct rt_sb_plan *p, struct hutch_err *err)
@@ -128,6 +139,15 @@ static int plan_bind(const struct rt_sb_bind *b, const struct rt_sb_src *src,
 	ids->uid = st.st_uid;
 	ids->gid = st.st_gid ? st.st_gid : p->host_gid;
 	ids->idmapped = st.st_uid != p->host_uid || (st.st_gid && st.st_gid != p->host_gid);
+	return 0;
+}
+
+int rt_sb_plan_pool_binds(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err)
+{
+	free(p->binds);
+	p->binds = hutch_xcalloc(o->n_binds ? o->n_binds : 1, sizeof(*p->binds));
+	for (size_t i = 0; i < o->n_binds; i++)
+		TRY(plan_bind(&o->binds[i], &p->srcs[i], &p->binds[i], p, err));
 	return 0;
 }
 

@@ -95,4 +95,8 @@ void rt_sb_plan_clear(struct rt_sb_plan *p)
 	if (p->image_config)
 		img_run_config_clear(p->image_config);
 	free(p->image_config);
+	if (p->has_image_pin) /* the run is over: its layers are prune's again */
+		img_unpin(p->image_pin, steal_ptr(p->image_pin_path));
+	p->has_image_pin = false;
+	img_store_free(steal_ptr(p->held_store));
 }

@@ -276,6 +276,7 @@ static void become_supervisor(const struct rt_sb_opts *o, const struct rt_global
 	if (null > 2)
 		close(null);
 	hutch_log_setup(-1, g->log_json, false); /* its --log fd is closed next */
+	hutch_phase_setup(-1, false, false);	 /* and stderr's copy */
 	if (rt_close_fds_but(0, keep, ARRAY_SIZE(keep), &e) < 0)
 		_exit(RT_SB_EXIT_FAIL);
 	signal(SIGPIPE, SIG_IGN); /* a caller gone is EPIPE (rt_sb_notify_started) */

@@ -99,7 +99,8 @@ int rt_sb_net_prepare(const struct rt_sb_opts *o, struct rt_sb_net *n, const cha
 	n->ipam_fd = net_ipam_open(NET_ROOT, LEASES, err);
 	if (n->ipam_fd < 0)
 		return n->ipam_fd;
-	TRY(net_ipam_lease(n->ipam_fd, &o->subnet, getpid(), on_stale, NULL, &n->addr, err));
+	TRY(net_ipam_lease(n->ipam_fd, &o->subnet, getpid(), on_stale, NULL, net_veth_lingers,
+			   &n->addr, err));
 	char a[NET_IPV4_LEN];
 	net_ipv4_format(n->addr, a);
 	snprintf(n->address, sizeof(n->address), "%s/%u", a, o->subnet.prefix);
@@ -149,10 +150,16 @@ void rt_sb_net_release(struct rt_sb_net *n, struct rt_sb_egress_result *res)
 	struct hutch_err e = { 0 };
 	rt_sb_publish_stop(n);
 	/* The helper read the counters and removed the elements (as the container was being
-	 * deleted); when it could not, hutch does. The veth is not deleted here: it goes with
+	 * deleted), or took the lease over to remove them once hutch has returned; when it
+	 * could do neither, hutch does. The veth is not deleted here: it goes with
 	 * the sandbox's network namespace, and deleting it first would wait for the kernel
-	 * (an RCU grace period, ~15 ms). A next sandbox on the address deletes a late one. */
+	 * (an RCU grace period, ~15 ms). A next sandbox passes the address over while the veth
+	 * lingers, unless no other is free: then it deletes the late one. */
 	bool done = rt_sb_dns_stop(n, res);
+	if (n->dns_over) { /* the helper removes the rest and lets go of the lease */
+		n->addr = 0;
+		n->attached = false;
+	}
 	if (!done && n->addr && n->attached) {
 		if (net_nft_sandbox_del(n->addr, res ? &res->fw : NULL, &e) < 0)
 			hutch_warn("%s, ignoring", e.msg);
@@ -181,6 +188,12 @@ void rt_sb_net_reclaim(void)
 	snprintf(dir, sizeof(dir), NET_ROOT "/%llu/" LEASES, (unsigned long long)ns.st_ino);
 	if (stat(dir, &st) < 0)
 		return; /* bridge mode was never used in this network namespace */
+	/* No lease at all (the leases file is rewritten whole, never left empty but when it
+	 * holds none): nothing to reclaim, and no lock to take. */
+	snprintf(dir, sizeof(dir), NET_ROOT "/%llu/" LEASES "/leases",
+		 (unsigned long long)ns.st_ino);
+	if (stat(dir, &st) == 0 && st.st_size == 0)
+		return;
 	struct hutch_err e = { 0 };
 	_cleanup_close_ int fd = net_ipam_open(NET_ROOT, LEASES, &e);
 	if (fd >= 0 && net_ipam_reclaim(fd, on_stale, NULL, &e) < 0)

@@ -24,6 +24,7 @@ struct rt_sb_net {
 	pid_t dns_pid;	 /* the forwarder (0: none) */
 	int dns_stop;	 /* closing it stops the forwarder */
 	int dns_stats;	 /* it writes its figures here as it ends */
+	bool dns_over;	 /* it took the lease over and finishes the teardown after hutch */
 	pid_t proxy_pid; /* the --publish relay (0: none) */
 	int proxy_stop;
 };

@@ -8,6 +8,8 @@
 #include "rt-sandbox.h"
 #include "rt-sandbox-named.h"
 #include "rt-json.h"
+#include "rt-sandbox-pool.h"
+#include "hutch-ids.h"
 #include "hutch-path.h"
 
 #include <fcntl.h>
@@ -54,6 +56,7 @@ void rt_sb_opts_free(struct rt_sb_opts *o)
 	free(o->lock);
 	free(o->runtime);
 	free(o->name);
+	free(o->pool);
 	free(o->report);
 	free(o->report_name);
 	if (o->report_dir_fd >= 0)
@@ -294,12 +297,14 @@ static int set_no_wait(void *p, const char *v, struct hutch_err *err)
 static int set_memory(void *p, const char *v, struct hutch_err *err)
 {
 	struct rt_sb_opts *o = p;
+	o->limits_set |= RT_SB_SET_MEMORY;
 	return rt_sb_parse_memory(v, &o->memory, err);
 }
 
 static int set_cpus(void *p, const char *v, struct hutch_err *err)
 {
 	struct rt_sb_opts *o = p;
+	o->limits_set |= RT_SB_SET_CPUS;
 	return rt_sb_parse_cpus(v, &o->cpus, err);
 }
 
@@ -309,6 +314,7 @@ static int set_pids(void *p, const char *v, struct hutch_err *err)
 	int64_t n;
 	if (hutch_parse_i64(v, &n) < 0 || n < 0 || n == 1 || n > 4194304)
 		return hutch_fail(err, EINVAL, "--pids %s: expected at least 2 (or 0)", v);
+	o->limits_set |= RT_SB_SET_PIDS;
 	o->pids = n;
 	return 0;
 }
@@ -318,6 +324,7 @@ static int set_timeout(void *p, const char *v, struct hutch_err *err)
 	struct rt_sb_opts *o = p;
 	if (rt_sb_parse_seconds(v, &o->timeout) < 0)
 		return hutch_fail(err, EINVAL, "--timeout %s: expected seconds", v);
+	o->limits_set |= RT_SB_SET_TIMEOUT;
 	return 0;
 }
 
@@ -326,6 +333,7 @@ static int set_grace(void *p, const char *v, struct hutch_err *err)
 	struct rt_sb_opts *o = p;
 	if (rt_sb_parse_seconds(v, &o->grace) < 0)
 		return hutch_fail(err, EINVAL, "--grace %s: expected seconds", v);
+	o->limits_set |= RT_SB_SET_GRACE;
 	return 0;
 }
 
@@ -576,8 +584,9 @@ static const struct rt_flag options[] = {
 	  "bridge: [IP:]HOSTPORT:PORT, the sandbox's tcp PORT on the host (IP default 127.0.0.1)",
 	  0, rt_sb_set_publish },
 	{ "deny-host-loopback", 0, RT_FLAG_FN_BOOL,
-	  "--network host: refuse 127.0.0.0/8 and ::1 (not supported: see docs/networking.md)", 0,
-	  set_deny_host_loopback },
+	  "--network host: refuse 127.0.0.0/8, 0.0.0.0/8, :: and ::1 (root only; "
+	  "docs/networking.md)",
+	  0, set_deny_host_loopback },
 	{ "deny-cidr", 0, RT_FLAG_FN_LIST, "bridge: A.B.C.D[/N] unreachable (wins over allows)", 0,
 	  rt_sb_set_deny_cidr },
 	{ "max-connections", 0, RT_FLAG_FN,
@@ -612,6 +621,8 @@ static const struct rt_flag options[] = {
 	  rt_sb_set_name },
 	{ "detach", 'd', RT_FLAG_FN_BOOL, "with --name: return once the command runs", 0,
 	  rt_sb_set_detach },
+	{ "pool", 0, RT_FLAG_FN, "NAME: take a ready sandbox of `hutch pool serve --name NAME`", 0,
+	  rt_sb_set_pool },
 	{ "report", 0, RT_FLAG_FN,
 	  "write the JSON report to FILE, replaced whole (its directory is resolved as the flag "
 	  "is read; not a FIFO)",
@@ -644,6 +655,21 @@ void rt_sb_find_report(int argc, char **argv, struct rt_sb_opts *o)
 				rt_flag_find(&sb_flags, names[k])->fn(o, v, &ignored);
 		}
 	}
+}
+
+/* --pool NAME (rt-sandbox-pool.c serves it). */
+int rt_sb_set_pool(void *p, const char *v, struct hutch_err *err)
+{
+	struct rt_sb_opts *o = p;
+	struct hutch_err e = { 0 };
+	if (strlen(v) > 64 || rt_validate_id(v, &e) < 0)
+		return hutch_fail(err, EINVAL,
+				  "--pool %s: not a valid pool name (1-64 of [a-zA-Z0-9_+.-], not "
+				  ". or ..)",
+				  v);
+	free(o->pool);
+	o->pool = hutch_xstrdup(v);
+	return 0;
 }
 
 void rt_sb_print_help(int fd)

@@ -12,6 +12,15 @@ struct rt_sb_bind {
 	bool ro;
 };
 
+enum {
+	RT_SB_SET_MEMORY = 1,
+	RT_SB_SET_CPUS = 2,
+	RT_SB_SET_PIDS = 4,
+	RT_SB_SET_TIMEOUT = 8,
+	RT_SB_SET_GRACE = 16,
+	RT_SB_SET_ALL = 31,
+};
+
 struct rt_sb_tmpfs {
 	char *path;
 	uint64_t size;
@@ -92,8 +101,14 @@ struct rt_sb_opts {
 	char **allow_read, **allow_rw, **deny; /* NULL-terminated */
 	size_t n_allow_read, n_allow_rw, n_deny;
 	bool home_dotfiles, best_effort;
-	bool network_set; /* --network given: host mode's default is host, not none */
-	/* Set by C callers alone (image build), never by a flag or the profile. */
+	bool network_set;     /* --network given: host mode's default is host, not none */
+	char *pool;	      /* --pool NAME: a sandbox of that pool's (rt-sandbox-pool.c) */
+	const char *pool_why; /* --pool: why it ran cold (NULL: pooled), for the report */
+	double lock_wait_ms;  /* --pool: how long the client waited for --lock */
+	unsigned limits_set;  /* RT_SB_SET_*: given (a flag or the profile); a pooled
+			       * request's others are the pool's, not hutch's defaults */
+	/* Set by C callers alone (image build, a pool), never by a flag or the profile. */
+	struct rt_sb_pool_slot *pool_slot;    /* the sandbox waits for a pool's request */
 	const char *store;		      /* the image store (NULL: img_store_default's) */
 	const char *layer_upper, *layer_work; /* the throw-away layer kept here, on disk */
 };

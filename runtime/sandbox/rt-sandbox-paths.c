@@ -82,6 +82,18 @@ int rt_sb_resolve_paths(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct
 	return 0;
 }
 
+int rt_sb_resolve_workspace(const char *path, struct rt_sb_src *s, struct hutch_err *err)
+{
+	src_init(s);
+	return resolve("--workspace", path, HUTCH_CHASE_NOFOLLOW, false, s, err);
+}
+
+int rt_sb_resolve_bind(const struct rt_sb_bind *b, struct rt_sb_src *s, struct hutch_err *err)
+{
+	src_init(s);
+	return resolve(b->ro ? "--ro-bind" : "--bind", b->src, 0, true, s, err);
+}
+
 /* Rootless, hutch could copy no mount of the caller's namespace: the path s resolved to is
  * opened again here, following no symlink at all, and must be the very file s->fd is. */
 static int retake(const char *what, const struct rt_sb_src *s, struct hutch_err *err)

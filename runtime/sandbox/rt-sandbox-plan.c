@@ -52,7 +52,7 @@ static bool env_has(char *const *v, size_t n, const char *kv)
 
 /* The base environment, then the image's Env, then the options' own: each entry unless a
  * later one sets its key (the image's PATH replaces hutch's, --env replaces both). */
-static char **plan_env(const struct rt_sb_opts *o, const struct rt_sb_plan *sp)
+char **rt_sb_plan_env(const struct rt_sb_opts *o, const struct rt_sb_plan *sp)
 {
 	size_t n_img = sp->image_env ? hutch_strv_len((const char *const *)sp->image_env) : 0;
 	char home[64], term[128];
@@ -84,7 +84,7 @@ static void plan_process(const struct rt_sb_opts *o, const struct rt_sb_plan *sp
 	p->user.uid = sp->uid;
 	p->user.gid = sp->gid;
 	p->args = hutch_strv_dup((const char *const *)sp->argv);
-	p->env = plan_env(o, sp);
+	p->env = rt_sb_plan_env(o, sp);
 	p->cwd = hutch_xstrdup(sp->cwd);
 	p->has_caps = true;
 	for (size_t i = 0; root && i < ARRAY_SIZE(root_caps); i++)
@@ -253,6 +253,11 @@ static void plan_resources(struct rt_spec *s, const struct rt_sb_opts *o,
 		return;
 	s->has_resources = true;
 	rt_spec_set_devices(s, &deny_all, 1);
+	rt_sb_plan_limits(o, r);
+}
+
+void rt_sb_plan_limits(const struct rt_sb_opts *o, struct cg_resources *r)
+{
 	if (o->memory)
 		r->mem_limit = (struct cg_i64){ true, (int64_t)o->memory };
 	/* v1 charges TCP buffers to nothing unless this is set: loopback connections to itself

@@ -42,6 +42,10 @@ struct rt_sb_plan {
 	char **image_env;		     /* the image's Env, beneath the options' own */
 	char *cwd;			     /* --cwd, the image's WorkingDir, /workspace or / */
 	struct img_run_config *image_config; /* a store image's (NULL: a directory) */
+	bool has_image_pin; /* image_pin: its img_pin fd, which keeps its layers from prune */
+	int image_pin;
+	char *image_pin_path;	      /* which its last holder unlinks (rt_sb_plan_clear) */
+	struct img_store *held_store; /* a store no pin can be written in, held locked instead */
 	uid_t host_uid; /* the host id the sandbox user (root with --as-root) runs as */
 	gid_t host_gid;
 	uint32_t sub_uid,
@@ -86,6 +90,9 @@ struct rt_sb_plan {
  * runs (hooks' cwd), the plan says where its rootfs is. */
 int rt_sb_spec(const struct rt_sb_opts *o, const struct rt_sb_plan *p, const char *bundle,
 	       struct rt_spec **out, struct hutch_err *err);
+/* Its process's environment, and the limits of o (a pooled sandbox's request: rt-sandbox-pool). */
+char **rt_sb_plan_env(const struct rt_sb_opts *o, const struct rt_sb_plan *p);
+void rt_sb_plan_limits(const struct rt_sb_opts *o, struct cg_resources *r);
 /* rt-sandbox-ucounts.c: the user namespace's limits as user.* sysctls of the spec; for a
  * delegate (RUNTIME), which refuses those, as a createContainer hook instead. */
 void rt_sb_plan_ucounts(const struct rt_sb_opts *o, const struct rt_sb_plan *p, struct rt_spec *s);
@@ -109,6 +116,9 @@ int rt_sb_resolve_paths(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct
 int rt_sb_anchor_paths(const struct rt_sb_opts *o, struct rt_sb_plan *p, const char *scratch,
 		       struct hutch_err *err);
 void rt_sb_paths_clear(struct rt_sb_plan *p);
+/* --workspace, or one bind, alone, as rt_sb_resolve_paths does it (a pool's client). */
+int rt_sb_resolve_workspace(const char *path, struct rt_sb_src *s, struct hutch_err *err);
+int rt_sb_resolve_bind(const struct rt_sb_bind *b, struct rt_sb_src *s, struct hutch_err *err);
 
 /* rt-sandbox-ids.c: the host ids (refusing root-owned workspaces and rw binds), then, once
  * the rootfs exists, the idmapped mounts of what the sandbox user does not own. */
@@ -119,6 +129,11 @@ void rt_sb_plan_ranges(const struct rt_sb_opts *o, struct rt_sb_plan *p);
 int rt_sb_plan_ids(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
 int rt_sb_attach_idmapped(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 			  struct hutch_err *err);
+/* A pooled sandbox's workspace (p->ws.fd, given after its user namespace was made): checked
+ * as any, and always idmapped onto the sandbox user's host ids, which stay. */
+int rt_sb_plan_pool_workspace(const struct rt_sb_opts *o, struct rt_sb_plan *p,
+			      struct hutch_err *err);
+int rt_sb_plan_pool_binds(const struct rt_sb_opts *o, struct rt_sb_plan *p, struct hutch_err *err);
 void rt_sb_note_ids(const struct rt_sb_plan *p);
 /* rt-sandbox-rootfs.c: p->rootfs, the image as is or under a throw-away layer in scratch with
  * the mount points the options need. */

@@ -232,6 +232,14 @@ static char *gen_report(const struct rt_sb_opts *o, const struct rt_sb_plan *p,
 	gen_num_or_null(g, "setid_bits_cleared", r->setid_walked, (long long)r->setid_cleared);
 	gen_num_or_null(g, "device_nodes_removed", r->setid_walked, (long long)r->devices_removed);
 	hutch_json_gen_kv(g, "runtime", r->runtime);
+	if (o->pool) { /* --pool: whether a pooled sandbox ran it, and if not why */
+		hutch_json_gen_str(g, "pool");
+		yajl_gen_map_open(g);
+		hutch_json_gen_kv(g, "name", o->pool);
+		hutch_json_gen_bool(g, "pooled", !o->pool_why);
+		hutch_json_gen_kv(g, "cold_because", o->pool_why);
+		yajl_gen_map_close(g);
+	}
 	gen_image(g, o, p);
 	if (r->host.active)
 		rt_sb_gen_host(g, o, &r->host);

@@ -100,7 +100,22 @@ static bool still_there(int fd, int dir, const char *name)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static int run_fd = -1; /* this run's record, for rt_sb_run_inherit */
+static int run_fd = -1;	   /* this run's record, for rt_sb_run_inherit */
+static pid_t run_pid = -1; /* the pid it is named for */
+
+/* runs/NAME, made and flocked: -errno (EWOULDBLOCK: held), or the fd. */
+static int take_record(int dir, const char *name)
+{
+	int fd = openat(dir, name, O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int r = !rt_regular(fd) ? -EINVAL : flock(fd, LOCK_EX | LOCK_NB) < 0 ? -errno : 0;
+	if (r == 0 && !still_there(fd, dir, name))
+		r = -EAGAIN; /* its last holder unlinked it as we opened it: again */
+	if (r < 0)
+		close(fd);
+	return r < 0 ? r : fd;
+}
 
 int rt_sb_run_take(struct hutch_err *err)
 {
@@ -109,12 +124,17 @@ int rt_sb_run_take(struct hutch_err *err)
 		return dir;
 	char name[16];
 	snprintf(name, sizeof(name), "%d", (int)getpid());
-	_cleanup_close_ int fd =
-		openat(dir, name, O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || !rt_regular(fd) || flock(fd, LOCK_EX | LOCK_NB) < 0)
-		return hutch_fail_errno(err, fd < 0 || errno == EWOULDBLOCK ? errno : EINVAL,
-					"%s/%s", rt_sb_path("runs"), name);
-	return run_fd = steal_fd(fd);
+	/* Held: an earlier hutch of our pid (reused) whose teardown helper finishes its run
+	 * (within ms): up to 2 s. */
+	int fd = take_record(dir, name);
+	for (int i = 0; (fd == -EWOULDBLOCK || fd == -EAGAIN) && i < 200; i++) {
+		usleep(10000);
+		fd = take_record(dir, name);
+	}
+	if (fd < 0)
+		return hutch_fail_errno(err, -fd, "%s/%s", rt_sb_path("runs"), name);
+	run_pid = getpid();
+	return run_fd = fd;
 }
 
 void rt_sb_run_inherit(void)
@@ -134,7 +154,7 @@ void rt_sb_run_release(int fd, bool keep)
 		close(fd);
 		return;
 	}
-	snprintf(name, sizeof(name), "%d", (int)getpid());
+	snprintf(name, sizeof(name), "%d", (int)run_pid); /* a teardown helper's too */
 	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
 	if (dir >= 0 && still_there(fd, dir, name))
 		unlinkat(dir, name, 0);
@@ -180,6 +200,25 @@ bool rt_sb_run_ours(int pid)
 	snprintf(name, sizeof(name), "%d", pid);
 	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
 	return dir >= 0 && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+bool rt_sb_runs_other(void)
+{
+	struct hutch_err e = { 0 };
+	char mine[16];
+	snprintf(mine, sizeof(mine), "%d", run_pid);
+	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
+	int fd = dir >= 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	_cleanup_(hutch_closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	if (!d && fd >= 0)
+		close(fd);
+	if (!d)
+		return dir >= 0; /* unreadable: assume there are */
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && (run_pid <= 0 || strcmp(de->d_name, mine)))
+			return true;
+	return false;
 }
 
 /* Whether keep (NULL-terminated cgroup names) holds hutch-sb-NAME. */

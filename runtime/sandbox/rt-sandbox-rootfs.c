@@ -54,7 +54,7 @@ static size_t mount_points(const struct rt_sb_opts *o, const struct rt_sb_plan *
 		v[n] = o->tmpfs[i].path, file[n] = false;
 	for (size_t i = 0; i < o->n_binds && n < max; i++, n++)
 		v[n] = o->binds[i].dst, file[n] = p->srcs[i].file;
-	if (o->workspace && n < max)
+	if ((o->workspace || o->pool_slot) && n < max) /* a pooled one: a request's, maybe */
 		v[n] = "/workspace", file[n++] = false;
 	/* host: the host's resolv.conf; bridge: the three files hutch writes (rt-sandbox-net.c) */
 	size_t n_net = o->network == RT_SB_NET_BRIDGE ? 3 : o->network == RT_SB_NET_HOST ? 1 : 0;
@@ -150,17 +150,6 @@ static int idmapped_view(const char *dir, const char *at, const struct rt_sb_pla
 	return ns_attach_tree(tree, target, err);
 }
 
-/* The store stays open (its lock shared) until hutch exits, so that prune cannot pull
- * layers from under a running sandbox. */
-static int open_store(const struct rt_sb_opts *o, struct img_store **out, struct hutch_err *err)
-{
-	static struct img_store *held;
-	if (!held)
-		TRY(img_store_open(img_store_default(o->store), false, false, &held, err));
-	*out = held;
-	return 0;
-}
-
 /* The throw-away layer: in scratch, or where the caller keeps it (an image build's, on the
  * store's disk, to become the new image's layer). */
 static void layer_dirs(const struct rt_sb_opts *o, const char *scratch, struct img_layered *l,
@@ -205,11 +194,33 @@ static int store_rootfs(const struct rt_sb_opts *o, struct rt_sb_plan *p, const 
 			struct hutch_err *err)
 {
 	_cleanup_free_ char *view = NULL;
+	_cleanup_(img_store_freep) struct img_store *store = NULL;
 	struct img_layered l = { 0 };
-	TRY(open_store(o, &l.store, err));
+	/* The store's lock (shared) only while the image is resolved, pinned and mounted:
+	 * then the pin keeps its layers from prune for as long as this sandbox lives (the
+	 * plan holds it; so does its teardown helper), and prune need not wait for it. */
+	TRY(img_store_open(img_store_default(o->store), false, false, &store, err));
+	l.store = store;
 	/* Resolved once, and run by digest: the report's image is the one that ran, even if
 	 * the name is moved meanwhile. */
 	TRY(img_resolve(l.store, o->image, &p->image_name, p->image_digest, err));
+	p->image_pin = img_pin(l.store, p->image_digest, &p->image_pin_path, err);
+	if (p->image_pin == -EROFS || p->image_pin == -EACCES) {
+		/* A store it cannot write (read-only, shared): its lock, held for the run, keeps
+		 * prune away instead, as a pin would. */
+		hutch_debug("--image %s: %s; the store's lock is held instead", o->image, err->msg);
+		p->held_store = steal_ptr(store);
+		l.store = p->held_store;
+	} else if (p->image_pin < 0) {
+		return p->image_pin;
+	} else {
+		p->has_image_pin = true;
+	}
+	if (p->image_name) { /* as image ls shows it: bb:1, not docker.io/library/bb:1 */
+		char *stored = p->image_name;
+		p->image_name = img_display_name(stored);
+		free(stored);
+	}
 	l.ref = p->image_digest;
 	p->image_config = hutch_xcalloc(1, sizeof(*p->image_config));
 	if (img_run_config(l.store, p->image_digest, p->image_config, err) < 0)

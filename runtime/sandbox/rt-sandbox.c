@@ -3,8 +3,9 @@
  * `hutch sandbox`: one recipe (rt_sandbox_run) for its three modes, which differ in the run
  * step alone: natively, the spec goes through the ordinary create/start path with hutch's
  * init as PID 1; delegated, it is handed to another runtime; in host mode, the command runs
- * on the host behind a mount view, Landlock and seccomp. Nothing outlives the command: what
- * a killed hutch leaves is removed by the next invocation.
+ * on the host behind a mount view, Landlock and seccomp. Nothing outlives the command but a
+ * native run's delete, which a helper finishes after hutch has returned (delete_later): what
+ * a killed hutch or helper leaves is removed by the next invocation.
  */
 #include "rt-sandbox.h"
 #include "rt-sandbox-lock.h"
@@ -14,6 +15,7 @@
 #include "rt-sandbox-named.h"
 #include "rt-sandbox-delegate.h"
 #include "rt-sandbox-net.h"
+#include "rt-sandbox-pool.h"
 #include "rt-image.h"
 
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -107,6 +110,19 @@ static void clean_stale(struct rt_global *g, const char *base)
 	}
 }
 
+/* Whether sb-PID's state is held: by its hutch, or by the helper that deletes it once hutch
+ * has returned (delete_later). */
+static bool state_held(int pid)
+{
+	struct hutch_err e = { 0 };
+	char name[48];
+	snprintf(name, sizeof(name), "sb-%d/owner.lock", pid);
+	_cleanup_close_ int root = rt_sb_subdir("state", false, &e);
+	_cleanup_close_ int fd =
+		root < 0 ? -1 : openat(root, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 && rt_regular(fd) && flock(fd, LOCK_EX | LOCK_NB) < 0;
+}
+
 /*
  * The cgroups of sandboxes whose hutch died (hutch-sb-PID beneath our cgroup): a hutch killed
  * before its state existed (delegated and host runs keep none) leaves one that nothing else
@@ -120,6 +136,8 @@ static void sweep_cgroups(const char *base)
 	struct cg_child *v = NULL;
 	size_t n = 0;
 	struct hutch_err e = { 0 };
+	if (!rt_sb_runs_other())
+		return; /* every cgroup it would remove is a run's with a record, and so is a record */
 	if (base && cg_list_children(base, &v, &n, &e) >= 0) {
 		rt_sb_plaincg_list(base, &v, &n); /* a delegate's, in unmounted controllers' dirs */
 		for (size_t i = 0; i < n; i++) {
@@ -127,7 +145,7 @@ static void sweep_cgroups(const char *base)
 			if (sscanf(v[i].name, "hutch-sb-%d%n", &pid, &end) != 1 || v[i].name[end] ||
 			    pid <= 0 || pid == getpid())
 				continue;
-			if (maker_alive(pid, v[i].made) || !rt_sb_run_ours(pid))
+			if (maker_alive(pid, v[i].made) || !rt_sb_run_ours(pid) || state_held(pid))
 				continue;
 			_cleanup_free_ char *path =
 				hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
@@ -196,9 +214,12 @@ static void kill_tree(void *arg)
 		kill(sb->init_pid, SIGKILL);
 }
 
+/* The cgroup's counts, for the report alone (none asked for: not read). */
 static void collect(struct sandbox *sb)
 {
 	struct hutch_err e = { 0 };
+	if (!sb->o->report && sb->o->report_fd < 0)
+		return;
 	if (sb->cg && cg_get_stats(sb->cg, &sb->res.stats, &e) >= 0) {
 		const struct cg_stats *st = &sb->res.stats;
 		sb->res.has_stats = true;
@@ -291,24 +312,42 @@ static int record(struct sandbox *sb, struct rt_spec *spec, struct hutch_err *er
 				  &sb->setid, err);
 }
 
+/* Bridge mode's veth, address and firewall, wired into the init's network namespace while it
+ * still mounts (rt_create_opts.after_go): in place before the command runs. */
+static int wire_net(pid_t pid, void *arg, struct hutch_err *err)
+{
+	struct sandbox *sb = arg;
+	return rt_sb_net_attach(sb->o, &sb->net, pid, err);
+}
+
 /* Create, start and wait, with hutch's init as PID 1 reporting the command's status. */
 static int run_native(struct sandbox *sb, struct hutch_err *err)
 {
 	struct rt_spec *spec = NULL;
 	int pipefd[2] = { -1, -1 };
-	struct rt_created c = { .pidfd = -1, .pty_master = -1 };
+	struct rt_created c = { .pidfd = -1, .pty_master = -1, .dirfd = -1, .cg = NULL };
 	char bundle[512];
 	snprintf(bundle, sizeof(bundle), "%s/%s", sb->g.root, sb->id);
+	struct rt_sb_pool_slot *pool = sb->o->pool_slot; /* a pool's: the command comes later */
 	sb->plan.with_init = true;
 	int r = rt_sb_spec(sb->o, &sb->plan, bundle, &spec, err);
-	if (r >= 0 && pipe2(pipefd, O_CLOEXEC) < 0)
+	hutch_phase("sandbox_spec");
+	if (r >= 0 && (pool ? socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pipefd)
+			    : pipe2(pipefd, O_CLOEXEC)) < 0)
 		r = hutch_fail_errno(err, errno, "sandbox: pipe");
 	struct rt_create_opts co = { .id = sb->id,
 				     .spec = spec,
 				     .foreground = true,
 				     .no_cgroup = sb->plan.no_cgroup,
 				     .init_fd = pipefd[1],
-				     .init = rt_sb_init };
+				     .init = pool ? rt_sb_pool_init : rt_sb_init,
+				     .command_later = pool != NULL,
+				     .keep_lock =
+					     true,    /* its start follows: nothing comes between */
+				     .keep_cg = true, /* not opened again by its path */
+				     .after_go =
+					     sb->o->network == RT_SB_NET_BRIDGE ? wire_net : NULL,
+				     .after_go_arg = sb };
 	if (r >= 0)
 		r = rt_container_create(&sb->g, &co, &c, err);
 	if (pipefd[1] >= 0)
@@ -316,21 +355,31 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	_cleanup_close_ int rd = pipefd[0];
 	_cleanup_close_ int pidfd = c.pidfd;
 	_cleanup_close_ int master = c.pty_master;
+	_cleanup_close_ int held = c.dirfd; /* let go of before any delete, which takes it */
+	sb->cg = steal_ptr(c.cg);
 	if (r >= 0)
 		r = record(sb, spec, err);
 	rt_spec_free(spec);
 	if (r < 0)
 		return r;
 	TRY(own_state(sb, err));
+	hutch_phase("record");
 	hutch_fault_point("sandbox:created");
 	sb->init_pid = c.pid;
-	if (sb->plan.cgroup)
+	if (!sb->cg && sb->plan.cgroup)
 		TRY(cg_open(sb->plan.cgroup, &sb->cg, err));
 	if (sb->o->deny_host_loopback) /* before start: the command's first socket is filtered */
 		TRY(cg_deny_loopback(sb->cg, err));
-	if (sb->o->network == RT_SB_NET_BRIDGE) /* init's netns exists; the command has not run */
-		TRY(rt_sb_net_attach(sb->o, &sb->net, c.pid, err));
-	TRY(rt_container_start(&sb->g, sb->id, err));
+	r = rt_container_start_held(sb->id, held, err); /* no status check: still created */
+	held = -1;
+	if (r < 0)
+		return r;
+	if (pool) { /* started ahead, its command's process waiting: the request now */
+		const struct rt_sb_pool_sandbox ps = { &sb->plan, sb->cg, c.pid, rd, &sb->setid };
+		TRY(rt_sb_pool_take(pool, &ps, err));
+		clock_gettime(CLOCK_REALTIME, &sb->res.started);
+		sb->res.lock_wait_ms = sb->o->lock_wait_ms; /* its client's */
+	}
 	hutch_fault_point("sandbox:started");
 	TRY(rt_sb_notify_started(sb->notify_fd, err)); /* --detach: the caller returns */
 	struct rt_waiter w = { .pidfd = pidfd,
@@ -339,8 +388,10 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 			       .timeout_ms = (int64_t)(sb->o->timeout * 1000),
 			       .grace_ms = (int64_t)(sb->o->grace * 1000),
 			       .kill_tree = kill_tree,
-			       .kill_arg = sb };
+			       .kill_arg = sb,
+			       .hangup = pool ? pool->hangup : NULL };
 	r = rt_wait_container(&w, err);
+	hutch_phase("wait");
 	if (r < 0)
 		return r;
 	hutch_fault_point("sandbox:waited");
@@ -351,6 +402,9 @@ static int run_native(struct sandbox *sb, struct hutch_err *err)
 	if (msg[1]) { /* the command never ran: say why, as a create-time failure would */
 		snprintf(sb->error, sizeof(sb->error), "exec %s: %s", sb->plan.argv[0],
 			 strerror(msg[1]));
+		if (msg[1] & RT_SB_POOL_CWD_ERR) /* a pooled sandbox's cwd, which is not made */
+			snprintf(sb->error, sizeof(sb->error), "--cwd %s: %s", sb->plan.cwd,
+				 strerror(msg[1] & ~RT_SB_POOL_CWD_ERR));
 		sb->res.error = sb->error;
 		sb->res.failure = RT_SB_FAIL_EXEC;
 	}
@@ -598,6 +652,7 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 	/* Before the user namespace: who owns a directory decides whether a symlink in it is
 	 * followed, and only the caller's namespace shows the real owners. */
 	int r = rt_sb_resolve_paths(sb->o, &sb->plan, err);
+	hutch_phase("resolve"); /* the image's and the caller's paths */
 	if (r == -ENOENT && sb->plan.image.fd < 0 && rt_sb_image_is_dir(sb->o->image))
 		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
 	if (r < 0)
@@ -615,6 +670,7 @@ static int plan(struct sandbox *sb, const struct sb_mode *m, struct hutch_err *e
 		sb->plan.net_address = sb->net.address;
 	}
 	r = rt_sb_plan_rootfs(sb->o, &sb->plan, SB_SCRATCH, err);
+	hutch_phase("rootfs");
 	if (r == -ENOENT)
 		sb->res.failure = RT_SB_FAIL_IMAGE_MISSING;
 	if (r < 0)
@@ -684,9 +740,18 @@ static void delete_state(struct sandbox *sb, struct rt_sb_setid_counts *by_execs
 	struct hutch_err e = { 0 };
 	char dir[512];
 	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
-	if (sb->o->name)
+	if (sb->o->name && by_execs)
 		rt_sb_setid_noted(dir, by_execs);
 	rt_container_delete(&sb->g, sb->id, true, &e);
+}
+
+/* What a named sandbox's execs cleared, which they counted in its state dir. */
+static void noted(struct sandbox *sb, struct rt_sb_setid_counts *by_execs)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/%s", sb->g.root, sb->id);
+	if (sb->o->name)
+		rt_sb_setid_noted(dir, by_execs);
 }
 
 /* The setid files the sandbox may have set or changed on the host (rt-sandbox-setid.c), once
@@ -724,19 +789,64 @@ static bool cgroup_left(const char *path)
 	return left;
 }
 
+/* The end of the run's record: kept, with its cgroup, when the cgroup's removal failed (a
+ * process still exiting): the root's to sweep. */
+static void release_run(struct sandbox *sb)
+{
+	bool keep_run = sb->plan.cgroup && sb->run_fd >= 0 && cgroup_left(sb->plan.cgroup);
+	rt_sb_run_release(sb->run_fd, keep_run);
+	sb->run_fd = -1;
+}
+
+/*
+ * What may finish after hutch has returned: the delete of a native sandbox whose init it
+ * waited for (its pid namespace, and with it every process of the sandbox, is gone, so the
+ * setid walk is done already), and the run's record. A helper of its own session does it,
+ * with no fd of the caller's: it holds the owner lock and the record as hutch did, so a sweep
+ * leaves them be while it runs and takes them as a killed hutch's once it is killed. The
+ * lock, the name and the report are hutch's, and done before. Not forked: done here.
+ */
+static void delete_later(struct sandbox *sb)
+{
+	/* Ignored before the fork, which the helper inherits: hutch may lead a terminal's
+	 * session (script, ssh -t), whose end sends SIGHUP to its foreground group, the helper
+	 * among them until its setsid(); that killed one at random, leaving its delete to the
+	 * next sweep. The sandbox is gone by now: hutch has nothing left to forward it to. */
+	signal(SIGHUP, SIG_IGN);
+	pid_t pid = fork();
+	if (pid > 0 || pid < 0) {
+		if (pid < 0) {
+			delete_state(sb, NULL);
+			release_run(sb);
+		}
+		if (sb->run_fd >= 0) /* the helper's now: never unlinked here */
+			close(sb->run_fd);
+		sb->run_fd = -1;
+		return;
+	}
+	/* The image's pin too: its layers stay until the overlay on them is gone. */
+	int keep[] = { sb->run_fd, sb->owner_fd, sb->plan.has_image_pin ? sb->plan.image_pin : -1 };
+	setsid();
+	hutch_close_fds_from(3, keep, ARRAY_SIZE(keep));
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3 && null >= 0; fd++)
+		dup2(null, fd);
+	hutch_fault_point("sandbox:teardown"); /* killed here, it leaves it all to a sweep */
+	delete_state(sb, NULL);
+	release_run(sb);
+	_exit(0);
+}
+
 static void sandbox_free(struct sandbox *sb)
 {
-	/* A cgroup whose removal failed (a process still exiting) stays the root's to sweep:
-	 * its record too. */
-	bool keep_run = sb->plan.cgroup && sb->run_fd >= 0 && cgroup_left(sb->plan.cgroup);
 	rt_sb_setid_free(&sb->setid);
 	cg_free(sb->cg);
-	rt_sb_plan_clear(&sb->plan);
 	rt_sb_unlock(sb->o, sb->ticket);
 	rt_sb_name_release(sb->o->name, sb->name_fd);
 	if (sb->owner_fd >= 0)
 		close(sb->owner_fd);
-	rt_sb_run_release(sb->run_fd, keep_run); /* last: our cgroup is gone */
+	release_run(sb);	     /* last: our cgroup is gone */
+	rt_sb_plan_clear(&sb->plan); /* after: release_run reads its cgroup's path */
 }
 
 /* The lock and the name, before anything else of the sandbox exists. The ticket was taken
@@ -779,36 +889,54 @@ static int run(const struct rt_global *g, const struct rt_sb_opts *o, struct rt_
 		sb.res.failure = RT_SB_FAIL_BAD_OPTION;
 	if (r >= 0)
 		r = take_locks(&sb, err);
+	hutch_phase("sandbox_lock");
 	if (r >= 0)
 		hutch_fault_point("sandbox:locked");
 	double t0 = hutch_now_ms();
 	if (r >= 0) /* before the sandbox names its own cgroup, which a sweep must not take */
 		r = sweep(&sb, m, err);
+	hutch_phase("sweep");
 	if (r >= 0)
 		r = plan(&sb, m, err);
+	hutch_phase("plan");
 	if (r >= 0) {
 		t0 = hutch_now_ms(); /* the lock wait and the set-up are not the command's time */
 		r = m->run(&sb, err);
 		ran = true;
+		if (o->pool_slot && o->pool_slot->served_at > 0) /* nor a pooled one's wait */
+			t0 = o->pool_slot->served_at;
 	}
 	sb.res.wall_ms = hutch_now_ms() - t0;
 	rt_sb_net_hangup(&sb.net); /* its firewall work overlaps the delete */
-	if (sb.id[0]) /* state, and with it the cgroup and the mount namespace's init */
+	bool later = r >= 0 && m->run == run_native && sb.init_pid > 0;
+	if (later) /* what a named sandbox's execs cleared, before the helper deletes it */
+		noted(&sb, &by_execs);
+	else if (sb.id[0]) /* state, and with it the cgroup and the mount namespace's init */
 		delete_state(&sb, &by_execs);
-	if (ran) /* after the delete: nothing of the sandbox can set a bit any more */
+	if (ran) /* nothing of the sandbox runs: its init was waited for, or it was deleted */
 		clear_setid(&sb, by_execs);
+	hutch_phase("setid_clear");
 	rt_sb_net_release(&sb.net, &sb.res.egress); /* after delete: the netns and veth are gone */
+	hutch_phase("net_release");
 	/* What the sandbox may have left at the report's name goes first: a file the watcher
 	 * finds there after 'W' is then hutch's, never the sandbox's. */
 	rt_sb_clear_report(o);
 	rt_sb_watch_say(watch, 'W');
 	hutch_fault_point("sandbox:reporting");
 	r = finish(&sb, r, err);
+	hutch_phase("report");
 	rt_sb_watch_say(watch, 'D');
 	if (watch >= 0)
 		close(watch);
 	rt_sb_dns_reap(&sb.net); /* after the report: its exit overlaps the report's writing */
-	sandbox_free(&sb);	 /* the lock last but one: a waiter starts when we are done */
+	if (later) {		 /* the lock and name first: the helper holds neither */
+		rt_sb_unlock(o, sb.ticket);
+		rt_sb_name_release(o->name, sb.name_fd);
+		sb.name_fd = -1;
+		delete_later(&sb);
+	}
+	sandbox_free(&sb); /* the lock last but one: a waiter starts when we are done */
+	hutch_phase("unlock");
 	return r;
 }
 
@@ -846,6 +974,20 @@ int rt_sandbox_run(const struct rt_global *g, const struct rt_sb_opts *o, struct
 	_exit(r < 0 ? RT_SB_EXIT_FAIL : r);
 }
 
+/* The report of a request refused before any sandbox (a bad flag, wherever --report stands,
+ * or a --pool request's path): not pooled, and why. */
+static int refused(int argc, char **argv, struct rt_sb_opts *o, enum rt_sb_failure f, int r,
+		   struct hutch_err *err)
+{
+	struct sandbox sb = { .o = o, .res.failure = f };
+	if (o->pool && !o->pool_why)
+		o->pool_why = err->msg;
+	rt_sb_find_report(argc, argv, o);
+	begin(&sb.res, o);
+	rt_sb_clear_report(o);
+	return finish(&sb, r, err);
+}
+
 static RT_VERB_RUN(verb_sandbox)
 {
 	struct rt_sb_opts o;
@@ -856,20 +998,24 @@ static RT_VERB_RUN(verb_sandbox)
 	struct hutch_err lock_err = { 0 };
 	rt_sb_opts_init(&o);
 	int r = rt_sb_parse_args(&o, argc, argv, err);
+	hutch_phase("parse");
 	if (r >= 0) /* first: the place in line; an error is reported by the run, which retries */
 		rt_sb_lock_enter(&o, &t, &lock_err);
 	if (r >= 0)
 		r = refuse_systemd_cgroup(g, err); /* a bad option too, with its report */
 	if (r >= 0)
 		r = rt_sb_check_own_dirs(&o, err); /* the caller's paths, not an image build's */
-	if (r >= 0) {
+	hutch_phase("own_dirs");		   /* and the flags' other checks */
+	if (r >= 0 && o.pool) { /* a pool's sandbox, else (no pool, or it can't) cold */
+		r = rt_sb_pool_run(&o, &t, err);
+		if (r == RT_SB_POOL_COLD)
+			r = rt_sandbox_run(g, &o, &t, err);
+		else if (r == RT_SB_POOL_REFUSED)
+			r = refused(argc, argv, &o, RT_SB_FAIL_SETUP, -err->code, err);
+	} else if (r >= 0) {
 		r = rt_sandbox_run(g, &o, &t, err);
-	} else { /* the report of the bad flag, wherever --report stands */
-		struct sandbox sb = { .o = &o, .res.failure = RT_SB_FAIL_BAD_OPTION };
-		rt_sb_find_report(argc, argv, &o);
-		begin(&sb.res, &o);
-		rt_sb_clear_report(&o);
-		r = finish(&sb, r, err);
+	} else {
+		r = refused(argc, argv, &o, RT_SB_FAIL_BAD_OPTION, r, err);
 	}
 	rt_sb_unlock(&o, &t); /* left by the run already, unless it never ran */
 	rt_sb_opts_free(&o);

@@ -33,6 +33,8 @@ void rt_sb_run_release(int fd, bool keep); /* keep: its cgroup outlived the run 
 void rt_sb_run_inherit(void);
 bool rt_sb_run_ours(int pid);
 void rt_sb_runs_prune(int pid, char *const *keep);
+/* Whether runs/ holds a record other than this run's (a dead run's, or a live one's). */
+bool rt_sb_runs_other(void);
 /* After its cgroup was purged: pid's record, once the runtime that inherited it has ended too
  * (within ms; the next sweep's otherwise), dropped. */
 void rt_sb_run_drop_wait(int pid, int ms);

@@ -262,7 +262,7 @@ static void fuzz_import(char **pieces, size_t n, bool oci, bool named)
 	snprintf(path, sizeof(path), "%s/store", root);
 	FUZZ_CHECK(img_store_open(path, true, false, &s, &err) == 0, "store: %s", err.msg);
 	snprintf(path, sizeof(path), "%s/layout", root);
-	if (img_import(s, path, named ? "fuzz/named:tag" : NULL, NULL, &res, &err) == 0)
+	if (img_import(s, path, named ? "fuzz/named:tag" : NULL, NULL, NULL, &res, &err) == 0)
 		read_back(s, &res);
 	else
 		FUZZ_CHECK(err.msg[0], "import failed without a message");

@@ -132,6 +132,36 @@ is_hutch() {
 }
 
 # any_hutch PID: a live hutch of any build (another session's, whose state is its own).
+# sb_settled: the teardown helpers of the root's returned sandboxes are done (their run
+# records are gone): up to 3 s. For a test that looks at the root right after a sandbox.
+sb_settled() {
+	local i
+	for i in $(seq 30); do
+		[ -z "$(ls -A "$SB_DIR/runs" 2>/dev/null)" ] && return 0
+		sleep 0.1
+	done
+	echo "runs left: $(ls -A "$SB_DIR/runs")" >&2
+	return 1
+}
+
+# sb_helpers_done: no teardown helper still holds a run record of the root (its delete is
+# done, or it died and left it to a sweep): up to 10 s each, as a loaded host may need. A
+# returned sandbox's delete finishes in a helper (docs/sandbox-named.md, "What may linger").
+sb_helpers_done() {
+	local f i fd held
+	for f in "$SB_DIR"/runs/*; do
+		for i in $(seq 100); do
+			# Opened, never made: flock(1) given the name would make a gone record again.
+			[ -e "$f" ] && { exec {fd}<"$f"; } 2>/dev/null || break
+			held=0
+			flock -n "$fd" || held=1
+			exec {fd}<&-
+			[ $held = 0 ] && break
+			sleep 0.1
+		done
+	done
+}
+
 any_hutch() {
 	[[ "$(readlink "/proc/$1/exe" 2>/dev/null)" == */hutch* ]] && ! pid_gone "$1"
 }
@@ -227,6 +257,7 @@ _sb_teardown() {
 	local - failures=() p killed=0
 	set +e
 	[ -n "${TEST_DIR:-}" ] && [ -e "${SB_PIDS:-}" ] || return 0
+	sb_helpers_done
 	# The reports the test left (--report-fd ones too) are valid ones.
 	reports_valid "$TEST_DIR" || failures+=("a report the test left is not valid")
 	for p in $(sort -u "$SB_PIDS"); do
@@ -276,6 +307,9 @@ own_sb_cgroups() {
 	done | { grep -F -f <(sed 's|^|/hutch-sb-|; s|$|/|' "$pids") || true; } | sed 's|/$||' |
 		while read -r d; do
 			p=${d##*/hutch-sb-}
+			# pids wrap (a long CI run): the other root's run of a pid we once had is its own
+			[ -n "${OTHER_DIR:-}" ] && [ -e "$OTHER_DIR/root/.sandbox/runs/${p%%/*}" ] &&
+				continue
 			any_hutch "${p%%/*}" || echo "$d"
 		done
 }

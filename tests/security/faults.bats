@@ -61,6 +61,12 @@ sandbox_cgroups() {
 	done
 }
 
+@test "faults: run killed between its create and its start, then delete --force: nothing left" {
+	killed_at run:created run "$ID"
+	hutch delete --force "$ID"
+	assert_no_leftovers
+}
+
 @test "faults: exec killed at each phase, then delete --force: nothing left" {
 	local p
 	for p in cloned ready; do

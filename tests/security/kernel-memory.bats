@@ -27,7 +27,10 @@ setup() {
 }
 
 teardown() {
-	sb_teardown
+	local rc=0
+	sb_teardown || rc=1
+	teardown_bundle || rc=1 # the leak checks, and the test's own dir removed
+	return $rc
 }
 
 # bounded KIND [ARGS...]: kmemhog KIND in a sandbox with --memory 32m (and ARGS) holds less

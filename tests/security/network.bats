@@ -279,6 +279,7 @@ ct_of() {
 	run -0 sbn --report "$TEST_DIR/r1.json" -- netprobe conns 192.0.2.60 9000 9000 300 1
 	echo "$output"
 	[[ "$output" == *"ok 300 refused 0 other 0"* ]]
+	net_settled # its network helper removes them just after hutch returns
 	[ -z "$(ct_of 10.89.0.2)" ] || {
 		echo "left in the host's table: $(ct_of 10.89.0.2 | wc -l) entries, such as" >&2
 		ct_of 10.89.0.2 | head -2 >&2
@@ -294,6 +295,7 @@ ct_of() {
 	[ "$(jq .egress.max_connections "$TEST_DIR/r2.json")" = 200 ]
 	[ "$(jq .egress.connections_over_limit "$TEST_DIR/r2.json")" = 200 ]
 	check_report "$TEST_DIR/r2.json"
+	net_settled
 	[ -z "$(ct_of 10.89.0.2)" ]
 	# The profile's key is the flag's.
 	echo '{ "version": 1, "network": "bridge", "max_connections": 100 }' >"$TEST_DIR/p.json"

@@ -120,3 +120,48 @@ plant() {
 	[ -d "$keep" ]
 	[ ! -e "$SB_RUNS/999999" ]
 }
+
+@test "roots: one of hutch's own directories reached through a bind mount in the workspace of the workspace's parent is found" {
+	# The check goes up from each of hutch's directories, and stops where an earlier walk
+	# (or the workspace's own) went up from. A directory is such a place only in its own
+	# mount: here $TEST_DIR, the workspace's parent, is mounted again inside the workspace,
+	# and the store, named through a link to that mount, lies in the workspace.
+	local w=$TEST_DIR/w
+	mkdir -p "$w/q/ra" "$TEST_DIR/store"
+	chown 1000:1000 "$w"
+	ln -s "$w/q/ra" "$TEST_DIR/s"
+	mount --bind "$TEST_DIR" "$w/q/ra"
+	HUTCH_STORE=$TEST_DIR/s/store run sb_fails "--workspace $w: holds $TEST_DIR/s/store" \
+		--workspace "$w" -- true
+	umount "$w/q/ra"
+	check_status 0
+}
+
+@test "roots: a root or state dir that is not the caller's own is refused, not believed (a state forged there kills nothing)" {
+	# A root made inside a sandbox's workspace can be replaced from inside by a directory of
+	# the sandbox's user, holding a forged state (a host pid): host root's `hutch kill` then
+	# signalled that pid. A state dir is trusted only when it is ours and no one else's to write.
+	victim
+	local forged=$TEST_DIR/forged state
+	state=$(printf '{"ociVersion":"1.2.0","id":"victim","status":"running","pid":%s,"bundle":"/","hutch_start_time":%s}' \
+		"$VICTIM" "$VICTIM_START")
+	mkdir -p "$forged/victim"
+	echo "$state" >"$forged/victim/state.json"
+	chown -R 1000:1000 "$forged"
+	run hutch --root "$forged" kill victim KILL
+	[ "$status" -ne 0 ]
+	[[ $output == *"--root $forged: owned by uid 1000, not by us (uid 0): refused"* ]]
+	# ours, but another's to write
+	chown -R 0:0 "$forged"
+	chmod 0775 "$forged"
+	run hutch --root "$forged" kill victim KILL
+	[ "$status" -ne 0 ]
+	[[ $output == *"writable by others (mode 0775)"* ]]
+	# the root ours, the container's dir another's
+	chmod 0711 "$forged"
+	chown 1000:1000 "$forged/victim"
+	run hutch --root "$forged" kill victim KILL
+	[ "$status" -ne 0 ]
+	[[ $output == *"state dir $forged/victim: owned by uid 1000"* ]]
+	kill -0 "$VICTIM"
+}

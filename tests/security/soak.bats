@@ -33,6 +33,7 @@ setup() {
 # pids: another root's sandboxes are not ours), our lock's files, and the cache entries.
 counts() {
 	local fds cg inits
+	sb_helpers_done # the last run's delete finishes in a helper after it returned
 	fds=$(ls /proc/$$/fd | wc -l)
 	# The sandboxes' own cgroups (hutch-sb-PID, and a delegate's beneath): on a hybrid host
 	# our cgroup2 cgroup is the root, where everything else on the machine has its cgroups.

@@ -23,7 +23,10 @@ setup() {
 }
 
 teardown() {
-	sb_teardown
+	local rc=0
+	sb_teardown || rc=1
+	teardown_bundle || rc=1 # the leak checks, and the test's own dir removed
+	return $rc
 }
 
 # probe ARGS...: sockprobe 40 38 1 in a sandbox with ARGS; checks every line.

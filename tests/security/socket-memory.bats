@@ -22,7 +22,10 @@ setup() {
 }
 
 teardown() {
-	sb_teardown
+	local rc=0
+	sb_teardown || rc=1
+	teardown_bundle || rc=1 # the leak checks, and the test's own dir removed
+	return $rc
 }
 
 # queued_mib MEMORY [ARGS...]: how much tcphog queued in a sandbox with --memory MEMORY.

@@ -24,7 +24,10 @@ setup() {
 }
 
 teardown() {
-	sb_teardown
+	local rc=0
+	sb_teardown || rc=1
+	teardown_bundle || rc=1 # the leak checks, and the test's own dir removed
+	return $rc
 }
 
 # stuck_tty MODE ARGS...: hutch sandbox ARGS on a pty whose other side (this script) either

@@ -26,8 +26,11 @@ setup() {
 }
 
 teardown() {
+	local rc=0
 	exec 7>&- 2>/dev/null || true
-	sb_teardown
+	sb_teardown || rc=1
+	teardown_bundle || rc=1 # the leak checks, and the test's own dir removed
+	return $rc
 }
 
 # hog [FLAGS...] -- PROG ARGS...: runs PROG (inotifyhog or sighog) in a sandbox with hutch

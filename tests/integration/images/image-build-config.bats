@@ -199,6 +199,78 @@ tmp_empty() {
 	tmp_empty
 }
 
+# docker build -t NAME: NAME:latest is the build that finished last, built or cached; a
+# build without --tag moves no latest (the base's own stays the base).
+@test "build --tag NAME: NAME:latest follows the last build, cached or not; no --tag moves none" {
+	img tag base:1 base:latest
+	local base_digest
+	base_digest=$(img inspect base:1 | jq -r .digest)
+	printf 'v1\n' >"$TEST_DIR/in"
+	run -0 --separate-stderr img build --from base:1 --run 'cat >/bin/x' --tag lt <"$TEST_DIR/in"
+	local t1=$output
+	[ "$(img inspect lt | jq -r .digest)" = "$(img inspect "$t1" | jq -r .digest)" ]
+	printf 'v2\n' >"$TEST_DIR/in"
+	run -0 --separate-stderr img build --from base:1 --run 'cat >/bin/x' --tag lt <"$TEST_DIR/in"
+	local t2=$output
+	run -0 in_image lt 'cat /bin/x'
+	[ "$output" = v2 ]
+	printf 'v1\n' >"$TEST_DIR/in"
+	run -0 --separate-stderr img build --from base:1 --run 'cat >/bin/x' --tag lt <"$TEST_DIR/in"
+	[ "$output" = "$t1" ] && [[ "$stderr" == *"(cached)"* ]]
+	run -0 in_image lt 'cat /bin/x'
+	[ "$output" = v1 ]
+	[ "$t2" != "$t1" ]
+	run -0 --separate-stderr img build --from base:1 --run 'echo > /bin/y'
+	[ "$(img inspect base | jq -r .digest)" = "$base_digest" ]
+	tmp_empty
+}
+
+# Two identical builds at once build once: the second waits for the first (a lock per
+# inputs' tag in the store), finds its image and ends with the same digest.
+@test "build: two identical builds at once install once and end with one digest" {
+	img build --from base:1 --run 'sleep 1; date +%s%N >/built' --tag twice \
+		>"$TEST_DIR/o1" 2>"$TEST_DIR/e1" &
+	local p1=$!
+	img build --from base:1 --run 'sleep 1; date +%s%N >/built' --tag twice \
+		>"$TEST_DIR/o2" 2>"$TEST_DIR/e2" &
+	local p2=$!
+	wait "$p1"
+	wait "$p2"
+	[ "$(cat "$TEST_DIR/o1")" = "$(cat "$TEST_DIR/o2")" ]
+	cat "$TEST_DIR/e1" "$TEST_DIR/e2" >"$TEST_DIR/both"
+	[ "$(grep -c "build: built" "$TEST_DIR/both")" = 1 ]
+	grep -q "waiting for an identical build to finish" "$TEST_DIR/both"
+	grep -q "(cached)" "$TEST_DIR/both"
+	run -0 img ls --format json 'twice:*'
+	jq -e 'length == 2 and ([.[].digest] | unique | length) == 1' <<<"$output" # :HASH, :latest
+	run -0 img prune
+	[ -z "$(ls -A "$HUTCH_STORE/locks")" ]
+	tmp_empty
+}
+
+# A build killed outright takes its step along: nothing keeps the build's locks, so the
+# next identical build does not wait for an orphan, and prune runs.
+@test "build: SIGKILL of a build ends its step; the next identical build and prune do not wait" {
+	(exec "$HUTCH" image build --from base:1 --run 'sleep 40' --tag killed --network none \
+		>/dev/null 2>&1) &
+	local pid=$! # hutch itself
+	for _ in $(seq 100); do
+		pgrep -f '^sleep 40$' >/dev/null && break
+		sleep 0.1
+	done
+	pgrep -f '^sleep 40$' >/dev/null
+	kill -KILL "$pid"
+	wait "$pid" || true
+	for _ in $(seq 50); do
+		pgrep -f '^sleep 40$' >/dev/null || break
+		sleep 0.1
+	done
+	! pgrep -f '^sleep 40$'
+	run -0 timeout 20 "$HUTCH" image prune
+	# what the killed step's sandbox left in the root goes with the next one's sweep
+	timeout 30 "$HUTCH" sandbox --image base:1 -- true
+}
+
 @test "build: --env, --workdir, --entrypoint, --cmd and --user go into the image config" {
 	run -0 --separate-stderr img build --from base:1 --env A=1 --env PATH=/usr/bin:/bin \
 		--cmd '["echo","base"]' --tag cfg0

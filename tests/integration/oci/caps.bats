@@ -104,14 +104,26 @@ check_sets() {
 }
 
 # runc's own `spec` lists ambient capabilities that are not inheritable; the kernel cannot
-# raise those, and runc and crun skip them. So does hutch, with a warning naming them.
-@test "caps: ambient capabilities that are not inheritable are skipped with a warning" {
+# raise those, and runc and crun skip them silently. So does hutch; --debug names them.
+@test "caps: ambient capabilities that are not inheritable are skipped, named under --debug" {
 	update_config '.process.capabilities = {bounding: ["CAP_KILL", "CAP_NET_BIND_SERVICE"],
 		permitted: ["CAP_KILL", "CAP_NET_BIND_SERVICE"], effective: ["CAP_KILL"],
 		inheritable: ["CAP_NET_BIND_SERVICE"], ambient: ["CAP_KILL", "CAP_NET_BIND_SERVICE"]}'
 	set_args grep ^CapAmb /proc/self/status
 	run_ok
+	[ "$output" = "CapAmb:	$(cap_mask '["CAP_NET_BIND_SERVICE"]')" ]
+	run hutch --debug run "$ID-debug"
+	check_status 0
 	grep -qx "CapAmb:	$(cap_mask '["CAP_NET_BIND_SERVICE"]')" <<<"$output"
-	[[ $output == *"warning: process.capabilities.ambient: CAP_KILL is not both permitted and inheritable"*"ignoring, as runc does"* ]]
+	[[ $output == *"process.capabilities.ambient: CAP_KILL is not both permitted and inheritable"*"ignoring, as runc does"* ]]
 	! [[ $output == *"CAP_NET_BIND_SERVICE is not"* ]]
+}
+
+# runc's own default config, as `runc spec` writes it, runs without a word on stderr.
+@test "caps: runc spec's config runs without a warning" {
+	command -v runc >/dev/null || skip "runc is not installed"
+	(cd "$BUNDLE" && rm config.json && runc spec)
+	update_config '.process.terminal = false | .process.args = ["true"]'
+	hutch run "$ID" 2>"$TEST_DIR/stderr"
+	[ ! -s "$TEST_DIR/stderr" ] || { cat "$TEST_DIR/stderr"; false; }
 }

@@ -144,3 +144,27 @@ load ../helpers
 	# ls's own directory fd is 3
 	[ "$(echo $output)" = "0 1 2 3" ]
 }
+
+@test "run: its start follows its create with the id's lock held: a delete waits for it" {
+	HUTCH_TEST_STOP_AT=run:created "$HUTCH" --root "$HUTCH_ROOT" run "$ID" </dev/null \
+		>"$TEST_DIR/fg.out" 2>&1 3>&- &
+	local hp=$! tries=100
+	track_pid "$hp"
+	until [ "$(awk '{ print $3 }' "/proc/$hp/stat" 2>/dev/null)" = T ]; do
+		[ $tries -gt 0 ] || false
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	# Stopped between create and start: the lock was let go there, and this delete killed
+	# the init and freed the id under run's feet.
+	run timeout 1 "$HUTCH" --root "$HUTCH_ROOT" delete --force "$ID"
+	[ "$status" -eq 124 ]
+	kill -CONT "$hp"
+	local rc=0
+	wait "$hp" || rc=$?
+	cat "$TEST_DIR/fg.out"
+	[ "$rc" -eq 0 ]
+	run hutch state "$ID"
+	[ "$status" -eq 1 ]
+	[ -z "$(ls -A "$HUTCH_ROOT")" ]
+}

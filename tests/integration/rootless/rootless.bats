@@ -57,6 +57,12 @@ teardown() {
 			failures+=("processes of hutch-it-$who are left: $(pgrep -u "hutch-it-$who" -a)")
 			pkill -9 -u "hutch-it-$who"
 		fi
+		# a returned sandbox's delete may still run in its helper: up to 3 s
+		local i sbd=$TEST_DIR/xdg-$who/hutch/.sandbox
+		for i in $(seq 30); do
+			[ -z "$(ls -A "$sbd/runs" "$sbd/state" 2>/dev/null | grep -v ':$' | grep .)" ] && break
+			sleep 0.1
+		done
 		for d in state names locks runs host-runs; do
 			[ -z "$(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/$d" 2>/dev/null)" ] ||
 				failures+=("$who left state in hutch/.sandbox/$d: $(ls -A "$TEST_DIR/xdg-$who/hutch/.sandbox/$d")")

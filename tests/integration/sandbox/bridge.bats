@@ -157,6 +157,141 @@ serve() {
 	nothing_left
 }
 
+@test "bridge: a network helper killed in the teardown it finishes after hutch returned: the next sandbox removes its elements and lease" {
+	# The helper removes the elements and connections, then the lease, once hutch has
+	# returned; killed first, it leaves them leased to a dead process.
+	HUTCH_TEST_KILL_AT=sandbox:net-teardown run -0 sbn --network bridge -- true
+	grep -q "^10.89.0.2 " "$LEASES"
+	ip netns exec "$HOSTNS" nft list table inet hutch | grep -Eq '"hv[0-9a-f]{8}"'
+	# The next bridge sandbox's sweep removes them, and gets the address again.
+	run -0 sbn --network bridge -- ip -4 -o addr show eth0
+	[[ "$output" == *"inet 10.89.0.2/24"* ]]
+	nothing_left
+}
+
+@test "bridge: a helper whose hutch died before its takeover touches nothing of the next sandbox on the address" {
+	local helper hp pid
+	# A's helper (a report asked: it takes the lease over before it reads the counters)
+	# stops before its takeover; A's hutch, waiting for its figures, is killed; B's sweep
+	# reclaims the dead hutch's lease and B gets the address, and the veth's name.
+	HUTCH_TEST_STOP_AT=sandbox:net-takeover sbn --network bridge \
+		--report "$TEST_DIR/a.json" -- true &
+	pid=$!
+	for _ in $(seq 100); do
+		helper=$(awk '$1 == "10.89.0.2" { print $2 }' "$LEASES" 2>/dev/null || true)
+		[ -n "$helper" ] && helper=$(pgrep -P "$helper" | while read -r p; do
+			grep -q '^State:.*T' "/proc/$p/status" && echo "$p"; done | head -n 1)
+		[ -n "$helper" ] && break
+		sleep 0.05
+	done
+	[ -n "$helper" ]
+	track_pid "$helper"
+	hp=$(awk '$1 == "10.89.0.2" { print $2 }' "$LEASES")
+	kill -9 "$hp"
+	wait "$pid" || true
+	sbn --network bridge --egress restricted -- sleep 3 &
+	pid=$!
+	for _ in $(seq 100); do
+		ip netns exec "$HOSTNS" nft list set inet hutch sandboxes | grep -q hv0a590002 &&
+			[ "$(awk '$1 == "10.89.0.2" { print $2 }' "$LEASES" 2>/dev/null)" != "$hp" ] &&
+			break
+		sleep 0.05
+	done
+	# A's helper goes on: its takeover fails, and it leaves B's elements be.
+	kill -CONT "$helper"
+	for _ in $(seq 50); do
+		[ -e "/proc/$helper" ] && ! grep -qs '^State:.*Z' "/proc/$helper/status" || break
+		sleep 0.1
+	done
+	run -0 ip netns exec "$HOSTNS" nft list set inet hutch sandboxes
+	[[ "$output" == *hv0a590002* ]]
+	wait "$pid"
+	net_settled
+	nothing_left
+}
+
+@test "bridge: a network helper that never answers is killed, and hutch removes it all itself" {
+	# Stopped before it sends hutch its figures (a report asked for them): hutch waits for
+	# them a while (10 s), not for ever, then kills it and does its part.
+	HUTCH_TEST_STOP_AT=sandbox:net-takeover run -0 sbn --network bridge \
+		--report "$TEST_DIR/r.json" -- true
+	[ "$(jq .exit_code "$TEST_DIR/r.json")" = 0 ]
+	jq -e '.egress | type == "object"' "$TEST_DIR/r.json"
+	net_settled
+	nothing_left
+}
+
+@test "bridge: the veth has one queue each way" {
+	# Asked for none, a veth gets one per CPU and is cut back to one once registered, which
+	# waits for an RCU grace period under the RTNL lock: every start's, twice a pair.
+	local pid out=""
+	sbn --network bridge -- sleep 2 &
+	pid=$!
+	for _ in $(seq 50); do
+		out=$(ip -n "$HOSTNS" -d link show hv0a590002 2>/dev/null) && break
+		sleep 0.05
+	done
+	wait "$pid"
+	echo "$out"
+	[[ "$out" == *"numtxqueues 1 numrxqueues 1 "* ]]
+	net_settled
+	nothing_left
+}
+
+@test "bridge: the network helper finishes its teardown through a terminal's hang-up" {
+	local holder
+	# hutch, leading a terminal's session, exits while the helper tears down: the kernel's
+	# SIGHUP to the foreground group reaches the helper too. Stopped, it gets one here.
+	HUTCH_TEST_STOP_AT=sandbox:net-teardown run -0 sbn --network bridge -- true
+	holder=$(awk '$1 == "10.89.0.2" { print $2 }' "$LEASES")
+	[ -n "$holder" ] && grep -q '^State:.*T' "/proc/$holder/status"
+	track_pid "$holder"
+	kill -HUP "$holder"
+	kill -CONT "$holder"
+	net_settled
+	nothing_left
+}
+
+@test "bridge: while the last sandbox's network helper still tears down, the next with the same lock, name and workspace starts at once" {
+	local ws=$TEST_DIR/ws holder
+	mkdir "$ws"
+	chown 1000:1000 "$ws"
+	# The helper stops itself where its teardown begins: hutch has returned, the helper
+	# lingers with the lease, the elements and the tracked connections.
+	HUTCH_TEST_STOP_AT=sandbox:net-teardown run -0 sbn --network bridge --lock "l-$TAG" \
+		--name "n-$TAG" --workspace "$ws" -- sh -c 'echo a >/workspace/a'
+	holder=$(awk '$1 == "10.89.0.2" { print $2 }' "$LEASES")
+	[ -n "$holder" ] && grep -q '^State:.*T' "/proc/$holder/status"
+	track_pid "$holder"
+	# No wait on the lock, the name is free, the workspace is the first's: the next runs,
+	# on the next free address.
+	run -0 sbn --network bridge --lock "l-$TAG" --no-wait --name "n-$TAG" --workspace "$ws" \
+		-- sh -c 'cat /workspace/a; ip -4 -o addr show eth0'
+	[[ "$output" == *"a"*"inet 10.89.0.3/24"* ]]
+	# Killed there, the helper leaves its part to the next bridge sandbox's sweep.
+	kill -9 "$holder"
+	for _ in $(seq 50); do
+		[ -e "/proc/$holder" ] && ! grep -qs '^State:.*Z' "/proc/$holder/status" || break
+		sleep 0.1
+	done
+	run -0 sbn --network bridge -- true
+	nothing_left
+}
+
+@test "bridge: an address whose last veth lingers is passed over while another is free" {
+	# As the last sandbox's veth does while its kernel removes the network namespace: the
+	# next takes another address, and neither fails on it nor deletes it (which waits).
+	ip -n "$HOSTNS" link add hv0a590002 type veth peer name linger0
+	run -0 sbn --network bridge -- ip -4 -o addr show eth0
+	[[ "$output" == *"inet 10.89.0.3/24"* ]]
+	ip -n "$HOSTNS" link show hv0a590002 >/dev/null
+	ip -n "$HOSTNS" link del hv0a590002
+	# Gone, it is the lowest free address again.
+	run -0 sbn --network bridge -- ip -4 -o addr show eth0
+	[[ "$output" == *"inet 10.89.0.2/24"* ]]
+	nothing_left
+}
+
 @test "bridge: a default (user-namespaced) sandbox" {
 	run nsenter --net="/run/netns/$HOSTNS" "$HUTCH" sandbox --image "$IMAGE" -- true
 	[ "$status" -eq 0 ] || skip "a default sandbox does not run here: $output"

@@ -259,7 +259,10 @@ stdio_owners() {
 	: >"$TEST_DIR/err"
 	chown 4242:4242 "$TEST_DIR/in" "$TEST_DIR/out" "$TEST_DIR/err" "$TEST_DIR/null"
 	sb --runtime "$rt" -- sh -c 'cat; echo to-err >&2' <"$TEST_DIR/in" >"$TEST_DIR/out" \
-		2>"$TEST_DIR/err"
+		2>"$TEST_DIR/err" || {
+		echo "status $?: $(cat "$TEST_DIR/err")" >&2 # hutch's error went there too
+		return 1
+	}
 	[ "$(cat "$TEST_DIR/out")" = input ]
 	[ "$(cat "$TEST_DIR/err")" = to-err ]
 	sb --runtime "$rt" -- true <"$TEST_DIR/null" >"$TEST_DIR/null" 2>&1

@@ -316,10 +316,12 @@ teardown() {
 			fail "inherited $fd -> $l"
 	done
 	# what it holds is its own: the sandbox's cgroups, locks, state (and the root and state
-	# dirs it holds open), init's pipe, pidfd, and the image directory it was given, resolved once and held
-	# (docs/design.md, "Paths from callers")
+	# dirs it holds open), init's pipe, pidfd, the image directory it was given, resolved once
+	# and held (docs/design.md, "Paths from callers"), and its own mount table (read again
+	# only when a poll of it says the mounts changed)
 	run bash -c "for f in /proc/$sup/fd/*; do readlink \$f; done | grep -v -e '^/sys/fs/cgroup/' \
 		-e '^/run/hutch$' -e '^/run/hutch/' -e '^/dev/null$' -e '^pipe:' -e '^anon_inode:' \
+		-e '^/proc/$sup/mountinfo$' \
 		| grep -vxF -e '$IMAGE' -e '$HUTCH_ROOT' | grep -vF '$HUTCH_ROOT/'"
 	[ -z "$output" ] || fail "unexpected fds: $output"
 	hs stop "$N"

@@ -486,6 +486,59 @@ TMPDIR=/tmp" ]
 	[ "$status" -eq 0 ]
 }
 
+# holder FILE: the pid of a process with FILE open.
+holder() {
+	local p
+	for p in /proc/[0-9]*; do
+		ls -l "$p/fd" 2>/dev/null | grep -qF -- "-> $1" && echo "${p#/proc/}" && return 0
+	done
+	return 1
+}
+
+@test "sandbox: while the last sandbox's teardown helper still deletes it, the next with the same lock, name and workspace starts at once; killed there, the next sweep removes what it left" {
+	local hp helper
+	make_workspace
+	# The helper stops itself before the delete it finishes once hutch has returned: the
+	# sandbox's state, cgroup and run record are still there.
+	HUTCH_TEST_STOP_AT=sandbox:teardown run -0 sb --lock "$LOCK" --name "n-$TAG" \
+		--workspace "$WS" -- sh -c 'echo a >/workspace/a'
+	hp=$(ls "$SB_DIR/runs")
+	[ -n "$hp" ] && [ -d "$SB_STATE/sb-$hp" ] && [ -n "$(sb_cgroups "$hp")" ]
+	helper=$(holder "$SB_DIR/runs/$hp")
+	track_pid "$helper"
+	grep -q '^State:.*T' "/proc/$helper/status"
+	# No wait on the lock, the name is free, the workspace is the first's; its sweep leaves
+	# the helper's part be.
+	run -0 sb --lock "$LOCK" --no-wait --name "n-$TAG" --workspace "$WS" -- cat /workspace/a
+	[ "$output" = a ]
+	[ -d "$SB_STATE/sb-$hp" ] && [ -e "$SB_DIR/runs/$hp" ]
+	# Killed there, the helper leaves it to the next sandbox's sweep.
+	kill -9 "$helper"
+	for _ in $(seq 50); do
+		[ -e "/proc/$helper" ] && ! grep -qs '^State:.*Z' "/proc/$helper/status" || break
+		sleep 0.1
+	done
+	run -0 sb -- true
+	sb_settled
+	[ ! -e "$SB_STATE/sb-$hp" ] && [ -z "$(sb_cgroups "$hp")" ] && [ ! -e "$SB_DIR/runs/$hp" ]
+}
+
+@test "sandbox: the teardown helper finishes the delete through a terminal's hang-up" {
+	local hp helper
+	# hutch leads the session of a terminal (script, ssh -t) and exits: the kernel sends
+	# SIGHUP to the foreground group, the helper among them until its setsid(). Here the
+	# helper, stopped, gets its hang-up as it would in that window: it still deletes it all.
+	HUTCH_TEST_STOP_AT=sandbox:teardown run -0 sb -- true
+	hp=$(ls "$SB_DIR/runs")
+	[ -n "$hp" ] && [ -d "$SB_STATE/sb-$hp" ]
+	helper=$(holder "$SB_DIR/runs/$hp")
+	track_pid "$helper"
+	kill -HUP "$helper"
+	kill -CONT "$helper"
+	sb_settled
+	[ ! -e "$SB_STATE/sb-$hp" ] && [ -z "$(sb_cgroups "$hp")" ] && [ ! -e "$SB_DIR/runs/$hp" ]
+}
+
 @test "sandbox: SIGKILL of hutch kills the sandbox; the next hutch cleans up after it" {
 	local m hp d
 	m=$(mark)
@@ -508,7 +561,9 @@ TMPDIR=/tmp" ]
 		echo "stale cgroups: $d" >&2
 		false
 	}
-	# no state of a dead hutch (another session's live sandboxes are theirs)
+	# no state of a dead hutch (another session's live sandboxes are theirs), once the last
+	# one's teardown helper is done
+	sb_settled
 	[ -z "$(find "$SB_STATE" -mindepth 1 -maxdepth 1 -name 'sb-*' | while read -r d; do
 		any_hutch "${d##*/sb-}" || echo "$d"
 	done)" ]

@@ -69,6 +69,24 @@ static void test_in_root(const char *tmp)
 	ok(access(path, F_OK) < 0, "nothing was created in the host dir");
 	snprintf(path, sizeof(path), "%s%s/x", root, host);
 	ok(access(path, F_OK) == 0, "the directory landed under the root instead");
+	/* Now the link's parent resolves in the root: the one-mkdir path, not the walk. */
+	fd = hutch_mkdir_in_root(rfd, "/evil/y", 0755, &err);
+	ok(fd >= 0, "mkdir beneath an existing parent through the symlink");
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/y", host);
+	ok(access(path, F_OK) < 0, "nothing was created in the host dir (existing parent)");
+	snprintf(path, sizeof(path), "%s%s/y", root, host);
+	ok(access(path, F_OK) == 0, "it landed under the root (existing parent)");
+	snprintf(path, sizeof(path), "%s/dangling", root);
+	ok(symlink("/made-by-link", path) == 0, "plant a dangling absolute symlink");
+	fd = hutch_mkdir_in_root(rfd, "/dangling", 0755, &err);
+	ok(fd >= 0, "mkdir of a dangling symlink");
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/made-by-link", root);
+	ok(access(path, F_OK) == 0 && access("/made-by-link", F_OK) < 0,
+	   "its target was made inside the root, not on the host");
 
 	fd = hutch_open_in_root(rfd, "/up/etc/hostname", O_RDONLY, 0, &err);
 	ok(fd < 0, "../ symlinks cannot climb out of the root");

@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -1086,6 +1088,33 @@ static void test_made_parents(void)
 	cg_hier_free(h, n);
 }
 
+/* The mount table is kept per process, but read again once it changed: in a mount namespace
+ * of its own, a child unmounts a hierarchy between two reads, and the second sees it gone. */
+static void test_mountinfo_changes(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct hutch_err err = { 0 };
+		struct cg_hier *h = NULL, *h2 = NULL;
+		size_t n = 0, n2 = 0;
+		bool v2 = cg_is_v2();
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    cg_read_hierarchies(v2, &h, &n, &err) < 0 || n == 0)
+			_exit(2);
+		if (umount2(h[0].mount, MNT_DETACH) < 0)
+			_exit(3);
+		if (cg_read_hierarchies(v2, &h2, &n2, &err) < 0 && !v2)
+			_exit(4);
+		_exit(n2 == n - 1 ? 0 : 1);
+	}
+	int status = -1;
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "a hierarchy unmounted between two reads is gone from the second (exit %d)",
+	   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 int main(void)
 {
 	test_limits_set();
@@ -1107,6 +1136,7 @@ int main(void)
 	}
 	setvbuf(stdout, NULL, _IONBF, 0); /* children must not flush our buffer again */
 	test_root_lifecycle();
+	test_mountinfo_changes();
 	if (!cg_is_v2()) {
 		test_devbpf_kernel();
 		test_make_scope();

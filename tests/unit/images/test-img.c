@@ -127,6 +127,55 @@ static void test_refs(void)
 	ok(img_parse_ref("sha256", &n, &t, &err) == 0 && !t, "sha256 alone is a name");
 	free(n), free(t);
 
+	static const struct {
+		const char *in, *full, *shrt;
+	} names[] = {
+		{ "busybox", "docker.io/library/busybox", "busybox" },
+		{ "library/busybox", "docker.io/library/busybox", "busybox" },
+		{ "docker.io/busybox", "docker.io/library/busybox", "busybox" },
+		{ "index.docker.io/library/busybox", "docker.io/library/busybox", "busybox" },
+		{ "me/app", "docker.io/me/app", "me/app" },
+		{ "docker.io/me/app", "docker.io/me/app", "me/app" },
+		{ "quay.io/me/app", "quay.io/me/app", "quay.io/me/app" },
+		{ "localhost/app", "localhost/app", "localhost/app" },
+		{ "localhost:5000/app", "localhost:5000/app", "localhost:5000/app" },
+		{ "registry/app", "docker.io/registry/app", "registry/app" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		char *full = img_full_name(names[i].in), *shrt = img_short_name(names[i].in);
+		ok(!strcmp(full, names[i].full) && !strcmp(shrt, names[i].shrt), "%s: %s, %s",
+		   names[i].in, full, shrt);
+		free(full), free(shrt);
+	}
+	struct img_platform pf, have = { "linux", "arm64", "" };
+	ok(img_parse_platform("linux/arm64/v8", &pf, &err) == 0 && !strcmp(pf.os, "linux") &&
+		   !strcmp(pf.arch, "arm64") && !strcmp(pf.variant, "v8") &&
+		   img_platform_matches(&pf, &have),
+	   "os/arch/variant; an image without a variant runs on any");
+	strcpy(have.variant, "v7");
+	ok(!img_platform_matches(&pf, &have), "another variant does not");
+	ok(img_parse_platform("linux", &pf, &err) == -EINVAL &&
+		   img_parse_platform("linux/", &pf, &err) == -EINVAL &&
+		   img_parse_platform("Linux/amd64", &pf, &err) == -EINVAL &&
+		   img_parse_platform("linux/amd64/v1/x", &pf, &err) == -EINVAL,
+	   "a bad --platform is refused (%s)", err.msg);
+	struct img_platform noos = { "", "amd64", "" };
+	ok(img_parse_platform("linux/amd64", &pf, &err) == 0 && img_platform_matches(&pf, &noos),
+	   "a config without os is linux's");
+
+	char *shown = img_display_name("docker.io/library/bb:v1");
+	ok(!strcmp(shown, "bb:v1"), "shown as docker does: %s", shown);
+	free(shown);
+	ok(img_name_matches("bbdock", "docker.io/library/bbdock:v1") &&
+		   img_name_matches("docker.io/library/bb*", "docker.io/library/bbdock:v1") &&
+		   img_name_matches("bbdock:v*", "docker.io/library/bbdock:v1") &&
+		   img_name_matches("bbdock:*", "bbdock:v1") &&
+		   img_name_matches("*", "quay.io/a/b:1") &&
+		   !img_name_matches("bbdock:v2", "docker.io/library/bbdock:v1") &&
+		   !img_name_matches("bb", "docker.io/library/bbdock:v1") &&
+		   !img_name_matches("library", "docker.io/library/bbdock:v1"),
+	   "patterns match the short or the full name; without a tag, any tag");
+
 	char h1[17], h2[17], h3[17];
 	char *p1[] = { "curl", "git" }, *p2[] = { "git", "curl", "git" }, *p3[] = { "git" };
 	struct img_inputs in = { .base_digest = "sha256:00", .packages = p1, .n_packages = 2 };
@@ -293,24 +342,64 @@ static void test_store(void)
 	mktar(tar, e, 2, true);
 	ok(img_store_open(path, true, false, &s, &err) == 0, "store created (%s)", err.msg);
 	struct img_import_result res;
-	ok(img_import(s, tar, "t/one:v1", NULL, &res, &err) == 0 && !strcmp(res.kind, "rootfs") &&
-		   res.n_layers == 1,
+	ok(img_import(s, tar, "t/one:v1", NULL, NULL, &res, &err) == 0 &&
+		   !strcmp(res.kind, "rootfs") && res.n_layers == 1,
 	   "a rootfs tar imports (%s)", err.msg);
 	img_import_result_clear(&res);
-	ok(img_import(s, tar, "t/one:v2", NULL, &res, &err) == 0, "again under another tag");
+	ok(img_import(s, tar, "t/one:v2", NULL, NULL, &res, &err) == 0, "again under another tag");
 	img_import_result_clear(&res);
 	char *name = NULL;
-	ok(img_resolve(s, "t/one", &name, digest, &err) == 0 && !strcmp(name, "t/one:v2"),
-	   "a bare name is the newest tag (%s)", name ? name : err.msg);
-	free(name);
+	ok(img_resolve(s, "t/one", &name, digest, &err) == -ENOENT &&
+		   strstr(err.msg, "t/one has v") && strstr(err.msg, "no tag is :latest"),
+	   "a bare name is :latest, never the newest tag; the error names the tags (%s)", err.msg);
+	ok(img_resolve(s, "docker.io/t/one:v2", &name, digest, &err) == 0 &&
+		   !strcmp(name, "docker.io/t/one:v2"),
+	   "stored by the full name (%s)", name ? name : err.msg);
+	free(steal_ptr(name));
+	char d1[IMG_DIGEST_MAX], d2[IMG_DIGEST_MAX];
+	ok(img_resolve(s, "t/one:v1", NULL, d1, &err) == 0 &&
+		   img_resolve(s, "index.docker.io/t/one:v1", NULL, d2, &err) == 0 &&
+		   !strcmp(d1, d2),
+	   "the short and the full name resolve alike");
 	struct img_info *v = NULL;
 	size_t n = 0;
-	ok(img_list(s, &v, &n, &err) == 0 && n == 2 && !strcmp(v[0].name, "t/one:v1"),
+	ok(img_list(s, &v, &n, &err) == 0 && n == 2 && !strcmp(v[0].name, "docker.io/t/one:v1"),
 	   "list is sorted");
 	for (size_t i = 0; i < n; i++)
 		img_info_clear(&v[i]);
 	free(v);
-	ok(img_import(s, tar, "sha256:0123/x:1", NULL, &res, &err) == -EINVAL,
+	/* A store from before: names kept as given ("old:2", "localhost/x" untouched). */
+	char legacy[600];
+	snprintf(legacy, sizeof(legacy), "%s/names/old:2", path);
+	FILE *f = fopen(legacy, "w");
+	fprintf(f, "%s\n", d1);
+	fclose(f);
+	ok(img_resolve(s, "old:2", &name, digest, &err) == 0 && !strcmp(name, "old:2") &&
+		   !strcmp(digest, d1) &&
+		   img_resolve(s, "docker.io/library/old:2", NULL, digest, &err) == 0,
+	   "a name stored unqualified still resolves, short or full (%s)", err.msg);
+	free(steal_ptr(name));
+	ok(img_tag(s, "old:2", d1, &err) == 0 && access(legacy, F_OK) < 0 &&
+		   img_resolve(s, "old:2", &name, digest, &err) == 0 &&
+		   !strcmp(name, "docker.io/library/old:2"),
+	   "tagging it again stores it full and drops the old file");
+	free(steal_ptr(name));
+	char at[IMG_DIGEST_MAX + 16];
+	snprintf(at, sizeof(at), "old:2@%s", d1);
+	ok(img_resolve(s, at, &name, digest, &err) == 0 && !name && !strcmp(digest, d1) &&
+		   img_resolve(s,
+			       "old@sha256:0000000000000000000000000000000000000000000000000000"
+			       "000000000000",
+			       NULL, digest, &err) == -ENOENT,
+	   "NAME@DIGEST is that manifest, when the store has it");
+	ok(img_remove(s, "old:2", &err) == 0, "rm by the short name");
+	v = NULL, n = 0;
+	ok(img_list(s, &v, &n, &err) == 0 && n == 2 && !strcmp(v[0].name, "docker.io/t/one:v1"),
+	   "list is sorted");
+	for (size_t i = 0; i < n; i++)
+		img_info_clear(&v[i]);
+	free(v);
+	ok(img_import(s, tar, "sha256:0123/x:1", NULL, NULL, &res, &err) == -EINVAL,
 	   "import refuses a name that would read back as a digest (%s)", err.msg);
 	img_import_result_clear(&res);
 	ok(img_remove(s, "t/one:v1", &err) == 0 && img_remove(s, "t/one:v2", &err) == 0 &&
@@ -456,7 +545,7 @@ static void test_commit_config(void)
 	mktar(tar, e, 1, false);
 	struct img_import_result res;
 	ok(img_store_open(path, true, false, &s, &err) == 0 &&
-		   img_import(s, tar, "c:base", NULL, &res, &err) == 0,
+		   img_import(s, tar, "c:base", NULL, NULL, &res, &err) == 0,
 	   "a base (%s)", err.msg);
 	img_import_result_clear(&res);
 	mkdir(upper, 0755);

@@ -86,12 +86,12 @@ static void test_leases(int dfd)
 	struct net_subnet s = { ip("10.89.0.0"), 24 };
 	uint32_t a = 0, b = 0, c = 0;
 	pid_t me = getpid();
-	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, &a, &err) == 0 && a == ip("10.89.0.2"),
+	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, NULL, &a, &err) == 0 && a == ip("10.89.0.2"),
 	   "first lease is .2 (%s)", err.msg);
-	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, &b, &err) == 0 && b == ip("10.89.0.3"),
+	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, NULL, &b, &err) == 0 && b == ip("10.89.0.3"),
 	   "second lease is .3");
 	ok(net_ipam_release(dfd, a, &err) == 0, "release .2");
-	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, &c, &err) == 0 && c == a,
+	ok(net_ipam_lease(dfd, &s, me, NULL, NULL, NULL, &c, &err) == 0 && c == a,
 	   "a released address is leased again");
 	ok(net_ipam_release(dfd, b, &err) == 0 && net_ipam_release(dfd, c, &err) == 0 &&
 		   net_ipam_release(dfd, c, &err) == 0,
@@ -103,7 +103,7 @@ static void test_leases(int dfd)
 		 (int)me);
 	ok(hutch_write_file_at(dfd, "leases", text, strlen(text), &err) == 0, "write stale leases");
 	stale_calls = 0;
-	ok(net_ipam_lease(dfd, &s, me, on_stale, NULL, &a, &err) == 0 && a == ip("10.89.0.2"),
+	ok(net_ipam_lease(dfd, &s, me, on_stale, NULL, NULL, &a, &err) == 0 && a == ip("10.89.0.2"),
 	   "stale leases are reclaimed before allocating");
 	ok(stale_calls == 2, "the stale callback ran for both (%d)", stale_calls);
 	ok(net_ipam_reclaim(dfd, on_stale, NULL, &err) == 0, "a live lease is not reclaimed");
@@ -115,10 +115,38 @@ static void test_leases(int dfd)
 	   "reclaim drops it even when the callback fails");
 
 	struct net_subnet tiny = { ip("10.0.0.0"), 30 }; /* .1 gateway, .2 the only host */
-	ok(net_ipam_lease(dfd, &tiny, me, NULL, NULL, &a, &err) == 0 && a == ip("10.0.0.2"),
+	ok(net_ipam_lease(dfd, &tiny, me, NULL, NULL, NULL, &a, &err) == 0 && a == ip("10.0.0.2"),
 	   "a /30 has one sandbox address");
-	ok(net_ipam_lease(dfd, &tiny, me, NULL, NULL, &b, &err) == -EADDRNOTAVAIL, "exhaustion: %s",
-	   err.msg);
+	ok(net_ipam_lease(dfd, &tiny, me, NULL, NULL, NULL, &b, &err) == -EADDRNOTAVAIL,
+	   "exhaustion: %s", err.msg);
+}
+
+static uint32_t busy_addr;
+static bool busy_one(uint32_t addr)
+{
+	return addr == busy_addr;
+}
+static bool busy_all(uint32_t addr)
+{
+	(void)addr;
+	return true;
+}
+
+/* A free address whose last veth lingers is passed over while another is free. */
+static void test_lease_busy(int dfd)
+{
+	struct hutch_err err = { 0 };
+	struct net_subnet s = { ip("10.89.1.0"), 24 }, tiny = { ip("10.0.1.0"), 30 };
+	uint32_t a = 0, b = 0;
+	busy_addr = ip("10.89.1.2");
+	ok(net_ipam_lease(dfd, &s, getpid(), NULL, NULL, busy_one, &a, &err) == 0 &&
+		   a == ip("10.89.1.3"),
+	   "a busy free address is passed over (%s)", err.msg);
+	ok(net_ipam_lease(dfd, &tiny, getpid(), NULL, NULL, busy_all, &b, &err) == 0 &&
+		   b == ip("10.0.1.2"),
+	   "when every free address is busy, the lowest is leased (%s)", err.msg);
+	ok(net_ipam_release(dfd, a, &err) == 0 && net_ipam_release(dfd, b, &err) == 0,
+	   "release both");
 }
 
 /* Forked processes lease at once for one live holder: every address must differ. */
@@ -134,7 +162,7 @@ static void test_concurrent(int dfd)
 		if (fork() == 0) {
 			struct hutch_err err = { 0 };
 			uint32_t a = 0;
-			if (net_ipam_lease(dfd, &s, holder, NULL, NULL, &a, &err) < 0)
+			if (net_ipam_lease(dfd, &s, holder, NULL, NULL, NULL, &a, &err) < 0)
 				a = 0;
 			_exit(write(fds[1], &a, sizeof(a)) == sizeof(a) ? 0 : 1);
 		}
@@ -377,6 +405,7 @@ int main(void)
 	ok(net_ipam_open(root, "../x", &err) < 0, "a bridge name cannot climb out");
 	if (dfd >= 0) {
 		test_leases(dfd);
+		test_lease_busy(dfd);
 		test_concurrent(dfd);
 		close(dfd);
 	}
