@@ -416,7 +416,8 @@ static int end_sandbox(struct named *n, int64_t grace_ms, struct hutch_err *err)
 		kill_tree(n, -1);
 		rt_container_delete(&g, n->id, true, &e);
 		rt_sb_names_sweep();
-		rt_sb_runs_prune(n->rec.supervisor, NULL); /* its cgroup went with its state */
+		/* its cgroup went with its state */
+		rt_sb_runs_prune(n->rec.supervisor, NULL, NULL);
 	}
 	return 0;
 }

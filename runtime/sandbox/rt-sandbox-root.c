@@ -174,7 +174,7 @@ static int dead_record(int dir, const char *name)
 	return -1;
 }
 
-void rt_sb_run_drop_wait(int pid, int ms)
+void rt_sb_run_drop_wait(int pid, int ms, int (*again)(void *), void *ctx)
 {
 	struct hutch_err e = { 0 };
 	char name[16];
@@ -183,7 +183,8 @@ void rt_sb_run_drop_wait(int pid, int ms)
 	for (double until = hutch_now_ms() + ms; dir >= 0;) {
 		_cleanup_close_ int rec = dead_record(dir, name);
 		if (rec >= 0) {
-			unlinkat(dir, name, 0);
+			if (again(ctx) >= 0)
+				unlinkat(dir, name, 0);
 			return;
 		}
 		if (faccessat(dir, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 || hutch_now_ms() >= until)
@@ -230,7 +231,7 @@ static bool kept(char *const *keep, const char *name)
 	return false;
 }
 
-void rt_sb_runs_prune(int pid, char *const *keep)
+void rt_sb_runs_prune(int pid, char **(*keep)(void *), void *ctx)
 {
 	struct hutch_err e = { 0 };
 	_cleanup_close_ int dir = rt_sb_subdir("runs", false, &e);
@@ -241,12 +242,27 @@ void rt_sb_runs_prune(int pid, char *const *keep)
 	snprintf(want, sizeof(want), "%d", pid);
 	if (!d && fd >= 0)
 		close(fd);
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.' || (pid > 0 && strcmp(de->d_name, want)) ||
-		    kept(keep, de->d_name))
+	/* The dead records are held first and the cgroups listed after: a runtime that held a
+	 * record may have made its cgroup after an earlier listing, and once the record is ours
+	 * nothing that could make one is left. */
+	_cleanup_strv_ char **dead = NULL;
+	_cleanup_free_ int *held = NULL;
+	size_t n = 0;
+	while (d && n < 256 && (de = readdir(d))) { /* fds: the rest is the next sweep's */
+		if (de->d_name[0] == '.' || (pid > 0 && strcmp(de->d_name, want)))
 			continue;
-		_cleanup_close_ int rec = dead_record(dir, de->d_name);
-		if (rec >= 0)
-			unlinkat(dir, de->d_name, 0);
+		int rec = dead_record(dir, de->d_name);
+		if (rec < 0)
+			continue;
+		dead = hutch_xrealloc(dead, (n + 2) * sizeof(*dead));
+		held = hutch_xrealloc(held, (n + 1) * sizeof(*held));
+		dead[n] = hutch_xstrdup(de->d_name), dead[n + 1] = NULL, held[n++] = rec;
+	}
+	_cleanup_strv_ char **left = n && keep ? keep(ctx) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		bool stays = keep && (!left || kept(left, dead[i])); /* !left: nothing is known */
+		if (!stays)
+			unlinkat(dir, dead[i], 0);
+		close(held[i]);
 	}
 }

@@ -123,15 +123,42 @@ static bool state_held(int pid)
 	return fd >= 0 && rt_regular(fd) && flock(fd, LOCK_EX | LOCK_NB) < 0;
 }
 
+/* Removes a dead run's cgroup: its processes killed, its plain dirs too. */
+static int purge_run_cgroup(void *path)
+{
+	struct hutch_err e = { 0 };
+	int r = cg_purge(path, &e);
+	rt_sb_plaincg_remove(path);
+	return r;
+}
+
+/* The names of the cgroups beneath base (a runtime's plain dirs too), NULL when unknown. */
+static char **cgroups_left(void *base)
+{
+	struct cg_child *v = NULL;
+	size_t n = 0;
+	struct hutch_err e = { 0 };
+	if (base && cg_list_children(base, &v, &n, &e) < 0)
+		return NULL;
+	if (base)
+		rt_sb_plaincg_list(base, &v, &n);
+	char **left = hutch_xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		left[i] = steal_ptr(v[i].name);
+	cg_children_free(v, n);
+	return left;
+}
+
 /*
  * The cgroups of sandboxes whose hutch died (hutch-sb-PID beneath our cgroup): a hutch killed
  * before its state existed (delegated and host runs keep none) leaves one that nothing else
  * names. Its PID is gone, or belongs to a process started after the cgroup was made; and it
  * is this root's (runs/PID): another root's are its own sweep's. Then the records nobody
- * holds, but those whose cgroup is still there (its last processes were still exiting):
- * the next sweep tries again. No base (no cgroup of ours): the records alone.
+ * holds, but those whose cgroup is still there (its last processes were still exiting, or
+ * its runtime made it after the listing above): the next sweep tries again. No base (no
+ * cgroup of ours): the records alone.
  */
-static void sweep_cgroups(const char *base)
+static void sweep_cgroups(char *base)
 {
 	struct cg_child *v = NULL;
 	size_t n = 0;
@@ -149,22 +176,14 @@ static void sweep_cgroups(const char *base)
 				continue;
 			_cleanup_free_ char *path =
 				hutch_xasprintf("%s/%s", strcmp(base, "/") ? base : "", v[i].name);
-			bool gone = cg_purge(path, &e) >= 0;
-			rt_sb_plaincg_remove(path);
-			if (gone) /* its runtime's CLI, killed with it, held the record */
-				rt_sb_run_drop_wait(pid, 1000);
+			/* Its runtime's CLI may outlive it, holding the record (and making the
+			 * cgroup again): the record goes once that has ended too. */
+			if (purge_run_cgroup(path) >= 0)
+				rt_sb_run_drop_wait(pid, 1000, purge_run_cgroup, path);
 		}
 		cg_children_free(v, n);
-		v = NULL, n = 0;
-		if (cg_list_children(base, &v, &n, &e) < 0)
-			return; /* what is left is unknown: every record stays */
-		rt_sb_plaincg_list(base, &v, &n);
 	}
-	_cleanup_strv_ char **left = hutch_xcalloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++)
-		left[i] = steal_ptr(v[i].name);
-	cg_children_free(v, n);
-	rt_sb_runs_prune(0, left);
+	rt_sb_runs_prune(0, cgroups_left, base);
 }
 
 /* A private mount namespace holding a tmpfs for scratch state: it vanishes with hutch. The

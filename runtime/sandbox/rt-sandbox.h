@@ -26,18 +26,20 @@ int rt_sb_subdir(const char *sub, bool make, struct hutch_err *err);
  * runc may still make cgroups) for its life, made before its cgroup (hutch-sb-PID): a sweep
  * removes only the cgroups of this root's runs (rt_sb_run_ours) whose hutch died, never
  * another root's; rt_sb_runs_prune then drops the records nobody holds (pid's alone when
- * pid > 0), but those whose cgroup keep (NULL-terminated names, or NULL) still holds.
+ * pid > 0), but those whose cgroup keep(ctx) lists (NULL-terminated names; NULL: unknown, so
+ * every record stays). keep is called once the dead records are held; keep NULL: drop them.
  * rt_sb_run_inherit lets the record through the exec of a delegated runtime. */
 int rt_sb_run_take(struct hutch_err *err);
 void rt_sb_run_release(int fd, bool keep); /* keep: its cgroup outlived the run */
 void rt_sb_run_inherit(void);
 bool rt_sb_run_ours(int pid);
-void rt_sb_runs_prune(int pid, char *const *keep);
+void rt_sb_runs_prune(int pid, char **(*keep)(void *), void *ctx);
 /* Whether runs/ holds a record other than this run's (a dead run's, or a live one's). */
 bool rt_sb_runs_other(void);
 /* After its cgroup was purged: pid's record, once the runtime that inherited it has ended too
- * (within ms; the next sweep's otherwise), dropped. */
-void rt_sb_run_drop_wait(int pid, int ms);
+ * (within ms; the next sweep's otherwise), dropped if again(ctx) then succeeds: the runtime
+ * may have made the cgroup again before it ended, and again removes it for good. */
+void rt_sb_run_drop_wait(int pid, int ms, int (*again)(void *), void *ctx);
 #define RT_SB_ROOT rt_sb_path("state") /* the sb-N state dirs: the sandboxes' --root */
 #define RT_SB_LOCKS rt_sb_path("locks")
 #define RT_SB_NAMES rt_sb_path("names")
