@@ -275,6 +275,18 @@ requires_host_root() {
 	! rootless_pass || skip "needs host root: ${1:-it runs a container without a user namespace}"
 }
 
+# host_i386: whether this host runs i386 syscalls (int $0x80) at all (helpers/i386probe.c).
+# Where it does not (a guest whose hypervisor faults on int $0x80 before the kernel sees the
+# call), the tests check the x86_64 ABI alone and say so: the i386 one is unreachable there.
+host_i386() {
+	if [ -z "${HUTCH_IT_I386:-}" ]; then
+		HUTCH_IT_I386=0
+		"$(helper_bin i386probe)" 2>/dev/null && HUTCH_IT_I386=1
+		export HUTCH_IT_I386
+	fi
+	[ "$HUTCH_IT_I386" = 1 ]
+}
+
 requires_root() {
 	if rootless_pass; then
 		[ -n "${ROOTLESS_OK:-}" ] || skip "$ROOT_ONLY_WHY"

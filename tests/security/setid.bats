@@ -19,6 +19,12 @@ setup() {
 	mkdir -p "$BUNDLE"
 	ln -s "$IMAGE" "$BUNDLE/rootfs"
 	install_static_helper setidprobe
+	ABIS=("")
+	if host_i386; then
+		ABIS+=(i386.)
+	else
+		echo "# i386: not checked, this host faults on int \$0x80 (the ABI is unreachable)" >&3
+	fi
 }
 
 teardown() {
@@ -56,12 +62,9 @@ checks() {
 		${a}openat:$d/po$a:0600=OK ${a}mkdir:$d/dir$a:06755=OK"
 }
 
-# The ABIs probed ("" is x86_64): runc and crun get the profile without i386, whose calls
-# are then killed (SIGSYS): the delegates' tests probe x86_64 and check that kill apart.
-ABIS=(
-	""
-	i386.
-)
+# ABIS, the ABIs probed ("" is x86_64; i386. where the host reaches it: setup): runc and
+# crun get the profile without i386, whose calls are then killed (SIGSYS): the delegates'
+# tests probe x86_64 and check that kill apart.
 
 # probe DIR [SB ARGS...]: the sandbox makes DIR/{e,f,g}{,i386.} (as its user: the files any
 # host user could run) and runs every check in DIR for each of ABIS; $output and $status.
@@ -109,11 +112,13 @@ on_host() {
 
 # delegated RUNTIME: the probe under RUNTIME for x86_64, and an i386 call killed there.
 delegated() {
+	local i386=${#ABIS[@]}
 	ABIS=("")
 	probe /workspace --runtime "$1" --workspace "$WS"
 	on_host "$WS" 1500:1500
 	check_status 0
 	[[ $output != *FAIL* ]]
+	[ "$i386" = 2 ] || return 0
 	run sb --runtime "$1" --workspace "$WS" -- setidprobe "i386.chmod:/workspace/e:04755=EPERM"
 	check_status 159
 }
@@ -155,7 +160,7 @@ requires_runtime() {
 	# shellcheck disable=SC2016,SC2046 # $0 is expanded inside; one word per check
 	run sb_raw --isolation landlock --allow-read "$IMAGE/bin" --allow-rw "$h" \
 		-e "HUTCH_IT_TAG=$TAG" -- sh -c 'touch $0 && exec "$@"' "$(files "$h")" \
-		"$IMAGE/bin/setidprobe" $(checks "$h" "") $(checks "$h" i386.)
+		"$IMAGE/bin/setidprobe" $(for a in "${ABIS[@]}"; do checks "$h" "$a"; done)
 	echo "$output" >&2
 	on_host "$h" 0:0
 	check_status 0

@@ -29,17 +29,27 @@ teardown() {
 	return $rc
 }
 
+# ABIS: the ABIs this host reaches, and SB_ENV what tells sockprobe (host_i386).
+abis() {
+	ABIS=(x86_64 i386.socket i386.socketcall) SB_ENV=()
+	host_i386 && return 0
+	ABIS=(x86_64) SB_ENV=(-e SOCKPROBE_X86_64_ONLY=1)
+	echo "# i386: not checked, this host faults on int \$0x80 (the ABI is unreachable)" >&3
+}
+
 # probe ARGS...: sockprobe 40 38 1 in a sandbox with ARGS; checks every line.
 probe() {
-	run -0 sb --network none "$@" -- sockprobe 40 38 1
+	abis
+	run -0 sb --network none "${SB_ENV[@]}" "$@" -- sockprobe 40 38 1
 	echo "$output" >&3
 	local abi
-	for abi in x86_64 i386.socket i386.socketcall; do
+	for abi in "${ABIS[@]}"; do
 		[[ $output == *"$abi 40: 1"* ]] # EPERM: the family refused
 		[[ $output == *"$abi 38: 1"* ]]
 	done
 	# AF_UNIX through the direct calls still works; socketcall is refused whole
 	[[ $output == *"x86_64 1: OK"* ]]
+	[ ${#ABIS[@]} = 1 ] && return 0
 	[[ $output == *"i386.socket 1: OK"* ]]
 	[[ $output == *"i386.socketcall 1: 1"* ]]
 }
@@ -52,10 +62,12 @@ probe() {
 	# Their libseccomp would write socket's rule on socketcall without its family (hutch's
 	# own filters guard it, sc-mux.c): the profile they are given has no i386, whose calls
 	# then take the bad-arch action, SIGSYS. x86_64's filter holds as natively.
-	local rt
+	local rt status_i386=159
+	abis
+	[ ${#ABIS[@]} = 3 ] || status_i386=0 # only x86_64 probed: nothing to kill
 	for rt in runc crun; do
 		command -v "$rt" >/dev/null || continue
-		run -159 sb --network none --runtime "$rt" -- sockprobe 40 38
+		run -"$status_i386" sb --network none "${SB_ENV[@]}" --runtime "$rt" -- sockprobe 40 38
 		echo "# $rt: $output" >&3
 		[[ $output == *"x86_64 40: 1"* ]]
 		[[ $output != *"i386.socket 40"* ]] # killed at its first int $0x80
@@ -64,7 +76,8 @@ probe() {
 }
 
 @test "socket families: the same in host mode" {
-	run -0 "$HUTCH" sandbox --isolation landlock --network none \
+	abis
+	run -0 "$HUTCH" sandbox --isolation landlock --network none "${SB_ENV[@]}" \
 		--allow-read "$SB_IMAGES/full/bin" -- "$SB_IMAGES/full/bin/sockprobe" 40 38
 	echo "$output" >&3
 	[[ $output != *OK* ]]
