@@ -832,7 +832,12 @@ static void delete_later(struct sandbox *sb)
 	 * among them until its setsid(); that killed one at random, leaving its delete to the
 	 * next sweep. The sandbox is gone by now: hutch has nothing left to forward it to. */
 	signal(SIGHUP, SIG_IGN);
-	pid_t pid = fork();
+	/* hutch is a pid namespace's init, or its init's child (unshare -pf, a container's
+	 * `sh -c`): that namespace may end as soon as hutch returns, and the kernel then kills
+	 * every process in it, the helper too, leaving the delete to a sweep that may never
+	 * come (the root's next run). So the delete is done before hutch returns. A host's
+	 * init never ends, and there it only costs the caller those milliseconds. */
+	pid_t pid = getpid() == 1 || getppid() == 1 ? -1 : fork();
 	if (pid > 0 || pid < 0) {
 		if (pid < 0) {
 			delete_state(sb, NULL);

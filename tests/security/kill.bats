@@ -121,7 +121,7 @@ sandbox_leftovers() {
 		}
 		make
 		echo "${cg%/*}" >"$T/made"
-		until [ -e "$T/killed" ]; do sleep 0.01; done
+		for ((i = 0; i < 3000; i++)); do [ -e "$T/killed" ] && break; sleep 0.01; done
 		for ((i = 0; i < 1000; i++)); do
 			[ -d "/sys/fs/cgroup/memory$cg" ] || [ -d "/sys/fs/cgroup/unified$cg" ] || break
 			sleep 0.01

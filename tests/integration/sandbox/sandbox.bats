@@ -539,6 +539,19 @@ holder() {
 	[ ! -e "$SB_STATE/sb-$hp" ] && [ -z "$(sb_cgroups "$hp")" ] && [ ! -e "$SB_DIR/runs/$hp" ]
 }
 
+@test "sandbox: hutch as a pid namespace's init, or the init's child, deletes it before it returns" {
+	local init
+	# When the namespace's init exits, the kernel kills what is left in it: a teardown
+	# helper there would die with its delete half done, and nothing would sweep it.
+	for init in "timeout 30" ""; do
+		# shellcheck disable=SC2086 # init: a command and its arguments, or none
+		run -0 unshare -p -f --mount-proc $init "$HUTCH" --root "$HUTCH_ROOT" sandbox \
+			--image "$IMAGE" -- true
+		[ -z "$(ls -A "$SB_STATE")" ] && [ -z "$(ls -A "$SB_DIR/runs")" ]
+		[ -z "$(sb_cgroups 1)" ] && [ -z "$(sb_cgroups 2)" ]
+	done
+}
+
 @test "sandbox: SIGKILL of hutch kills the sandbox; the next hutch cleans up after it" {
 	local m hp d
 	m=$(mark)
