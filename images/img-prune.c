@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * prune: what no name and no live pin reaches goes, blobs and layers alike, and so does
- * everything under STORE/tmp. The store is locked exclusively, so no import or build is
+ * prune: what no name and no live pin reaches goes, blobs and layers alike, the download
+ * caches of bases (STORE/cache/<base>) too, and so does everything under STORE/tmp. The store is locked exclusively, so no import or build is
  * running and anything in tmp was left by one that died; a running sandbox holds a pin
  * (img_pin), which keeps its image's layers under its mounts.
  */
@@ -165,6 +165,8 @@ int img_prune(struct img_store *s, struct img_prune_result *res, struct hutch_er
 		rc = sweep(s, "layers", &r, &res->layers, &res->bytes, err);
 	if (rc >= 0)
 		rc = sweep(s, "tmp", NULL, &res->tmp, &res->bytes, err);
+	if (rc >= 0 && faccessat(s->dirfd, "cache", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		rc = sweep(s, "cache", &r, &res->caches, &res->bytes, err);
 	hutch_strv_free(r.v);
 	return rc;
 }

@@ -148,6 +148,43 @@ int img_lock_key(struct img_store *s, const char *key, bool wait, struct hutch_e
 		       : hutch_fail_errno(err, e, "store %s/locks/%s: lock", s->path, name);
 }
 
+int img_cache_dir(struct img_store *s, const char *base, uid_t uid, gid_t gid, char **path,
+		  struct hutch_err *err)
+{
+	if (!img_digest_valid(base))
+		return hutch_fail(err, EINVAL, "store: cache for %s: not a digest", base);
+	_cleanup_close_ int dir = store_subdir(s, "cache", err);
+	if (dir < 0)
+		return dir;
+	const char *hex = IMG_HEX(base);
+	struct stat st;
+	_cleanup_close_ int fd = -1;
+	for (int tries = 0; fd < 0 && tries < 2; tries++) {
+		if (mkdirat(dir, hex, 0755) < 0 && errno != EEXIST)
+			return hutch_fail_errno(err, errno, "store %s/cache/%s", s->path, hex);
+		fd = openat(dir, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return hutch_fail_errno(err, errno, "store %s/cache/%s", s->path, hex);
+		if (fstat(fd, &st) < 0)
+			return hutch_fail_errno(err, errno, "store %s/cache/%s", s->path, hex);
+		if (st.st_uid == uid && st.st_gid == gid)
+			break;
+		/* Made now (root's), or by a build under other ids: from scratch, then ours. */
+		close(fd);
+		fd = -1;
+		int r = img_remove_tree_at(dir, hex);
+		if (r < 0 && r != -ENOENT)
+			return hutch_fail_errno(err, -r, "store %s/cache/%s", s->path, hex);
+		if (mkdirat(dir, hex, 0755) < 0)
+			return hutch_fail_errno(err, errno, "store %s/cache/%s", s->path, hex);
+		fd = openat(dir, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fchown(fd, uid, gid) < 0 || fchmod(fd, 0755) < 0)
+			return hutch_fail_errno(err, errno, "store %s/cache/%s", s->path, hex);
+	}
+	*path = hutch_xasprintf("%s/cache/%s", s->path, hex);
+	return 0;
+}
+
 int img_pin(struct img_store *s, const char *digest, char **path, struct hutch_err *err)
 {
 	_cleanup_close_ int dir = store_subdir(s, "pins", err);

@@ -36,6 +36,12 @@ void img_unpin(int fd, char *path);
  * a time, so the second finds the first's image), in STORE/locks. Returns its fd; without
  * wait, -EWOULDBLOCK (no error set) when another holds it. */
 int img_lock_key(struct img_store *s, const char *key, bool wait, struct hutch_err *err);
+/* STORE/cache/<base's hex>/, a build's download cache for packages on that base (digest),
+ * kept between builds and removed by prune once no name reaches the base. Made owned by
+ * uid:gid (the build's root in its user namespace), mode 0755; one whose owner is another is
+ * emptied first (the ids changed: its files would be unwritable). *path: malloc'd. */
+int img_cache_dir(struct img_store *s, const char *base, uid_t uid, gid_t gid, char **path,
+		  struct hutch_err *err);
 void img_store_freep(struct img_store **s);
 const char *img_store_path(const struct img_store *s);
 
@@ -81,10 +87,11 @@ int img_list(struct img_store *s, struct img_info **out, size_t *n, struct hutch
 int img_remove(struct img_store *s, const char *ref, struct hutch_err *err);
 
 struct img_prune_result {
-	size_t blobs, layers, tmp;
+	size_t blobs, layers, tmp, caches;
 	uint64_t bytes;
 };
-/* Drops blobs and layers no name references, and what interrupted imports left behind.
+/* Drops blobs and layers no name references, the download caches of bases no name
+ * references, and what interrupted imports left behind.
  * Needs the store opened exclusive. */
 int img_prune(struct img_store *s, struct img_prune_result *res, struct hutch_err *err);
 

@@ -23,6 +23,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+/* Where the download cache is bound while the packages install (never while the steps run:
+ * they could plant files there for the next build's package manager to meet). */
+#define CACHE_MP "/.hutch-cache"
+
 /* Which part of the work one sandbox run does: all of it when there is nothing to copy, else
  * the packages before the copies and the steps after them. */
 enum phase { PHASE_ALL, PHASE_PACKAGES, PHASE_STEPS };
@@ -46,8 +50,14 @@ static char *build_script(const struct rt_build *b, enum phase ph)
 		strcat(s,
 		       "'\n"
 		       "if command -v apt-get >/dev/null; then\n"
-		       "  export DEBIAN_FRONTEND=noninteractive\n"
-		       "  apt-get update && apt-get install -y --no-install-recommends $P\n"
+		       "  export DEBIAN_FRONTEND=noninteractive; C=\n"
+		       /* The download cache (STORE/cache/<base>): apt checks each .deb there
+			* against the signed lists before it uses it. clean empties the
+			* image's own archives dir, not the cache. */
+		       "  if [ -d " CACHE_MP " ]; then mkdir -p " CACHE_MP "/archives/partial\n"
+		       "    C='-o Dir::Cache::Archives=" CACHE_MP "/archives/"
+		       " -o APT::Keep-Downloaded-Packages=true'; fi\n"
+		       "  apt-get update && apt-get $C install -y --no-install-recommends $P\n"
 		       "  apt-get clean; rm -rf /var/lib/apt/lists/*\n"
 		       "elif command -v apk >/dev/null; then apk add --no-cache $P\n"
 		       "elif command -v dnf >/dev/null; then dnf install -y $P && dnf clean all\n"
@@ -82,7 +92,7 @@ static int build_network(const struct rt_build *b, struct rt_sb_opts *o, struct 
 /* The build's sandbox: root in a user namespace, over the base, whose throw-away layer is
  * the build's upper dir on the store's disk, with the out dir bound for the package list. */
 static int sandbox_opts(const struct rt_build *b, const char *store, const char *base,
-			const char *work, enum phase ph, struct rt_sb_opts *o,
+			const char *work, const char *cache, enum phase ph, struct rt_sb_opts *o,
 			struct hutch_err *err)
 {
 	o->as_root = true;
@@ -92,9 +102,12 @@ static int sandbox_opts(const struct rt_build *b, const char *store, const char 
 	if (rt_sb_parse_seconds(b->timeout ? b->timeout : "3600", &o->timeout) < 0)
 		return hutch_fail(err, EINVAL, "--timeout %s: expected seconds", b->timeout);
 	TRY(rt_sb_parse_memory(b->memory ? b->memory : "2g", &o->memory, err));
-	o->binds = hutch_xcalloc(1, sizeof(*o->binds));
+	o->binds = hutch_xcalloc(2, sizeof(*o->binds));
 	o->binds[o->n_binds++] = (struct rt_sb_bind){ hutch_xasprintf("%s/out", work),
 						      hutch_xstrdup("/.hutch-out"), false };
+	if (cache && ph != PHASE_STEPS && (ph == PHASE_PACKAGES || !b->steps.n))
+		o->binds[o->n_binds++] =
+			(struct rt_sb_bind){ hutch_xstrdup(cache), hutch_xstrdup(CACHE_MP), false };
 	o->env = hutch_xcalloc(b->env.n + 1, sizeof(char *));
 	for (size_t i = 0; i < b->env.n; i++)
 		o->env[o->n_env++] = hutch_xstrdup(b->env.v[i]);
@@ -133,7 +146,7 @@ static int wait_child(pid_t pid, const char *what, struct hutch_err *err)
 /* In a child: the sandbox enters its own mount namespace and must not take ours along. */
 static int run_sandbox(const struct rt_global *g, const struct rt_build *b,
 		       const struct rt_build_plan *p, const char *store, const char *work,
-		       enum phase ph, struct hutch_err *err)
+		       const char *cache, enum phase ph, struct hutch_err *err)
 {
 	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", work);
 	_cleanup_free_ char *ovl = hutch_xasprintf("%s/work", work);
@@ -141,7 +154,7 @@ static int run_sandbox(const struct rt_global *g, const struct rt_build *b,
 	rt_sb_opts_init(&o);
 	o.layer_upper = upper;
 	o.layer_work = ovl;
-	int r = sandbox_opts(b, store, p->base, work, ph, &o, err);
+	int r = sandbox_opts(b, store, p->base, work, cache, ph, &o, err);
 	fflush(stdout);
 	pid_t parent = getpid();
 	pid_t pid = r < 0 ? 0 : fork();
@@ -250,34 +263,72 @@ static int run_copies(struct img_store *s, const struct rt_build *b, const struc
 	return img_shift_ids(up, ids, err);
 }
 
-/* Packages, then copies (and the --workdir directory), then steps: one sandbox when hutch
- * writes nothing itself, none when only copies are asked for (a base without a shell can
- * take them). */
+/* The base's download cache, locked for this build's package install: apt takes a lock of
+ * its own in it and fails at once on a held one, so builds on one base install one at a
+ * time (the one that waits says so). Returns the lock's fd; *cache: malloc'd. */
+static int lock_cache(struct img_store *s, const struct rt_build_plan *p,
+		      const struct img_idshift *ids, char **cache, struct hutch_err *err)
+{
+	_cleanup_free_ char *key = hutch_xasprintf("cache:%s", p->base);
+	int fd = img_lock_key(s, key, false, err);
+	if (fd == -EWOULDBLOCK) {
+		if (p->progress)
+			fprintf(stderr,
+				"build: waiting for the download cache of the base (another "
+				"build on it is installing packages)\n");
+		fd = img_lock_key(s, key, true, err);
+	}
+	if (fd >= 0 && img_cache_dir(s, p->base, ids->uid, ids->gid, cache, err) < 0) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static int run_packages(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
+			const struct rt_build_plan *p, const char *work,
+			const struct img_idshift *ids, enum phase ph, struct hutch_err *err)
+{
+	_cleanup_free_ char *cache = NULL;
+	_cleanup_close_ int lock = lock_cache(s, p, ids, &cache, err);
+	if (lock < 0)
+		return lock;
+	if (p->progress)
+		fprintf(stderr, "build: installing %zu package(s)\n", b->packages.n);
+	int r = run_sandbox(g, b, p, img_store_path(s), work, cache, ph, err);
+	/* Its mount point is the install's: the steps find no trace of it. */
+	_cleanup_free_ char *mp = hutch_xasprintf("%s/upper" CACHE_MP, work);
+	rmdir(mp);
+	return r;
+}
+
+/* Packages, then copies (and the --workdir directory), then steps: the packages in a sandbox
+ * of their own when there are steps (the download cache is theirs alone), one sandbox when
+ * there is only one of them and hutch writes nothing itself, none when only copies are asked
+ * for (a base without a shell can take them). */
 static int run_work(const struct rt_global *g, struct img_store *s, const struct rt_build *b,
 		    const struct rt_build_plan *p, const char *work, const struct img_idshift *ids,
 		    struct hutch_err *err)
 {
 	const char *store = img_store_path(s);
+	bool ours = p->n_copies || b->workdir;	       /* hutch writes into the layer itself */
 	if (b->network && !strcmp(b->network, "host")) /* once, however many sandboxes run */
 		hutch_warn("build: --network host: the steps and the packages' scripts run as root "
 			   "on the host's network, with its 127.0.0.1 services and abstract unix "
 			   "sockets");
-	if (p->progress && b->packages.n)
-		fprintf(stderr, "build: installing %zu package(s)\n", b->packages.n);
-	if (!p->n_copies && !b->workdir) {
-		if (p->progress && b->steps.n)
-			fprintf(stderr, "build: running %zu step(s)\n", b->steps.n);
-		return run_sandbox(g, b, p, store, work, PHASE_ALL, err);
-	}
 	if (b->packages.n)
-		TRY(run_sandbox(g, b, p, store, work, PHASE_PACKAGES, err));
-	if (p->progress && p->n_copies)
-		fprintf(stderr, "build: copying %zu tree(s) in\n", p->n_copies);
-	TRY(run_copies(s, b, p, work, ids, err));
+		TRY(run_packages(g, s, b, p, work, ids,
+				 ours || b->steps.n ? PHASE_PACKAGES : PHASE_ALL, err));
+	if (ours) {
+		if (p->progress && p->n_copies)
+			fprintf(stderr, "build: copying %zu tree(s) in\n", p->n_copies);
+		TRY(run_copies(s, b, p, work, ids, err));
+	}
 	if (p->progress && b->steps.n)
 		fprintf(stderr, "build: running %zu step(s)\n", b->steps.n);
-	if (b->steps.n)
-		TRY(run_sandbox(g, b, p, store, work, PHASE_STEPS, err));
+	if (b->steps.n || (!b->packages.n && !ours))
+		TRY(run_sandbox(g, b, p, store, work, NULL, b->packages.n ? PHASE_STEPS : PHASE_ALL,
+				err));
 	return 0;
 }
 
@@ -333,9 +384,11 @@ static int commit(struct img_store *s, const struct rt_build *b, const struct rt
 	_cleanup_free_ char *upper = hutch_xasprintf("%s/upper", work);
 	/* The bind mount point of the package list is the build's, not the image's. */
 	_cleanup_free_ char *mp = hutch_xasprintf("%s/.hutch-out", upper);
+	_cleanup_free_ char *cache_mp = hutch_xasprintf("%s" CACHE_MP, upper);
 	_cleanup_strv_ char **labels = NULL, **history = NULL;
 	char layer[IMG_DIGEST_MAX];
 	rmdir(mp);
+	rmdir(cache_mp);
 	labels = build_labels(b, p->base, work, strrchr(p->name_tag, ':') + 1);
 	history = build_history(b, p);
 	const struct img_config_edit edit = { .env = b->env.n ? b->env.v : NULL,

@@ -445,8 +445,8 @@ static int do_prune(struct rt_global *g, int argc, char **argv, int first, void 
 	TRY(open_store(store, false, true, &s, err));
 	TRY(img_prune(s, &res, err));
 	human(res.bytes, size);
-	printf("removed %zu blobs, %zu layers, %zu leftovers (%s)\n", res.blobs, res.layers,
-	       res.tmp, size);
+	printf("removed %zu blobs, %zu layers, %zu download caches, %zu leftovers (%s)\n",
+	       res.blobs, res.layers, res.caches, res.tmp, size);
 	return 0;
 }
 
@@ -538,7 +538,7 @@ static const struct sub subs[] = {
 	{ "rm", "NAME[:TAG|:*]...",
 	  "remove names, or the names a pattern matches (prune frees the space)",
 	  IMAGE_FLAGS(store_def), do_rm },
-	{ "prune", "", "remove blobs and layers no name uses, and leftovers",
+	{ "prune", "", "remove the blobs, layers and download caches no name uses, and leftovers",
 	  IMAGE_FLAGS(store_def), do_prune },
 	{ "build",
 	  "--from BASE [--package P]... [--copy SRC:DST]... [--run CMD]... [--env K=V]... "

@@ -461,7 +461,7 @@ for k in range(3):
 		    fd = n
 	PY
 	run -0 prlimit --nofile=64 "$HUTCH" image prune
-	[[ "$output" == "removed 0 blobs, 1 layers, 0 leftovers"* ]]
+	[[ "$output" == "removed 0 blobs, 1 layers, 0 download caches, 0 leftovers"* ]]
 	[ "$(store_files)" = "$before" ]
 }
 

@@ -131,7 +131,7 @@ tmp_empty() {
 	[ "${#lines[@]}" -eq 1 ] # base:1 alone
 	[ "$(ls "$HUTCH_STORE/layers" | wc -l)" -eq "$n_layers" ]
 	run -0 img prune
-	[ "$output" = "removed 0 blobs, 0 layers, 0 leftovers (0B)" ]
+	[ "$output" = "removed 0 blobs, 0 layers, 0 download caches, 0 leftovers (0B)" ]
 }
 
 @test "build --copy: packages first, then the copies, then the steps (a fake apk)" {
